@@ -1,0 +1,60 @@
+package v1alpha1
+
+// Topology says how the pods of an instance are spread over zones.
+// +kubebuilder:validation:Enum=Ignored;Zonal;TransZonal
+type Topology string
+
+const (
+	// TopologyIgnored places pods wherever the scheduler likes.
+	TopologyIgnored Topology = "Ignored"
+	// TopologyZonal keeps every pod of the instance in one zone.
+	TopologyZonal Topology = "Zonal"
+	// TopologyTransZonal spreads pods evenly over the allowed zones.
+	TopologyTransZonal Topology = "TransZonal"
+)
+
+// ConfigurationKey names one StarRocks parameter a user may tune.
+// +kubebuilder:validation:Enum=streamingLoadMaxMb;loadProcessMaxMemoryLimitPercent;catalogTrashExpireSecond
+type ConfigurationKey string
+
+const (
+	KeyStreamingLoadMaxMb               ConfigurationKey = "streamingLoadMaxMb"
+	KeyLoadProcessMaxMemoryLimitPercent ConfigurationKey = "loadProcessMaxMemoryLimitPercent"
+	KeyCatalogTrashExpireSecond         ConfigurationKey = "catalogTrashExpireSecond"
+)
+
+// AllConfigurationKeys lists every key of Configuration in a stable order.
+var AllConfigurationKeys = []ConfigurationKey{
+	KeyStreamingLoadMaxMb,
+	KeyLoadProcessMaxMemoryLimitPercent,
+	KeyCatalogTrashExpireSecond,
+}
+
+// Configuration holds the StarRocks parameters the module manages. Each field
+// maps to one StarRocks setting; unset fields take the class default, then the
+// StarRocks default.
+type Configuration struct {
+	// Maximum size in MB of one Stream Load request (be.conf
+	// `streaming_load_max_mb`). Applied at runtime, no restart.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10485760
+	// +optional
+	StreamingLoadMaxMb *int64 `json:"streamingLoadMaxMb,omitempty"`
+
+	// Share of a BE's memory, in percent, that all load jobs together may use
+	// (be.conf `load_process_max_memory_limit_percent`). Changing it restarts
+	// the BE pods one by one.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	LoadProcessMaxMemoryLimitPercent *int32 `json:"loadProcessMaxMemoryLimitPercent,omitempty"`
+
+	// How long, in seconds, dropped databases, tables and partitions stay in
+	// the recycle bin and can be recovered (fe.conf
+	// `catalog_trash_expire_second`). Applied at runtime with ADMIN SET
+	// FRONTEND CONFIG, no restart.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=31536000
+	// +optional
+	CatalogTrashExpireSecond *int64 `json:"catalogTrashExpireSecond,omitempty"`
+}

@@ -1,0 +1,270 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// InstanceType is the shape of an instance.
+// +kubebuilder:validation:Enum=Standalone;Cluster
+type InstanceType string
+
+const (
+	// TypeStandalone is one FE and one BE: for development and small data.
+	TypeStandalone InstanceType = "Standalone"
+	// TypeCluster is three FE followers and backend.replicas BEs.
+	TypeCluster InstanceType = "Cluster"
+)
+
+// ClusterFrontendReplicas is the number of FE followers of a Cluster: an odd
+// number keeps a quorum when one FE is lost.
+const ClusterFrontendReplicas = 3
+
+// Starrocks is a managed StarRocks instance.
+//
+// Object names become parts of Service and pod DNS names, so they must be
+// DNS-1035 labels short enough for the longest derived name.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Namespaced,shortName=sr,categories=managed-services
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.spec.starrocksClassName`
+// +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="FE Ready",type=integer,JSONPath=`.status.frontend.readyReplicas`
+// +kubebuilder:printcolumn:name="BE Ready",type=integer,JSONPath=`.status.backend.readyReplicas`
+// +kubebuilder:printcolumn:name="Valid",type=string,JSONPath=`.status.conditions[?(@.type=="ConfigurationValid")].status`,priority=1
+// +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoints.query`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40",message="metadata.name must be at most 40 characters: it is part of the instance's Service and pod DNS names"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must start with a lowercase letter and contain only lowercase letters, digits and '-' (a DNS-1035 label)"
+type Starrocks struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec StarrocksSpec `json:"spec"`
+	// +optional
+	Status StarrocksStatus `json:"status,omitempty"`
+}
+
+// StarrocksSpec is what a user orders.
+// +kubebuilder:validation:XValidation:rule="self.type == 'Cluster' || !has(self.backend.replicas)",message="spec.backend.replicas may only be set when spec.type is Cluster (a Standalone instance has exactly one BE)"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Cluster' || has(self.backend.replicas)",message="spec.backend.replicas is required when spec.type is Cluster"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.type) || oldSelf.type != 'Cluster' || self.type == 'Cluster'",message="spec.type cannot change from Cluster to Standalone: the data of the other BEs would be lost"
+type StarrocksSpec struct {
+	// Name of the StarrocksClass the instance is ordered from. Cannot change.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.starrocksClassName is immutable"
+	StarrocksClassName string `json:"starrocksClassName"`
+
+	// Standalone (1 FE + 1 BE) or Cluster (3 FE followers + backend.replicas
+	// BEs). A Standalone may become a Cluster, never the other way round.
+	// +kubebuilder:default=Standalone
+	// +optional
+	Type InstanceType `json:"type,omitempty"`
+
+	// Frontend (FE): metadata, query planning, the MySQL protocol endpoint.
+	Frontend ComponentSpec `json:"frontend"`
+
+	// Backend (BE): data storage and query execution.
+	Backend BackendSpec `json:"backend"`
+
+	// Placement of the instance.
+	// +optional
+	Cluster *ClusterSpec `json:"cluster,omitempty"`
+
+	// StarRocks parameters. Only keys the class lists in
+	// overridableConfiguration may be set; the rest come from the class.
+	// +optional
+	Configuration *Configuration `json:"configuration,omitempty"`
+
+	// TLS settings of the MySQL protocol endpoint. TLS is always served; this
+	// decides whether plaintext clients are still accepted.
+	// +optional
+	TLS *TLSSpec `json:"tls,omitempty"`
+}
+
+// ComponentSpec sizes one StarRocks component.
+type ComponentSpec struct {
+	// CPU of each pod.
+	CPU CPUSpec `json:"cpu"`
+	// Memory of each pod.
+	Memory MemorySpec `json:"memory"`
+	// Volume of each pod.
+	PersistentVolumeClaim PersistentVolumeClaimSpec `json:"persistentVolumeClaim"`
+}
+
+// BackendSpec sizes the BEs.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.replicas) || !has(self.replicas) || self.replicas >= oldSelf.replicas - 1",message="spec.backend.replicas may shrink by at most one at a time: each removed BE is decommissioned first so its tablets move to the others"
+type BackendSpec struct {
+	ComponentSpec `json:",inline"`
+
+	// Number of BEs of a Cluster. Not allowed for Standalone.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+}
+
+// CPUSpec is the CPU of a pod.
+type CPUSpec struct {
+	// Number of cores: the CPU limit of the pod.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=256
+	Cores int32 `json:"cores"`
+	// Guaranteed share of the cores, in percent: the CPU request is
+	// cores * coreFraction / 100. Must be one of the class policy's
+	// coreFractions.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +kubebuilder:default=100
+	// +optional
+	CoreFraction int32 `json:"coreFraction,omitempty"`
+}
+
+// MemorySpec is the memory of a pod.
+type MemorySpec struct {
+	// Memory request and limit of the pod, e.g. 8Gi. FE JVM heap and BE
+	// mem_limit are derived from it with headroom.
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="memory.size must be greater than zero"
+	Size resource.Quantity `json:"size"`
+}
+
+// PersistentVolumeClaimSpec is the volume of a pod.
+// +kubebuilder:validation:XValidation:rule="self.?storageClassName.orValue('') == oldSelf.?storageClassName.orValue('')",message="persistentVolumeClaim.storageClassName is immutable: a StatefulSet cannot move its volumes to another storage class"
+type PersistentVolumeClaimSpec struct {
+	// Size of the volume. It may grow (if the storage class allows
+	// expansion), never shrink.
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="persistentVolumeClaim.size must be greater than zero"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity(string(oldSelf))) >= 0",message="persistentVolumeClaim.size cannot shrink"
+	Size resource.Quantity `json:"size"`
+
+	// Storage class of the volume. Empty means the cluster default. Cannot
+	// change.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	StorageClassName string `json:"storageClassName,omitempty"`
+}
+
+// ClusterSpec places the instance.
+type ClusterSpec struct {
+	// Topology of the pods; must be allowed by the class. Empty means the
+	// class default.
+	// +optional
+	Topology Topology `json:"topology,omitempty"`
+}
+
+// TLSSpec configures TLS of the MySQL protocol port (9030).
+type TLSSpec struct {
+	// Reject plaintext clients (StarRocks `ssl_force_secure_transport`).
+	// Changing it restarts the FE pods.
+	// +kubebuilder:default=false
+	// +optional
+	RequireSecureTransport bool `json:"requireSecureTransport,omitempty"`
+}
+
+// Phase is the one-word state of an instance.
+// +kubebuilder:validation:Enum=Pending;Provisioning;Running;Degraded;Invalid
+type Phase string
+
+const (
+	// PhasePending: accepted, nothing rendered yet.
+	PhasePending Phase = "Pending"
+	// PhaseProvisioning: objects exist, not all pods are ready yet.
+	PhaseProvisioning Phase = "Provisioning"
+	// PhaseRunning: every pod is ready.
+	PhaseRunning Phase = "Running"
+	// PhaseDegraded: it ran, some pods are not ready now.
+	PhaseDegraded Phase = "Degraded"
+	// PhaseInvalid: the spec breaks a class rule and was never valid; nothing runs.
+	PhaseInvalid Phase = "Invalid"
+)
+
+// Condition types of a Starrocks.
+const (
+	ConditionConfigurationValid            = "ConfigurationValid"
+	ConditionLastValidConfigurationApplied = "LastValidConfigurationApplied"
+	ConditionAvailable                     = "Available"
+	ConditionTLSReady                      = "TLSReady"
+)
+
+// StarrocksStatus is what the module reports.
+type StarrocksStatus struct {
+	// Generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Generation of the last spec that was valid and is the one rendered.
+	// +optional
+	LastValidGeneration int64 `json:"lastValidGeneration,omitempty"`
+
+	// One-word state.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// ConfigurationValid, LastValidConfigurationApplied, Available, TLSReady.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// FE pods.
+	// +optional
+	Frontend ComponentStatus `json:"frontend,omitempty"`
+
+	// BE pods.
+	// +optional
+	Backend ComponentStatus `json:"backend,omitempty"`
+
+	// Where clients connect.
+	// +optional
+	Endpoints *Endpoints `json:"endpoints,omitempty"`
+
+	// Secret with the root user and password (keys `username`, `password`).
+	// +optional
+	CredentialsSecretName string `json:"credentialsSecretName,omitempty"`
+
+	// The serving certificate of the instance.
+	// +optional
+	TLS *TLSStatus `json:"tls,omitempty"`
+}
+
+// ComponentStatus counts the pods of one component.
+type ComponentStatus struct {
+	// Desired pods.
+	// +optional
+	Replicas int32 `json:"replicas"`
+	// Ready pods.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+}
+
+// Endpoints of an instance inside the cluster.
+type Endpoints struct {
+	// MySQL protocol endpoint, host:port (TLS available, required when
+	// tls.requireSecureTransport is true).
+	// +optional
+	Query string `json:"query,omitempty"`
+	// FE HTTP endpoint, host:port (plain HTTP: StarRocks 3.x has no TLS there).
+	// +optional
+	HTTP string `json:"http,omitempty"`
+}
+
+// TLSStatus describes the serving certificate.
+type TLSStatus struct {
+	// Secret that holds the certificate, its key, the CA and the PKCS12 keystore.
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
+	// When the certificate served now expires.
+	// +optional
+	NotAfter *metav1.Time `json:"notAfter,omitempty"`
+}
+
+// StarrocksList is a list of Starrocks.
+// +kubebuilder:object:root=true
+type StarrocksList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Starrocks `json:"items"`
+}

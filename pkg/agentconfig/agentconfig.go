@@ -1,0 +1,80 @@
+// Package agentconfig is the contract between the hooks, which compute the
+// desired state of an instance, and the agent sidecar, which applies it. The
+// hooks put a Config into the instance values, the templates write it as JSON
+// into the instance ConfigMap (key FileName), and the agent reads that file.
+package agentconfig
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// FileName is the ConfigMap key and file name of the agent configuration.
+const FileName = "agent.json"
+
+// Default StarRocks ports the agent talks to.
+const (
+	QueryPort     = 9030
+	EditLogPort   = 9010
+	HeartbeatPort = 9050
+)
+
+// Config is everything the agent needs to know about the desired instance.
+type Config struct {
+	// Instance is namespace/name of the Starrocks object, for logs and metrics.
+	Instance string `json:"instance"`
+	// QueryHost is the FQDN of the instance's client Service: the agent dials
+	// it (never 127.0.0.1) and verifies it as the TLS server name.
+	QueryHost string `json:"queryHost"`
+	// QueryPort is the MySQL protocol port of the FE.
+	QueryPort int `json:"queryPort"`
+	// Frontends are the stable FQDNs of the desired FE followers, in ordinal
+	// order; the first one bootstraps the cluster.
+	Frontends []string `json:"frontends"`
+	// EditLogPort is the FE edit log port used in ALTER SYSTEM ADD FOLLOWER.
+	EditLogPort int `json:"editLogPort"`
+	// Backends are the stable FQDNs of the desired BEs, in ordinal order.
+	Backends []string `json:"backends"`
+	// HeartbeatPort is the BE heartbeat port used in ALTER SYSTEM ADD BACKEND.
+	HeartbeatPort int `json:"heartbeatPort"`
+	// FrontendConfig holds runtime-mutable fe.conf keys and their desired
+	// values (ADMIN SET FRONTEND CONFIG).
+	FrontendConfig map[string]string `json:"frontendConfig"`
+	// BackendConfig holds runtime-mutable be.conf keys and their desired
+	// values (UPDATE information_schema.be_configs).
+	BackendConfig map[string]string `json:"backendConfig"`
+}
+
+// Load reads and checks a Config file.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read agent config: %w", err)
+	}
+	var c Config
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("parse agent config %s: %w", path, err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("agent config %s: %w", path, err)
+	}
+	return &c, nil
+}
+
+// Validate reports the first missing or impossible field.
+func (c *Config) Validate() error {
+	switch {
+	case c.QueryHost == "":
+		return fmt.Errorf("queryHost is empty")
+	case c.QueryPort <= 0 || c.QueryPort > 65535:
+		return fmt.Errorf("queryPort %d is not a TCP port", c.QueryPort)
+	case len(c.Frontends) == 0:
+		return fmt.Errorf("frontends is empty: an instance has at least one FE")
+	case c.EditLogPort <= 0 || c.EditLogPort > 65535:
+		return fmt.Errorf("editLogPort %d is not a TCP port", c.EditLogPort)
+	case c.HeartbeatPort <= 0 || c.HeartbeatPort > 65535:
+		return fmt.Errorf("heartbeatPort %d is not a TCP port", c.HeartbeatPort)
+	}
+	return nil
+}
