@@ -115,10 +115,9 @@ type CPUSpec struct {
 	Cores int32 `json:"cores"`
 	// Guaranteed share of the cores, in percent: the CPU request is
 	// cores * coreFraction / 100. Must be one of the class policy's
-	// coreFractions.
+	// coreFractions. Empty means the largest fraction the policy allows.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
-	// +kubebuilder:default=100
 	// +optional
 	CoreFraction int32 `json:"coreFraction,omitempty"`
 }
@@ -220,6 +219,11 @@ type StarrocksStatus struct {
 	// Where clients connect.
 	// +optional
 	Endpoints *Endpoints `json:"endpoints,omitempty"`
+
+	// The configuration in effect: class defaults merged with the user's
+	// overrides, from the last valid spec.
+	// +optional
+	Configuration *Configuration `json:"configuration,omitempty"`
 
 	// Secret with the root user and password (keys `username`, `password`).
 	// +optional

@@ -497,6 +497,11 @@ func (in *StarrocksStatus) DeepCopyInto(out *StarrocksStatus) {
 		*out = new(Endpoints)
 		**out = **in
 	}
+	if in.Configuration != nil {
+		in, out := &in.Configuration, &out.Configuration
+		*out = new(Configuration)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.TLS != nil {
 		in, out := &in.TLS, &out.TLS
 		*out = new(TLSStatus)

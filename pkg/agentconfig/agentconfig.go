@@ -78,3 +78,45 @@ func (c *Config) Validate() error {
 	}
 	return nil
 }
+
+// StatusAnnotation is the Pod annotation where the agent publishes Status as
+// JSON; the hooks read it into the Starrocks conditions (TLSReady).
+const StatusAnnotation = "managed-starrocks.deckhouse.io/agent-status"
+
+// Status is what the agent reports about its pod's instance.
+type Status struct {
+	// TLS describes the certificate the agent sees mounted and uses.
+	TLS TLSStatus `json:"tls"`
+	// LastApply describes the last runtime configuration pass.
+	LastApply ApplyStatus `json:"lastApply"`
+	// UpdatedAt is when the agent wrote this status (RFC 3339).
+	UpdatedAt string `json:"updatedAt"`
+}
+
+// TLSStatus is the state of the mounted serving certificate.
+type TLSStatus struct {
+	// Ready is true when the certificate and CA load, the chain verifies and
+	// the agent's last TLS connection to the FE succeeded.
+	Ready bool `json:"ready"`
+	// NotAfter of the certificate (RFC 3339).
+	NotAfter string `json:"notAfter,omitempty"`
+	// Serial of the certificate, hex.
+	Serial string `json:"serial,omitempty"`
+	// Reason is a CamelCase word when not ready, e.g. CertificateMissing,
+	// TLSMisconfigured.
+	Reason string `json:"reason,omitempty"`
+	// Message says what is wrong, for a person.
+	Message string `json:"message,omitempty"`
+}
+
+// ApplyStatus is the result of the last runtime configuration pass.
+type ApplyStatus struct {
+	// Time of the pass (RFC 3339).
+	Time string `json:"time,omitempty"`
+	// Succeeded is true when every desired key holds its value.
+	Succeeded bool `json:"succeeded"`
+	// Applied lists the keys changed in that pass, as key=value.
+	Applied []string `json:"applied,omitempty"`
+	// Error of the pass, empty on success. Never contains secrets.
+	Error string `json:"error,omitempty"`
+}

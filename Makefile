@@ -1,0 +1,30 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+# Everything else is a building block of those two.
+SHELL := /bin/bash
+
+.PHONY: run test tools generate build lint vet bench
+
+## run: start a local control plane with the module on loopback (Ctrl-C stops it)
+run: tools
+	go run ./dev/cmd/localrun
+
+## test: every test of the repository, against real components
+test: tools
+	go vet ./...
+	go test -count=1 -timeout 45m ./...
+
+## tools: build the local control plane tools into the cache (once)
+tools:
+	@dev/scripts/tools.sh all >/dev/null
+
+## generate: regenerate deepcopy functions and crds/ from api/
+generate:
+	dev/scripts/generate.sh
+
+## build: build every Go binary of the module's images into bin/
+build:
+	dev/scripts/build.sh
+
+## bench: the benchmarks named in the docs
+bench: tools
+	go test -run '^$$' -bench . -benchmem ./...

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Prints the path of a development tool, building it into the cache first if
+# it is not there yet. Tools are keyed by version, so a version bump rebuilds.
+#
+#   dev/scripts/tools.sh kube-apiserver|etcd|controller-gen|cert-manager-crds|prometheus-operator-crds|all
+#
+# Cache: $MANAGED_STARROCKS_CACHE (default ~/.cache/managed-starrocks).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cache="${MANAGED_STARROCKS_CACHE:-$HOME/.cache/managed-starrocks}"
+mkdir -p "$cache/bin" "$cache/crds"
+
+KUBE_VERSION=v1.36.3
+ETCD_VERSION=v3.6.16
+CONTROLLER_TOOLS_VERSION=v0.23.0
+CERT_MANAGER_VERSION=v1.21.2
+PROMETHEUS_OPERATOR_VERSION=v0.95.2
+
+say() { echo "tools: $*" >&2; }
+
+build() { # <module dir> <output> <package> [ldflags]
+  local dir="$1" out="$2" pkg="$3" ldflags="${4:-}"
+  [[ -x "$out" ]] && return
+  say "building $(basename "$out") (one time; kube-apiserver takes about 7 minutes on 2 cores)"
+  (cd "$root/$dir" && go build -o "$out.tmp" -ldflags "-s -w $ldflags" "$pkg") >&2
+  mv "$out.tmp" "$out"
+}
+
+kube_apiserver() {
+  local out="$cache/bin/kube-apiserver-$KUBE_VERSION"
+  build dev/tools/kube-apiserver "$out" k8s.io/kubernetes/cmd/kube-apiserver \
+    "-X k8s.io/component-base/version.gitVersion=$KUBE_VERSION"
+  echo "$out"
+}
+
+etcd() {
+  local out="$cache/bin/etcd-$ETCD_VERSION"
+  build dev/tools/etcd "$out" go.etcd.io/etcd/server/v3
+  echo "$out"
+}
+
+controller_gen() {
+  local out="$cache/bin/controller-gen-$CONTROLLER_TOOLS_VERSION"
+  build dev/tools/controller-gen "$out" sigs.k8s.io/controller-tools/cmd/controller-gen
+  echo "$out"
+}
+
+cert_manager_crds() {
+  local dir
+  dir="$(cd "$root/dev/tools/controller-gen" && go mod download -json "github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [[ -d "$dir/deploy/crds" ]] || { say "cert-manager $CERT_MANAGER_VERSION has no deploy/crds"; exit 1; }
+  echo "$dir/deploy/crds"
+}
+
+# prometheus-operator publishes its CRDs only in its main module, which the
+# module proxy does not serve here; its API module is served, so generate
+# them from the Go types with controller-gen, as upstream does.
+prometheus_operator_crds() {
+  local out="$cache/crds/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION"
+  if [[ ! -f "$out/.done" ]]; then
+    local gen api
+    gen="$(controller_gen)"
+    api="$(cd "$root/dev/tools/controller-gen" && go list -m -f '{{.Dir}}' github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring)"
+    say "generating prometheus-operator $PROMETHEUS_OPERATOR_VERSION CRDs"
+    rm -rf "$out" && mkdir -p "$out"
+    (cd "$api" && "$gen" crd:crdVersions=v1,allowDangerousTypes=true,maxDescLen=0 paths=./v1/... output:crd:dir="$out") >&2
+    touch "$out/.done"
+  fi
+  echo "$out"
+}
+
+case "${1:-}" in
+  kube-apiserver) kube_apiserver ;;
+  etcd) etcd ;;
+  controller-gen) controller_gen ;;
+  cert-manager-crds) cert_manager_crds ;;
+  prometheus-operator-crds) prometheus_operator_crds ;;
+  all) kube_apiserver; etcd; controller_gen; cert_manager_crds; prometheus_operator_crds ;;
+  *) echo "usage: $0 kube-apiserver|etcd|controller-gen|cert-manager-crds|prometheus-operator-crds|all" >&2; exit 2 ;;
+esac
