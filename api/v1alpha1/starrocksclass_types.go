@@ -113,9 +113,11 @@ type SizingPolicy struct {
 // CoreRange is an inclusive range of CPU cores.
 // +kubebuilder:validation:XValidation:rule="self.min <= self.max",message="cores.min must not be greater than cores.max"
 type CoreRange struct {
+	// Smallest number of cores the policy covers (inclusive).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=256
 	Min int32 `json:"min"`
+	// Largest number of cores the policy covers (inclusive).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=256
 	Max int32 `json:"max"`
