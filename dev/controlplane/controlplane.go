@@ -1,0 +1,380 @@
+// Package controlplane starts a real etcd and kube-apiserver on 127.0.0.1
+// for tests and for `make run`. It is development tooling: nothing here is
+// shipped in the module bundle.
+//
+// The binaries come from dev/scripts/tools.sh (built once from their Go
+// modules into a cache folder). Each ControlPlane lives in its own temporary
+// directory with random free ports, so tests can run side by side.
+package controlplane
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Options configure a ControlPlane.
+type Options struct {
+	// CRDDirs are directories whose CustomResourceDefinitions are installed
+	// (and waited for) before Start returns. Files named doc-ru-* (Deckhouse
+	// Russian description twins) and non-CRD documents are skipped.
+	CRDDirs []string
+	// Dir is where data, certificates and logs go; a new temporary directory
+	// when empty. Start does not remove a Dir it was given.
+	Dir string
+	// APIServerArgs are extra kube-apiserver flags.
+	APIServerArgs []string
+}
+
+// ControlPlane is a running etcd + kube-apiserver pair.
+type ControlPlane struct {
+	dir        string
+	ownDir     bool
+	etcd       *process
+	apiserver  *process
+	restConfig *rest.Config
+	kubeconfig string
+}
+
+// Start launches etcd and kube-apiserver, waits until the apiserver is ready
+// and installs the CRDs. On error everything started is stopped again.
+func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
+	etcdBin, err := Tool("etcd")
+	if err != nil {
+		return nil, err
+	}
+	apiserverBin, err := Tool("kube-apiserver")
+	if err != nil {
+		return nil, err
+	}
+
+	cp := &ControlPlane{dir: opts.Dir}
+	if cp.dir == "" {
+		if cp.dir, err = os.MkdirTemp("", "managed-starrocks-controlplane-"); err != nil {
+			return nil, err
+		}
+		cp.ownDir = true
+	}
+	defer func() {
+		if err != nil {
+			cp.Stop()
+		}
+	}()
+
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	etcdClient, etcdPeer, apiPort := ports[0], ports[1], ports[2]
+
+	if cp.etcd, err = startETCD(cp.dir, etcdBin, etcdClient, etcdPeer); err != nil {
+		return nil, err
+	}
+	if err := waitTCP(ctx, cp.etcd, fmt.Sprintf("127.0.0.1:%d", etcdClient), 30*time.Second); err != nil {
+		return nil, fmt.Errorf("etcd did not start: %w", err)
+	}
+
+	pki, err := writePKI(cp.dir)
+	if err != nil {
+		return nil, err
+	}
+	if cp.apiserver, err = startAPIServer(cp.dir, apiserverBin, pki, etcdClient, apiPort, opts.APIServerArgs); err != nil {
+		return nil, err
+	}
+
+	cp.restConfig = &rest.Config{
+		Host:            fmt.Sprintf("https://127.0.0.1:%d", apiPort),
+		BearerToken:     pki.token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: pki.caPEM},
+		QPS:             200,
+		Burst:           400,
+	}
+	if cp.kubeconfig, err = writeKubeconfig(cp.dir, cp.restConfig); err != nil {
+		return nil, err
+	}
+	if err := waitReady(ctx, cp.apiserver, cp.restConfig, 90*time.Second); err != nil {
+		return nil, err
+	}
+	if err := InstallCRDs(ctx, cp.restConfig, opts.CRDDirs...); err != nil {
+		return nil, err
+	}
+	return cp, nil
+}
+
+// StartForTest starts a ControlPlane that is stopped when the test ends,
+// whether it passed or not. It fails the test when the control plane cannot
+// start.
+func StartForTest(t testing.TB, opts Options) *ControlPlane {
+	t.Helper()
+	if opts.Dir == "" {
+		opts.Dir = t.TempDir()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cp, err := Start(ctx, opts)
+	if err != nil {
+		t.Fatalf("start local control plane: %v", err)
+	}
+	t.Cleanup(cp.Stop)
+	return cp
+}
+
+// RESTConfig is a cluster-admin client configuration. Callers get a copy.
+func (cp *ControlPlane) RESTConfig() *rest.Config { return rest.CopyConfig(cp.restConfig) }
+
+// KubeconfigPath is a kubeconfig file for kubectl with cluster-admin rights.
+func (cp *ControlPlane) KubeconfigPath() string { return cp.kubeconfig }
+
+// Dir is the directory with data, certificates and logs.
+func (cp *ControlPlane) Dir() string { return cp.dir }
+
+// Stop stops the apiserver, then etcd (the other order leaves the apiserver
+// retrying etcd for minutes), and removes the directory it created.
+func (cp *ControlPlane) Stop() {
+	if cp.apiserver != nil {
+		cp.apiserver.stop(20 * time.Second)
+		cp.apiserver = nil
+	}
+	if cp.etcd != nil {
+		cp.etcd.stop(10 * time.Second)
+		cp.etcd = nil
+	}
+	if cp.ownDir {
+		os.RemoveAll(cp.dir)
+		cp.ownDir = false
+	}
+}
+
+func startETCD(dir, bin string, clientPort, peerPort int) (*process, error) {
+	client := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
+	peer := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
+	return startProcess(dir, "etcd", bin,
+		"--name=default",
+		"--data-dir="+filepath.Join(dir, "etcd"),
+		"--listen-client-urls="+client,
+		"--advertise-client-urls="+client,
+		"--listen-peer-urls="+peer,
+		"--initial-advertise-peer-urls="+peer,
+		"--initial-cluster=default="+peer,
+		// Test data need not survive a power cut; fsync dominates start-up.
+		"--unsafe-no-fsync",
+		"--log-level=warn",
+	)
+}
+
+func startAPIServer(dir, bin string, pki *pki, etcdPort, port int, extra []string) (*process, error) {
+	args := []string{
+		"--etcd-servers=" + fmt.Sprintf("http://127.0.0.1:%d", etcdPort),
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--tls-cert-file=" + pki.servingCert,
+		"--tls-private-key-file=" + pki.servingKey,
+		"--token-auth-file=" + pki.tokenFile,
+		"--authorization-mode=RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + pki.saKey,
+		"--service-account-signing-key-file=" + pki.saKey,
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--allow-privileged=true",
+		// No controller-manager creates default ServiceAccounts here, so the
+		// ServiceAccount admission plugin would reject every Pod.
+		"--disable-admission-plugins=ServiceAccount",
+		"--enable-priority-and-fairness=false",
+		"--profiling=false",
+		"--cert-dir=" + filepath.Join(dir, "apiserver-certs"),
+		"--v=1",
+	}
+	return startProcess(dir, "kube-apiserver", bin, append(args, extra...)...)
+}
+
+// process is a child process whose output goes to a log file.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+	err  error
+}
+
+func startProcess(dir, name, bin string, args ...string) (*process, error) {
+	logPath := filepath.Join(dir, name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Pdeathsig: if the test binary dies, its servers die with it instead of
+	// holding ports and CPU.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *process) stop(grace time.Duration) {
+	if p.exited() {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// tail returns the last lines of the process log, for error messages.
+func (p *process) tail(lines int) string {
+	f, err := os.Open(p.log)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var all []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1024*1024), 1024*1024)
+	for sc.Scan() {
+		all = append(all, sc.Text())
+	}
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
+
+func (p *process) failure(what string) error {
+	state := "still running"
+	if p.exited() {
+		state = fmt.Sprintf("exited: %v", p.err)
+	}
+	return fmt.Errorf("%s %s (%s); last log lines of %s:\n%s", p.name, what, state, p.log, p.tail(30))
+}
+
+func waitTCP(ctx context.Context, p *process, addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if p.exited() {
+			return p.failure("exited early")
+		}
+		conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return p.failure("did not listen on " + addr + " in " + timeout.String())
+}
+
+func waitReady(ctx context.Context, p *process, cfg *rest.Config, timeout time.Duration) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	client := cs.Discovery().RESTClient()
+	deadline := time.Now().Add(timeout)
+	var lastErr error
+	for time.Now().Before(deadline) {
+		if p.exited() {
+			return p.failure("exited early")
+		}
+		var code int
+		res := client.Get().AbsPath("/readyz").Do(ctx).StatusCode(&code)
+		if res.Error() == nil && code == 200 {
+			return nil
+		}
+		lastErr = res.Error()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return errors.Join(p.failure("not ready in "+timeout.String()), lastErr)
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func writeKubeconfig(dir string, cfg *rest.Config) (string, error) {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["local"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}
+	kc.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "admin"}
+	kc.CurrentContext = "local"
+	path := filepath.Join(dir, "kubeconfig")
+	return path, clientcmd.WriteToFile(*kc, path)
+}
+
+func randomToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+func writePEMKey(path string, key *rsa.PrivateKey) error {
+	der := x509.MarshalPKCS1PrivateKey(key)
+	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: der}), 0o600)
+}

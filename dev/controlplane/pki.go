@@ -1,0 +1,63 @@
+package controlplane
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/deckhouse/managed-starrocks/dev/testpki"
+)
+
+// pki is what the apiserver needs to serve and to authenticate the admin.
+type pki struct {
+	caPEM       []byte
+	servingCert string
+	servingKey  string
+	saKey       string
+	tokenFile   string
+	token       string
+}
+
+func writePKI(dir string) (*pki, error) {
+	ca, err := testpki.NewCA("managed-starrocks local control plane CA")
+	if err != nil {
+		return nil, err
+	}
+	leaf, err := ca.Issue("kube-apiserver", []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		[]net.IP{net.ParseIP("127.0.0.1")}, 0)
+	if err != nil {
+		return nil, err
+	}
+	p := &pki{
+		caPEM:       ca.CertPEM,
+		servingCert: filepath.Join(dir, "apiserver.crt"),
+		servingKey:  filepath.Join(dir, "apiserver.key"),
+		saKey:       filepath.Join(dir, "service-account.key"),
+		tokenFile:   filepath.Join(dir, "tokens.csv"),
+	}
+	if err := os.WriteFile(p.servingCert, leaf.CertPEM, 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(p.servingKey, leaf.KeyPEM, 0o600); err != nil {
+		return nil, err
+	}
+	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	if err := writePEMKey(p.saKey, saKey); err != nil {
+		return nil, err
+	}
+	if p.token, err = randomToken(); err != nil {
+		return nil, err
+	}
+	// token,user,uid,"group": system:masters is cluster-admin without RBAC objects.
+	line := fmt.Sprintf("%s,admin,admin,\"system:masters\"\n", p.token)
+	if err := os.WriteFile(p.tokenFile, []byte(line), 0o600); err != nil {
+		return nil, err
+	}
+	return p, nil
+}

@@ -1,0 +1,63 @@
+package controlplane
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+)
+
+// RepoRoot is the root of the module's repository, found from this file's
+// path, so tests and `make run` work from any working directory.
+func RepoRoot() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		panic("controlplane: cannot find the source path of the repository")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+var (
+	toolsMu    sync.Mutex
+	toolsCache = map[string]string{}
+)
+
+// Tool returns the path of a cached development tool, building it on first
+// use with dev/scripts/tools.sh (see that script for the names).
+func Tool(name string) (string, error) {
+	toolsMu.Lock()
+	defer toolsMu.Unlock()
+	if p, ok := toolsCache[name]; ok {
+		return p, nil
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(filepath.Join(RepoRoot(), "dev", "scripts", "tools.sh"), name)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("dev/scripts/tools.sh %s: %w: %s", name, err, strings.TrimSpace(stderr.String()))
+	}
+	p := strings.TrimSpace(stdout.String())
+	toolsCache[name] = p
+	return p, nil
+}
+
+func mustTool(name string) string {
+	p, err := Tool(name)
+	if err != nil {
+		panic(fmt.Sprintf("controlplane: %v (run `make tools`)", err))
+	}
+	return p
+}
+
+// ModuleCRDDir is the module's own crds/ directory.
+func ModuleCRDDir() string { return filepath.Join(RepoRoot(), "crds") }
+
+// CertManagerCRDDir holds cert-manager's CRDs, from its Go module.
+func CertManagerCRDDir() string { return mustTool("cert-manager-crds") }
+
+// PrometheusOperatorCRDDir holds prometheus-operator's CRDs, generated from
+// its API Go module.
+func PrometheusOperatorCRDDir() string { return mustTool("prometheus-operator-crds") }
