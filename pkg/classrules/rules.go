@@ -1,0 +1,494 @@
+package classrules
+
+import (
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+)
+
+// StarRocks's own defaults, the bottom layer of the merged configuration
+// (fe.conf / be.conf defaults of StarRocks 3.x and 4.x).
+const (
+	DefaultStreamingLoadMaxMb               int64 = 102400
+	DefaultLoadProcessMaxMemoryLimitPercent int64 = 30
+	DefaultCatalogTrashExpireSecond         int64 = 86400
+)
+
+// Resolved is an instance after class defaults and user overrides: what the
+// CEL rules see and what the desired state is computed from.
+type Resolved struct {
+	Type     v1alpha1.InstanceType
+	Topology v1alpha1.Topology
+	// Zones are the class's allowed zones; empty means any.
+	Zones []string
+	// Configuration is the merged configuration, every key set.
+	Configuration ResolvedConfiguration
+	Frontend      ResolvedComponent
+	Backend       ResolvedComponent
+	// RequireSecureTransport is spec.tls.requireSecureTransport.
+	RequireSecureTransport bool
+}
+
+// ResolvedConfiguration is the merged configuration.
+type ResolvedConfiguration struct {
+	StreamingLoadMaxMb               int64
+	LoadProcessMaxMemoryLimitPercent int64
+	CatalogTrashExpireSecond         int64
+}
+
+// ResolvedComponent is the effective size of one component.
+type ResolvedComponent struct {
+	Replicas     int32
+	Cores        int32
+	CoreFraction int32
+	Memory       resource.Quantity
+	Storage      resource.Quantity
+	StorageClass string
+	// PolicyIndex is the sizing policy the size falls into, -1 for none.
+	PolicyIndex int
+}
+
+// Default fills what the user left out, in place: spec.type (Standalone),
+// spec.cluster.topology (the class default), each component's
+// cpu.coreFraction (the largest fraction of the matching policy) and the
+// overridable configuration keys (with the class value). Keys that are not
+// overridable are never written: they follow the class, and their effective
+// values are reported in status.configuration.
+func (c *Compiled) Default(sr *v1alpha1.Starrocks) {
+	spec := &sr.Spec
+	if spec.Type == "" {
+		spec.Type = v1alpha1.TypeStandalone
+	}
+	if spec.Cluster == nil {
+		spec.Cluster = &v1alpha1.ClusterSpec{}
+	}
+	if spec.Cluster.Topology == "" {
+		spec.Cluster.Topology = c.class.Spec.Topology.DefaultTopology
+	}
+	for _, cpu := range []*v1alpha1.CPUSpec{&spec.Frontend.CPU, &spec.Backend.CPU} {
+		if cpu.CoreFraction != 0 {
+			continue
+		}
+		if i, n := c.policyFor(cpu.Cores); n == 1 {
+			cpu.CoreFraction = slices.Max(c.class.Spec.SizingPolicies[i].CoreFractions)
+		}
+	}
+	cls := c.class.Spec.Configuration
+	for _, k := range c.class.Spec.OverridableConfiguration {
+		switch k {
+		case v1alpha1.KeyStreamingLoadMaxMb:
+			if cls.StreamingLoadMaxMb != nil && (spec.Configuration == nil || spec.Configuration.StreamingLoadMaxMb == nil) {
+				ensureConfig(spec).StreamingLoadMaxMb = ptr(*cls.StreamingLoadMaxMb)
+			}
+		case v1alpha1.KeyLoadProcessMaxMemoryLimitPercent:
+			if cls.LoadProcessMaxMemoryLimitPercent != nil && (spec.Configuration == nil || spec.Configuration.LoadProcessMaxMemoryLimitPercent == nil) {
+				ensureConfig(spec).LoadProcessMaxMemoryLimitPercent = ptr(*cls.LoadProcessMaxMemoryLimitPercent)
+			}
+		case v1alpha1.KeyCatalogTrashExpireSecond:
+			if cls.CatalogTrashExpireSecond != nil && (spec.Configuration == nil || spec.Configuration.CatalogTrashExpireSecond == nil) {
+				ensureConfig(spec).CatalogTrashExpireSecond = ptr(*cls.CatalogTrashExpireSecond)
+			}
+		}
+	}
+}
+
+func ensureConfig(spec *v1alpha1.StarrocksSpec) *v1alpha1.Configuration {
+	if spec.Configuration == nil {
+		spec.Configuration = &v1alpha1.Configuration{}
+	}
+	return spec.Configuration
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// policyFor returns the index of the first policy covering cores and how many
+// policies cover it.
+func (c *Compiled) policyFor(cores int32) (index, count int) {
+	index = -1
+	for i, p := range c.class.Spec.SizingPolicies {
+		if cores >= p.Cores.Min && cores <= p.Cores.Max {
+			if index < 0 {
+				index = i
+			}
+			count++
+		}
+	}
+	return index, count
+}
+
+// Validate checks every class rule on the instance: the class itself is
+// valid, each component's size falls into exactly one sizing policy (cores,
+// memory min/max/step, coreFraction), the topology and zones are allowed,
+// only overridable configuration keys are set, and the class's CEL
+// validations hold over the resolved instance. It does not modify sr.
+func (c *Compiled) Validate(sr *v1alpha1.Starrocks) Violations {
+	_, vs := c.Resolve(sr)
+	return vs
+}
+
+// Resolve merges configuration (StarRocks defaults < class configuration <
+// user overrides) and sizes, and validates the result. With violations the
+// Resolved is nil.
+func (c *Compiled) Resolve(sr *v1alpha1.Starrocks) (*Resolved, Violations) {
+	var vs Violations
+	name := c.class.Name
+	if len(c.problems) > 0 {
+		vs = append(vs, Violation{
+			Field:   "spec.starrocksClassName",
+			Value:   name,
+			Rule:    fmt.Sprintf("class %q must be valid", name),
+			Message: fmt.Sprintf("StarrocksClass %q is invalid, so no instance can be checked against it; the platform admin must fix: %s", name, c.problems.Error()),
+		})
+	}
+
+	r := &Resolved{
+		Type:                   sr.Spec.Type,
+		Topology:               c.class.Spec.Topology.DefaultTopology,
+		Zones:                  slices.Clone(c.class.Spec.Topology.AllowedZones),
+		RequireSecureTransport: sr.Spec.TLS != nil && sr.Spec.TLS.RequireSecureTransport,
+	}
+	if r.Type == "" {
+		r.Type = v1alpha1.TypeStandalone
+	}
+	if sr.Spec.Cluster != nil && sr.Spec.Cluster.Topology != "" {
+		r.Topology = sr.Spec.Cluster.Topology
+	}
+
+	var fv, bv Violations
+	r.Frontend, fv = c.component("spec.frontend", sr.Spec.Frontend)
+	r.Backend, bv = c.component("spec.backend", sr.Spec.Backend.ComponentSpec)
+	vs = append(vs, fv...)
+	vs = append(vs, bv...)
+	r.Frontend.Replicas, r.Backend.Replicas = 1, 1
+	if r.Type == v1alpha1.TypeCluster {
+		r.Frontend.Replicas = v1alpha1.ClusterFrontendReplicas
+		if sr.Spec.Backend.Replicas != nil {
+			r.Backend.Replicas = *sr.Spec.Backend.Replicas
+		}
+	} else if sr.Spec.Backend.Replicas != nil {
+		vs = append(vs, Violation{Field: "spec.backend.replicas", Value: fmt.Sprint(*sr.Spec.Backend.Replicas),
+			Rule:    "spec.type Standalone has exactly one BE",
+			Message: "spec.backend.replicas may only be set when spec.type is Cluster"})
+	}
+	if r.Type == v1alpha1.TypeCluster && sr.Spec.Backend.Replicas == nil {
+		vs = append(vs, Violation{Field: "spec.backend.replicas", Value: "<unset>",
+			Rule:    "spec.type Cluster needs spec.backend.replicas",
+			Message: "spec.backend.replicas is required when spec.type is Cluster"})
+	}
+
+	top := c.class.Spec.Topology
+	if !slices.Contains(top.AllowedTopologies, r.Topology) {
+		vs = append(vs, Violation{Field: "spec.cluster.topology", Value: string(r.Topology),
+			Rule:    fmt.Sprintf("class %q topology.allowedTopologies %s", name, topologyList(top.AllowedTopologies)),
+			Message: fmt.Sprintf("topology %s is not allowed by the class", r.Topology)})
+	}
+	// The instance does not choose zones; it gets the class's allowedZones.
+	// A TransZonal instance spreads over them, which needs at least two.
+	if r.Topology == v1alpha1.TopologyTransZonal && len(top.AllowedZones) == 1 {
+		vs = append(vs, Violation{Field: "spec.cluster.topology", Value: string(r.Topology),
+			Rule:    fmt.Sprintf("class %q topology.allowedZones %s", name, stringList(top.AllowedZones)),
+			Message: "topology TransZonal spreads pods over zones, but the class allows only one zone; choose Zonal or Ignored"})
+	}
+
+	r.Configuration, fv = c.configuration(sr.Spec.Configuration)
+	vs = append(vs, fv...)
+
+	// CEL rules only run over a resolved instance whose sizes are known;
+	// otherwise their messages would add noise to the real problem.
+	if len(vs) == 0 {
+		vs = append(vs, c.evalRules(r)...)
+	}
+	if len(vs) > 0 {
+		return nil, vs
+	}
+	return r, nil
+}
+
+func (c *Compiled) component(prefix string, spec v1alpha1.ComponentSpec) (ResolvedComponent, Violations) {
+	name := c.class.Name
+	rc := ResolvedComponent{
+		Cores:        spec.CPU.Cores,
+		CoreFraction: spec.CPU.CoreFraction,
+		Memory:       spec.Memory.Size.DeepCopy(),
+		Storage:      spec.PersistentVolumeClaim.Size.DeepCopy(),
+		StorageClass: spec.PersistentVolumeClaim.StorageClassName,
+		PolicyIndex:  -1,
+	}
+	var vs Violations
+	if rc.Storage.Sign() <= 0 {
+		vs = append(vs, Violation{Field: prefix + ".persistentVolumeClaim.size", Value: rc.Storage.String(),
+			Rule: "persistentVolumeClaim.size > 0", Message: "the volume size must be greater than zero"})
+	}
+	if rc.Memory.Sign() <= 0 {
+		vs = append(vs, Violation{Field: prefix + ".memory.size", Value: rc.Memory.String(),
+			Rule: "memory.size > 0", Message: "the memory size must be greater than zero"})
+	}
+	i, n := c.policyFor(rc.Cores)
+	switch {
+	case n == 0:
+		vs = append(vs, Violation{Field: prefix + ".cpu.cores", Value: fmt.Sprint(rc.Cores),
+			Rule:    fmt.Sprintf("class %q sizingPolicies cores ranges %s", name, c.coreRanges()),
+			Message: fmt.Sprintf("%d cores fall into no sizing policy of the class", rc.Cores)})
+		return rc, vs
+	case n > 1:
+		vs = append(vs, Violation{Field: prefix + ".cpu.cores", Value: fmt.Sprint(rc.Cores),
+			Rule:    fmt.Sprintf("class %q sizingPolicies cores ranges %s", name, c.coreRanges()),
+			Message: fmt.Sprintf("%d cores fall into more than one sizing policy of the class; the class must be fixed", rc.Cores)})
+		return rc, vs
+	}
+	rc.PolicyIndex = i
+	p := c.class.Spec.SizingPolicies[i]
+	rule := fmt.Sprintf("class %q sizingPolicies[%d]", name, i)
+	if rc.CoreFraction == 0 {
+		rc.CoreFraction = slices.Max(p.CoreFractions)
+	} else if !slices.Contains(p.CoreFractions, rc.CoreFraction) {
+		vs = append(vs, Violation{Field: prefix + ".cpu.coreFraction", Value: fmt.Sprint(rc.CoreFraction),
+			Rule:    fmt.Sprintf("%s.coreFractions %s", rule, int32List(p.CoreFractions)),
+			Message: fmt.Sprintf("core fraction %d%% is not one the policy for %d-%d cores allows", rc.CoreFraction, p.Cores.Min, p.Cores.Max)})
+	}
+	if rc.Memory.Sign() > 0 {
+		switch {
+		case rc.Memory.Cmp(p.Memory.Min) < 0:
+			vs = append(vs, Violation{Field: prefix + ".memory.size", Value: rc.Memory.String(),
+				Rule:    fmt.Sprintf("%s.memory.min %s", rule, p.Memory.Min.String()),
+				Message: fmt.Sprintf("memory is below the minimum of the policy for %d-%d cores", p.Cores.Min, p.Cores.Max)})
+		case rc.Memory.Cmp(p.Memory.Max) > 0:
+			vs = append(vs, Violation{Field: prefix + ".memory.size", Value: rc.Memory.String(),
+				Rule:    fmt.Sprintf("%s.memory.max %s", rule, p.Memory.Max.String()),
+				Message: fmt.Sprintf("memory is above the maximum of the policy for %d-%d cores", p.Cores.Min, p.Cores.Max)})
+		}
+		if p.Memory.Step != nil && p.Memory.Step.Sign() > 0 && !multipleOf(rc.Memory, *p.Memory.Step) {
+			vs = append(vs, Violation{Field: prefix + ".memory.size", Value: rc.Memory.String(),
+				Rule:    fmt.Sprintf("%s.memory.step %s", rule, p.Memory.Step.String()),
+				Message: fmt.Sprintf("memory must be a multiple of %s", p.Memory.Step.String())})
+		}
+	}
+	return rc, vs
+}
+
+// multipleOf compares exactly, also for quantities with milli parts.
+func multipleOf(q, step resource.Quantity) bool {
+	a, b := q.AsDec().UnscaledBig(), step.AsDec().UnscaledBig()
+	sa, sb := q.AsDec().Scale(), step.AsDec().Scale()
+	// Bring both to the same scale: value = unscaled * 10^-scale.
+	a, b = new(big.Int).Set(a), new(big.Int).Set(b)
+	ten := big.NewInt(10)
+	for sa < sb {
+		a.Mul(a, ten)
+		sa++
+	}
+	for sb < sa {
+		b.Mul(b, ten)
+		sb++
+	}
+	if b.Sign() == 0 {
+		return false
+	}
+	return new(big.Int).Rem(a, b).Sign() == 0
+}
+
+func (c *Compiled) configuration(user *v1alpha1.Configuration) (ResolvedConfiguration, Violations) {
+	cls := c.class.Spec.Configuration
+	out := ResolvedConfiguration{
+		StreamingLoadMaxMb:               DefaultStreamingLoadMaxMb,
+		LoadProcessMaxMemoryLimitPercent: DefaultLoadProcessMaxMemoryLimitPercent,
+		CatalogTrashExpireSecond:         DefaultCatalogTrashExpireSecond,
+	}
+	if cls.StreamingLoadMaxMb != nil {
+		out.StreamingLoadMaxMb = *cls.StreamingLoadMaxMb
+	}
+	if cls.LoadProcessMaxMemoryLimitPercent != nil {
+		out.LoadProcessMaxMemoryLimitPercent = int64(*cls.LoadProcessMaxMemoryLimitPercent)
+	}
+	if cls.CatalogTrashExpireSecond != nil {
+		out.CatalogTrashExpireSecond = *cls.CatalogTrashExpireSecond
+	}
+	if user == nil {
+		return out, nil
+	}
+	vs := configRanges("spec.configuration", user, "Starrocks spec.configuration bounds")
+	allowed := c.class.Spec.OverridableConfiguration
+	notOverridable := func(k v1alpha1.ConfigurationKey, v string) {
+		vs = append(vs, Violation{Field: "spec.configuration." + string(k), Value: v,
+			Rule:    fmt.Sprintf("class %q overridableConfiguration %s", c.class.Name, keyList(allowed)),
+			Message: fmt.Sprintf("%s is not overridable in this class; remove it to get the class value", k)})
+	}
+	if user.StreamingLoadMaxMb != nil {
+		if slices.Contains(allowed, v1alpha1.KeyStreamingLoadMaxMb) {
+			out.StreamingLoadMaxMb = *user.StreamingLoadMaxMb
+		} else {
+			notOverridable(v1alpha1.KeyStreamingLoadMaxMb, fmt.Sprint(*user.StreamingLoadMaxMb))
+		}
+	}
+	if user.LoadProcessMaxMemoryLimitPercent != nil {
+		if slices.Contains(allowed, v1alpha1.KeyLoadProcessMaxMemoryLimitPercent) {
+			out.LoadProcessMaxMemoryLimitPercent = int64(*user.LoadProcessMaxMemoryLimitPercent)
+		} else {
+			notOverridable(v1alpha1.KeyLoadProcessMaxMemoryLimitPercent, fmt.Sprint(*user.LoadProcessMaxMemoryLimitPercent))
+		}
+	}
+	if user.CatalogTrashExpireSecond != nil {
+		if slices.Contains(allowed, v1alpha1.KeyCatalogTrashExpireSecond) {
+			out.CatalogTrashExpireSecond = *user.CatalogTrashExpireSecond
+		} else {
+			notOverridable(v1alpha1.KeyCatalogTrashExpireSecond, fmt.Sprint(*user.CatalogTrashExpireSecond))
+		}
+	}
+	return out, vs
+}
+
+// Activation returns the CEL variables of a resolved instance (documented on
+// v1alpha1.ValidationRule).
+func (r *Resolved) Activation() map[string]any {
+	comp := func(rc ResolvedComponent, withReplicas bool) map[string]any {
+		m := map[string]any{
+			"cpu":                   map[string]any{"cores": int64(rc.Cores), "coreFraction": int64(rc.CoreFraction)},
+			"memory":                map[string]any{"size": rc.Memory.Value()},
+			"persistentVolumeClaim": map[string]any{"size": rc.Storage.Value()},
+		}
+		if withReplicas {
+			m["replicas"] = int64(rc.Replicas)
+		}
+		return m
+	}
+	return map[string]any{
+		"configuration": map[string]int64{
+			string(v1alpha1.KeyStreamingLoadMaxMb):               r.Configuration.StreamingLoadMaxMb,
+			string(v1alpha1.KeyLoadProcessMaxMemoryLimitPercent): r.Configuration.LoadProcessMaxMemoryLimitPercent,
+			string(v1alpha1.KeyCatalogTrashExpireSecond):         r.Configuration.CatalogTrashExpireSecond,
+		},
+		"frontend": comp(r.Frontend, false),
+		"backend":  comp(r.Backend, true),
+		"type":     string(r.Type),
+	}
+}
+
+func (c *Compiled) evalRules(r *Resolved) Violations {
+	if len(c.rules) == 0 {
+		return nil
+	}
+	act := r.Activation()
+	var vs Violations
+	for _, cr := range c.rules {
+		ruleName := fmt.Sprintf("class %q validations[%d]: %s", c.class.Name, cr.index, cr.rule.Rule)
+		field, value := describePaths(cr.paths, act)
+		out, _, err := cr.program.Eval(act)
+		if err != nil {
+			msg := fmt.Sprintf("the class rule could not be evaluated (%s), so the instance cannot be accepted; the platform admin must fix the rule", oneLine(err.Error()))
+			vs = append(vs, Violation{Field: field, Value: value, Rule: ruleName, Message: msg})
+			continue
+		}
+		b, ok := out.Value().(bool)
+		if !ok {
+			vs = append(vs, Violation{Field: field, Value: value, Rule: ruleName,
+				Message: fmt.Sprintf("the class rule returned %v instead of true or false", out.Value())})
+			continue
+		}
+		if !b {
+			vs = append(vs, Violation{Field: field, Value: value, Rule: ruleName, Message: cr.rule.Message})
+		}
+	}
+	return vs
+}
+
+// describePaths maps CEL variable paths to spec fields and their values.
+func describePaths(paths []string, act map[string]any) (field, value string) {
+	if len(paths) == 0 {
+		return "spec", "-"
+	}
+	fields := make([]string, 0, len(paths))
+	values := make([]string, 0, len(paths))
+	for _, p := range paths {
+		fields = append(fields, "spec."+p)
+		values = append(values, p+"="+lookup(p, act))
+	}
+	return strings.Join(fields, ", "), strings.Join(values, ", ")
+}
+
+func lookup(path string, act map[string]any) string {
+	var cur any = act
+	for _, part := range strings.Split(path, ".") {
+		switch m := cur.(type) {
+		case map[string]any:
+			cur = m[part]
+		case map[string]int64:
+			cur = m[part]
+		default:
+			return "?"
+		}
+	}
+	if cur == nil {
+		return "<unset>"
+	}
+	return fmt.Sprint(cur)
+}
+
+func (c *Compiled) coreRanges() string {
+	ss := make([]string, len(c.class.Spec.SizingPolicies))
+	for i, p := range c.class.Spec.SizingPolicies {
+		ss[i] = fmt.Sprintf("[%d-%d]", p.Cores.Min, p.Cores.Max)
+	}
+	return strings.Join(ss, ", ")
+}
+
+func int32List(xs []int32) string {
+	ss := make([]string, len(xs))
+	for i, x := range xs {
+		ss[i] = fmt.Sprint(x)
+	}
+	return stringList(ss)
+}
+
+// ValidateUpdate checks the rules that compare the old and the new object.
+// The CRD enforces the same with CEL; the webhook gives the same message
+// earlier and the hooks catch objects that bypassed both.
+func ValidateUpdate(oldSR, newSR *v1alpha1.Starrocks) Violations {
+	var vs Violations
+	o, n := oldSR.Spec, newSR.Spec
+	if o.Type == v1alpha1.TypeCluster && n.Type != v1alpha1.TypeCluster {
+		vs = append(vs, Violation{Field: "spec.type", Value: string(n.Type), Rule: "spec.type Cluster -> Standalone is not allowed",
+			Message: "spec.type cannot change from Cluster to Standalone: the data of the other BEs would be lost"})
+	}
+	if o.StarrocksClassName != n.StarrocksClassName {
+		vs = append(vs, Violation{Field: "spec.starrocksClassName", Value: n.StarrocksClassName, Rule: fmt.Sprintf("immutable (was %q)", o.StarrocksClassName),
+			Message: "spec.starrocksClassName is immutable"})
+	}
+	oldBE, newBE := backendCount(o), backendCount(n)
+	if newBE < oldBE-1 {
+		vs = append(vs, Violation{Field: "spec.backend.replicas", Value: fmt.Sprint(newBE), Rule: fmt.Sprintf("shrink by at most one (was %d)", oldBE),
+			Message: "spec.backend.replicas may shrink by at most one at a time: each removed BE is decommissioned first so its tablets move to the others"})
+	}
+	for _, comp := range []struct {
+		prefix   string
+		old, new v1alpha1.PersistentVolumeClaimSpec
+	}{
+		{"spec.frontend.persistentVolumeClaim", o.Frontend.PersistentVolumeClaim, n.Frontend.PersistentVolumeClaim},
+		{"spec.backend.persistentVolumeClaim", o.Backend.PersistentVolumeClaim, n.Backend.PersistentVolumeClaim},
+	} {
+		if comp.old.StorageClassName != comp.new.StorageClassName {
+			vs = append(vs, Violation{Field: comp.prefix + ".storageClassName", Value: comp.new.StorageClassName,
+				Rule:    fmt.Sprintf("immutable (was %q)", comp.old.StorageClassName),
+				Message: "persistentVolumeClaim.storageClassName is immutable: a StatefulSet cannot move its volumes to another storage class"})
+		}
+		if comp.new.Size.Cmp(comp.old.Size) < 0 {
+			vs = append(vs, Violation{Field: comp.prefix + ".size", Value: comp.new.Size.String(),
+				Rule:    fmt.Sprintf("must not shrink (was %s)", comp.old.Size.String()),
+				Message: "persistentVolumeClaim.size cannot shrink"})
+		}
+	}
+	return vs
+}
+
+func backendCount(s v1alpha1.StarrocksSpec) int32 {
+	if s.Type == v1alpha1.TypeCluster && s.Backend.Replicas != nil {
+		return *s.Backend.Replicas
+	}
+	return 1
+}
+
+var _ error = Violations(nil)
