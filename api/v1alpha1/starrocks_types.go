@@ -23,7 +23,8 @@ const ClusterFrontendReplicas = 3
 // Starrocks is a managed StarRocks instance.
 //
 // Object names become parts of Service and pod DNS names, so they must be
-// DNS-1035 labels short enough for the longest derived name.
+// DNS-1035 labels of at most 40 characters (the limit is added to the schema
+// by dev/cmd/gencrds), short enough for the longest derived name.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Namespaced,shortName=sr,categories=managed-services
@@ -36,7 +37,6 @@ const ClusterFrontendReplicas = 3
 // +kubebuilder:printcolumn:name="Valid",type=string,JSONPath=`.status.conditions[?(@.type=="ConfigurationValid")].status`,priority=1
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoints.query`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40",message="metadata.name must be at most 40 characters: it is part of the instance's Service and pod DNS names"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must start with a lowercase letter and contain only lowercase letters, digits and '-' (a DNS-1035 label)"
 type Starrocks struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -131,7 +131,7 @@ type MemorySpec struct {
 }
 
 // PersistentVolumeClaimSpec is the volume of a pod.
-// +kubebuilder:validation:XValidation:rule="self.?storageClassName.orValue('') == oldSelf.?storageClassName.orValue('')",message="persistentVolumeClaim.storageClassName is immutable: a StatefulSet cannot move its volumes to another storage class"
+// +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="persistentVolumeClaim.storageClassName is immutable: a StatefulSet cannot move its volumes to another storage class"
 type PersistentVolumeClaimSpec struct {
 	// Size of the volume. It may grow (if the storage class allows
 	// expansion), never shrink.

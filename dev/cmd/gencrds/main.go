@@ -60,6 +60,9 @@ func run(inDir, outDir string) error {
 		meta := doc["metadata"].(map[string]any)
 		delete(meta, "annotations")
 		meta["labels"] = map[string]any{"heritage": "deckhouse", "module": "managed-starrocks"}
+		if crd.Spec.Names.Kind == "Starrocks" {
+			boundName(doc)
+		}
 		out, err := yaml.Marshal(doc)
 		if err != nil {
 			return err
@@ -70,4 +73,22 @@ func run(inDir, outDir string) error {
 		}
 	}
 	return nil
+}
+
+// boundName declares the length and form of metadata.name in the schema (the
+// one metadata restriction a CRD may carry; controller-gen has no marker for
+// it). Instance names become parts of Service and pod DNS names, and the
+// bound also keeps the cost of the CEL rules on the name within budget.
+func boundName(doc map[string]any) {
+	spec := doc["spec"].(map[string]any)
+	for _, v := range spec["versions"].([]any) {
+		schema := v.(map[string]any)["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)
+		props := schema["properties"].(map[string]any)
+		props["metadata"] = map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"name": map[string]any{"type": "string", "maxLength": 40},
+			},
+		}
+	}
 }

@@ -1,0 +1,458 @@
+// Package crd_test proves the CRDs in crds/ against a real kube-apiserver:
+// documented examples are accepted, bad objects are rejected with a message
+// that names the field, status is written only through its subresource and
+// the printer columns are served.
+package crd_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+)
+
+const namespace = "team-a"
+
+type cluster struct {
+	dyn  dynamic.Interface
+	kube kubernetes.Interface
+}
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir()}})
+	dyn, err := dynamic.NewForConfig(cp.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, err := kubernetes.NewForConfig(cp.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{dyn: dyn, kube: kube}
+	c.ensureNamespace(t, namespace)
+	return c
+}
+
+func (c *cluster) ensureNamespace(t *testing.T, name string) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := c.kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("create namespace %s: %v", name, err)
+	}
+}
+
+func (c *cluster) resource(obj *unstructured.Unstructured) dynamic.ResourceInterface {
+	gvr := v1alpha1.StarrocksGVR
+	if obj.GetKind() == v1alpha1.StarrocksClassKind {
+		return c.dyn.Resource(v1alpha1.StarrocksClassGVR)
+	}
+	ns := obj.GetNamespace()
+	if ns == "" {
+		ns = namespace
+	}
+	return c.dyn.Resource(gvr).Namespace(ns)
+}
+
+func (c *cluster) create(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	return c.resource(obj).Create(context.Background(), obj, metav1.CreateOptions{FieldValidation: "Strict"})
+}
+
+func parse(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+		t.Fatalf("parse test object: %v\n%s", err, doc)
+	}
+	return obj
+}
+
+const validClass = `
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksClass
+metadata:
+  name: %s
+spec:
+  topology:
+    allowedTopologies: [Ignored, Zonal, TransZonal]
+    defaultTopology: Ignored
+  sizingPolicies:
+    - cores: {min: 1, max: 4}
+      memory: {min: 4Gi, max: 16Gi, step: 1Gi}
+      coreFractions: [50, 100]
+    - cores: {min: 5, max: 16}
+      memory: {min: 16Gi, max: 128Gi, step: 4Gi}
+      coreFractions: [100]
+  overridableConfiguration: [streamingLoadMaxMb, catalogTrashExpireSecond]
+  configuration:
+    streamingLoadMaxMb: 10240
+    loadProcessMaxMemoryLimitPercent: 30
+    catalogTrashExpireSecond: 86400
+  validations:
+    - rule: configuration.streamingLoadMaxMb <= 102400
+      message: Stream Load requests may be at most 100 GB.
+`
+
+const validStarrocks = `
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata:
+  name: %s
+  namespace: team-a
+spec:
+  starrocksClassName: default
+  type: %s
+  frontend:
+    cpu: {cores: 2, coreFraction: 50}
+    memory: {size: 8Gi}
+    persistentVolumeClaim: {size: 20Gi}
+  backend:
+    %s
+    cpu: {cores: 4}
+    memory: {size: 16Gi}
+    persistentVolumeClaim: {size: 100Gi, storageClassName: fast}
+  configuration:
+    streamingLoadMaxMb: 20480
+  tls:
+    requireSecureTransport: true
+`
+
+func classDoc(name string) string { return sprintf(validClass, name) }
+
+func starrocksDoc(name, typ string) string {
+	replicas := ""
+	if typ == "Cluster" {
+		replicas = "replicas: 3"
+	}
+	return sprintf(validStarrocks, name, typ, replicas)
+}
+
+func sprintf(format string, args ...any) string {
+	for _, a := range args {
+		format = strings.Replace(format, "%s", a.(string), 1)
+	}
+	return format
+}
+
+// set changes one field of an object; numeric path elements index lists.
+func set(t *testing.T, obj *unstructured.Unstructured, value any, path ...string) *unstructured.Unstructured {
+	t.Helper()
+	var cur any = obj.Object
+	for i, key := range path {
+		last := i == len(path)-1
+		switch node := cur.(type) {
+		case map[string]any:
+			if last {
+				node[key] = value
+				return obj
+			}
+			if _, ok := node[key]; !ok {
+				node[key] = map[string]any{}
+			}
+			cur = node[key]
+		case []any:
+			idx, err := strconv.Atoi(key)
+			if err != nil || idx >= len(node) {
+				t.Fatalf("set %v: bad index %q", path, key)
+			}
+			if last {
+				node[idx] = value
+				return obj
+			}
+			cur = node[idx]
+		default:
+			t.Fatalf("set %v: %q is not an object or list", path, key)
+		}
+	}
+	return obj
+}
+
+func del(obj *unstructured.Unstructured, path ...string) *unstructured.Unstructured {
+	unstructured.RemoveNestedField(obj.Object, path...)
+	return obj
+}
+
+func TestCRDs(t *testing.T) {
+	c := startCluster(t)
+
+	t.Run("documented examples are accepted", func(t *testing.T) {
+		docs := documentedExamples(t)
+		if len(docs) < 2 {
+			t.Fatalf("found %d Starrocks/StarrocksClass examples in docs/, want at least a class and an instance", len(docs))
+		}
+		for i, d := range docs {
+			obj := parse(t, d.yaml)
+			if ns := obj.GetNamespace(); ns != "" {
+				c.ensureNamespace(t, ns)
+			}
+			// The same object may appear in several pages: give each copy
+			// its own name so every one is really created.
+			obj.SetName(obj.GetName() + "-doc" + itoa(i))
+			if _, err := c.create(obj); err != nil {
+				t.Errorf("%s: %s %s rejected: %v", d.source, obj.GetKind(), obj.GetName(), err)
+			}
+		}
+	})
+
+	t.Run("valid objects are accepted", func(t *testing.T) {
+		for _, doc := range []string{classDoc("default"), starrocksDoc("standalone", "Standalone"), starrocksDoc("cluster", "Cluster")} {
+			if _, err := c.create(parse(t, doc)); err != nil {
+				t.Errorf("valid object rejected: %v\n%s", err, doc)
+			}
+		}
+	})
+
+	t.Run("invalid objects are rejected with a message naming the field", func(t *testing.T) {
+		sr := func(name string) *unstructured.Unstructured { return parse(t, starrocksDoc(name, "Standalone")) }
+		cl := func() *unstructured.Unstructured { return parse(t, classDoc("broken")) }
+		long := strings.Repeat("a", 41)
+		cases := []struct {
+			name string
+			obj  *unstructured.Unstructured
+			want string
+		}{
+			{"missing class name", del(sr("no-class"), "spec", "starrocksClassName"), "spec.starrocksClassName: Required value"},
+			{"unknown type", set(t, sr("bad-type"), "Big", "spec", "type"), `spec.type: Unsupported value: "Big"`},
+			{"backend replicas on Standalone", set(t, sr("standalone-replicas"), int64(2), "spec", "backend", "replicas"), "spec.backend.replicas may only be set when spec.type is Cluster"},
+			{"Cluster without backend replicas", set(t, sr("cluster-no-replicas"), "Cluster", "spec", "type"), "spec.backend.replicas is required when spec.type is Cluster"},
+			{"load memory percent zero", set(t, sr("lpm-zero"), int64(0), "spec", "configuration", "loadProcessMaxMemoryLimitPercent"), "spec.configuration.loadProcessMaxMemoryLimitPercent: Invalid value: 0: spec.configuration.loadProcessMaxMemoryLimitPercent in body should be greater than or equal to 1"},
+			{"load memory percent above 100", set(t, sr("lpm-big"), int64(101), "spec", "configuration", "loadProcessMaxMemoryLimitPercent"), "spec.configuration.loadProcessMaxMemoryLimitPercent in body should be less than or equal to 100"},
+			{"streaming load zero", set(t, sr("slm-zero"), int64(0), "spec", "configuration", "streamingLoadMaxMb"), "spec.configuration.streamingLoadMaxMb in body should be greater than or equal to 1"},
+			{"negative trash expiry", set(t, sr("trash-neg"), int64(-1), "spec", "configuration", "catalogTrashExpireSecond"), "spec.configuration.catalogTrashExpireSecond in body should be greater than or equal to 0"},
+			{"zero cores", set(t, sr("zero-cores"), int64(0), "spec", "frontend", "cpu", "cores"), "spec.frontend.cpu.cores in body should be greater than or equal to 1"},
+			{"core fraction above 100", set(t, sr("fraction-big"), int64(150), "spec", "backend", "cpu", "coreFraction"), "spec.backend.cpu.coreFraction in body should be less than or equal to 100"},
+			{"memory not a quantity", set(t, sr("mem-word"), "lots", "spec", "frontend", "memory", "size"), "spec.frontend.memory.size"},
+			{"zero memory", set(t, sr("mem-zero"), "0", "spec", "backend", "memory", "size"), "memory.size must be greater than zero"},
+			{"zero volume", set(t, sr("pvc-zero"), "0Gi", "spec", "frontend", "persistentVolumeClaim", "size"), "persistentVolumeClaim.size must be greater than zero"},
+			{"name too long", sr(long), "metadata.name: Too long: may not be more than 40 bytes"},
+			{"name not a DNS-1035 label", sr("1st-instance"), "metadata.name must start with a lowercase letter"},
+			{"require TLS not a boolean", set(t, sr("tls-word"), "yes", "spec", "tls", "requireSecureTransport"), `spec.tls.requireSecureTransport: Invalid value: "string": spec.tls.requireSecureTransport in body must be of type boolean`},
+			{"unknown spec field", set(t, sr("unknown-field"), "x", "spec", "replicas"), `unknown field "spec.replicas"`},
+			{"unknown topology", set(t, sr("bad-topology"), "Galactic", "spec", "cluster", "topology"), `spec.cluster.topology: Unsupported value: "Galactic"`},
+			{"class: overlapping core ranges", set(t, cl(), int64(4), "spec", "sizingPolicies", "1", "cores", "min"), "core ranges [cores.min, cores.max] of two policies overlap"},
+			{"class: default topology not allowed", set(t, cl(), []any{"Zonal"}, "spec", "topology", "allowedTopologies"), "spec.topology.defaultTopology must be one of spec.topology.allowedTopologies"},
+			{"class: unknown topology", set(t, cl(), []any{"Ignored", "Galactic"}, "spec", "topology", "allowedTopologies"), `spec.topology.allowedTopologies[1]: Unsupported value: "Galactic"`},
+			{"class: min cores above max", set(t, set(t, cl(), int64(4), "spec", "sizingPolicies", "0", "cores", "min"), int64(3), "spec", "sizingPolicies", "0", "cores", "max"), "cores.min must not be greater than cores.max"},
+			{"class: no core fractions", set(t, cl(), []any{}, "spec", "sizingPolicies", "0", "coreFractions"), "spec.sizingPolicies[0].coreFractions: Invalid value: 0: spec.sizingPolicies[0].coreFractions in body should have at least 1 items"},
+			{"class: core fraction zero", set(t, cl(), []any{int64(0)}, "spec", "sizingPolicies", "0", "coreFractions"), "spec.sizingPolicies[0].coreFractions[0] in body should be greater than or equal to 1"},
+			{"class: empty validation rule", set(t, cl(), []any{map[string]any{"rule": "", "message": "m"}}, "spec", "validations"), "spec.validations[0].rule in body should be at least 1 chars long"},
+			{"class: unknown overridable key", set(t, cl(), []any{"maxConnections"}, "spec", "overridableConfiguration"), `spec.overridableConfiguration[0]: Unsupported value: "maxConnections"`},
+			{"class: no sizing policies", set(t, cl(), []any{}, "spec", "sizingPolicies"), "spec.sizingPolicies in body should have at least 1 items"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := c.create(tc.obj)
+				if err == nil {
+					t.Fatalf("accepted, want rejection mentioning %q", tc.want)
+				}
+				if !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("rejected with\n  %v\nwant a message containing\n  %s", err, tc.want)
+				}
+			})
+		}
+	})
+
+	t.Run("invalid updates are rejected", func(t *testing.T) {
+		base, err := c.create(parse(t, starrocksDoc("updates", "Cluster")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		set(t, base, int64(5), "spec", "backend", "replicas")
+		if base, err = c.resource(base).Update(context.Background(), base, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("growing backend replicas: %v", err)
+		}
+		cases := []struct {
+			name   string
+			change func(*unstructured.Unstructured)
+			want   string
+		}{
+			{"class changes", func(o *unstructured.Unstructured) { set(t, o, "other", "spec", "starrocksClassName") }, "spec.starrocksClassName is immutable"},
+			{"storage class changes", func(o *unstructured.Unstructured) {
+				set(t, o, "slow", "spec", "backend", "persistentVolumeClaim", "storageClassName")
+			}, "persistentVolumeClaim.storageClassName is immutable"},
+			{"storage class is added", func(o *unstructured.Unstructured) {
+				set(t, o, "slow", "spec", "frontend", "persistentVolumeClaim", "storageClassName")
+			}, "spec.frontend.persistentVolumeClaim: Invalid value: persistentVolumeClaim.storageClassName is immutable"},
+			{"volume shrinks", func(o *unstructured.Unstructured) {
+				set(t, o, "50Gi", "spec", "backend", "persistentVolumeClaim", "size")
+			}, `spec.backend.persistentVolumeClaim.size: Invalid value: "50Gi": persistentVolumeClaim.size cannot shrink`},
+			{"Cluster becomes Standalone", func(o *unstructured.Unstructured) {
+				set(t, o, "Standalone", "spec", "type")
+				del(o, "spec", "backend", "replicas")
+			}, "spec.type cannot change from Cluster to Standalone"},
+			{"two BEs removed at once", func(o *unstructured.Unstructured) { set(t, o, int64(3), "spec", "backend", "replicas") }, "spec.backend.replicas may shrink by at most one at a time"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				obj := base.DeepCopy()
+				tc.change(obj)
+				_, err := c.resource(obj).Update(context.Background(), obj, metav1.UpdateOptions{})
+				if err == nil {
+					t.Fatalf("accepted, want rejection mentioning %q", tc.want)
+				}
+				if !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("rejected with\n  %v\nwant a message containing\n  %s", err, tc.want)
+				}
+			})
+		}
+		t.Run("volume grows and one BE is removed", func(t *testing.T) {
+			obj := base.DeepCopy()
+			set(t, obj, "200Gi", "spec", "backend", "persistentVolumeClaim", "size")
+			set(t, obj, int64(4), "spec", "backend", "replicas")
+			if _, err := c.resource(obj).Update(context.Background(), obj, metav1.UpdateOptions{}); err != nil {
+				t.Fatalf("allowed update rejected: %v", err)
+			}
+		})
+	})
+
+	t.Run("status is written only through the subresource", func(t *testing.T) {
+		obj := parse(t, starrocksDoc("status-test", "Standalone"))
+		set(t, obj, "Running", "status", "phase")
+		created, err := c.create(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, found, _ := unstructured.NestedString(created.Object, "status", "phase"); found {
+			t.Fatal("status sent with create was stored")
+		}
+		set(t, created, "Running", "status", "phase")
+		updated, err := c.resource(created).Update(context.Background(), created, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, found, _ := unstructured.NestedString(updated.Object, "status", "phase"); found {
+			t.Fatal("status sent with a main-resource update was stored")
+		}
+		set(t, updated, "Running", "status", "phase")
+		set(t, updated, int64(1), "status", "frontend", "readyReplicas")
+		set(t, updated, int64(1), "status", "frontend", "replicas")
+		viaStatus, err := c.resource(updated).UpdateStatus(context.Background(), updated, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatalf("update status: %v", err)
+		}
+		if phase, _, _ := unstructured.NestedString(viaStatus.Object, "status", "phase"); phase != "Running" {
+			t.Fatalf("status phase after UpdateStatus = %q, want Running", phase)
+		}
+		if viaStatus.GetGeneration() != updated.GetGeneration() {
+			t.Errorf("status update changed generation %d -> %d", updated.GetGeneration(), viaStatus.GetGeneration())
+		}
+
+		t.Run("printer columns show", func(t *testing.T) {
+			table := getTable(t, c, "/apis/managed-services.deckhouse.io/v1alpha1/namespaces/team-a/starrocks/status-test")
+			want := []string{"Name", "Class", "Type", "Phase", "FE Ready", "BE Ready", "Valid", "Endpoint", "Age"}
+			if got := table.columnNames(); strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Fatalf("columns %v, want %v", got, want)
+			}
+			row := table.Rows[0].Cells
+			if row[1] != "default" || row[2] != "Standalone" || row[3] != "Running" || row[4] != float64(1) {
+				t.Fatalf("row %v, want class default, type Standalone, phase Running, FE ready 1", row)
+			}
+			classTable := getTable(t, c, "/apis/managed-services.deckhouse.io/v1alpha1/starrocksclasses/default")
+			if got := strings.Join(classTable.columnNames(), ","); got != "Name,Default topology,Policies,Valid,Age" {
+				t.Fatalf("class columns %s", got)
+			}
+		})
+	})
+}
+
+type table struct {
+	ColumnDefinitions []struct {
+		Name string `json:"name"`
+	} `json:"columnDefinitions"`
+	Rows []struct {
+		Cells []any `json:"cells"`
+	} `json:"rows"`
+}
+
+func (tb table) columnNames() []string {
+	var names []string
+	for _, c := range tb.ColumnDefinitions {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// getTable asks the apiserver for the server-side printed form kubectl shows.
+func getTable(t *testing.T, c *cluster, path string) table {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	raw, err := c.kube.Discovery().RESTClient().Get().AbsPath(path).
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("get table %s: %v", path, err)
+	}
+	var tb table
+	if err := json.Unmarshal(raw, &tb); err != nil {
+		t.Fatal(err)
+	}
+	if len(tb.Rows) != 1 {
+		t.Fatalf("table %s has %d rows", path, len(tb.Rows))
+	}
+	return tb
+}
+
+type example struct {
+	source string
+	yaml   string
+}
+
+var fence = regexp.MustCompile("(?s)```ya?ml\n(.*?)```")
+
+// documentedExamples collects the Starrocks and StarrocksClass manifests of
+// docs/: the example files and every YAML block of the English pages.
+func documentedExamples(t *testing.T) []example {
+	t.Helper()
+	root := controlplane.RepoRoot()
+	var out []example
+	add := func(source, text string) {
+		for _, doc := range strings.Split(text, "\n---") {
+			var meta metav1.TypeMeta
+			if yaml.Unmarshal([]byte(doc), &meta) != nil {
+				continue
+			}
+			gv, _ := schema.ParseGroupVersion(meta.APIVersion)
+			if gv.Group == v1alpha1.GroupName && (meta.Kind == v1alpha1.StarrocksKind || meta.Kind == v1alpha1.StarrocksClassKind) {
+				out = append(out, example{source: source, yaml: doc})
+			}
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(root, "docs", "examples", "*.yaml"))
+	pages, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	for _, f := range append(files, pages...) {
+		if strings.HasSuffix(f, ".ru.md") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, f)
+		if strings.HasSuffix(f, ".md") {
+			for _, m := range fence.FindAllStringSubmatch(string(data), -1) {
+				add(rel, m[1])
+			}
+			continue
+		}
+		add(rel, string(data))
+	}
+	return out
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
