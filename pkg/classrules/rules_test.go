@@ -130,15 +130,19 @@ func TestValidate(t *testing.T) {
 			want:   []string{`spec.cluster.topology: topology Zonal is not allowed by the class (value Zonal; class "default" topology.allowedTopologies [Ignored, TransZonal])`},
 		},
 		{
-			name:   "rejects TransZonal when the class allows a single zone",
-			class:  func(c *v1alpha1.StarrocksClass) { c.Spec.Topology.AllowedZones = []string{"a"} },
-			mutate: func(s *v1alpha1.Starrocks) { s.Spec.Cluster = &v1alpha1.ClusterSpec{Topology: v1alpha1.TopologyTransZonal} },
-			want:   []string{`spec.cluster.topology: topology TransZonal spreads pods over zones, but the class allows only one zone; choose Zonal or Ignored (value TransZonal; class "default" topology.allowedZones [a])`},
+			name:  "rejects TransZonal when the class allows a single zone",
+			class: func(c *v1alpha1.StarrocksClass) { c.Spec.Topology.AllowedZones = []string{"a"} },
+			mutate: func(s *v1alpha1.Starrocks) {
+				s.Spec.Cluster = &v1alpha1.ClusterSpec{Topology: v1alpha1.TopologyTransZonal}
+			},
+			want: []string{`spec.cluster.topology: topology TransZonal spreads pods over zones, but the class allows only one zone; choose Zonal or Ignored (value TransZonal; class "default" topology.allowedZones [a])`},
 		},
 		{
-			name:   "accepts TransZonal over two allowed zones",
-			class:  func(c *v1alpha1.StarrocksClass) { c.Spec.Topology.AllowedZones = []string{"a", "b"} },
-			mutate: func(s *v1alpha1.Starrocks) { s.Spec.Cluster = &v1alpha1.ClusterSpec{Topology: v1alpha1.TopologyTransZonal} },
+			name:  "accepts TransZonal over two allowed zones",
+			class: func(c *v1alpha1.StarrocksClass) { c.Spec.Topology.AllowedZones = []string{"a", "b"} },
+			mutate: func(s *v1alpha1.Starrocks) {
+				s.Spec.Cluster = &v1alpha1.ClusterSpec{Topology: v1alpha1.TopologyTransZonal}
+			},
 		},
 		{
 			name: "rejects a configuration key that is not overridable",
@@ -201,8 +205,10 @@ func TestValidate(t *testing.T) {
 			want:   []string{`spec.backend.replicas: spec.backend.replicas is required when spec.type is Cluster (value <unset>; spec.type Cluster needs spec.backend.replicas)`},
 		},
 		{
-			name:   "rejects every instance of an invalid class, naming the class problem",
-			class:  func(c *v1alpha1.StarrocksClass) { c.Spec.Validations = []v1alpha1.ValidationRule{{Rule: "nosuch > 1", Message: "x"}} },
+			name: "rejects every instance of an invalid class, naming the class problem",
+			class: func(c *v1alpha1.StarrocksClass) {
+				c.Spec.Validations = []v1alpha1.ValidationRule{{Rule: "nosuch > 1", Message: "x"}}
+			},
 			mutate: func(*v1alpha1.Starrocks) {},
 			want:   []string{`spec.starrocksClassName: StarrocksClass "default" is invalid, so no instance can be checked against it; the platform admin must fix: spec.validations[0].rule: the CEL rule does not compile: ERROR: <input>:1:1: undeclared reference to 'nosuch' (in container '') | nosuch > 1 | ^ (value nosuch > 1; class "default" validations[0]) (value default; class "default" must be valid)`},
 		},
@@ -270,9 +276,11 @@ func TestCompileReportsClassProblems(t *testing.T) {
 			want: []string{`spec.sizingPolicies: the core ranges of two sizing policies overlap, so a size would fall into both (value [1, 4] and [4, 16]; class "default" sizingPolicies[0] and sizingPolicies[1])`},
 		},
 		{
-			name:  "rejects cores.min above cores.max",
-			class: func(c *v1alpha1.StarrocksClass) { c.Spec.SizingPolicies[1].Cores = v1alpha1.CoreRange{Min: 20, Max: 17} },
-			want:  []string{`spec.sizingPolicies[1].cores: cores.min must not be greater than cores.max (value [20, 17]; class "default" sizingPolicies[1].cores)`},
+			name: "rejects cores.min above cores.max",
+			class: func(c *v1alpha1.StarrocksClass) {
+				c.Spec.SizingPolicies[1].Cores = v1alpha1.CoreRange{Min: 20, Max: 17}
+			},
+			want: []string{`spec.sizingPolicies[1].cores: cores.min must not be greater than cores.max (value [20, 17]; class "default" sizingPolicies[1].cores)`},
 		},
 		{
 			name:  "rejects memory.min above memory.max",
@@ -303,14 +311,18 @@ func TestCompileReportsClassProblems(t *testing.T) {
 			want: []string{`spec.nodeSelector.topology.kubernetes.io/zone: the node selector pins a zone that is not allowed, so no pod could be scheduled (value c; class "default" topology.allowedZones [a, b])`},
 		},
 		{
-			name:  "rejects an unknown overridable key",
-			class: func(c *v1alpha1.StarrocksClass) { c.Spec.OverridableConfiguration = []v1alpha1.ConfigurationKey{"maxConnections"} },
-			want:  []string{`spec.overridableConfiguration[0]: the key is not a configuration key the module knows (value maxConnections; known configuration keys [streamingLoadMaxMb, loadProcessMaxMemoryLimitPercent, catalogTrashExpireSecond])`},
+			name: "rejects an unknown overridable key",
+			class: func(c *v1alpha1.StarrocksClass) {
+				c.Spec.OverridableConfiguration = []v1alpha1.ConfigurationKey{"maxConnections"}
+			},
+			want: []string{`spec.overridableConfiguration[0]: the key is not a configuration key the module knows (value maxConnections; known configuration keys [streamingLoadMaxMb, loadProcessMaxMemoryLimitPercent, catalogTrashExpireSecond])`},
 		},
 		{
-			name:  "rejects a class default out of range",
-			class: func(c *v1alpha1.StarrocksClass) { c.Spec.Configuration.LoadProcessMaxMemoryLimitPercent = ptr(int32(0)) },
-			want:  []string{`spec.configuration.loadProcessMaxMemoryLimitPercent: loadProcessMaxMemoryLimitPercent must be from 1 to 100 (value 0; class "default" configuration: loadProcessMaxMemoryLimitPercent in [1, 100])`},
+			name: "rejects a class default out of range",
+			class: func(c *v1alpha1.StarrocksClass) {
+				c.Spec.Configuration.LoadProcessMaxMemoryLimitPercent = ptr(int32(0))
+			},
+			want: []string{`spec.configuration.loadProcessMaxMemoryLimitPercent: loadProcessMaxMemoryLimitPercent must be from 1 to 100 (value 0; class "default" configuration: loadProcessMaxMemoryLimitPercent in [1, 100])`},
 		},
 	}
 	for _, tt := range tests {
@@ -422,19 +434,29 @@ func TestValidateUpdate(t *testing.T) {
 			s.Spec.Backend.Replicas = ptr(int32(2))
 		}},
 		{
-			name:   "accepts scale-in by exactly one BE",
-			old:    func(s *v1alpha1.Starrocks) { s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(3)) },
-			mutate: func(s *v1alpha1.Starrocks) { s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(2)) },
+			name: "accepts scale-in by exactly one BE",
+			old: func(s *v1alpha1.Starrocks) {
+				s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(3))
+			},
+			mutate: func(s *v1alpha1.Starrocks) {
+				s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(2))
+			},
 		},
 		{
-			name:   "rejects scale-in by two BEs",
-			old:    func(s *v1alpha1.Starrocks) { s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(3)) },
-			mutate: func(s *v1alpha1.Starrocks) { s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(1)) },
-			want:   []string{`spec.backend.replicas: spec.backend.replicas may shrink by at most one at a time: each removed BE is decommissioned first so its tablets move to the others (value 1; shrink by at most one (was 3))`},
+			name: "rejects scale-in by two BEs",
+			old: func(s *v1alpha1.Starrocks) {
+				s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(3))
+			},
+			mutate: func(s *v1alpha1.Starrocks) {
+				s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(1))
+			},
+			want: []string{`spec.backend.replicas: spec.backend.replicas may shrink by at most one at a time: each removed BE is decommissioned first so its tablets move to the others (value 1; shrink by at most one (was 3))`},
 		},
 		{
-			name:   "rejects Cluster to Standalone",
-			old:    func(s *v1alpha1.Starrocks) { s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(2)) },
+			name: "rejects Cluster to Standalone",
+			old: func(s *v1alpha1.Starrocks) {
+				s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(2))
+			},
 			mutate: func(s *v1alpha1.Starrocks) { s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeStandalone, nil },
 			want:   []string{`spec.type: spec.type cannot change from Cluster to Standalone: the data of the other BEs would be lost (value Standalone; spec.type Cluster -> Standalone is not allowed)`},
 		},

@@ -1,0 +1,340 @@
+// Package desired turns Starrocks objects and their classes into the values
+// entries of managedStarrocks.internal.instances[] (openapi/values.yaml). It
+// is pure: no Kubernetes client, no module-sdk, so the hooks, the render
+// tests of the templates and benchmarks all call the same code.
+//
+// Entry point:
+//
+//	out := desired.Compute(desired.Input{
+//		Instances:     starrocksObjects,
+//		Classes:       classes,
+//		ClusterDomain: "cluster.local",
+//		LastValid:     persisted, // namespace/name -> last valid entry, may be nil
+//	})
+//	values := out.Instances // sorted by namespace/name
+//	for _, r := range out.Results { ... } // per instance: valid?, why not, which entry is rendered
+//
+// An instance whose current spec breaks a class rule keeps the entry it had
+// when it was last valid (the hooks persist it in the cluster and pass it in
+// LastValid); one that was never valid gets no entry, so nothing is rendered.
+package desired
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/classrules"
+)
+
+// Ports of StarRocks that appear in values and status.
+const (
+	FrontendHTTPPort = 8030
+	QueryPort        = agentconfig.QueryPort
+)
+
+// DefaultClusterDomain is used when the input has none.
+const DefaultClusterDomain = "cluster.local"
+
+// Input is everything the desired state depends on.
+type Input struct {
+	// Instances are the Starrocks objects (status is ignored).
+	Instances []*v1alpha1.Starrocks
+	// Classes are all StarrocksClass objects.
+	Classes []*v1alpha1.StarrocksClass
+	// ClusterDomain is global.discovery.clusterDomain.
+	ClusterDomain string
+	// LastValid holds the persisted last valid entry per "namespace/name".
+	LastValid map[string]*Instance
+	// Cache compiles each class once across runs; nil compiles every call.
+	Cache *classrules.Cache
+}
+
+// Output is the desired state.
+type Output struct {
+	// Instances are the values entries, sorted by namespace and name.
+	Instances []Instance
+	// Results describe every input instance, in the same order.
+	Results []Result
+	// ClassProblems are the violations of each invalid class, by name.
+	ClassProblems map[string]classrules.Violations
+}
+
+// Result is the outcome for one Starrocks object.
+type Result struct {
+	// Key is "namespace/name".
+	Key    string
+	Object *v1alpha1.Starrocks
+	// Violations of the current spec; empty means valid.
+	Violations classrules.Violations
+	// Entry is what is rendered: the current spec when valid, else the last
+	// valid entry, else nil.
+	Entry *Instance
+	// Current is true when Entry was computed from the current spec (so it
+	// should be persisted as the new last valid entry).
+	Current bool
+}
+
+// Valid reports whether the current spec passes every class rule.
+func (r Result) Valid() bool { return len(r.Violations) == 0 }
+
+// Key of an object in LastValid and Results.
+func Key(namespace, name string) string { return namespace + "/" + name }
+
+// Compute is the desired state of every instance.
+func Compute(in Input) Output {
+	domain := in.ClusterDomain
+	if domain == "" {
+		domain = DefaultClusterDomain
+	}
+	cache := in.Cache
+	if cache == nil {
+		cache = classrules.NewCache()
+	}
+	classes := make(map[string]*classrules.Compiled, len(in.Classes))
+	out := Output{ClassProblems: map[string]classrules.Violations{}}
+	for _, cl := range in.Classes {
+		c, problems := cache.Get(cl)
+		classes[cl.Name] = c
+		if len(problems) > 0 {
+			out.ClassProblems[cl.Name] = problems
+		}
+	}
+
+	objs := make([]*v1alpha1.Starrocks, len(in.Instances))
+	copy(objs, in.Instances)
+	sort.Slice(objs, func(i, j int) bool {
+		if objs[i].Namespace != objs[j].Namespace {
+			return objs[i].Namespace < objs[j].Namespace
+		}
+		return objs[i].Name < objs[j].Name
+	})
+
+	out.Results = make([]Result, 0, len(objs))
+	out.Instances = make([]Instance, 0, len(objs))
+	for _, sr := range objs {
+		res := Result{Key: Key(sr.Namespace, sr.Name), Object: sr}
+		c, ok := classes[sr.Spec.StarrocksClassName]
+		if !ok {
+			res.Violations = classrules.MissingClass(sr.Spec.StarrocksClassName)
+		} else {
+			resolved, vs := c.Resolve(sr)
+			res.Violations = vs
+			if len(vs) == 0 {
+				entry := Build(sr, c.Class(), resolved, domain)
+				res.Entry, res.Current = &entry, true
+			}
+		}
+		if res.Entry == nil {
+			// Only an entry of this very object counts: a Starrocks deleted and
+			// recreated under the same name starts from scratch.
+			if last := in.LastValid[res.Key]; last != nil && last.UID == string(sr.UID) {
+				res.Entry = last
+			}
+		}
+		if res.Entry != nil {
+			out.Instances = append(out.Instances, *res.Entry)
+		}
+		out.Results = append(out.Results, res)
+	}
+	return out
+}
+
+// NamesFor are the object names of an instance.
+func NamesFor(name string) Names {
+	base := "d8ms-sr-" + name
+	return Names{
+		FrontendStatefulSet:     base,
+		BackendStatefulSet:      base + "-be",
+		ClientService:           base,
+		FrontendHeadlessService: base + "-fe-headless",
+		BackendHeadlessService:  base + "-be-headless",
+		ConfigMap:               base + "-config",
+		CredentialsSecret:       base + "-credentials",
+	}
+}
+
+// TLSSecretName is the Secret cert-manager writes the instance certificate to.
+func TLSSecretName(name string) string { return "d8ms-sr-" + name + "-tls" }
+
+// KeystoreSecretName is the Secret (created by the hooks) with the PKCS12
+// keystore password.
+func KeystoreSecretName(name string) string { return "d8ms-sr-" + name + "-keystore" }
+
+// ServiceFQDN is the cluster DNS name of a Service.
+func ServiceFQDN(service, namespace, domain string) string {
+	return fmt.Sprintf("%s.%s.svc.%s", service, namespace, domain)
+}
+
+// Endpoints of an instance, as shown in status.
+func Endpoints(name, namespace, domain string) v1alpha1.Endpoints {
+	host := ServiceFQDN(NamesFor(name).ClientService, namespace, domain)
+	return v1alpha1.Endpoints{
+		Query: fmt.Sprintf("%s:%d", host, QueryPort),
+		HTTP:  fmt.Sprintf("%s:%d", host, FrontendHTTPPort),
+	}
+}
+
+// Build computes the values entry of a valid instance.
+func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules.Resolved, domain string) Instance {
+	names := NamesFor(sr.Name)
+	ns := sr.Namespace
+	feHosts := podHosts(names.FrontendStatefulSet, names.FrontendHeadlessService, ns, domain, r.Frontend.Replicas)
+	beHosts := podHosts(names.BackendStatefulSet, names.BackendHeadlessService, ns, domain, r.Backend.Replicas)
+	clientFQDN := ServiceFQDN(names.ClientService, ns, domain)
+
+	cfg := Configuration{
+		StreamingLoadMaxMb:               r.Configuration.StreamingLoadMaxMb,
+		LoadProcessMaxMemoryLimitPercent: r.Configuration.LoadProcessMaxMemoryLimitPercent,
+		CatalogTrashExpireSecond:         r.Configuration.CatalogTrashExpireSecond,
+		DefaultReplicationNum:            min(3, r.Backend.Replicas),
+	}
+	heap := JavaHeapMb(r.Frontend.Memory.Value())
+	memLimit := MemLimitBytes(r.Backend.Memory.Value())
+
+	// The TLS certificate is served by the FE only (port 9030): its SANs are
+	// the client Service in every form a client may dial plus each FE pod,
+	// which a client may address directly (e.g. the leader).
+	dnsNames := []string{
+		names.ClientService,
+		names.ClientService + "." + ns,
+		names.ClientService + "." + ns + ".svc",
+		clientFQDN,
+	}
+	dnsNames = append(dnsNames, feHosts...)
+
+	return Instance{
+		Name:       sr.Name,
+		Namespace:  ns,
+		UID:        string(sr.UID),
+		ClassName:  class.Name,
+		Type:       string(r.Type),
+		Generation: sr.Generation,
+		Topology:   string(r.Topology),
+		Zones:      r.Zones,
+		Frontend: Frontend{
+			JavaHeapMb:     heap,
+			Replicas:       r.Frontend.Replicas,
+			Resources:      resources(r.Frontend),
+			Storage:        Storage{Size: r.Frontend.Storage.String(), StorageClassName: r.Frontend.StorageClass},
+			ConfigChecksum: checksum(map[string]string{"requireSecureTransport": strconv.FormatBool(r.RequireSecureTransport), "javaHeapMb": strconv.FormatInt(heap, 10)}),
+			Hosts:          feHosts,
+		},
+		Backend: Backend{
+			MemLimitBytes:  memLimit,
+			Replicas:       r.Backend.Replicas,
+			Resources:      resources(r.Backend),
+			Storage:        Storage{Size: r.Backend.Storage.String(), StorageClassName: r.Backend.StorageClass},
+			ConfigChecksum: checksum(map[string]string{"loadProcessMaxMemoryLimitPercent": strconv.FormatInt(cfg.LoadProcessMaxMemoryLimitPercent, 10), "memLimitBytes": strconv.FormatInt(memLimit, 10)}),
+			Hosts:          beHosts,
+		},
+		Configuration: cfg,
+		TLS: TLS{
+			RequireSecureTransport:     r.RequireSecureTransport,
+			SecretName:                 TLSSecretName(sr.Name),
+			KeystorePasswordSecretName: KeystoreSecretName(sr.Name),
+			DNSNames:                   dnsNames,
+		},
+		Scheduling: Scheduling{
+			NodeSelector: class.Spec.NodeSelector,
+			NodeAffinity: class.Spec.NodeAffinity,
+			Tolerations:  class.Spec.Tolerations,
+		},
+		AgentConfig: agentconfig.Config{
+			Instance:      Key(ns, sr.Name),
+			QueryHost:     clientFQDN,
+			QueryPort:     agentconfig.QueryPort,
+			Frontends:     feHosts,
+			EditLogPort:   agentconfig.EditLogPort,
+			Backends:      beHosts,
+			HeartbeatPort: agentconfig.HeartbeatPort,
+			FrontendConfig: map[string]string{
+				"catalog_trash_expire_second": strconv.FormatInt(cfg.CatalogTrashExpireSecond, 10),
+				"default_replication_num":     strconv.Itoa(int(cfg.DefaultReplicationNum)),
+			},
+			BackendConfig: map[string]string{
+				"streaming_load_max_mb": strconv.FormatInt(cfg.StreamingLoadMaxMb, 10),
+			},
+		},
+		Names: names,
+	}
+}
+
+// EffectiveConfiguration is the configuration of an entry as the API type,
+// for status.configuration.
+func EffectiveConfiguration(e *Instance) *v1alpha1.Configuration {
+	lp := int32(e.Configuration.LoadProcessMaxMemoryLimitPercent)
+	sl, ct := e.Configuration.StreamingLoadMaxMb, e.Configuration.CatalogTrashExpireSecond
+	return &v1alpha1.Configuration{StreamingLoadMaxMb: &sl, LoadProcessMaxMemoryLimitPercent: &lp, CatalogTrashExpireSecond: &ct}
+}
+
+func podHosts(sts, headless, ns, domain string, replicas int32) []string {
+	hosts := make([]string, replicas)
+	for i := range hosts {
+		hosts[i] = fmt.Sprintf("%s-%d.%s.%s.svc.%s", sts, i, headless, ns, domain)
+	}
+	return hosts
+}
+
+const mib = 1 << 20
+
+// JavaHeapMb is the FE -Xmx for a pod memory size: 75% of the memory, but at
+// least 1 GiB is left outside the heap for what the JVM needs besides it
+// (metaspace, code cache, thread stacks, Netty and BDB JE direct buffers) so
+// the cgroup limit is not hit by the JVM growing to -Xmx; never below 256 MiB,
+// the smallest heap an FE starts with.
+func JavaHeapMb(memoryBytes int64) int64 {
+	m := memoryBytes / mib
+	return max(256, min(m*3/4, m-1024))
+}
+
+// MemLimitBytes is the BE mem_limit for a pod memory size. The BE tracks its
+// own allocations up to mem_limit and refuses work beyond it, while the
+// kernel OOM-kills the whole pod at the cgroup limit; allocations the tracker
+// does not see (allocator metadata, thread stacks, brpc buffers) need room in
+// between: 10% of the memory, at least 512 MiB, while mem_limit stays at
+// least half of the memory.
+func MemLimitBytes(memoryBytes int64) int64 {
+	headroom := max(memoryBytes/10, 512*mib)
+	return max(memoryBytes/2, memoryBytes-headroom)
+}
+
+func resources(c classrules.ResolvedComponent) Resources {
+	mem := memoryString(c.Memory)
+	// Request = cores * fraction / 100 in millicores; the limit is the cores.
+	req := int64(c.Cores) * int64(c.CoreFraction) * 10
+	return Resources{
+		Requests: ResourceList{CPU: fmt.Sprintf("%dm", req), Memory: mem},
+		Limits:   ResourceList{CPU: strconv.Itoa(int(c.Cores)), Memory: mem},
+	}
+}
+
+// memoryString renders a quantity in the schema's form (an integer with
+// Ki/Mi/Gi/Ti or plain bytes), whatever unit the user wrote (4G, 0.5Gi…).
+func memoryString(q resource.Quantity) string {
+	b := q.Value()
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"Ti", 1 << 40}, {"Gi", 1 << 30}, {"Mi", 1 << 20}, {"Ki", 1 << 10}} {
+		if b%u.size == 0 && b >= u.size {
+			return strconv.FormatInt(b/u.size, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(b, 10)
+}
+
+// checksum hashes restart-needing settings in a stable order (JSON encodes
+// map keys sorted).
+func checksum(settings map[string]string) string {
+	data, _ := json.Marshal(settings) // a map of strings always encodes
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}

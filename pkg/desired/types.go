@@ -1,0 +1,102 @@
+package desired
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+)
+
+// Instance is one entry of managedStarrocks.internal.instances[]. It mirrors
+// openapi/values.yaml (definitions.instance) field for field; the contract
+// test in this package validates it against that schema, so a change to one
+// without the other fails.
+type Instance struct {
+	Name          string             `json:"name"`
+	Namespace     string             `json:"namespace"`
+	UID           string             `json:"uid"`
+	ClassName     string             `json:"className"`
+	Type          string             `json:"type"`
+	Generation    int64              `json:"generation"`
+	Topology      string             `json:"topology"`
+	Zones         []string           `json:"zones,omitempty"`
+	Frontend      Frontend           `json:"frontend"`
+	Backend       Backend            `json:"backend"`
+	Configuration Configuration      `json:"configuration"`
+	TLS           TLS                `json:"tls"`
+	Scheduling    Scheduling         `json:"scheduling"`
+	AgentConfig   agentconfig.Config `json:"agentConfig"`
+	Names         Names              `json:"names"`
+}
+
+// Frontend is the desired FE StatefulSet.
+type Frontend struct {
+	JavaHeapMb     int64     `json:"javaHeapMb"`
+	Replicas       int32     `json:"replicas"`
+	Resources      Resources `json:"resources"`
+	Storage        Storage   `json:"storage"`
+	ConfigChecksum string    `json:"configChecksum"`
+	Hosts          []string  `json:"hosts"`
+}
+
+// Backend is the desired BE StatefulSet.
+type Backend struct {
+	MemLimitBytes  int64     `json:"memLimitBytes"`
+	Replicas       int32     `json:"replicas"`
+	Resources      Resources `json:"resources"`
+	Storage        Storage   `json:"storage"`
+	ConfigChecksum string    `json:"configChecksum"`
+	Hosts          []string  `json:"hosts"`
+}
+
+// Resources of a container.
+type Resources struct {
+	Requests ResourceList `json:"requests"`
+	Limits   ResourceList `json:"limits"`
+}
+
+// ResourceList is cpu and memory as Kubernetes quantities.
+type ResourceList struct {
+	CPU    string `json:"cpu"`
+	Memory string `json:"memory"`
+}
+
+// Storage is the PVC template of a component.
+type Storage struct {
+	Size             string `json:"size"`
+	StorageClassName string `json:"storageClassName,omitempty"`
+}
+
+// Configuration is the merged configuration plus derived keys.
+type Configuration struct {
+	StreamingLoadMaxMb               int64 `json:"streamingLoadMaxMb"`
+	LoadProcessMaxMemoryLimitPercent int64 `json:"loadProcessMaxMemoryLimitPercent"`
+	CatalogTrashExpireSecond         int64 `json:"catalogTrashExpireSecond"`
+	DefaultReplicationNum            int32 `json:"defaultReplicationNum"`
+}
+
+// TLS of the MySQL protocol endpoint.
+type TLS struct {
+	RequireSecureTransport     bool     `json:"requireSecureTransport"`
+	SecretName                 string   `json:"secretName"`
+	KeystorePasswordSecretName string   `json:"keystorePasswordSecretName,omitempty"`
+	DNSNames                   []string `json:"dnsNames"`
+}
+
+// Scheduling comes from the class.
+type Scheduling struct {
+	NodeSelector map[string]string    `json:"nodeSelector,omitempty"`
+	NodeAffinity *corev1.NodeAffinity `json:"nodeAffinity,omitempty"`
+	Tolerations  []corev1.Toleration  `json:"tolerations,omitempty"`
+}
+
+// Names of the objects of an instance. The TLS and keystore Secret names
+// live in TLS, as the schema has them there.
+type Names struct {
+	FrontendStatefulSet     string `json:"frontendStatefulSet"`
+	BackendStatefulSet      string `json:"backendStatefulSet"`
+	ClientService           string `json:"clientService"`
+	FrontendHeadlessService string `json:"frontendHeadlessService"`
+	BackendHeadlessService  string `json:"backendHeadlessService"`
+	ConfigMap               string `json:"configMap"`
+	CredentialsSecret       string `json:"credentialsSecret"`
+}
