@@ -14,13 +14,13 @@ import (
 	"time"
 
 	"github.com/deckhouse/managed-starrocks/images/webhook/internal/certwatch"
-	"github.com/deckhouse/managed-starrocks/images/webhook/internal/testpki"
+	"github.com/deckhouse/managed-starrocks/images/webhook/internal/secretvol"
 )
 
 func TestServesRotatedCertificateAfterSecretVolumeSwap(t *testing.T) {
-	ca := testpki.NewCA(t)
-	first := ca.Issue(t)
-	vol := testpki.NewSecretDir(t, first)
+	ca := secretvol.NewCA(t)
+	first := secretvol.Issue(t, ca)
+	vol := secretvol.New(t, first.CertPEM, first.KeyPEM)
 
 	reloads := make(chan error, 16)
 	w, err := certwatch.New(vol.CertFile(), vol.KeyFile(), slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -34,16 +34,16 @@ func TestServesRotatedCertificateAfterSecretVolumeSwap(t *testing.T) {
 	t.Cleanup(cancel)
 	go func() { _ = w.Run(ctx) }()
 
-	if got := servedSerial(t, addr, ca.Pool()); got.Cmp(first.Serial) != 0 {
-		t.Fatalf("served serial %v, want the first certificate %v", got, first.Serial)
+	if got := servedSerial(t, addr, pool(ca.Cert)); got.Cmp(first.Cert.SerialNumber) != 0 {
+		t.Fatalf("served serial %v, want the first certificate %v", got, first.Cert.SerialNumber)
 	}
 
 	// fsnotify needs the watch in place before the swap; retry the swap
 	// until a reload is seen rather than sleeping a guessed time.
-	second := ca.Issue(t)
+	second := secretvol.Issue(t, ca)
 	deadline := time.After(10 * time.Second)
 	for seen := false; !seen; {
-		vol.Update(second)
+		vol.Update(second.CertPEM, second.KeyPEM)
 		select {
 		case err := <-reloads:
 			if err != nil {
@@ -55,15 +55,15 @@ func TestServesRotatedCertificateAfterSecretVolumeSwap(t *testing.T) {
 			t.Fatal("no reload within 10s of swapping ..data")
 		}
 	}
-	if got := servedSerial(t, addr, ca.Pool()); got.Cmp(second.Serial) != 0 {
-		t.Fatalf("served serial %v after rotation, want %v", got, second.Serial)
+	if got := servedSerial(t, addr, pool(ca.Cert)); got.Cmp(second.Cert.SerialNumber) != 0 {
+		t.Fatalf("served serial %v after rotation, want %v", got, second.Cert.SerialNumber)
 	}
 }
 
 func TestKeepsPreviousCertificateWhenNewFilesAreBroken(t *testing.T) {
-	ca := testpki.NewCA(t)
-	first := ca.Issue(t)
-	vol := testpki.NewSecretDir(t, first)
+	ca := secretvol.NewCA(t)
+	first := secretvol.Issue(t, ca)
+	vol := secretvol.New(t, first.CertPEM, first.KeyPEM)
 	reloads := make(chan error, 16)
 	w, err := certwatch.New(vol.CertFile(), vol.KeyFile(), slog.New(slog.NewTextHandler(io.Discard, nil)),
 		certwatch.Options{OnReload: func(_ *x509.Certificate, err error) { reloads <- err }})
@@ -76,11 +76,10 @@ func TestKeepsPreviousCertificateWhenNewFilesAreBroken(t *testing.T) {
 	go func() { _ = w.Run(ctx) }()
 
 	// A certificate with the key of another pair is not a valid pair.
-	other := ca.Issue(t)
-	broken := testpki.Serving{CertPEM: other.CertPEM, KeyPEM: first.KeyPEM}
+	other := secretvol.Issue(t, ca)
 	deadline := time.After(10 * time.Second)
 	for seen := false; !seen; {
-		vol.Update(broken)
+		vol.Update(other.CertPEM, first.KeyPEM)
 		select {
 		case err := <-reloads:
 			if err == nil {
@@ -92,8 +91,8 @@ func TestKeepsPreviousCertificateWhenNewFilesAreBroken(t *testing.T) {
 			t.Fatal("no reload attempt within 10s")
 		}
 	}
-	if got := w.Leaf().SerialNumber; got.Cmp(first.Serial) != 0 {
-		t.Fatalf("serving serial %v, want the previous certificate %v kept", got, first.Serial)
+	if got := w.Leaf().SerialNumber; got.Cmp(first.Cert.SerialNumber) != 0 {
+		t.Fatalf("serving serial %v, want the previous certificate %v kept", got, first.Cert.SerialNumber)
 	}
 }
 
@@ -128,4 +127,10 @@ func servedSerial(t *testing.T, addr string, roots *x509.CertPool) *big.Int {
 	}
 	defer conn.Close()
 	return conn.ConnectionState().PeerCertificates[0].SerialNumber
+}
+
+func pool(ca *x509.Certificate) *x509.CertPool {
+	p := x509.NewCertPool()
+	p.AddCert(ca)
+	return p
 }

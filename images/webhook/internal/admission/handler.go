@@ -1,0 +1,328 @@
+// Package admission answers the AdmissionReviews of Starrocks and
+// StarrocksClass objects. Every rule comes from pkg/classrules; this package
+// only decodes requests, picks the class, and turns violations into answers a
+// user can act on.
+package admission
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/images/webhook/internal/classes"
+	"github.com/deckhouse/managed-starrocks/pkg/classrules"
+)
+
+// Paths the webhook serves; the WebhookConfigurations in templates/webhook
+// point at them.
+const (
+	PathValidateStarrocks      = "/validate-starrocks"
+	PathMutateStarrocks        = "/mutate-starrocks"
+	PathValidateStarrocksClass = "/validate-starrocksclass"
+	PathMutateStarrocksClass   = "/mutate-starrocksclass"
+)
+
+// maxBody bounds a review: objects are a few KiB, etcd caps them at 1.5 MiB.
+const maxBody = 3 << 20
+
+// ClassGetter finds a StarrocksClass by name; classes.ErrNotFound when it
+// does not exist.
+type ClassGetter interface {
+	Get(ctx context.Context, name string) (*v1alpha1.StarrocksClass, error)
+}
+
+// CompileFunc compiles a class: (*classrules.Cache).Get in production,
+// classrules.Compile in the benchmark's baseline.
+type CompileFunc func(*v1alpha1.StarrocksClass) (*classrules.Compiled, classrules.Violations)
+
+// Handler serves the four admission paths.
+type Handler struct {
+	Classes ClassGetter
+	Compile CompileFunc
+	Log     *slog.Logger
+	Metrics *Metrics // optional
+}
+
+// reviewFunc answers one request. An error means "could not decide" (the
+// apiserver then applies the failurePolicy); a denial is a response.
+type reviewFunc func(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error)
+
+// Register adds the four paths to mux.
+func (h *Handler) Register(mux *http.ServeMux) {
+	mux.Handle(PathValidateStarrocks, h.serve("validate-starrocks", h.ValidateStarrocks))
+	mux.Handle(PathMutateStarrocks, h.serve("mutate-starrocks", h.MutateStarrocks))
+	mux.Handle(PathValidateStarrocksClass, h.serve("validate-starrocksclass", h.ValidateStarrocksClass))
+	mux.Handle(PathMutateStarrocksClass, h.serve("mutate-starrocksclass", h.MutateStarrocksClass))
+}
+
+func (h *Handler) serve(name string, review reviewFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		if r.Method != http.MethodPost {
+			http.Error(w, "admission reviews are POSTed", http.StatusMethodNotAllowed)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		if err != nil || len(body) > maxBody {
+			http.Error(w, "request body unreadable or larger than 3 MiB", http.StatusRequestEntityTooLarge)
+			return
+		}
+		out, err := h.Answer(r.Context(), review, body)
+		log := h.Log.With("webhook", name)
+		if out != nil && out.Request != nil {
+			req := out.Request
+			log = log.With("uid", string(req.UID), "operation", string(req.Operation),
+				"kind", req.Kind.Kind, "namespace", req.Namespace, "name", req.Name, "user", req.UserInfo.Username)
+		}
+		op := ""
+		if out != nil && out.Request != nil {
+			op = string(out.Request.Operation)
+		}
+		elapsed := time.Since(start)
+		if err != nil {
+			// Not a denial: the apiserver applies the failurePolicy, and
+			// the hooks still validate whatever gets through.
+			var bad badRequestError
+			status := http.StatusInternalServerError
+			if errors.As(err, &bad) {
+				status = http.StatusBadRequest
+			}
+			log.Error("admission review not answered", "error", err, "duration", elapsed)
+			h.Metrics.observe(name, op, "error", elapsed.Seconds())
+			http.Error(w, err.Error(), status)
+			return
+		}
+		resp := out.Response
+		result := "allowed"
+		if !resp.Allowed {
+			result = "denied"
+			// Messages name fields, values and class rules; Starrocks and
+			// StarrocksClass specs hold no secrets, and the object itself is
+			// never logged.
+			log.Info("admission denied", "message", resp.Result.Message, "duration", elapsed)
+		} else {
+			log.Debug("admission allowed", "patched", len(resp.Patch) > 0, "duration", elapsed)
+		}
+		h.Metrics.observe(name, op, result, elapsed.Seconds())
+		// The request is not echoed back: the apiserver needs only the response.
+		out.Request = nil
+		w.Header().Set("Content-Type", "application/json")
+		if err := json.NewEncoder(w).Encode(out); err != nil {
+			log.Warn("write admission response", "error", err)
+		}
+	})
+}
+
+// badRequestError is a review the webhook cannot read at all.
+type badRequestError struct{ err error }
+
+func (e badRequestError) Error() string { return e.err.Error() }
+func (e badRequestError) Unwrap() error { return e.err }
+
+// Answer decodes an AdmissionReview and answers it with review. The returned
+// review still carries the request (for logging); its Response.UID matches
+// the request. An error means no answer: the body is not a review, or the
+// decision needs something unavailable (the apiserver).
+func (h *Handler) Answer(ctx context.Context, review reviewFunc, body []byte) (*admissionv1.AdmissionReview, error) {
+	in := &admissionv1.AdmissionReview{}
+	if err := json.Unmarshal(body, in); err != nil {
+		return nil, badRequestError{fmt.Errorf("decode AdmissionReview: %w", err)}
+	}
+	if in.Request == nil {
+		return nil, badRequestError{errors.New("decode AdmissionReview: no request")}
+	}
+	resp, err := review(ctx, in.Request)
+	if err != nil {
+		return in, err
+	}
+	resp.UID = in.Request.UID
+	out := &admissionv1.AdmissionReview{TypeMeta: in.TypeMeta, Request: in.Request, Response: resp}
+	if out.APIVersion == "" {
+		out.APIVersion, out.Kind = admissionv1.SchemeGroupVersion.String(), "AdmissionReview"
+	}
+	return out, nil
+}
+
+// ValidateStarrocks applies every class rule to a created or updated
+// instance, with the class defaults applied first (as the mutating webhook
+// would have), and on update the rules that compare with the old object.
+func (h *Handler) ValidateStarrocks(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return allowed(), nil
+	}
+	sr, old, err := decodeStarrocks(req)
+	if err != nil {
+		return denied(req, classrules.Violations{{Field: "", Value: "-", Rule: "object must decode as Starrocks", Message: err.Error()}}), nil
+	}
+	if skipUnchanged(sr, old) {
+		return allowed(), nil
+	}
+
+	class, err := h.Classes.Get(ctx, sr.Spec.StarrocksClassName)
+	if errors.Is(err, classes.ErrNotFound) {
+		return denied(req, classrules.MissingClass(sr.Spec.StarrocksClassName)), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("validate Starrocks %s/%s: %w", req.Namespace, req.Name, err)
+	}
+	compiled, _ := h.Compile(class) // Validate reports the class's own problems
+	defaulted := sr.DeepCopy()
+	compiled.Default(defaulted)
+	vs := compiled.Validate(defaulted)
+	if old != nil {
+		vs = append(vs, classrules.ValidateUpdate(old, sr)...)
+	}
+	if len(vs) > 0 {
+		return denied(req, vs), nil
+	}
+	return allowed(), nil
+}
+
+// MutateStarrocks writes the class defaults the user left out into the spec,
+// so `kubectl get -o yaml` shows what will run. It never denies: a request
+// it cannot default is left to the validating webhook.
+func (h *Handler) MutateStarrocks(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return allowed(), nil
+	}
+	sr, old, err := decodeStarrocks(req)
+	if err != nil || skipUnchanged(sr, old) {
+		return allowed(), nil
+	}
+	class, err := h.Classes.Get(ctx, sr.Spec.StarrocksClassName)
+	if errors.Is(err, classes.ErrNotFound) {
+		return allowed(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("default Starrocks %s/%s: %w", req.Namespace, req.Name, err)
+	}
+	compiled, _ := h.Compile(class)
+	defaulted := sr.DeepCopy()
+	compiled.Default(defaulted)
+	return patched("/spec", sr.Spec, defaulted.Spec)
+}
+
+// ValidateStarrocksClass rejects a class whose CEL rules do not compile or
+// whose policies are inconsistent. Instances of a class are not re-checked
+// here: the hooks report them as ConfigurationValid=False, which tells their
+// owners, while a rejected class edit would tell only the admin.
+func (h *Handler) ValidateStarrocksClass(_ context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return allowed(), nil
+	}
+	class := &v1alpha1.StarrocksClass{}
+	if err := json.Unmarshal(req.Object.Raw, class); err != nil {
+		return denied(req, classrules.Violations{{Field: "", Value: "-", Rule: "object must decode as StarrocksClass", Message: err.Error()}}), nil
+	}
+	if class.DeletionTimestamp != nil {
+		return allowed(), nil
+	}
+	// Compiled fresh, not from the cache: the object is not stored yet, so
+	// its generation does not identify it.
+	if _, vs := classrules.Compile(class); len(vs) > 0 {
+		return denied(req, vs), nil
+	}
+	return allowed(), nil
+}
+
+// MutateStarrocksClass normalises a class (sorted policies and lists,
+// duplicates dropped, a default topology when only one is allowed), so what
+// is stored reads the same however the admin wrote it.
+func (h *Handler) MutateStarrocksClass(_ context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return allowed(), nil
+	}
+	class := &v1alpha1.StarrocksClass{}
+	if err := json.Unmarshal(req.Object.Raw, class); err != nil || class.DeletionTimestamp != nil {
+		return allowed(), nil
+	}
+	normal := class.DeepCopy()
+	classrules.Normalize(normal)
+	return patched("/spec", class.Spec, normal.Spec)
+}
+
+func decodeStarrocks(req *admissionv1.AdmissionRequest) (sr, old *v1alpha1.Starrocks, err error) {
+	sr = &v1alpha1.Starrocks{}
+	if err := json.Unmarshal(req.Object.Raw, sr); err != nil {
+		return nil, nil, fmt.Errorf("the object is not a valid Starrocks: %w", err)
+	}
+	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
+		old = &v1alpha1.Starrocks{}
+		if err := json.Unmarshal(req.OldObject.Raw, old); err != nil {
+			return nil, nil, fmt.Errorf("the old object is not a valid Starrocks: %w", err)
+		}
+	}
+	return sr, old, nil
+}
+
+// skipUnchanged lets through updates that do not touch the spec (labels,
+// annotations, finalizers) and updates of an object being deleted. A class
+// edit may have made a running instance invalid; blocking its metadata would
+// block the module's own finalizer removal and so the instance's deletion.
+func skipUnchanged(sr, old *v1alpha1.Starrocks) bool {
+	if old == nil {
+		return false
+	}
+	return sr.DeletionTimestamp != nil || equality.Semantic.DeepEqual(sr.Spec, old.Spec)
+}
+
+func allowed() *admissionv1.AdmissionResponse { return &admissionv1.AdmissionResponse{Allowed: true} }
+
+// denied answers 422 Invalid with one cause per violation. The message is
+// what kubectl prints after `admission webhook ... denied the request:`.
+func denied(req *admissionv1.AdmissionRequest, vs classrules.Violations) *admissionv1.AdmissionResponse {
+	causes := make([]metav1.StatusCause, 0, len(vs))
+	lines := make([]string, 0, len(vs))
+	for _, v := range vs {
+		causes = append(causes, metav1.StatusCause{Type: metav1.CauseTypeFieldValueInvalid, Field: v.Field, Message: v.Error()})
+		lines = append(lines, v.Error())
+	}
+	what := req.Kind.Kind
+	if what == "" {
+		what = "object"
+	}
+	name := req.Name
+	if req.Namespace != "" {
+		name = req.Namespace + "/" + name
+	}
+	msg := fmt.Sprintf("%s %q is invalid: %s", what, name, strings.Join(lines, "; "))
+	return &admissionv1.AdmissionResponse{
+		Allowed: false,
+		Result: &metav1.Status{
+			Status:  metav1.StatusFailure,
+			Code:    http.StatusUnprocessableEntity,
+			Reason:  metav1.StatusReasonInvalid,
+			Message: msg,
+			Details: &metav1.StatusDetails{Name: req.Name, Group: req.Kind.Group, Kind: req.Kind.Kind, Causes: causes},
+		},
+	}
+}
+
+func patched(prefix string, before, after any) (*admissionv1.AdmissionResponse, error) {
+	ops, err := diffPatch(prefix, before, after)
+	if err != nil {
+		return nil, fmt.Errorf("compute defaults patch: %w", err)
+	}
+	resp := allowed()
+	if len(ops) == 0 {
+		return resp, nil
+	}
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		return nil, fmt.Errorf("marshal defaults patch: %w", err)
+	}
+	pt := admissionv1.PatchTypeJSONPatch
+	resp.Patch, resp.PatchType = raw, &pt
+	return resp, nil
+}

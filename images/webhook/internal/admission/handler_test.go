@@ -1,0 +1,326 @@
+package admission
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+)
+
+func TestValidateStarrocks(t *testing.T) {
+	tests := []struct {
+		name string
+		op   admissionv1.Operation
+		edit func(sr *v1alpha1.Starrocks)
+		old  func(sr *v1alpha1.Starrocks) // nil: no old object
+		// want is empty for allowed, else substrings of the denial message.
+		want []string
+	}{
+		{name: "admits an instance that fits its class", op: admissionv1.Create, edit: func(*v1alpha1.Starrocks) {}},
+		{name: "rejects an instance of a class that does not exist", op: admissionv1.Create,
+			edit: func(sr *v1alpha1.Starrocks) { sr.Spec.StarrocksClassName = "huge" },
+			want: []string{"spec.starrocksClassName", `StarrocksClass "huge" does not exist`}},
+		{name: "rejects memory not a multiple of the policy step", op: admissionv1.Create,
+			edit: func(sr *v1alpha1.Starrocks) { sr.Spec.Frontend.Memory.Size = resource.MustParse("4500Mi") },
+			want: []string{"spec.frontend.memory.size", "4500Mi", "sizingPolicies[0].memory.step 1Gi", "multiple of 1Gi"}},
+		{name: "rejects a core fraction the policy does not list", op: admissionv1.Create,
+			edit: func(sr *v1alpha1.Starrocks) { sr.Spec.Backend.CPU.CoreFraction = 10 },
+			want: []string{"spec.backend.cpu.coreFraction", "value 10", "coreFractions [25, 50, 100]"}},
+		{name: "rejects a value breaking a class CEL rule after defaults", op: admissionv1.Create,
+			edit: func(sr *v1alpha1.Starrocks) {
+				sr.Spec.Configuration = &v1alpha1.Configuration{StreamingLoadMaxMb: ptr(int64(8192))}
+			},
+			want: []string{"spec.configuration.streamingLoadMaxMb", "configuration.streamingLoadMaxMb <= 4096", "not offered in this class"}},
+		{name: "rejects a BE scale-in by more than one", op: admissionv1.Update,
+			edit: func(sr *v1alpha1.Starrocks) { sr.Spec.Type = v1alpha1.TypeCluster; sr.Spec.Backend.Replicas = ptr(int32(3)) },
+			old:  func(sr *v1alpha1.Starrocks) { sr.Spec.Type = v1alpha1.TypeCluster; sr.Spec.Backend.Replicas = ptr(int32(5)) },
+			want: []string{"spec.backend.replicas", "shrink by at most one (was 5)"}},
+		{name: "rejects a shrinking volume", op: admissionv1.Update,
+			edit: func(sr *v1alpha1.Starrocks) { sr.Spec.Backend.PersistentVolumeClaim.Size = resource.MustParse("50Gi") },
+			old:  func(*v1alpha1.Starrocks) {},
+			want: []string{"spec.backend.persistentVolumeClaim.size", "cannot shrink"}},
+		{name: "admits a metadata-only update of an instance its class no longer allows", op: admissionv1.Update,
+			edit: func(sr *v1alpha1.Starrocks) {
+				sr.Spec.Frontend.Memory.Size = resource.MustParse("4500Mi")
+				sr.Finalizers = nil
+			},
+			old: func(sr *v1alpha1.Starrocks) {
+				sr.Spec.Frontend.Memory.Size = resource.MustParse("4500Mi")
+				sr.Finalizers = []string{"managed-starrocks.deckhouse.io/cleanup"}
+			}},
+		{name: "admits any delete", op: admissionv1.Delete,
+			edit: func(sr *v1alpha1.Starrocks) { sr.Spec.StarrocksClassName = "huge" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHandler(testClass())
+			sr := testInstance()
+			tt.edit(sr)
+			var old *v1alpha1.Starrocks
+			if tt.old != nil {
+				old = testInstance()
+				tt.old(old)
+			}
+			req := request(t, tt.op, sr, nil)
+			if old != nil {
+				req = request(t, tt.op, sr, old)
+			}
+			resp, err := h.ValidateStarrocks(context.Background(), req)
+			if err != nil {
+				t.Fatalf("ValidateStarrocks: %v", err)
+			}
+			if len(tt.want) == 0 {
+				if !resp.Allowed {
+					t.Fatalf("want allowed, got %s", describe(resp))
+				}
+				return
+			}
+			if resp.Allowed {
+				t.Fatalf("want denied with %q, got allowed", tt.want)
+			}
+			if resp.Result.Code != http.StatusUnprocessableEntity || resp.Result.Reason != metav1.StatusReasonInvalid {
+				t.Errorf("denial status %d %s, want 422 Invalid", resp.Result.Code, resp.Result.Reason)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(resp.Result.Message, w) {
+					t.Errorf("denial message lacks %q:\n%s", w, resp.Result.Message)
+				}
+			}
+			if len(resp.Result.Details.Causes) == 0 || resp.Result.Details.Causes[0].Field == "" {
+				t.Errorf("denial has no field causes: %+v", resp.Result.Details)
+			}
+		})
+	}
+}
+
+func TestMutateStarrocksFillsClassDefaults(t *testing.T) {
+	h := newHandler(testClass())
+	sr := testInstance()
+	sr.Spec.Backend.CPU.CoreFraction = 50
+	req := request(t, admissionv1.Create, sr, nil)
+	resp, err := h.MutateStarrocks(context.Background(), req)
+	if err != nil {
+		t.Fatalf("MutateStarrocks: %v", err)
+	}
+	if !resp.Allowed || resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch {
+		t.Fatalf("want an allowed JSON patch, got %s", describe(resp))
+	}
+	got := applyPatch(t, req.Object.Raw, resp.Patch)
+	var out v1alpha1.Starrocks
+	if err := json.Unmarshal(got, &out); err != nil {
+		t.Fatalf("decode patched object: %v", err)
+	}
+	checks := []struct {
+		what      string
+		got, want any
+	}{
+		{"frontend coreFraction (largest of the policy)", out.Spec.Frontend.CPU.CoreFraction, int32(100)},
+		{"backend coreFraction (user's, kept)", out.Spec.Backend.CPU.CoreFraction, int32(50)},
+		{"topology (class default)", out.Spec.Cluster.Topology, v1alpha1.TopologyZonal},
+		{"streamingLoadMaxMb (overridable, class value)", *out.Spec.Configuration.StreamingLoadMaxMb, int64(1024)},
+		{"catalogTrashExpireSecond (overridable, class value)", *out.Spec.Configuration.CatalogTrashExpireSecond, int64(3600)},
+		{"loadProcessMaxMemoryLimitPercent (not overridable, not written)", out.Spec.Configuration.LoadProcessMaxMemoryLimitPercent, (*int32)(nil)},
+		{"name (outside spec, untouched)", out.Name, "sales"},
+	}
+	for _, c := range checks {
+		if !equalAny(c.got, c.want) {
+			t.Errorf("%s: got %v, want %v", c.what, c.got, c.want)
+		}
+	}
+
+	// The defaulted object needs no further patch: defaulting is idempotent.
+	again := request(t, admissionv1.Create, &out, nil)
+	resp, err = h.MutateStarrocks(context.Background(), again)
+	if err != nil || len(resp.Patch) != 0 {
+		t.Fatalf("second defaulting: err %v, patch %s; want no patch", err, resp.Patch)
+	}
+}
+
+func TestMutateStarrocksLeavesUnknownClassToValidation(t *testing.T) {
+	h := newHandler(testClass())
+	sr := testInstance()
+	sr.Spec.StarrocksClassName = "huge"
+	resp, err := h.MutateStarrocks(context.Background(), request(t, admissionv1.Create, sr, nil))
+	if err != nil || !resp.Allowed || len(resp.Patch) != 0 {
+		t.Fatalf("got err %v, %s; want allowed without patch", err, describe(resp))
+	}
+}
+
+func TestMutateStarrocksPatchesRawObjectWithExplicitZeroes(t *testing.T) {
+	// A client may send coreFraction: 0 and cluster: null; the patch must
+	// still apply to exactly those bytes.
+	h := newHandler(testClass())
+	raw := []byte(`{"apiVersion":"managed-services.deckhouse.io/v1alpha1","kind":"Starrocks",
+		"metadata":{"name":"sales","namespace":"analytics"},
+		"spec":{"starrocksClassName":"small","type":"Standalone","cluster":null,
+		"frontend":{"cpu":{"cores":2,"coreFraction":0},"memory":{"size":"4Gi"},"persistentVolumeClaim":{"size":"10Gi"}},
+		"backend":{"cpu":{"cores":4},"memory":{"size":"8Gi"},"persistentVolumeClaim":{"size":"100Gi"}}}}`)
+	req := &admissionv1.AdmissionRequest{Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: raw}}
+	resp, err := h.MutateStarrocks(context.Background(), req)
+	if err != nil {
+		t.Fatalf("MutateStarrocks: %v", err)
+	}
+	var out v1alpha1.Starrocks
+	if err := json.Unmarshal(applyPatch(t, raw, resp.Patch), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Spec.Frontend.CPU.CoreFraction != 100 || out.Spec.Cluster == nil || out.Spec.Cluster.Topology != v1alpha1.TopologyZonal {
+		t.Fatalf("patched spec %+v lacks the defaults", out.Spec)
+	}
+}
+
+func TestValidateStarrocksClass(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(c *v1alpha1.StarrocksClass)
+		want []string
+	}{
+		{name: "admits a consistent class", edit: func(*v1alpha1.StarrocksClass) {}},
+		{name: "rejects a CEL rule that does not compile",
+			edit: func(c *v1alpha1.StarrocksClass) {
+				c.Spec.Validations = append(c.Spec.Validations, v1alpha1.ValidationRule{Rule: "frontend.cpu.cores >", Message: "x"})
+			},
+			want: []string{"spec.validations[1].rule", "does not compile"}},
+		{name: "rejects a CEL rule that is not boolean",
+			edit: func(c *v1alpha1.StarrocksClass) {
+				c.Spec.Validations = append(c.Spec.Validations, v1alpha1.ValidationRule{Rule: "backend.replicas", Message: "x"})
+			},
+			want: []string{"spec.validations[1].rule", "must evaluate to bool"}},
+		{name: "rejects overlapping sizing policies",
+			edit: func(c *v1alpha1.StarrocksClass) { c.Spec.SizingPolicies[1].Cores.Min = 4 },
+			want: []string{"spec.sizingPolicies", "overlap"}},
+		{name: "rejects a default topology that is not allowed",
+			edit: func(c *v1alpha1.StarrocksClass) { c.Spec.Topology.DefaultTopology = v1alpha1.TopologyTransZonal },
+			want: []string{"spec.topology.defaultTopology", "TransZonal"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			class := testClass()
+			tt.edit(class)
+			resp, err := newHandler().ValidateStarrocksClass(context.Background(), request(t, admissionv1.Create, class, nil))
+			if err != nil {
+				t.Fatalf("ValidateStarrocksClass: %v", err)
+			}
+			if len(tt.want) == 0 {
+				if !resp.Allowed {
+					t.Fatalf("want allowed, got %s", describe(resp))
+				}
+				return
+			}
+			if resp.Allowed {
+				t.Fatalf("want denied with %q, got allowed", tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(resp.Result.Message, w) {
+					t.Errorf("denial message lacks %q:\n%s", w, resp.Result.Message)
+				}
+			}
+		})
+	}
+}
+
+func TestMutateStarrocksClassNormalises(t *testing.T) {
+	class := testClass()
+	class.Spec.SizingPolicies[0], class.Spec.SizingPolicies[1] = class.Spec.SizingPolicies[1], class.Spec.SizingPolicies[0]
+	class.Spec.SizingPolicies[1].CoreFractions = []int32{100, 25, 50, 25}
+	class.Spec.Topology = v1alpha1.ClassTopology{AllowedTopologies: []v1alpha1.Topology{v1alpha1.TopologyZonal}}
+	req := request(t, admissionv1.Create, class, nil)
+	resp, err := newHandler().MutateStarrocksClass(context.Background(), req)
+	if err != nil {
+		t.Fatalf("MutateStarrocksClass: %v", err)
+	}
+	var out v1alpha1.StarrocksClass
+	if err := json.Unmarshal(applyPatch(t, req.Object.Raw, resp.Patch), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Spec.SizingPolicies[0].Cores.Min != 1 || !equalAny(out.Spec.SizingPolicies[0].CoreFractions, []int32{25, 50, 100}) {
+		t.Errorf("policies not sorted and deduplicated: %+v", out.Spec.SizingPolicies)
+	}
+	if out.Spec.Topology.DefaultTopology != v1alpha1.TopologyZonal {
+		t.Errorf("default topology %q, want Zonal (the only one allowed)", out.Spec.Topology.DefaultTopology)
+	}
+}
+
+func TestServeAnswersOverHTTP(t *testing.T) {
+	h := newHandler(testClass())
+	mux := http.NewServeMux()
+	h.Register(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	sr := testInstance()
+	sr.Spec.Frontend.CPU.Cores = 64
+	resp, err := http.Post(srv.URL+PathValidateStarrocks, "application/json", bytes.NewReader(reviewBody(t, request(t, admissionv1.Create, sr, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var review admissionv1.AdmissionReview
+	if err := json.NewDecoder(resp.Body).Decode(&review); err != nil {
+		t.Fatalf("decode response: %v", err)
+	}
+	if review.Response == nil || review.Response.UID != "req-1" || review.Response.Allowed {
+		t.Fatalf("want a denial for uid req-1, got %+v", review.Response)
+	}
+	if !strings.Contains(review.Response.Result.Message, "64 cores fall into no sizing policy") {
+		t.Errorf("message %q lacks the sizing policy problem", review.Response.Result.Message)
+	}
+
+	bad, err := http.Post(srv.URL+PathValidateStarrocks, "application/json", strings.NewReader("{not json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.Body.Close()
+	if bad.StatusCode != http.StatusBadRequest {
+		t.Errorf("garbage body answered %d, want 400", bad.StatusCode)
+	}
+}
+
+func TestLookupErrorIsNotADenial(t *testing.T) {
+	h := newHandler()
+	h.Classes = failingClasses{}
+	_, err := h.ValidateStarrocks(context.Background(), request(t, admissionv1.Create, testInstance(), nil))
+	if err == nil {
+		t.Fatal("an unreachable apiserver turned into an answer; want an error so the failurePolicy applies")
+	}
+}
+
+type failingClasses struct{}
+
+func (failingClasses) Get(context.Context, string) (*v1alpha1.StarrocksClass, error) {
+	return nil, errors.New("connection refused")
+}
+
+func applyPatch(t *testing.T, doc, patch []byte) []byte {
+	t.Helper()
+	if len(patch) == 0 {
+		return doc
+	}
+	p, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		t.Fatalf("decode patch %s: %v", patch, err)
+	}
+	out, err := p.Apply(doc)
+	if err != nil {
+		t.Fatalf("apply patch %s: %v", patch, err)
+	}
+	return out
+}
+
+func equalAny(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb)
+}
