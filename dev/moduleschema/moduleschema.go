@@ -1,0 +1,66 @@
+// Package moduleschema loads the module's openapi/ schemas into
+// addon-operator's own validation package, the code Deckhouse runs on
+// ModuleConfig settings and on the values hooks produce. Tests use it to hold
+// settings and values to the same contract as a real cluster.
+package moduleschema
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/flant/addon-operator/pkg/utils"
+	"github.com/flant/addon-operator/pkg/values/validation"
+	"sigs.k8s.io/yaml"
+
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+)
+
+// ValuesKey is the module's key in addon-operator values (the camelCase
+// module name).
+const ValuesKey = "managedStarrocks"
+
+// Schemas validates module settings and values.
+type Schemas struct {
+	storage *validation.SchemaStorage
+	config  []byte
+}
+
+// Load reads openapi/config-values.yaml and openapi/values.yaml.
+func Load() (*Schemas, error) {
+	dir := filepath.Join(controlplane.RepoRoot(), "openapi")
+	config, err := os.ReadFile(filepath.Join(dir, "config-values.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	values, err := os.ReadFile(filepath.Join(dir, "values.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	storage, err := validation.NewSchemaStorage(config, values)
+	if err != nil {
+		return nil, fmt.Errorf("load openapi schemas: %w", err)
+	}
+	return &Schemas{storage: storage, config: config}, nil
+}
+
+// ValidateSettings checks ModuleConfig settings (spec.settings).
+func (s *Schemas) ValidateSettings(settings map[string]any) error {
+	return s.storage.ValidateConfigValues(ValuesKey, utils.Values{ValuesKey: settings})
+}
+
+// ValidateValues checks the module's values (settings plus internal).
+func (s *Schemas) ValidateValues(values map[string]any) error {
+	return s.storage.ValidateValues(ValuesKey, utils.Values{ValuesKey: values})
+}
+
+// ConfigExamples returns the x-examples of config-values.yaml.
+func (s *Schemas) ConfigExamples() ([]map[string]any, error) {
+	var doc struct {
+		Examples []map[string]any `json:"x-examples"`
+	}
+	if err := yaml.Unmarshal(s.config, &doc); err != nil {
+		return nil, err
+	}
+	return doc.Examples, nil
+}

@@ -1,0 +1,80 @@
+// Package openapi_test holds the module's openapi/ schemas to addon-operator's
+// own validation: documented examples pass and wrong settings are rejected.
+package openapi_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/deckhouse/managed-starrocks/dev/moduleschema"
+)
+
+func load(t *testing.T) *moduleschema.Schemas {
+	t.Helper()
+	s, err := moduleschema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConfigExamplesAreValid(t *testing.T) {
+	s := load(t)
+	examples, err := s.ConfigExamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(examples) < 2 {
+		t.Fatalf("config-values.yaml has %d x-examples, want at least an empty and a full one", len(examples))
+	}
+	for i, ex := range examples {
+		if err := s.ValidateSettings(ex); err != nil {
+			t.Errorf("x-examples[%d] rejected: %v", i, err)
+		}
+	}
+}
+
+func TestWrongSettingsAreRejected(t *testing.T) {
+	s := load(t)
+	cases := []struct {
+		name     string
+		settings map[string]any
+		want     string
+	}{
+		{"unknown log level", map[string]any{"logLevel": "Loud"}, "logLevel"},
+		{"unknown setting", map[string]any{"replicas": 3}, "replicas"},
+		{"issuer name with capitals", map[string]any{"certificates": map[string]any{"clusterIssuerName": "Corporate_CA"}}, "clusterIssuerName"},
+		{"duration in days", map[string]any{"certificates": map[string]any{"duration": "90d"}}, "duration"},
+		{"unknown retention", map[string]any{"instances": map[string]any{"persistentVolumeClaimRetention": "Keep"}}, "persistentVolumeClaimRetention"},
+		{"high availability as a string", map[string]any{"highAvailability": "yes"}, "highAvailability"},
+		{"node selector value not a string", map[string]any{"nodeSelector": map[string]any{"role": 1}}, "nodeSelector"},
+		{"unknown toleration operator", map[string]any{"tolerations": []any{map[string]any{"key": "k", "operator": "Maybe"}}}, "operator"},
+		{"unknown toleration field", map[string]any{"tolerations": []any{map[string]any{"key": "k", "priority": 1}}}, "priority"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.ValidateSettings(tc.settings)
+			if err == nil {
+				t.Fatalf("accepted %v", tc.settings)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q does not name %s", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestInternalValuesSchema(t *testing.T) {
+	s := load(t)
+	if err := s.ValidateValues(map[string]any{"internal": map[string]any{"instances": []any{}}}); err != nil {
+		t.Fatalf("empty instance list rejected: %v", err)
+	}
+	err := s.ValidateValues(map[string]any{"internal": map[string]any{"instances": []any{map[string]any{"name": "x"}}}})
+	if err == nil || !strings.Contains(err.Error(), "namespace") {
+		t.Fatalf("an instance without required fields: %v, want an error naming namespace", err)
+	}
+	err = s.ValidateValues(map[string]any{"internal": map[string]any{"unknownKey": true}})
+	if err == nil || !strings.Contains(err.Error(), "unknownKey") {
+		t.Fatalf("unknown internal key: %v, want an error naming it", err)
+	}
+}
