@@ -1,0 +1,212 @@
+// Package chartrender renders the module's Helm chart (the repository root)
+// with the Helm v3 engine, the way addon-operator does it in the cluster, and
+// returns the parsed objects. It is development tooling: tests and the
+// end-to-end loop use it; nothing of it ships in the module bundle.
+package chartrender
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// ModuleValuesKey is the key of the module's values in the Helm values tree
+// (addon-operator camelCases the module name).
+const ModuleValuesKey = "managedStarrocks"
+
+// Namespace is the module's own namespace.
+const Namespace = "d8-managed-starrocks"
+
+// Renderer holds a loaded chart; it is safe for concurrent use.
+type Renderer struct {
+	chart *chart.Chart
+}
+
+// RepoRoot is the module repository root (where Chart.yaml is), found from
+// this source file so tests work from any package directory.
+func RepoRoot() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		panic("chartrender: cannot locate own source file")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Load loads the chart in dir, honouring its .helmignore exactly as Helm does.
+func Load(dir string) (*Renderer, error) {
+	c, err := loader.LoadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load chart %s: %w", dir, err)
+	}
+	return &Renderer{chart: c}, nil
+}
+
+// Chart returns the loaded chart, e.g. to check which files it carries.
+func (r *Renderer) Chart() *chart.Chart { return r.chart }
+
+var (
+	defaultOnce     sync.Once
+	defaultRenderer *Renderer
+	defaultErr      error
+)
+
+// Default returns the renderer of the repository's chart, loaded once.
+func Default() (*Renderer, error) {
+	defaultOnce.Do(func() { defaultRenderer, defaultErr = Load(RepoRoot()) })
+	return defaultRenderer, defaultErr
+}
+
+// Render renders the repository's chart with the given module values (the
+// tree under `managedStarrocks`: settings, `internal`, `registry`) and
+// DefaultGlobals.
+func Render(moduleValues map[string]any) ([]*unstructured.Unstructured, error) {
+	r, err := Default()
+	if err != nil {
+		return nil, err
+	}
+	return r.Render(moduleValues, DefaultGlobals())
+}
+
+// DefaultGlobals is a `global` tree like the one Deckhouse passes to modules,
+// with fake but well-formed image digests under the image names the build
+// (werf) uses.
+func DefaultGlobals() map[string]any {
+	digest := func(c byte) string { return "sha256:" + strings.Repeat(string(c), 64) }
+	return map[string]any{
+		"highAvailability": false,
+		"discovery": map[string]any{
+			"clusterDomain": "cluster.local",
+		},
+		"modulesImages": map[string]any{
+			"registry": map[string]any{
+				"base": "registry.example.com/deckhouse/modules/managed-starrocks",
+			},
+			"digests": map[string]any{
+				ModuleValuesKey: map[string]any{
+					"agent":       digest('a'),
+					"webhook":     digest('b'),
+					"starrocksFe": digest('c'),
+					"starrocksBe": digest('d'),
+				},
+			},
+		},
+	}
+}
+
+// Render renders the chart with the module values and globals and returns
+// every object, sorted by template file then document order.
+func (r *Renderer) Render(moduleValues, globals map[string]any) ([]*unstructured.Unstructured, error) {
+	vals := map[string]any{
+		ModuleValuesKey: moduleValues,
+		"global":        globals,
+	}
+	renderVals, err := chartutil.ToRenderValues(r.chart, vals, chartutil.ReleaseOptions{
+		Name:      "managed-starrocks",
+		Namespace: Namespace,
+		IsInstall: true,
+	}, chartutil.DefaultCapabilities)
+	if err != nil {
+		return nil, fmt.Errorf("build render values: %w", err)
+	}
+	files, err := engine.Render(r.chart, renderVals)
+	if err != nil {
+		return nil, fmt.Errorf("render chart: %w", err)
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var objs []*unstructured.Unstructured
+	for _, name := range names {
+		if strings.HasPrefix(filepath.Base(name), "_") || !strings.HasSuffix(name, ".yaml") {
+			continue
+		}
+		parsed, err := parseManifests(files[name])
+		if err != nil {
+			return nil, fmt.Errorf("parse %s: %w", name, err)
+		}
+		objs = append(objs, parsed...)
+	}
+	return objs, nil
+}
+
+func parseManifests(text string) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewBufferString(text), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, err
+		}
+		if len(m) == 0 {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" {
+			return nil, fmt.Errorf("document without kind or apiVersion: %v", m)
+		}
+		out = append(out, u)
+	}
+}
+
+// Find returns the object of the given kind, namespace and name, or nil.
+func Find(objs []*unstructured.Unstructured, kind, namespace, name string) *unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetNamespace() == namespace && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+// ModuleValues builds module values from instance entries (e.g. the
+// []desired.Instance the hooks compute) and optional settings (the
+// config-values tree), through JSON as addon-operator passes them to Helm.
+func ModuleValues(instances any, settings map[string]any) (map[string]any, error) {
+	data, err := json.Marshal(instances)
+	if err != nil {
+		return nil, fmt.Errorf("encode instances: %w", err)
+	}
+	var list []any
+	if err := json.Unmarshal(data, &list); err != nil {
+		return nil, fmt.Errorf("decode instances: %w", err)
+	}
+	if list == nil {
+		list = []any{}
+	}
+	vals := map[string]any{}
+	if settings != nil {
+		data, err := json.Marshal(settings)
+		if err != nil {
+			return nil, fmt.Errorf("encode settings: %w", err)
+		}
+		if err := json.Unmarshal(data, &vals); err != nil {
+			return nil, fmt.Errorf("decode settings: %w", err)
+		}
+	}
+	internal, _ := vals["internal"].(map[string]any)
+	if internal == nil {
+		internal = map[string]any{}
+	}
+	internal["instances"] = list
+	vals["internal"] = internal
+	return vals, nil
+}

@@ -1,0 +1,594 @@
+package chartrender_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+)
+
+// typed converts a rendered object into its Go type, failing on fields the
+// type does not know (a misspelt or misplaced key in a template).
+func typed[T any](t *testing.T, u *unstructured.Unstructured) *T {
+	t.Helper()
+	if u == nil {
+		t.Fatalf("object not rendered")
+	}
+	var out T
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, &out, true); err != nil {
+		t.Fatalf("%s %s/%s does not match its Go type: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	}
+	return &out
+}
+
+func mustFind(t *testing.T, objs []*unstructured.Unstructured, kind, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	o := chartrender.Find(objs, kind, ns, name)
+	if o == nil {
+		t.Fatalf("%s %s/%s not rendered", kind, ns, name)
+	}
+	return o
+}
+
+func container(t *testing.T, spec corev1.PodSpec, name string) corev1.Container {
+	t.Helper()
+	for _, c := range spec.Containers {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no container %q", name)
+	return corev1.Container{}
+}
+
+// conf parses a StarRocks key = value file.
+func conf(text string) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if ok {
+			out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
+
+func TestEveryObjectCarriesTheModuleLabels(t *testing.T) {
+	for _, sc := range scenarios() {
+		for _, o := range render(t, sc.settings, sc.sr) {
+			l := o.GetLabels()
+			if l["heritage"] != "deckhouse" || l["module"] != "managed-starrocks" {
+				t.Errorf("%s: %s %s/%s labels %v lack heritage/module", sc.name, o.GetKind(), o.GetNamespace(), o.GetName(), l)
+			}
+		}
+	}
+}
+
+func TestInstanceObjects(t *testing.T) {
+	for _, sc := range scenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			e := entries(t, sc.sr)[0]
+			objs := render(t, sc.settings, sc.sr)
+			ns, n := e.Namespace, e.Names
+
+			fe := typed[appsv1.StatefulSet](t, mustFind(t, objs, "StatefulSet", ns, n.FrontendStatefulSet))
+			be := typed[appsv1.StatefulSet](t, mustFind(t, objs, "StatefulSet", ns, n.BackendStatefulSet))
+			wantFE, wantBE := int32(1), int32(1)
+			if sc.sr.Spec.Type == "Cluster" {
+				wantFE, wantBE = 3, 3
+			}
+			if *fe.Spec.Replicas != wantFE || *be.Spec.Replicas != wantBE {
+				t.Errorf("replicas FE %d BE %d, want %d %d", *fe.Spec.Replicas, *be.Spec.Replicas, wantFE, wantBE)
+			}
+			if fe.Spec.ServiceName != n.FrontendHeadlessService || be.Spec.ServiceName != n.BackendHeadlessService {
+				t.Errorf("serviceName FE %q BE %q", fe.Spec.ServiceName, be.Spec.ServiceName)
+			}
+			wantRetention := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+			if sc.name == "Cluster" { // this scenario sets persistentVolumeClaimRetention: Delete
+				wantRetention = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+			}
+			for _, sts := range []*appsv1.StatefulSet{fe, be} {
+				p := sts.Spec.PersistentVolumeClaimRetentionPolicy
+				if p == nil || p.WhenDeleted != wantRetention || p.WhenScaled != appsv1.RetainPersistentVolumeClaimRetentionPolicyType {
+					t.Errorf("%s retention policy %+v, want whenDeleted %s, whenScaled Retain", sts.Name, p, wantRetention)
+				}
+				if len(sts.Spec.VolumeClaimTemplates) != 1 {
+					t.Fatalf("%s has %d volume claim templates, want 1", sts.Name, len(sts.Spec.VolumeClaimTemplates))
+				}
+				for _, v := range sts.Spec.Template.Spec.Volumes {
+					if v.EmptyDir != nil && v.Name == sts.Spec.VolumeClaimTemplates[0].Name {
+						t.Errorf("%s data volume is an emptyDir", sts.Name)
+					}
+				}
+				sel := sts.Spec.Selector.MatchLabels
+				for k, v := range sel {
+					if sts.Spec.Template.Labels[k] != v {
+						t.Errorf("%s pod template lacks selector label %s=%s", sts.Name, k, v)
+					}
+				}
+				psc := sts.Spec.Template.Spec.SecurityContext
+				if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot {
+					t.Errorf("%s pods may run as root", sts.Name)
+				}
+				for _, c := range sts.Spec.Template.Spec.Containers {
+					if c.SecurityContext == nil || c.SecurityContext.AllowPrivilegeEscalation == nil || *c.SecurityContext.AllowPrivilegeEscalation {
+						t.Errorf("%s/%s allows privilege escalation", sts.Name, c.Name)
+					}
+					if c.Resources.Limits.Memory().IsZero() {
+						t.Errorf("%s/%s has no memory limit", sts.Name, c.Name)
+					}
+				}
+				if sts.Spec.Template.Spec.NodeSelector["node-role.example.com/analytics"] != "" || len(sts.Spec.Template.Spec.NodeSelector) != 1 {
+					t.Errorf("%s nodeSelector %v, want the class's", sts.Name, sts.Spec.Template.Spec.NodeSelector)
+				}
+			}
+			if got := fe.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().String(); got != e.Frontend.Storage.Size {
+				t.Errorf("FE PVC size %s, want %s", got, e.Frontend.Storage.Size)
+			}
+			if fe.Spec.Template.Annotations["checksum/config"] != e.Frontend.ConfigChecksum ||
+				be.Spec.Template.Annotations["checksum/config"] != e.Backend.ConfigChecksum {
+				t.Errorf("checksum annotations FE %q BE %q do not carry the configChecksum of the values",
+					fe.Spec.Template.Annotations["checksum/config"], be.Spec.Template.Annotations["checksum/config"])
+			}
+
+			for _, name := range []string{n.FrontendHeadlessService, n.BackendHeadlessService} {
+				svc := typed[corev1.Service](t, mustFind(t, objs, "Service", ns, name))
+				if svc.Spec.ClusterIP != corev1.ClusterIPNone || !svc.Spec.PublishNotReadyAddresses {
+					t.Errorf("Service %s must be headless and publish not-ready addresses", name)
+				}
+			}
+			client := typed[corev1.Service](t, mustFind(t, objs, "Service", ns, n.ClientService))
+			var ports []int32
+			for _, p := range client.Spec.Ports {
+				ports = append(ports, p.Port)
+			}
+			if len(ports) != 2 || ports[0] != 9030 || ports[1] != 8030 || client.Spec.Selector["app.kubernetes.io/component"] != "frontend" {
+				t.Errorf("client Service ports %v selector %v, want 9030 and 8030 of the FEs", ports, client.Spec.Selector)
+			}
+
+			for _, kind := range []string{"PodDisruptionBudget"} {
+				mustFind(t, objs, kind, ns, n.FrontendStatefulSet)
+				mustFind(t, objs, kind, ns, n.BackendStatefulSet)
+			}
+			mustFind(t, objs, "PodMonitor", ns, n.FrontendStatefulSet)
+			mustFind(t, objs, "Secret", ns, n.FrontendStatefulSet+"-registry")
+			mustFind(t, objs, "ServiceAccount", ns, n.FrontendStatefulSet+"-agent")
+			mustFind(t, objs, "RoleBinding", ns, n.FrontendStatefulSet+"-agent")
+			role := mustFind(t, objs, "Role", ns, n.FrontendStatefulSet+"-agent")
+			rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+			if b, _ := json.Marshal(rules); string(b) != `[{"apiGroups":[""],"resources":["pods"],"verbs":["get","patch"]}]` {
+				t.Errorf("agent Role rules %s, want only get and patch on pods", b)
+			}
+		})
+	}
+}
+
+func TestFrontendPod(t *testing.T) {
+	for _, sc := range scenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			e := entries(t, sc.sr)[0]
+			objs := render(t, sc.settings, sc.sr)
+			fe := typed[appsv1.StatefulSet](t, mustFind(t, objs, "StatefulSet", e.Namespace, e.Names.FrontendStatefulSet))
+			spec := fe.Spec.Template.Spec
+			if spec.ServiceAccountName != e.Names.FrontendStatefulSet+"-agent" {
+				t.Errorf("serviceAccountName %q", spec.ServiceAccountName)
+			}
+
+			agent := container(t, spec, "agent")
+			self := "$(POD_NAME)." + e.Names.FrontendHeadlessService + "." + e.Namespace + ".svc.cluster.local"
+			wantArgs := []string{
+				"--config=/etc/starrocks-agent/config/agent.json",
+				"--tls-ca-file=/etc/starrocks/tls/ca.crt",
+				"--credentials-dir=/etc/starrocks-agent/credentials",
+				"--pod-name=$(POD_NAME)",
+				"--pod-namespace=$(POD_NAMESPACE)",
+				"--self-host=" + self,
+				"--listen=:8090",
+				"--helper-file=/opt/starrocks/agent-run/fe-helper",
+				"--log-level=info",
+			}
+			if strings.Join(agent.Args, " ") != strings.Join(wantArgs, " ") {
+				t.Errorf("agent args\n got %q\nwant %q", agent.Args, wantArgs)
+			}
+			if agent.ReadinessProbe == nil || agent.ReadinessProbe.HTTPGet.Path != "/readyz" || agent.LivenessProbe.HTTPGet.Path != "/healthz" {
+				t.Errorf("agent probes %+v %+v", agent.ReadinessProbe, agent.LivenessProbe)
+			}
+			if !*agent.SecurityContext.ReadOnlyRootFilesystem {
+				t.Errorf("agent root filesystem is writable")
+			}
+
+			sr := container(t, spec, "starrocks")
+			if strings.Join(sr.Command, " ") != "/bin/sh /etc/starrocks/scripts/fe-start.sh" {
+				t.Errorf("FE command %q, want the start wrapper", sr.Command)
+			}
+			if sr.StartupProbe == nil || sr.StartupProbe.HTTPGet.Path != "/api/health" || sr.StartupProbe.HTTPGet.Port.String() != "fe-http" {
+				t.Errorf("FE startup probe %+v", sr.StartupProbe)
+			} else if budget := sr.StartupProbe.PeriodSeconds * sr.StartupProbe.FailureThreshold; budget < 600 {
+				t.Errorf("FE startup probe gives a cold start %ds, want at least 10 minutes", budget)
+			}
+			var pw *corev1.EnvVar
+			for i := range sr.Env {
+				if sr.Env[i].Name == "STARROCKS_KEYSTORE_PASSWORD" {
+					pw = &sr.Env[i]
+				}
+			}
+			if pw == nil || pw.ValueFrom == nil || pw.ValueFrom.SecretKeyRef == nil ||
+				pw.ValueFrom.SecretKeyRef.Name != e.TLS.KeystorePasswordSecretName || pw.ValueFrom.SecretKeyRef.Key != "password" {
+				t.Errorf("FE keystore password env %+v, want the password key of %s", pw, e.TLS.KeystorePasswordSecretName)
+			}
+
+			mounts := func(c corev1.Container) map[string]string {
+				m := map[string]string{}
+				for _, vm := range c.VolumeMounts {
+					m[vm.Name] = vm.MountPath
+				}
+				return m
+			}
+			am, sm := mounts(agent), mounts(sr)
+			if am["credentials"] != "/etc/starrocks-agent/credentials" {
+				t.Errorf("agent does not mount the credentials: %v", am)
+			}
+			if _, ok := sm["credentials"]; ok {
+				t.Errorf("the StarRocks container mounts the root credentials")
+			}
+			if sm["meta"] != "/opt/starrocks/fe/meta" || sm["agent-run"] != "/opt/starrocks/agent-run" || am["agent-run"] != "/opt/starrocks/agent-run" {
+				t.Errorf("FE mounts %v, agent mounts %v", sm, am)
+			}
+			for _, v := range spec.Volumes {
+				if v.Name == "credentials" && v.Secret.SecretName != e.Names.CredentialsSecret {
+					t.Errorf("credentials volume from %q, want %q", v.Secret.SecretName, e.Names.CredentialsSecret)
+				}
+				if v.Name == "tls" && v.Secret.SecretName != e.TLS.SecretName {
+					t.Errorf("tls volume from %q, want %q", v.Secret.SecretName, e.TLS.SecretName)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigMap(t *testing.T) {
+	for _, sc := range scenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			e := entries(t, sc.sr)[0]
+			objs := render(t, sc.settings, sc.sr)
+			cm := typed[corev1.ConfigMap](t, mustFind(t, objs, "ConfigMap", e.Namespace, e.Names.ConfigMap))
+
+			// The agent decodes agent.json into agentconfig.Config; so does the test,
+			// rejecting keys the agent would not know.
+			dec := json.NewDecoder(strings.NewReader(cm.Data["agent.json"]))
+			dec.DisallowUnknownFields()
+			var got agentconfig.Config
+			if err := dec.Decode(&got); err != nil {
+				t.Fatalf("agent.json: %v", err)
+			}
+			if !reflect.DeepEqual(got, e.AgentConfig) {
+				t.Errorf("agent.json\n got %+v\nwant %+v", got, e.AgentConfig)
+			}
+			if err := got.Validate(); err != nil {
+				t.Errorf("agent.json is not a valid agent config: %v", err)
+			}
+
+			fe := conf(cm.Data["fe.conf"])
+			wantFE := map[string]string{
+				"http_port":                   "8030",
+				"rpc_port":                    "9020",
+				"query_port":                  "9030",
+				"edit_log_port":               "9010",
+				"meta_dir":                    "/opt/starrocks/fe/meta",
+				"catalog_trash_expire_second": "86400",
+				"default_replication_num":     itoa(int64(e.Configuration.DefaultReplicationNum)),
+				"ssl_keystore_location":       "/etc/starrocks/tls/keystore.p12",
+				"ssl_keystore_password":       "${STARROCKS_KEYSTORE_PASSWORD}",
+				"ssl_key_password":            "${STARROCKS_KEYSTORE_PASSWORD}",
+				"ssl_force_secure_transport":  map[bool]string{true: "true", false: "false"}[e.TLS.RequireSecureTransport],
+			}
+			for k, v := range wantFE {
+				if fe[k] != v {
+					t.Errorf("fe.conf %s = %q, want %q", k, fe[k], v)
+				}
+			}
+			if !strings.Contains(fe["JAVA_OPTS"], "-Xmx"+itoa(e.Frontend.JavaHeapMb)+"m") {
+				t.Errorf("fe.conf JAVA_OPTS %s lacks -Xmx%dm", fe["JAVA_OPTS"], e.Frontend.JavaHeapMb)
+			}
+			be := conf(cm.Data["be.conf"])
+			wantBE := map[string]string{
+				"be_port":                               "9060",
+				"be_http_port":                          "8040",
+				"heartbeat_service_port":                "9050",
+				"brpc_port":                             "8060",
+				"storage_root_path":                     "/opt/starrocks/be/storage",
+				"mem_limit":                             itoa(e.Backend.MemLimitBytes),
+				"streaming_load_max_mb":                 "10240",
+				"load_process_max_memory_limit_percent": "30",
+			}
+			for k, v := range wantBE {
+				if be[k] != v {
+					t.Errorf("be.conf %s = %q, want %q", k, be[k], v)
+				}
+			}
+			script := cm.Data["fe-start.sh"]
+			for _, want := range []string{"--host_type FQDN", `--helper "$helper"`, "/opt/starrocks/agent-run/fe-helper", "/opt/starrocks/fe/bin/start_fe.sh"} {
+				if !strings.Contains(script, want) {
+					t.Errorf("fe-start.sh lacks %q", want)
+				}
+			}
+			for k, v := range cm.Data {
+				if strings.Contains(v, "password =") && !strings.Contains(v, "${STARROCKS_KEYSTORE_PASSWORD}") {
+					t.Errorf("ConfigMap key %s holds a literal password", k)
+				}
+			}
+		})
+	}
+}
+
+func itoa(v int64) string { b, _ := json.Marshal(v); return string(b) }
+
+func TestSchedulingFollowsTopology(t *testing.T) {
+	for _, sc := range scenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			e := entries(t, sc.sr)[0]
+			objs := render(t, sc.settings, sc.sr)
+			for _, name := range []string{e.Names.FrontendStatefulSet, e.Names.BackendStatefulSet} {
+				sts := typed[appsv1.StatefulSet](t, mustFind(t, objs, "StatefulSet", e.Namespace, name))
+				spec := sts.Spec.Template.Spec
+				spread := false
+				for _, c := range spec.TopologySpreadConstraints {
+					if c.TopologyKey == "topology.kubernetes.io/zone" && c.WhenUnsatisfiable == corev1.DoNotSchedule && c.MaxSkew == 1 {
+						spread = true
+						for k, v := range sts.Spec.Selector.MatchLabels {
+							if c.LabelSelector.MatchLabels[k] != v {
+								t.Errorf("%s spread selector %v does not select its own pods", name, c.LabelSelector.MatchLabels)
+							}
+						}
+					}
+				}
+				if spread != (e.Topology == "TransZonal") {
+					t.Errorf("%s topology %s: zone spread constraint present = %v", name, e.Topology, spread)
+				}
+				var zones []string
+				if a := spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+					for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+						for _, ex := range term.MatchExpressions {
+							if ex.Key == "topology.kubernetes.io/zone" && ex.Operator == corev1.NodeSelectorOpIn {
+								zones = ex.Values
+							}
+						}
+					}
+				}
+				if strings.Join(zones, ",") != strings.Join(e.Zones, ",") {
+					t.Errorf("%s zone affinity %v, want %v", name, zones, e.Zones)
+				}
+			}
+		})
+	}
+}
+
+func TestCertificate(t *testing.T) {
+	for _, sc := range scenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			e := entries(t, sc.sr)[0]
+			objs := render(t, sc.settings, sc.sr)
+			c := mustFind(t, objs, "Certificate", e.Namespace, e.Names.FrontendStatefulSet)
+			str := func(path ...string) string { s, _, _ := unstructured.NestedString(c.Object, path...); return s }
+			wantIssuer := "d8-managed-starrocks"
+			if sc.name == "Cluster" {
+				wantIssuer = "corporate-ca"
+			}
+			if str("spec", "issuerRef", "name") != wantIssuer || str("spec", "issuerRef", "kind") != "ClusterIssuer" {
+				t.Errorf("issuer %s %s, want ClusterIssuer %s", str("spec", "issuerRef", "kind"), str("spec", "issuerRef", "name"), wantIssuer)
+			}
+			if str("spec", "secretName") != e.TLS.SecretName {
+				t.Errorf("secretName %s", str("spec", "secretName"))
+			}
+			dns, _, _ := unstructured.NestedStringSlice(c.Object, "spec", "dnsNames")
+			if strings.Join(dns, ",") != strings.Join(e.TLS.DNSNames, ",") {
+				t.Errorf("dnsNames %v, want %v", dns, e.TLS.DNSNames)
+			}
+			create, _, _ := unstructured.NestedBool(c.Object, "spec", "keystores", "pkcs12", "create")
+			if !create || str("spec", "keystores", "pkcs12", "passwordSecretRef", "name") != e.TLS.KeystorePasswordSecretName ||
+				str("spec", "keystores", "pkcs12", "passwordSecretRef", "key") != "password" ||
+				str("spec", "keystores", "pkcs12", "profile") != "Modern2023" {
+				t.Errorf("pkcs12 keystore %v", c.Object["spec"].(map[string]any)["keystores"])
+			}
+			if str("spec", "duration") != "2160h" || str("spec", "renewBefore") != "720h" {
+				t.Errorf("duration %s renewBefore %s, want the setting defaults", str("spec", "duration"), str("spec", "renewBefore"))
+			}
+		})
+	}
+}
+
+func TestNetworkPolicyLimitsPorts(t *testing.T) {
+	sc := scenarios()[1]
+	e := entries(t, sc.sr)[0]
+	np := typed[networkingv1.NetworkPolicy](t, mustFind(t, render(t, sc.settings, sc.sr), "NetworkPolicy", e.Namespace, e.Names.FrontendStatefulSet))
+	if np.Spec.PodSelector.MatchLabels["managed-services.deckhouse.io/managed-service-name"] != e.Name {
+		t.Fatalf("policy selects %v", np.Spec.PodSelector.MatchLabels)
+	}
+	var fromAnyone, fromMonitoring []int32
+	ownPods := false
+	for _, r := range np.Spec.Ingress {
+		switch {
+		case len(r.From) == 0:
+			for _, p := range r.Ports {
+				fromAnyone = append(fromAnyone, p.Port.IntVal)
+			}
+		case r.From[0].PodSelector != nil && r.From[0].NamespaceSelector == nil:
+			ownPods = r.From[0].PodSelector.MatchLabels["managed-services.deckhouse.io/managed-service-name"] == e.Name && len(r.Ports) == 0
+		case r.From[0].NamespaceSelector != nil:
+			for _, p := range r.Ports {
+				fromMonitoring = append(fromMonitoring, p.Port.IntVal)
+			}
+		}
+	}
+	if b, _ := json.Marshal(fromAnyone); string(b) != "[9030,8030,8040]" {
+		t.Errorf("ports open to clients %s, want MySQL, FE HTTP and BE HTTP (stream load redirect)", b)
+	}
+	if b, _ := json.Marshal(fromMonitoring); string(b) != "[8030,8040,8090]" {
+		t.Errorf("metrics ports %s", b)
+	}
+	if !ownPods {
+		t.Errorf("inter-node traffic is not limited to the instance's own pods")
+	}
+}
+
+// Runtime-mutable settings reach StarRocks through the agent; only the
+// restart-needing ones may change a pod template (and so roll the pods).
+func TestOnlyRestartSettingsChangePodTemplates(t *testing.T) {
+	podTemplates := func(t *testing.T, mutate func(*desiredConfig)) (fe, be string) {
+		sr := starrocks("team-a", "solo", "Standalone")
+		cfg := &desiredConfig{streaming: 10240, loadPercent: 30, trash: 86400}
+		mutate(cfg)
+		sr.Spec.Configuration = cfg.api()
+		e := entries(t, sr)[0]
+		objs := render(t, nil, sr)
+		get := func(name string) string {
+			o := mustFind(t, objs, "StatefulSet", e.Namespace, name)
+			tpl, _, _ := unstructured.NestedMap(o.Object, "spec", "template")
+			b, _ := json.Marshal(tpl)
+			return string(b)
+		}
+		return get(e.Names.FrontendStatefulSet), get(e.Names.BackendStatefulSet)
+	}
+	baseFE, baseBE := podTemplates(t, func(*desiredConfig) {})
+	cases := []struct {
+		name             string
+		mutate           func(*desiredConfig)
+		feRolls, beRolls bool
+	}{
+		{"catalogTrashExpireSecond is applied at runtime", func(c *desiredConfig) { c.trash = 3600 }, false, false},
+		{"streamingLoadMaxMb is applied at runtime", func(c *desiredConfig) { c.streaming = 20480 }, false, false},
+		{"loadProcessMaxMemoryLimitPercent restarts the BEs", func(c *desiredConfig) { c.loadPercent = 50 }, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fe, be := podTemplates(t, tc.mutate)
+			if (fe != baseFE) != tc.feRolls {
+				t.Errorf("FE pod template changed = %v, want %v", fe != baseFE, tc.feRolls)
+			}
+			if (be != baseBE) != tc.beRolls {
+				t.Errorf("BE pod template changed = %v, want %v", be != baseBE, tc.beRolls)
+			}
+		})
+	}
+}
+
+type desiredConfig struct {
+	streaming, trash int64
+	loadPercent      int32
+}
+
+func (c *desiredConfig) api() *v1alpha1.Configuration {
+	return &v1alpha1.Configuration{StreamingLoadMaxMb: &c.streaming, LoadProcessMaxMemoryLimitPercent: &c.loadPercent, CatalogTrashExpireSecond: &c.trash}
+}
+
+func TestModuleObjects(t *testing.T) {
+	cases := []struct {
+		name     string
+		settings map[string]any
+		globalHA bool
+		wantHA   bool
+	}{
+		{"one webhook replica by default", nil, false, false},
+		{"the cluster-wide highAvailability applies when the module has none", nil, true, true},
+		{"the module setting wins over the cluster-wide default", map[string]any{"highAvailability": false}, true, false},
+		{"the module setting turns HA on", map[string]any{"highAvailability": true, "logLevel": "Debug"}, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := chartrender.DefaultGlobals()
+			g["highAvailability"] = tc.globalHA
+			r, err := chartrender.Default()
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, err := r.Render(moduleValues(t, tc.settings), g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const ns = chartrender.Namespace
+			mustFind(t, objs, "Namespace", "", ns)
+			reg := typed[corev1.Secret](t, mustFind(t, objs, "Secret", ns, "deckhouse-registry"))
+			if reg.Type != corev1.SecretTypeDockerConfigJson || string(reg.Data[".dockerconfigjson"]) != `{"auths":{}}` {
+				t.Errorf("registry secret %s %q", reg.Type, reg.Data[".dockerconfigjson"])
+			}
+			tls := typed[corev1.Secret](t, mustFind(t, objs, "Secret", ns, "managed-starrocks-webhook-tls"))
+			if string(tls.Data["tls.crt"]) != "crt-pem" || string(tls.Data["tls.key"]) != "key-pem" || string(tls.Data["ca.crt"]) != "ca-pem" {
+				t.Errorf("webhook TLS Secret does not carry internal.webhookCert")
+			}
+			d := typed[appsv1.Deployment](t, mustFind(t, objs, "Deployment", ns, "webhook"))
+			wantReplicas := map[bool]int32{true: 2, false: 1}[tc.wantHA]
+			if *d.Spec.Replicas != wantReplicas {
+				t.Errorf("webhook replicas %d, want %d", *d.Spec.Replicas, wantReplicas)
+			}
+			if (chartrender.Find(objs, "PodDisruptionBudget", ns, "webhook") != nil) != tc.wantHA {
+				t.Errorf("webhook PDB rendered = %v, want %v", !tc.wantHA, tc.wantHA)
+			}
+			wh := container(t, d.Spec.Template.Spec, "webhook")
+			wantArgs := "--listen=:9443 --tls-cert-file=/etc/webhook/certs/tls.crt --tls-key-file=/etc/webhook/certs/tls.key --health-listen=:8080"
+			if strings.Join(wh.Args, " ") != wantArgs {
+				t.Errorf("webhook args %q", wh.Args)
+			}
+			wantLevel := "info"
+			if tc.settings["logLevel"] == "Debug" {
+				wantLevel = "debug"
+			}
+			if len(wh.Env) != 1 || wh.Env[0].Name != "LOG_LEVEL" || wh.Env[0].Value != wantLevel {
+				t.Errorf("webhook env %+v, want LOG_LEVEL=%s", wh.Env, wantLevel)
+			}
+			svc := typed[corev1.Service](t, mustFind(t, objs, "Service", ns, "managed-starrocks-webhook"))
+			if svc.Spec.Ports[0].Port != 443 || svc.Spec.Ports[0].TargetPort.String() != "https" {
+				t.Errorf("webhook Service ports %+v", svc.Spec.Ports)
+			}
+			vwc := typed[admissionregistrationv1.ValidatingWebhookConfiguration](t, mustFind(t, objs, "ValidatingWebhookConfiguration", "", "d8-managed-starrocks"))
+			mwc := typed[admissionregistrationv1.MutatingWebhookConfiguration](t, mustFind(t, objs, "MutatingWebhookConfiguration", "", "d8-managed-starrocks"))
+			got := map[string]admissionregistrationv1.FailurePolicyType{}
+			check := func(cc admissionregistrationv1.WebhookClientConfig, fp *admissionregistrationv1.FailurePolicyType, timeout *int32, se *admissionregistrationv1.SideEffectClass) {
+				got[*cc.Service.Path] = *fp
+				if string(cc.CABundle) != "ca-pem" {
+					t.Errorf("%s caBundle %q, want internal.webhookCert.ca", *cc.Service.Path, cc.CABundle)
+				}
+				if cc.Service.Name != "managed-starrocks-webhook" || cc.Service.Namespace != ns || *cc.Service.Port != 443 {
+					t.Errorf("%s service %+v", *cc.Service.Path, cc.Service)
+				}
+				if *timeout != 10 || *se != admissionregistrationv1.SideEffectClassNone {
+					t.Errorf("%s timeout %d sideEffects %s", *cc.Service.Path, *timeout, *se)
+				}
+			}
+			for _, w := range vwc.Webhooks {
+				check(w.ClientConfig, w.FailurePolicy, w.TimeoutSeconds, w.SideEffects)
+			}
+			for _, w := range mwc.Webhooks {
+				check(w.ClientConfig, w.FailurePolicy, w.TimeoutSeconds, w.SideEffects)
+			}
+			want := map[string]admissionregistrationv1.FailurePolicyType{
+				"/validate-starrocks": "Fail", "/mutate-starrocks": "Fail",
+				"/validate-starrocksclass": "Ignore", "/mutate-starrocksclass": "Ignore",
+			}
+			if b1, b2 := mustJSON(got), mustJSON(want); b1 != b2 {
+				t.Errorf("webhook paths and failure policies %s, want %s", b1, b2)
+			}
+			cr := mustFind(t, objs, "ClusterRole", "", "d8:managed-starrocks:webhook")
+			rules, _, _ := unstructured.NestedSlice(cr.Object, "rules")
+			if mustJSON(rules) != `[{"apiGroups":["managed-services.deckhouse.io"],"resources":["starrocksclasses"],"verbs":["get","list","watch"]}]` {
+				t.Errorf("webhook ClusterRole rules %s", mustJSON(rules))
+			}
+		})
+	}
+}
+
+func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }

@@ -1,0 +1,139 @@
+package chartrender_test
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
+)
+
+// The render tests take their values from pkg/desired, the code the hooks
+// run, so a template reading a field the hooks do not produce fails here.
+
+var testZones = []string{"zone-a", "zone-b", "zone-c"}
+
+func testClass() *v1alpha1.StarrocksClass {
+	step := resource.MustParse("1Gi")
+	return &v1alpha1.StarrocksClass{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "managed-services.deckhouse.io/v1alpha1", Kind: "StarrocksClass"},
+		ObjectMeta: metav1.ObjectMeta{Name: "default", Generation: 1},
+		Spec: v1alpha1.StarrocksClassSpec{
+			Topology: v1alpha1.ClassTopology{
+				AllowedTopologies: []v1alpha1.Topology{v1alpha1.TopologyIgnored, v1alpha1.TopologyZonal, v1alpha1.TopologyTransZonal},
+				DefaultTopology:   v1alpha1.TopologyIgnored,
+				AllowedZones:      testZones,
+			},
+			SizingPolicies: []v1alpha1.SizingPolicy{{
+				Cores:         v1alpha1.CoreRange{Min: 1, Max: 16},
+				Memory:        v1alpha1.MemoryRange{Min: resource.MustParse("1Gi"), Max: resource.MustParse("128Gi"), Step: &step},
+				CoreFractions: []int32{50, 100},
+			}},
+			OverridableConfiguration: v1alpha1.AllConfigurationKeys,
+			Configuration: v1alpha1.Configuration{
+				StreamingLoadMaxMb:               ptr(int64(10240)),
+				LoadProcessMaxMemoryLimitPercent: ptr(int32(30)),
+				CatalogTrashExpireSecond:         ptr(int64(86400)),
+			},
+			NodeSelector: map[string]string{"node-role.example.com/analytics": ""},
+		},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+type scenario struct {
+	name     string
+	sr       *v1alpha1.Starrocks
+	settings map[string]any
+}
+
+func component(cores int32, mem, disk string) v1alpha1.ComponentSpec {
+	return v1alpha1.ComponentSpec{
+		CPU:                   v1alpha1.CPUSpec{Cores: cores, CoreFraction: 100},
+		Memory:                v1alpha1.MemorySpec{Size: resource.MustParse(mem)},
+		PersistentVolumeClaim: v1alpha1.PersistentVolumeClaimSpec{Size: resource.MustParse(disk)},
+	}
+}
+
+func starrocks(namespace, name string, typ v1alpha1.InstanceType) *v1alpha1.Starrocks {
+	sr := &v1alpha1.Starrocks{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "managed-services.deckhouse.io/v1alpha1", Kind: "Starrocks"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: types.UID("uid-" + namespace + "-" + name), Generation: 1},
+		Spec: v1alpha1.StarrocksSpec{
+			StarrocksClassName: "default",
+			Type:               typ,
+			Frontend:           component(2, "4Gi", "10Gi"),
+			Backend:            v1alpha1.BackendSpec{ComponentSpec: component(4, "8Gi", "100Gi")},
+		},
+	}
+	if typ == v1alpha1.TypeCluster {
+		sr.Spec.Backend.Replicas = ptr(int32(3))
+	}
+	return sr
+}
+
+func scenarios() []scenario {
+	standalone := starrocks("team-a", "solo", v1alpha1.TypeStandalone)
+	cluster := starrocks("team-b", "analytics", v1alpha1.TypeCluster)
+	transZonal := starrocks("team-c", "spread", v1alpha1.TypeCluster)
+	transZonal.Spec.Cluster = &v1alpha1.ClusterSpec{Topology: v1alpha1.TopologyTransZonal}
+	secure := starrocks("team-d", "secure", v1alpha1.TypeStandalone)
+	secure.Spec.TLS = &v1alpha1.TLSSpec{RequireSecureTransport: true}
+	return []scenario{
+		{name: "Standalone", sr: standalone},
+		{name: "Cluster", sr: cluster, settings: map[string]any{
+			"certificates": map[string]any{"clusterIssuerName": "corporate-ca"},
+			"instances":    map[string]any{"persistentVolumeClaimRetention": "Delete"},
+		}},
+		{name: "TransZonal", sr: transZonal},
+		{name: "requireSecureTransport", sr: secure},
+	}
+}
+
+// entries runs the hook logic for the given objects and fails the test when
+// any of them is not valid for the class.
+func entries(t testing.TB, objs ...*v1alpha1.Starrocks) []desired.Instance {
+	t.Helper()
+	out := desired.Compute(desired.Input{
+		Instances:     objs,
+		Classes:       []*v1alpha1.StarrocksClass{testClass()},
+		ClusterDomain: "cluster.local",
+	})
+	for _, r := range out.Results {
+		if !r.Valid() {
+			t.Fatalf("test instance %s is invalid for the test class: %v", r.Key, r.Violations)
+		}
+	}
+	return out.Instances
+}
+
+func moduleValues(t testing.TB, settings map[string]any, objs ...*v1alpha1.Starrocks) map[string]any {
+	t.Helper()
+	if settings == nil {
+		settings = map[string]any{}
+	}
+	settings["registry"] = map[string]any{"dockercfg": "eyJhdXRocyI6e319"}
+	settings["internal"] = map[string]any{"webhookCert": map[string]any{
+		"ca": "ca-pem", "crt": "crt-pem", "key": "key-pem",
+	}}
+	vals, err := chartrender.ModuleValues(entries(t, objs...), settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vals
+}
+
+func render(t testing.TB, settings map[string]any, objs ...*v1alpha1.Starrocks) []*unstructured.Unstructured {
+	t.Helper()
+	out, err := chartrender.Render(moduleValues(t, settings, objs...))
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	return out
+}

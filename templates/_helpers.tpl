@@ -1,0 +1,195 @@
+{{- /*
+Helper library of the module. No chart dependency: everything the templates
+share is defined here so rendering never fetches anything.
+*/ -}}
+
+{{- /* Labels every object of the module carries (Deckhouse convention). */ -}}
+{{- define "ms.moduleLabels" -}}
+heritage: deckhouse
+module: managed-starrocks
+{{- end }}
+
+{{- /*
+Labels that select the pods of one component of one instance. They are the
+StatefulSet selectors, so they must never change for an existing instance.
+Argument: dict "i" <instance> "component" <frontend|backend>.
+*/ -}}
+{{- define "ms.selectorLabels" -}}
+managed-services.deckhouse.io/managed-service-name: {{ .i.name | quote }}
+app.kubernetes.io/name: starrocks
+app.kubernetes.io/instance: {{ .i.name | quote }}
+{{- with .component }}
+app.kubernetes.io/component: {{ . }}
+{{- end }}
+{{- end }}
+
+{{- /* Labels of every object of an instance. Argument as ms.selectorLabels
+(component optional). */ -}}
+{{- define "ms.instanceLabels" -}}
+{{ include "ms.moduleLabels" . }}
+{{ include "ms.selectorLabels" . }}
+app.kubernetes.io/managed-by: deckhouse
+app.kubernetes.io/part-of: managed-starrocks
+managed-services.deckhouse.io/managed-service-type: starrocks
+{{- end }}
+
+{{- /* Labels of the module's own components. Argument: component name. */ -}}
+{{- define "ms.componentLabels" -}}
+{{ include "ms.moduleLabels" . }}
+app: {{ . }}
+app.kubernetes.io/name: {{ . }}
+app.kubernetes.io/part-of: managed-starrocks
+{{- end }}
+
+{{- /*
+Image reference by digest. Argument: list <root context> <image name>, the
+name as werf names it (camelCase: agent, webhook, starrocksFe, starrocksBe).
+*/ -}}
+{{- define "ms.image" -}}
+{{- $ctx := index . 0 -}}
+{{- $name := index . 1 -}}
+{{- $images := $ctx.Values.global.modulesImages -}}
+{{- $digest := index ($images.digests.managedStarrocks | default dict) $name -}}
+{{- if not $digest }}{{ fail (printf "no image digest for %q in global.modulesImages.digests.managedStarrocks" $name) }}{{ end -}}
+{{- printf "%s@%s" $images.registry.base $digest -}}
+{{- end }}
+
+{{- /* Registry credentials of the module images, base64 of a docker config. */ -}}
+{{- define "ms.dockercfg" -}}
+{{- dig "registry" "dockercfg" "" (.Values.managedStarrocks | default dict) -}}
+{{- end }}
+
+{{- /* Pod security context: StarRocks images run as the starrocks user 1000;
+fsGroup lets the non-root processes write the volumes. */ -}}
+{{- define "ms.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 1000
+runAsGroup: 1000
+fsGroup: 1000
+fsGroupChangePolicy: OnRootMismatch
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{- /* Container security context. Argument: readOnlyRootFilesystem (bool). */ -}}
+{{- define "ms.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: {{ . }}
+privileged: false
+capabilities:
+  drop: ["ALL"]
+{{- end }}
+
+{{- /* Resources in the values shape {requests {cpu, memory}, limits {cpu, memory}}. */ -}}
+{{- define "ms.resources" -}}
+requests:
+  cpu: {{ .requests.cpu | quote }}
+  memory: {{ .requests.memory | quote }}
+limits:
+  cpu: {{ .limits.cpu | quote }}
+  memory: {{ .limits.memory | quote }}
+{{- end }}
+
+{{- /* Module setting highAvailability, falling back to the cluster-wide default. */ -}}
+{{- define "ms.highAvailability" -}}
+{{- $s := .Values.managedStarrocks | default dict -}}
+{{- if hasKey $s "highAvailability" -}}
+{{- ternary "true" "" (eq (toString $s.highAvailability) "true") -}}
+{{- else -}}
+{{- ternary "true" "" (eq (toString (dig "highAvailability" false .Values.global)) "true") -}}
+{{- end -}}
+{{- end }}
+
+{{- /* Deckhouse log level (Debug|Info|Warn|Error) lowercased for the programs. */ -}}
+{{- define "ms.logLevel" -}}
+{{- dig "logLevel" "Info" (.Values.managedStarrocks | default dict) | lower -}}
+{{- end }}
+
+{{- /* Name of the ClusterIssuer of the instance certificates. */ -}}
+{{- define "ms.clusterIssuerName" -}}
+{{- $name := dig "certificates" "clusterIssuerName" "" (.Values.managedStarrocks | default dict) -}}
+{{- $name | default "d8-managed-starrocks" -}}
+{{- end }}
+
+{{- /*
+cert-manager looks up the CA Secret of a ClusterIssuer in its "cluster resource
+namespace", which in Deckhouse is the namespace cert-manager runs in. The
+module's root CA must therefore live there, not in d8-managed-starrocks.
+*/ -}}
+{{- define "ms.certManagerNamespace" -}}d8-cert-manager{{- end }}
+
+{{- define "ms.clusterDomain" -}}
+{{- dig "discovery" "clusterDomain" "cluster.local" .Values.global -}}
+{{- end }}
+
+{{- /*
+Scheduling of an instance's pods: nodeSelector and tolerations from the class,
+node affinity from the class with the instance's zones ANDed into every node
+selector term (terms are ORed by Kubernetes, so the zone must be in each).
+Argument: dict "i" <instance> "component" <frontend|backend>.
+*/ -}}
+{{- define "ms.scheduling" -}}
+{{- $i := .i -}}
+{{- $s := $i.scheduling | default dict -}}
+{{- with $s.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $s.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- $na := deepCopy ($s.nodeAffinity | default dict) -}}
+{{- if $i.zones -}}
+{{- $zone := dict "key" "topology.kubernetes.io/zone" "operator" "In" "values" $i.zones -}}
+{{- $req := $na.requiredDuringSchedulingIgnoredDuringExecution | default dict -}}
+{{- $terms := list -}}
+{{- range ($req.nodeSelectorTerms | default (list dict)) -}}
+{{- $t := deepCopy . -}}
+{{- $_ := set $t "matchExpressions" (append ($t.matchExpressions | default list) $zone) -}}
+{{- $terms = append $terms $t -}}
+{{- end -}}
+{{- $_ := set $req "nodeSelectorTerms" $terms -}}
+{{- $_ := set $na "requiredDuringSchedulingIgnoredDuringExecution" $req -}}
+{{- end }}
+affinity:
+  {{- with $na }}
+  nodeAffinity:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- /* Spread replicas of a component over nodes when the cluster allows it:
+  a lost node must not take the FE quorum or several BE replicas with it. */}}
+  podAntiAffinity:
+    preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 100
+        podAffinityTerm:
+          topologyKey: kubernetes.io/hostname
+          labelSelector:
+            matchLabels:
+              {{- include "ms.selectorLabels" . | nindent 14 }}
+{{- if eq $i.topology "TransZonal" }}
+{{- /* TransZonal: replicas must be spread evenly over zones, hard constraint. */}}
+topologySpreadConstraints:
+  - maxSkew: 1
+    topologyKey: topology.kubernetes.io/zone
+    whenUnsatisfiable: DoNotSchedule
+    labelSelector:
+      matchLabels:
+        {{- include "ms.selectorLabels" . | nindent 8 }}
+{{- end }}
+{{- end }}
+
+{{- /* Client part of a webhook entry. Argument: dict "ca" <base64 CA> "path" <URL path>. */ -}}
+{{- define "ms.webhookClient" -}}
+clientConfig:
+  caBundle: {{ .ca }}
+  service:
+    name: managed-starrocks-webhook
+    namespace: d8-managed-starrocks
+    path: {{ .path }}
+    port: 443
+admissionReviewVersions: ["v1"]
+sideEffects: None
+timeoutSeconds: 10
+matchPolicy: Equivalent
+{{- end }}
