@@ -89,6 +89,8 @@ type Status struct {
 	TLS TLSStatus `json:"tls"`
 	// LastApply describes the last runtime configuration pass.
 	LastApply ApplyStatus `json:"lastApply"`
+	// Membership is set by the agent of the FE leader only.
+	Membership *MembershipStatus `json:"membership,omitempty"`
 	// UpdatedAt is when the agent wrote this status (RFC 3339).
 	UpdatedAt string `json:"updatedAt"`
 }
@@ -119,4 +121,24 @@ type ApplyStatus struct {
 	Applied []string `json:"applied,omitempty"`
 	// Error of the pass, empty on success. Never contains secrets.
 	Error string `json:"error,omitempty"`
+}
+
+// MembershipStatus is the cluster membership as seen by the agent whose FE is
+// the leader (the one that changes it). Other agents leave it out.
+type MembershipStatus struct {
+	// Leader is the host of the FE leader.
+	Leader string `json:"leader,omitempty"`
+	// Frontends and Backends are the hosts StarRocks lists, alive or not.
+	Frontends []string `json:"frontends,omitempty"`
+	Backends  []string `json:"backends,omitempty"`
+	// Draining are BEs no longer desired that are decommissioned but still
+	// hold tablets: their pods must keep running until they are gone from
+	// Backends, so the hooks must not lower the BE replicas past them yet.
+	Draining []BackendDrain `json:"draining,omitempty"`
+}
+
+// BackendDrain is the progress of one decommissioned BE.
+type BackendDrain struct {
+	Host      string `json:"host"`
+	TabletNum int64  `json:"tabletNum"`
 }
