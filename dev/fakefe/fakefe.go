@@ -1,0 +1,611 @@
+// Package fakefe is a MySQL-protocol server that speaks the part of the
+// StarRocks FE dialect the agent uses: SHOW FRONTENDS/BACKENDS, ALTER SYSTEM
+// ADD FOLLOWER/BACKEND, DECOMMISSION/DROP BACKEND, ADMIN SHOW/SET FRONTEND
+// CONFIG, information_schema.be_configs, SET PASSWORD. It enforces TLS like
+// ssl_force_secure_transport (error 5205 for plaintext clients that are not
+// on localhost) and records for every connection whether it used TLS. The
+// result columns are deliberately not in StarRocks' order, so a client that
+// reads them by position fails. Built on vitess.io/vitess/go/mysql; test
+// tooling, never linked into the agent.
+package fakefe
+
+import (
+	"bytes"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"vitess.io/vitess/go/mysql"
+	"vitess.io/vitess/go/mysql/replication"
+	"vitess.io/vitess/go/mysql/sqlerror"
+	"vitess.io/vitess/go/sqltypes"
+	querypb "vitess.io/vitess/go/vt/proto/query"
+	"vitess.io/vitess/go/vt/vtenv"
+)
+
+// ErrSecureTransportRequired is the StarRocks error number for a plaintext
+// client when ssl_force_secure_transport=true.
+const ErrSecureTransportRequired = 5205
+
+// Frontend is one row of SHOW FRONTENDS.
+type Frontend struct {
+	Host        string
+	EditLogPort int
+	// Role is LEADER, FOLLOWER or OBSERVER.
+	Role  string
+	Alive bool
+}
+
+// Backend is one row of SHOW BACKENDS.
+type Backend struct {
+	ID             int64
+	Host           string
+	HeartbeatPort  int
+	Alive          bool
+	Decommissioned bool
+	TabletNum      int64
+}
+
+// FEConfig is one FE configuration item.
+type FEConfig struct {
+	Value   string
+	Mutable bool
+}
+
+// ConnInfo describes one accepted connection.
+type ConnInfo struct {
+	Remote string
+	TLS    bool
+	User   string
+}
+
+// Options configure a Server.
+type Options struct {
+	// TLS is the server TLS configuration; nil serves plaintext only.
+	TLS *tls.Config
+	// RootPassword of user root; empty like a fresh FE.
+	RootPassword string
+	// ForceSecureTransport is ssl_force_secure_transport.
+	ForceSecureTransport bool
+	// ListenAddr, default 127.0.0.1:0.
+	ListenAddr string
+}
+
+// Server is a running fake FE.
+type Server struct {
+	mysql.UnimplementedHandler
+	listener *mysql.Listener
+	env      *vtenv.Environment
+
+	mu         sync.Mutex
+	force      bool
+	passwords  map[string]string
+	frontends  []Frontend
+	backends   []Backend
+	nextBackID int64
+	feConfig   map[string]FEConfig
+	// beConfig[beID][name] = value; new BEs start with beDefaults.
+	beConfig   map[int64]map[string]string
+	beDefaults map[string]string
+	conns      []ConnInfo
+	refused    []ConnInfo
+	statements []string
+}
+
+// Start listens and serves until t ends.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	if opts.ListenAddr == "" {
+		opts.ListenAddr = "127.0.0.1:0"
+	}
+	s := &Server{
+		env:        vtenv.NewTestEnv(),
+		force:      opts.ForceSecureTransport,
+		passwords:  map[string]string{"root": opts.RootPassword},
+		feConfig:   map[string]FEConfig{},
+		beConfig:   map[int64]map[string]string{},
+		beDefaults: map[string]string{},
+		nextBackID: 10001,
+	}
+	nl, err := net.Listen("tcp", opts.ListenAddr)
+	if err != nil {
+		t.Fatalf("fakefe listen: %v", err)
+	}
+	l, err := mysql.NewListenerWithConfig(mysql.ListenerConfig{
+		Listener:   nl,
+		AuthServer: &authServer{s: s},
+		Handler:    s,
+	})
+	if err != nil {
+		t.Fatalf("fakefe listener: %v", err)
+	}
+	l.ServerVersion = "8.0.33"
+	if opts.TLS != nil {
+		l.TLSConfig.Store(opts.TLS)
+	}
+	s.listener = l
+	go l.Accept()
+	t.Cleanup(l.Close)
+	return s
+}
+
+// Addr is the listening address.
+func (s *Server) Addr() string { return s.listener.Addr().String() }
+
+// SetFrontends replaces the FE list.
+func (s *Server) SetFrontends(fes ...Frontend) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.frontends = append([]Frontend(nil), fes...)
+}
+
+// Frontends returns the FE list.
+func (s *Server) Frontends() []Frontend {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Frontend(nil), s.frontends...)
+}
+
+// SetFrontendAlive marks a listed FE as alive (it "joined").
+func (s *Server) SetFrontendAlive(host string, alive bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.frontends {
+		if s.frontends[i].Host == host {
+			s.frontends[i].Alive = alive
+		}
+	}
+}
+
+// AddBackendRow adds a BE as if it had been added earlier.
+func (s *Server) AddBackendRow(b Backend) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.addBackend(b)
+}
+
+func (s *Server) addBackend(b Backend) {
+	if b.ID == 0 {
+		b.ID = s.nextBackID
+		s.nextBackID++
+	}
+	s.backends = append(s.backends, b)
+	cfg := map[string]string{}
+	for k, v := range s.beDefaults {
+		cfg[k] = v
+	}
+	s.beConfig[b.ID] = cfg
+}
+
+// Backends returns the BE list.
+func (s *Server) Backends() []Backend {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Backend(nil), s.backends...)
+}
+
+// SetTabletNum sets a BE's tablet count (data migrating away).
+func (s *Server) SetTabletNum(host string, n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.backends {
+		if s.backends[i].Host == host {
+			s.backends[i].TabletNum = n
+		}
+	}
+}
+
+// SetFEConfig defines an FE configuration item.
+func (s *Server) SetFEConfig(key, value string, mutable bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.feConfig[key] = FEConfig{Value: value, Mutable: mutable}
+}
+
+// FEConfigValue returns an FE configuration value.
+func (s *Server) FEConfigValue(key string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.feConfig[key].Value
+}
+
+// SetBEConfigDefault defines a BE configuration item for existing and new BEs.
+func (s *Server) SetBEConfigDefault(name, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.beDefaults[name] = value
+	for _, cfg := range s.beConfig {
+		cfg[name] = value
+	}
+}
+
+// BEConfigValues returns name's value per BE id.
+func (s *Server) BEConfigValues(name string) map[int64]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[int64]string{}
+	for id, cfg := range s.beConfig {
+		out[id] = cfg[name]
+	}
+	return out
+}
+
+// RootPassword is the current root password.
+func (s *Server) RootPassword() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.passwords["root"]
+}
+
+// Connections returns the accepted connections.
+func (s *Server) Connections() []ConnInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]ConnInfo(nil), s.conns...)
+}
+
+// Refused returns the connections refused with 5205.
+func (s *Server) Refused() []ConnInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]ConnInfo(nil), s.refused...)
+}
+
+// Statements returns every statement received, in order.
+func (s *Server) Statements() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.statements...)
+}
+
+// isLocal mirrors the FE's exemption: only loopback peers skip
+// ssl_force_secure_transport. Tests reach the "remote" case by dialling from
+// another loopback-range source address such as 127.0.0.2.
+func isLocal(addr net.Addr) bool {
+	host, _, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return false
+	}
+	return host == "127.0.0.1" || host == "::1"
+}
+
+type authServer struct{ s *Server }
+
+func (a *authServer) AuthMethods() []mysql.AuthMethod {
+	return []mysql.AuthMethod{mysql.NewMysqlNativeAuthMethod(a, a)}
+}
+
+func (a *authServer) DefaultAuthMethodDescription() mysql.AuthMethodDescription {
+	return mysql.MysqlNativePassword
+}
+
+func (a *authServer) HandleUser(string) bool { return true }
+
+func (a *authServer) UserEntryWithHash(c *mysql.Conn, salt []byte, user string, authResponse []byte, remote net.Addr) (mysql.Getter, error) {
+	s := a.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	info := ConnInfo{Remote: remote.String(), TLS: c.TLSEnabled(), User: user}
+	if s.force && !c.TLSEnabled() && !isLocal(remote) {
+		s.refused = append(s.refused, info)
+		return nil, sqlerror.NewSQLError(ErrSecureTransportRequired, "42000",
+			"Access denied; you need (at least one of) the SSL privilege(s) for this operation: ssl_force_secure_transport is true")
+	}
+	pw, ok := s.passwords[user]
+	if ok {
+		if pw == "" && len(authResponse) == 0 {
+			return &mysql.StaticUserData{}, nil
+		}
+		if pw != "" && bytes.Equal(mysql.ScrambleMysqlNativePassword(salt, []byte(pw)), authResponse) {
+			return &mysql.StaticUserData{}, nil
+		}
+	}
+	using := "YES"
+	if len(authResponse) == 0 {
+		using = "NO"
+	}
+	return nil, sqlerror.NewSQLErrorf(sqlerror.ERAccessDeniedError, sqlerror.SSAccessDeniedError,
+		"Access denied for user '%s' (using password: %s)", user, using)
+}
+
+// ConnectionReady records the connection after a successful handshake.
+func (s *Server) ConnectionReady(c *mysql.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conns = append(s.conns, ConnInfo{Remote: c.RemoteAddr().String(), TLS: c.TLSEnabled(), User: c.User})
+}
+
+var (
+	reShowFrontends  = regexp.MustCompile(`(?i)^show\s+frontends$`)
+	reShowBackends   = regexp.MustCompile(`(?i)^show\s+backends$`)
+	reAddFollower    = regexp.MustCompile(`(?i)^alter\s+system\s+add\s+follower\s+["']([^"':]+):(\d+)["']$`)
+	reAddBackend     = regexp.MustCompile(`(?i)^alter\s+system\s+add\s+backend\s+["']([^"':]+):(\d+)["']$`)
+	reDecommission   = regexp.MustCompile(`(?i)^alter\s+system\s+decommission\s+backend\s+["']([^"':]+):(\d+)["']$`)
+	reCancelDecom    = regexp.MustCompile(`(?i)^cancel\s+decommission\s+backend\s+["']([^"':]+):(\d+)["']$`)
+	reDropBackend    = regexp.MustCompile(`(?i)^alter\s+system\s+drop\s+backend\s+["']([^"':]+):(\d+)["']$`)
+	reShowFEConfig   = regexp.MustCompile(`(?i)^admin\s+show\s+frontend\s+config\s+like\s+'((?:[^'\\]|\\.)*)'$`)
+	reSetFEConfig    = regexp.MustCompile(`(?i)^admin\s+set\s+frontend\s+config\s*\(\s*"([^"]+)"\s*=\s*"((?:[^"\\]|\\.)*)"\s*\)$`)
+	reSelectBEConfig = regexp.MustCompile(`(?i)^select\s+be_id\s*,\s*name\s*,\s*value\s+from\s+information_schema\.be_configs\s+where\s+name\s*=\s*'((?:[^'\\]|\\.)*)'$`)
+	reUpdateBEConfig = regexp.MustCompile(`(?i)^update\s+information_schema\.be_configs\s+set\s+value\s*=\s*'((?:[^'\\]|\\.)*)'\s+where\s+name\s*=\s*'((?:[^'\\]|\\.)*)'$`)
+	reSetPassword    = regexp.MustCompile(`(?i)^set\s+password\s*=\s*password\(\s*'((?:[^'\\]|\\.)*)'\s*\)$`)
+	reSelectOne      = regexp.MustCompile(`(?i)^select\s+1$`)
+)
+
+// ComQuery answers one statement.
+func (s *Server) ComQuery(c *mysql.Conn, query string, callback func(*sqltypes.Result) error) error {
+	q := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(query), ";"))
+	s.mu.Lock()
+	s.statements = append(s.statements, q)
+	res, err := s.exec(c, q)
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return callback(res)
+}
+
+func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
+	ok := &sqltypes.Result{RowsAffected: 0}
+	if m := reShowFrontends.FindStringSubmatch(q); m != nil {
+		// StarRocks order: Name, IP, EditLogPort, HttpPort, QueryPort, RpcPort, Role, ..., Alive, ...
+		r := &sqltypes.Result{Fields: fields("Alive", "Role", "QueryPort", "IP", "EditLogPort", "Name", "IsHelper", "Join")}
+		for i, f := range s.frontends {
+			r.Rows = append(r.Rows, row(boolStr(f.Alive), f.Role, "9030", f.Host, strconv.Itoa(f.EditLogPort),
+				fmt.Sprintf("%s_%d_%d", f.Host, f.EditLogPort, i), boolStr(f.Role == "LEADER"), "true"))
+		}
+		return r, nil
+	}
+	if reShowBackends.MatchString(q) {
+		// StarRocks order: BackendId, IP, HeartbeatPort, BePort, ..., Alive, SystemDecommissioned, ..., TabletNum, ...
+		r := &sqltypes.Result{Fields: fields("TabletNum", "SystemDecommissioned", "Alive", "HeartbeatPort", "IP", "BackendId", "BePort")}
+		for _, b := range s.backends {
+			r.Rows = append(r.Rows, row(strconv.FormatInt(b.TabletNum, 10), boolStr(b.Decommissioned), boolStr(b.Alive),
+				strconv.Itoa(b.HeartbeatPort), b.Host, strconv.FormatInt(b.ID, 10), "9060"))
+		}
+		return r, nil
+	}
+	if m := reAddFollower.FindStringSubmatch(q); m != nil {
+		for _, f := range s.frontends {
+			if f.Host == m[1] {
+				return nil, sqlerror.NewSQLErrorf(1064, "HY000", "frontend already exists: %s", m[1])
+			}
+		}
+		port, _ := strconv.Atoi(m[2])
+		s.frontends = append(s.frontends, Frontend{Host: m[1], EditLogPort: port, Role: "FOLLOWER"})
+		return ok, nil
+	}
+	if m := reAddBackend.FindStringSubmatch(q); m != nil {
+		if s.backendIndex(m[1]) >= 0 {
+			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend already exists: %s", m[1])
+		}
+		port, _ := strconv.Atoi(m[2])
+		s.addBackend(Backend{Host: m[1], HeartbeatPort: port, Alive: true})
+		return ok, nil
+	}
+	if m := reDecommission.FindStringSubmatch(q); m != nil {
+		i := s.backendIndex(m[1])
+		if i < 0 {
+			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend does not exist: %s", m[1])
+		}
+		s.backends[i].Decommissioned = true
+		return ok, nil
+	}
+	if m := reCancelDecom.FindStringSubmatch(q); m != nil {
+		i := s.backendIndex(m[1])
+		if i < 0 {
+			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend does not exist: %s", m[1])
+		}
+		s.backends[i].Decommissioned = false
+		return ok, nil
+	}
+	if m := reDropBackend.FindStringSubmatch(q); m != nil {
+		i := s.backendIndex(m[1])
+		if i < 0 {
+			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend does not exist: %s", m[1])
+		}
+		delete(s.beConfig, s.backends[i].ID)
+		s.backends = append(s.backends[:i], s.backends[i+1:]...)
+		return ok, nil
+	}
+	if m := reShowFEConfig.FindStringSubmatch(q); m != nil {
+		like := likeRegexp(unescape(m[1]))
+		r := &sqltypes.Result{Fields: fields("Value", "IsMutable", "Key", "Type", "AliasNames", "Comment")}
+		keys := make([]string, 0, len(s.feConfig))
+		for k := range s.feConfig {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, key := range keys {
+			if like.MatchString(key) {
+				cfg := s.feConfig[key]
+				r.Rows = append(r.Rows, row(cfg.Value, boolStr(cfg.Mutable), key, "String", "[]", ""))
+			}
+		}
+		return r, nil
+	}
+	if m := reSetFEConfig.FindStringSubmatch(q); m != nil {
+		cfg, found := s.feConfig[m[1]]
+		switch {
+		case !found:
+			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "Config '%s' does not exist", m[1])
+		case !cfg.Mutable:
+			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "Config '%s' is not mutable", m[1])
+		}
+		cfg.Value = strings.ReplaceAll(m[2], `\"`, `"`)
+		s.feConfig[m[1]] = cfg
+		return ok, nil
+	}
+	if m := reSelectBEConfig.FindStringSubmatch(q); m != nil {
+		name := unescape(m[1])
+		r := &sqltypes.Result{Fields: fields("NAME", "VALUE", "BE_ID")}
+		ids := make([]int64, 0, len(s.beConfig))
+		for id := range s.beConfig {
+			ids = append(ids, id)
+		}
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		for _, id := range ids {
+			if v, found := s.beConfig[id][name]; found {
+				r.Rows = append(r.Rows, row(name, v, strconv.FormatInt(id, 10)))
+			}
+		}
+		// The agent asked for BE_ID, NAME, VALUE: answer in that order, as
+		// a SELECT does; the column-order check is on the SHOW statements.
+		return reorder(r, "BE_ID", "NAME", "VALUE"), nil
+	}
+	if m := reUpdateBEConfig.FindStringSubmatch(q); m != nil {
+		value, name := unescape(m[1]), unescape(m[2])
+		var n uint64
+		for _, cfg := range s.beConfig {
+			if _, found := cfg[name]; found {
+				cfg[name] = value
+				n++
+			}
+		}
+		return &sqltypes.Result{RowsAffected: n}, nil
+	}
+	if m := reSetPassword.FindStringSubmatch(q); m != nil {
+		s.passwords[c.User] = unescape(m[1])
+		return ok, nil
+	}
+	if reSelectOne.MatchString(q) {
+		return &sqltypes.Result{Fields: fields("1"), Rows: [][]sqltypes.Value{row("1")}}, nil
+	}
+	return nil, sqlerror.NewSQLErrorf(1064, "42000", "fakefe: unsupported statement %q", q)
+}
+
+func (s *Server) backendIndex(host string) int {
+	for i, b := range s.backends {
+		if b.Host == host {
+			return i
+		}
+	}
+	return -1
+}
+
+func fields(names ...string) []*querypb.Field {
+	out := make([]*querypb.Field, len(names))
+	for i, n := range names {
+		out[i] = &querypb.Field{Name: n, Type: querypb.Type_VARCHAR, Charset: 33}
+	}
+	return out
+}
+
+func row(values ...string) []sqltypes.Value {
+	out := make([]sqltypes.Value, len(values))
+	for i, v := range values {
+		out[i] = sqltypes.NewVarChar(v)
+	}
+	return out
+}
+
+func reorder(r *sqltypes.Result, names ...string) *sqltypes.Result {
+	idx := make([]int, len(names))
+	for i, n := range names {
+		for j, f := range r.Fields {
+			if f.Name == n {
+				idx[i] = j
+			}
+		}
+	}
+	out := &sqltypes.Result{Fields: fields(names...)}
+	for _, rw := range r.Rows {
+		nr := make([]sqltypes.Value, len(idx))
+		for i, j := range idx {
+			nr[i] = rw[j]
+		}
+		out.Rows = append(out.Rows, nr)
+	}
+	return out
+}
+
+// likeRegexp turns a SQL LIKE pattern into a regexp (% any run, _ one char).
+func likeRegexp(p string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("(?i)^")
+	for _, r := range p {
+		switch r {
+		case '%':
+			b.WriteString(".*")
+		case '_':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
+}
+
+func boolStr(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
+
+// unescape reverses the backslash escaping of a client-interpolated string.
+func unescape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch s[i] {
+		case '0':
+			b.WriteByte(0)
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 'Z':
+			b.WriteByte(0x1a)
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+// ComQueryMulti is not used: the listener runs without multi-statements.
+func (s *Server) ComQueryMulti(*mysql.Conn, string, func(sqltypes.QueryResponse, bool, bool) error) error {
+	return sqlerror.NewSQLError(sqlerror.ERUnknownError, sqlerror.SSUnknownSQLState, "fakefe: multi-statements not supported")
+}
+
+// ComPrepare is refused: the agent interpolates parameters client-side.
+func (s *Server) ComPrepare(*mysql.Conn, string) ([]*querypb.Field, uint16, error) {
+	return nil, 0, sqlerror.NewSQLError(sqlerror.ERUnknownError, sqlerror.SSUnknownSQLState, "fakefe: prepared statements not supported")
+}
+
+// ComStmtExecute is refused, see ComPrepare.
+func (s *Server) ComStmtExecute(*mysql.Conn, *mysql.PrepareData, func(*sqltypes.Result) error) error {
+	return sqlerror.NewSQLError(sqlerror.ERUnknownError, sqlerror.SSUnknownSQLState, "fakefe: prepared statements not supported")
+}
+
+// ComRegisterReplica is not part of the FE dialect.
+func (s *Server) ComRegisterReplica(*mysql.Conn, string, uint16, string, string) error {
+	return sqlerror.NewSQLError(sqlerror.ERUnknownError, sqlerror.SSUnknownSQLState, "fakefe: replication not supported")
+}
+
+// ComBinlogDump is not part of the FE dialect.
+func (s *Server) ComBinlogDump(*mysql.Conn, string, uint32) error {
+	return sqlerror.NewSQLError(sqlerror.ERUnknownError, sqlerror.SSUnknownSQLState, "fakefe: replication not supported")
+}
+
+// ComBinlogDumpGTID is not part of the FE dialect.
+func (s *Server) ComBinlogDumpGTID(*mysql.Conn, string, uint64, replication.GTIDSet, uint16) error {
+	return sqlerror.NewSQLError(sqlerror.ERUnknownError, sqlerror.SSUnknownSQLState, "fakefe: replication not supported")
+}
+
+// WarningCount is always zero.
+func (s *Server) WarningCount(*mysql.Conn) uint16 { return 0 }
+
+// Env is the vitess environment the listener parses with.
+func (s *Server) Env() *vtenv.Environment { return s.env }

@@ -1,0 +1,523 @@
+// Package agent is the sidecar's control loop: on every change of the mounted
+// certificate, configuration or credentials, and periodically, it connects to
+// the FE over verified TLS, keeps the root password, the cluster membership
+// and the runtime configuration as desired, and publishes its status.
+package agent
+
+import (
+	"context"
+	"crypto/x509"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/certwatch"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/membership"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/runtimeconfig"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/status"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+)
+
+// Options configure an Agent.
+type Options struct {
+	ConfigFile     string
+	CAFile         string
+	CertFile       string
+	CredentialsDir string
+	// SelfHost is the FQDN of this pod's FE.
+	SelfHost   string
+	HelperFile string
+	// Interval between passes without a trigger; default 15s.
+	Interval time.Duration
+	// PassTimeout bounds one pass; default 60s.
+	PassTimeout time.Duration
+	// RepublishEvery re-publishes an unchanged status; default 5m.
+	RepublishEvery time.Duration
+	// DialFunc replaces the TCP dialer (tests).
+	DialFunc    func(ctx context.Context, network, addr string) (net.Conn, error)
+	OnHandshake func(peer *x509.Certificate)
+	Metrics     *status.Metrics
+	// Publisher may be nil: the status is then only logged and served.
+	Publisher status.Publisher
+	Logger    *slog.Logger
+}
+
+// Agent is one sidecar.
+type Agent struct {
+	opts    Options
+	log     *slog.Logger
+	service *conn.Client // through the client Service: cluster-wide statements
+	self    *conn.Client // to this pod's FE: per-FE configuration
+
+	trigger chan struct{}
+
+	mu            sync.Mutex
+	material      *certwatch.Material
+	materialErr   error
+	configErr     error
+	passwordSet   bool
+	tlsOK         bool
+	tlsErr        string
+	lastLoop      time.Time
+	st            agentconfig.Status
+	published     string
+	publishedAt   time.Time
+	helperContent string
+}
+
+// New builds an Agent; Run starts it.
+func New(opts Options) *Agent {
+	if opts.Interval == 0 {
+		opts.Interval = 15 * time.Second
+	}
+	if opts.PassTimeout == 0 {
+		opts.PassTimeout = 60 * time.Second
+	}
+	if opts.RepublishEvery == 0 {
+		opts.RepublishEvery = 5 * time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = status.NewMetrics()
+	}
+	copts := conn.Options{DialFunc: opts.DialFunc, OnHandshake: opts.OnHandshake}
+	return &Agent{
+		opts:    opts,
+		log:     opts.Logger,
+		service: conn.New(copts),
+		self:    conn.New(copts),
+		trigger: make(chan struct{}, 1),
+	}
+}
+
+// Run works until ctx ends, then closes its connections.
+func (a *Agent) Run(ctx context.Context) error {
+	defer a.service.Close()
+	defer a.self.Close()
+
+	w := &certwatch.Watcher{CAFile: a.opts.CAFile, CertFile: a.opts.CertFile, OnChange: a.onCertificate}
+	errCh := make(chan error, 2)
+	go func() { errCh <- w.Run(ctx) }()
+	go func() {
+		errCh <- a.watchFiles(ctx, filepath.Dir(a.opts.ConfigFile), a.opts.CredentialsDir)
+	}()
+
+	ticker := time.NewTicker(a.opts.Interval)
+	defer ticker.Stop()
+	for {
+		a.mu.Lock()
+		a.lastLoop = time.Now()
+		a.mu.Unlock()
+		passCtx, cancel := context.WithTimeout(ctx, a.opts.PassTimeout)
+		a.Pass(passCtx)
+		cancel()
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errCh:
+			if err != nil {
+				return err
+			}
+		case <-ticker.C:
+		case <-a.trigger:
+		}
+	}
+}
+
+func (a *Agent) kick() {
+	select {
+	case a.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// onCertificate switches both pools to the new CA right away, without
+// waiting for the next pass, and proves the new setup with a handshake.
+func (a *Agent) onCertificate(m *certwatch.Material, err error) {
+	a.mu.Lock()
+	a.material, a.materialErr = m, err
+	a.mu.Unlock()
+	if err != nil {
+		a.log.Error("load certificates", "error", err)
+		a.opts.Metrics.SetCertificate(time.Time{}, false)
+	} else {
+		a.log.Info("certificates loaded", "serial", m.Leaf.SerialNumber.Text(16), "notAfter", m.Leaf.NotAfter)
+		if cfg, creds, err := a.inputs(); err == nil {
+			_ = a.setTargets(cfg, creds)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			a.recordTLS(a.service.Ping(ctx))
+			cancel()
+		}
+	}
+	a.kick()
+}
+
+// watchFiles triggers a pass when a ConfigMap or Secret volume is updated.
+func (a *Agent) watchFiles(ctx context.Context, dirs ...string) error {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("create file watcher: %w", err)
+	}
+	defer fw.Close()
+	for _, d := range dirs {
+		if err := fw.Add(d); err != nil {
+			return fmt.Errorf("watch %s: %w", d, err)
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-fw.Events:
+			if !ok {
+				return nil
+			}
+			a.kick()
+		case _, ok := <-fw.Errors:
+			if !ok {
+				return nil
+			}
+			a.kick()
+		}
+	}
+}
+
+type credentials struct{ user, password string }
+
+func (a *Agent) inputs() (*agentconfig.Config, credentials, error) {
+	cfg, err := agentconfig.Load(a.opts.ConfigFile)
+	if err != nil {
+		return nil, credentials{}, err
+	}
+	var c credentials
+	for name, dst := range map[string]*string{"username": &c.user, "password": &c.password} {
+		data, err := os.ReadFile(filepath.Join(a.opts.CredentialsDir, name))
+		if err != nil {
+			return nil, credentials{}, fmt.Errorf("read credentials: %w", err)
+		}
+		*dst = strings.TrimRight(string(data), "\r\n")
+	}
+	if c.user == "" || c.password == "" {
+		return nil, credentials{}, errors.New("credentials: username and password must not be empty")
+	}
+	return cfg, c, nil
+}
+
+func (a *Agent) setTargets(cfg *agentconfig.Config, c credentials) error {
+	a.mu.Lock()
+	m := a.material
+	a.mu.Unlock()
+	if m == nil {
+		return errors.New("no certificates loaded")
+	}
+	port := strconv.Itoa(cfg.QueryPort)
+	base := conn.Target{ServerName: cfg.QueryHost, Roots: m.Roots, RootsID: m.ID, User: c.user, Password: c.password}
+	svc := base
+	svc.Addr = net.JoinHostPort(cfg.QueryHost, port)
+	if err := a.service.SetTarget(svc); err != nil {
+		return fmt.Errorf("target %s: %w", svc.Addr, err)
+	}
+	// The own FE is dialled by its pod name but verified as the Service
+	// name, which is the name the instance certificate is issued for.
+	self := base
+	self.Addr = net.JoinHostPort(a.opts.SelfHost, port)
+	if err := a.self.SetTarget(self); err != nil {
+		return fmt.Errorf("target %s: %w", self.Addr, err)
+	}
+	return nil
+}
+
+func (a *Agent) recordTLS(err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch kind := conn.KindOf(err); {
+	case err == nil, kind == conn.KindAuth, kind == conn.KindQuery:
+		// The handshake worked; what failed, if anything, came after it.
+		a.tlsOK, a.tlsErr = true, ""
+	case kind == conn.KindTLS:
+		a.tlsOK, a.tlsErr = false, err.Error()
+	}
+	// Connection errors and local errors say nothing new about TLS.
+}
+
+// Pass runs one reconciliation and publishes the status.
+func (a *Agent) Pass(ctx context.Context) {
+	now := time.Now()
+	applied, membershipSt, err := a.pass(ctx)
+	if k := conn.KindOf(err); k != "" {
+		a.opts.Metrics.Error(string(k))
+	}
+	a.recordTLS(err)
+	ok := err == nil
+	a.opts.Metrics.Apply(ok, now)
+	last := agentconfig.ApplyStatus{Time: now.UTC().Format(time.RFC3339), Succeeded: ok, Applied: applied}
+	if err != nil {
+		last.Error = err.Error()
+		a.log.Warn("pass failed", "kind", string(conn.KindOf(err)), "error", err)
+	} else if len(applied) > 0 {
+		a.log.Info("configuration applied", "applied", applied)
+	}
+	a.publish(ctx, last, membershipSt)
+}
+
+func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStatus, error) {
+	cfg, creds, err := a.inputs()
+	a.mu.Lock()
+	a.configErr = err
+	materialErr := a.materialErr
+	passwordSet := a.passwordSet
+	a.mu.Unlock()
+	if err != nil {
+		return nil, nil, err
+	}
+	if materialErr != nil {
+		return nil, nil, fmt.Errorf("certificates: %w", materialErr)
+	}
+	if err := a.setTargets(cfg, creds); err != nil {
+		return nil, nil, err
+	}
+
+	if !passwordSet {
+		// Through the Service: the password is cluster-wide FE metadata.
+		var changed bool
+		err := conn.Retry(ctx, 3, 300*time.Millisecond, func(ctx context.Context) error {
+			svc := conn.Target{Addr: a.service.Addr(), ServerName: cfg.QueryHost, User: creds.user, Password: creds.password}
+			a.mu.Lock()
+			svc.Roots, svc.RootsID = a.material.Roots, a.material.ID
+			a.mu.Unlock()
+			var err error
+			changed, err = conn.EnsurePassword(ctx, a.service, svc)
+			return err
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if changed {
+			a.log.Info("root password set from the credentials Secret", "user", creds.user)
+		}
+		a.mu.Lock()
+		a.passwordSet = true
+		a.mu.Unlock()
+	}
+
+	var fes []membership.Frontend
+	var bes []membership.Backend
+	err = conn.Retry(ctx, 3, 300*time.Millisecond, func(ctx context.Context) error {
+		return a.service.Do(ctx, "read membership", func(ctx context.Context, db *sql.DB) error {
+			var err error
+			if fes, err = membership.ShowFrontends(ctx, db); err != nil {
+				return err
+			}
+			bes, err = membership.ShowBackends(ctx, db)
+			return err
+		})
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	leader, hasLeader := membership.Leader(fes)
+	var selfFE *membership.Frontend
+	for i := range fes {
+		if membership.SameHost(fes[i].Host, a.opts.SelfHost) {
+			selfFE = &fes[i]
+		}
+	}
+	if selfFE != nil && hasLeader {
+		if err := a.writeHelper(fmt.Sprintf("%s:%d", leader.Host, leader.EditLogPort)); err != nil {
+			return nil, nil, err
+		}
+	}
+
+	var applied []string
+	var errs []error
+	var mst *agentconfig.MembershipStatus
+	if hasLeader && membership.SameHost(leader.Host, a.opts.SelfHost) {
+		plan := membership.Decide(membership.Desired{Frontends: cfg.Frontends, EditLogPort: cfg.EditLogPort,
+			Backends: cfg.Backends, HeartbeatPort: cfg.HeartbeatPort}, fes, bes)
+		mst = membershipStatus(leader, fes, bes, plan)
+		if !plan.Empty() {
+			err := a.service.Do(ctx, "change membership", func(ctx context.Context, db *sql.DB) error {
+				done, err := membership.Apply(ctx, db, plan)
+				for _, s := range done {
+					a.log.Info("membership changed", "statement", s)
+				}
+				return err
+			})
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+		for _, d := range plan.Draining {
+			a.log.Info("backend draining", "host", d.Host, "tablets", d.TabletNum)
+		}
+		if len(cfg.BackendConfig) > 0 {
+			err := a.service.Do(ctx, "apply backend configuration", func(ctx context.Context, db *sql.DB) error {
+				res, err := runtimeconfig.ApplyBackend(ctx, db, cfg.BackendConfig)
+				applied = append(applied, res.Applied...)
+				return err
+			})
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	// ADMIN SET FRONTEND CONFIG changes only the FE it runs on, so every
+	// agent applies it to its own FE once that FE has joined.
+	if len(cfg.FrontendConfig) > 0 && selfFE != nil && selfFE.Alive {
+		err := a.self.Do(ctx, "apply frontend configuration", func(ctx context.Context, db *sql.DB) error {
+			res, err := runtimeconfig.ApplyFrontend(ctx, db, cfg.FrontendConfig)
+			applied = append(applied, res.Applied...)
+			return err
+		})
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return applied, mst, errors.Join(errs...)
+}
+
+func membershipStatus(leader membership.Frontend, fes []membership.Frontend, bes []membership.Backend, plan membership.Plan) *agentconfig.MembershipStatus {
+	st := &agentconfig.MembershipStatus{Leader: leader.Host}
+	for _, f := range fes {
+		st.Frontends = append(st.Frontends, f.Host)
+	}
+	for _, b := range bes {
+		st.Backends = append(st.Backends, b.Host)
+	}
+	for _, d := range plan.Draining {
+		st.Draining = append(st.Draining, agentconfig.BackendDrain{Host: d.Host, TabletNum: d.TabletNum})
+	}
+	return st
+}
+
+// writeHelper publishes the leader's edit log address for the FE start
+// wrapper of a joining pod. The rename makes the file appear complete.
+func (a *Agent) writeHelper(content string) error {
+	a.mu.Lock()
+	same := a.helperContent == content
+	a.mu.Unlock()
+	if same || a.opts.HelperFile == "" {
+		return nil
+	}
+	if data, err := os.ReadFile(a.opts.HelperFile); err == nil && string(data) == content {
+		a.mu.Lock()
+		a.helperContent = content
+		a.mu.Unlock()
+		return nil
+	}
+	tmp := a.opts.HelperFile + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		return fmt.Errorf("write helper file: %w", err)
+	}
+	if err := os.Rename(tmp, a.opts.HelperFile); err != nil {
+		return fmt.Errorf("write helper file: %w", err)
+	}
+	a.log.Info("helper file written", "path", a.opts.HelperFile, "helper", content)
+	a.mu.Lock()
+	a.helperContent = content
+	a.mu.Unlock()
+	return nil
+}
+
+func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *agentconfig.MembershipStatus) {
+	a.mu.Lock()
+	st := agentconfig.Status{LastApply: last, Membership: mst}
+	m, mErr := a.material, a.materialErr
+	switch {
+	case mErr != nil:
+		reason := certwatch.ReasonCertificateInvalid
+		var le *certwatch.LoadError
+		if errors.As(mErr, &le) {
+			reason = le.Reason
+		}
+		st.TLS = agentconfig.TLSStatus{Reason: reason, Message: mErr.Error()}
+	case m == nil:
+		st.TLS = agentconfig.TLSStatus{Reason: certwatch.ReasonCertificateMissing, Message: "certificates not loaded yet"}
+	default:
+		st.TLS = agentconfig.TLSStatus{Ready: a.tlsOK, NotAfter: m.Leaf.NotAfter.UTC().Format(time.RFC3339),
+			Serial: m.Leaf.SerialNumber.Text(16)}
+		if !a.tlsOK {
+			st.TLS.Reason = "TLSMisconfigured"
+			st.TLS.Message = a.tlsErr
+			if st.TLS.Message == "" {
+				st.TLS.Reason, st.TLS.Message = "NotConnected", "no TLS connection to the FE has succeeded yet"
+			}
+		}
+	}
+	// The time of the pass changes every run; compare without it so an
+	// unchanged status does not patch the pod every interval.
+	key := fmt.Sprintf("%+v|%v|%v|%+v", st.TLS, last.Succeeded, last.Error, mst)
+	due := key != a.published || time.Since(a.publishedAt) > a.opts.RepublishEvery || len(last.Applied) > 0
+	st.UpdatedAt = time.Now().UTC().Format(time.RFC3339)
+	a.st = st
+	a.mu.Unlock()
+
+	notAfter := time.Time{}
+	if m != nil && mErr == nil {
+		notAfter = m.Leaf.NotAfter
+	}
+	a.opts.Metrics.SetCertificate(notAfter, st.TLS.Ready)
+	if !due || a.opts.Publisher == nil {
+		return
+	}
+	if err := a.opts.Publisher.Publish(ctx, st); err != nil {
+		a.log.Warn("publish status", "error", err)
+		return
+	}
+	a.mu.Lock()
+	a.published, a.publishedAt = key, time.Now()
+	a.mu.Unlock()
+}
+
+// Status is the last computed status.
+func (a *Agent) Status() agentconfig.Status {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.st
+}
+
+// Ready reports whether the agent can work: configuration, credentials and
+// certificates load. It does not depend on reaching the FE: the pod's
+// readiness gates the Service the agent connects through, so depending on it
+// would deadlock a starting instance.
+func (a *Agent) Ready() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.material == nil && a.materialErr == nil:
+		return errors.New("certificates not loaded yet")
+	case a.materialErr != nil:
+		return a.materialErr
+	case a.configErr != nil:
+		return a.configErr
+	case a.lastLoop.IsZero():
+		return errors.New("no pass yet")
+	}
+	return nil
+}
+
+// Live reports whether the control loop still turns.
+func (a *Agent) Live() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.lastLoop.IsZero() {
+		return nil
+	}
+	if limit := 2*a.opts.Interval + a.opts.PassTimeout; time.Since(a.lastLoop) > limit {
+		return fmt.Errorf("control loop stuck: last pass started %s ago", time.Since(a.lastLoop).Round(time.Second))
+	}
+	return nil
+}

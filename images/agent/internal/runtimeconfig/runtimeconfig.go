@@ -1,0 +1,152 @@
+// Package runtimeconfig compares runtime-mutable FE and BE configuration
+// with the desired values and applies the differences. Runtime changes are
+// not persisted by StarRocks, so a pass runs after every (re)connect; keys
+// that need a restart belong in fe.conf/be.conf and the rolling restart.
+package runtimeconfig
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Querier is what the package needs from a pool.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Result of a pass.
+type Result struct {
+	// Applied are the changed keys as key=value, prefixed fe. or be.
+	Applied []string
+}
+
+// ApplyFrontend makes the connected FE hold desired. ADMIN SET FRONTEND
+// CONFIG only changes the FE that runs it, so q must reach one specific FE.
+func ApplyFrontend(ctx context.Context, q Querier, desired map[string]string) (Result, error) {
+	var res Result
+	var errs []error
+	for _, key := range sortedKeys(desired) {
+		want := desired[key]
+		value, mutable, found, err := showFrontendConfig(ctx, q, key)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("read fe %s: %w", key, err))
+			continue
+		case !found:
+			errs = append(errs, fmt.Errorf("fe %s: no such configuration key", key))
+			continue
+		case value == want:
+			continue
+		case !mutable:
+			errs = append(errs, fmt.Errorf("fe %s is %q, wants %q: not runtime-mutable, needs an FE restart", key, value, want))
+			continue
+		}
+		stmt := fmt.Sprintf("ADMIN SET FRONTEND CONFIG (%s = %s)", quoteDouble(key), quoteDouble(want))
+		if _, err := q.ExecContext(ctx, stmt); err != nil {
+			errs = append(errs, fmt.Errorf("set fe %s: %w", key, err))
+			continue
+		}
+		res.Applied = append(res.Applied, "fe."+key+"="+want)
+	}
+	return res, errors.Join(errs...)
+}
+
+func showFrontendConfig(ctx context.Context, q Querier, key string) (value string, mutable, found bool, err error) {
+	// LIKE treats "_" as a wildcard, so a few other keys may match too; the
+	// rows are filtered by exact Key below rather than relying on escapes,
+	// which FE versions handle differently.
+	rows, err := q.QueryContext(ctx, "ADMIN SHOW FRONTEND CONFIG LIKE ?", key)
+	if err != nil {
+		return "", false, false, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", false, false, err
+	}
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", false, false, err
+		}
+		m := map[string]string{}
+		for i, c := range cols {
+			m[c] = vals[i].String
+		}
+		if m["Key"] == key {
+			return m["Value"], strings.EqualFold(m["IsMutable"], "true"), true, rows.Err()
+		}
+	}
+	return "", false, false, rows.Err()
+}
+
+// ApplyBackend makes every BE hold desired through information_schema,
+// which the FE fans out to all BEs.
+func ApplyBackend(ctx context.Context, q Querier, desired map[string]string) (Result, error) {
+	var res Result
+	var errs []error
+	for _, name := range sortedKeys(desired) {
+		want := desired[name]
+		differs, seen, err := backendDiffers(ctx, q, name, want)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("read be %s: %w", name, err))
+			continue
+		case !seen:
+			// No BE reports the key yet (no BE joined, or an unknown key):
+			// nothing to compare against, try again next pass.
+			errs = append(errs, fmt.Errorf("be %s: no backend reports this key", name))
+			continue
+		case !differs:
+			continue
+		}
+		if _, err := q.ExecContext(ctx, "UPDATE information_schema.be_configs SET VALUE = ? WHERE NAME = ?", want, name); err != nil {
+			errs = append(errs, fmt.Errorf("set be %s: %w", name, err))
+			continue
+		}
+		res.Applied = append(res.Applied, "be."+name+"="+want)
+	}
+	return res, errors.Join(errs...)
+}
+
+func backendDiffers(ctx context.Context, q Querier, name, want string) (differs, seen bool, err error) {
+	rows, err := q.QueryContext(ctx, "SELECT BE_ID, NAME, VALUE FROM information_schema.be_configs WHERE NAME = ?", name)
+	if err != nil {
+		return false, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, n string
+		var v sql.NullString
+		if err := rows.Scan(&id, &n, &v); err != nil {
+			return false, false, err
+		}
+		seen = true
+		if v.String != want {
+			differs = true
+		}
+	}
+	return differs, seen, rows.Err()
+}
+
+func quoteDouble(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,86 @@
+// Package status holds what the agent reports: Prometheus metrics and the
+// agentconfig.Status JSON it publishes on its Pod for the hooks.
+package status
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metric names; the module's alerts are written against exactly these.
+const (
+	MetricCertificateNotAfter = "d8_starrocks_agent_certificate_not_after_timestamp_seconds"
+	MetricCertificateReady    = "d8_starrocks_agent_certificate_ready"
+	MetricLastApplySuccess    = "d8_starrocks_agent_last_apply_success_timestamp_seconds"
+	MetricApplyTotal          = "d8_starrocks_agent_apply_total"
+	MetricErrorsTotal         = "d8_starrocks_agent_errors_total"
+)
+
+// Metrics is the agent's registry. Not global, so tests can have several.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	certNotAfter prometheus.Gauge
+	certReady    prometheus.Gauge
+	lastApply    prometheus.Gauge
+	applyTotal   *prometheus.CounterVec
+	errorsTotal  *prometheus.CounterVec
+}
+
+// NewMetrics registers every metric with its label values pre-created, so
+// that a rate() over a counter that never moved still has a series.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		certNotAfter: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricCertificateNotAfter,
+			Help: "NotAfter of the mounted instance certificate, Unix seconds."}),
+		certReady: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricCertificateReady,
+			Help: "1 when the mounted certificate verifies against the CA and the last TLS connection to the FE succeeded."}),
+		lastApply: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricLastApplySuccess,
+			Help: "Time of the last fully successful configuration pass, Unix seconds."}),
+		applyTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricApplyTotal,
+			Help: "Configuration passes by result."}, []string{"result"}),
+		errorsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricErrorsTotal,
+			Help: "Errors talking to StarRocks by kind: tls, auth, connection, query."}, []string{"kind"}),
+	}
+	for _, r := range []string{"success", "failure"} {
+		m.applyTotal.WithLabelValues(r)
+	}
+	for _, k := range []string{"tls", "auth", "connection", "query"} {
+		m.errorsTotal.WithLabelValues(k)
+	}
+	m.Registry.MustRegister(m.certNotAfter, m.certReady, m.lastApply, m.applyTotal, m.errorsTotal,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// SetCertificate records the mounted certificate; zero notAfter clears it.
+func (m *Metrics) SetCertificate(notAfter time.Time, ready bool) {
+	if notAfter.IsZero() {
+		m.certNotAfter.Set(0)
+	} else {
+		m.certNotAfter.Set(float64(notAfter.Unix()))
+	}
+	if ready {
+		m.certReady.Set(1)
+	} else {
+		m.certReady.Set(0)
+	}
+}
+
+// Apply counts one configuration pass.
+func (m *Metrics) Apply(success bool, at time.Time) {
+	if success {
+		m.applyTotal.WithLabelValues("success").Inc()
+		m.lastApply.Set(float64(at.Unix()))
+		return
+	}
+	m.applyTotal.WithLabelValues("failure").Inc()
+}
+
+// Error counts one error of kind (tls, auth, connection, query).
+func (m *Metrics) Error(kind string) {
+	m.errorsTotal.WithLabelValues(kind).Inc()
+}

@@ -1,0 +1,122 @@
+// Command agent is the StarRocks FE sidecar of the managed-starrocks module:
+// a TLS-only MySQL-protocol client that sets the root password, manages
+// cluster membership and runtime configuration, watches the instance
+// certificate and reports status on its Pod. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/agent"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/server"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/status"
+)
+
+func main() {
+	if err := run(); err != nil {
+		slog.Error("agent stopped", "error", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		configFile     = flag.String("config", "/etc/starrocks-agent/config/agent.json", "agent configuration file (ConfigMap); reloaded on change")
+		caFile         = flag.String("tls-ca-file", "/etc/starrocks/tls/ca.crt", "CA to verify the FE with; tls.crt in the same directory is the instance certificate and is watched")
+		credentialsDir = flag.String("credentials-dir", "/etc/starrocks-agent/credentials", "directory with the files username and password")
+		podName        = flag.String("pod-name", os.Getenv("POD_NAME"), "own pod name, for the status annotation")
+		podNamespace   = flag.String("pod-namespace", os.Getenv("POD_NAMESPACE"), "own pod namespace")
+		selfHost       = flag.String("self-host", "", "FQDN of this pod's FE, as listed in SHOW FRONTENDS")
+		listen         = flag.String("listen", ":8090", "HTTP address for /healthz, /readyz, /metrics")
+		helperFile     = flag.String("helper-file", "/opt/starrocks/agent-run/fe-helper", "file the FE start wrapper waits for; receives leaderhost:editLogPort")
+		logLevel       = flag.String("log-level", "Info", "Debug, Info, Warn or Error")
+		kubeconfig     = flag.String("kubeconfig", "", "kubeconfig file; empty means in-cluster configuration")
+		publishStatus  = flag.Bool("publish-status", true, "patch the pod annotation with the status (needs get,patch on pods)")
+	)
+	flag.Parse()
+
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(strings.ToUpper(*logLevel))); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(log)
+	if *selfHost == "" {
+		return errors.New("--self-host is required")
+	}
+
+	metrics := status.NewMetrics()
+	opts := agent.Options{
+		ConfigFile:     *configFile,
+		CAFile:         *caFile,
+		CertFile:       filepath.Join(filepath.Dir(*caFile), "tls.crt"),
+		CredentialsDir: *credentialsDir,
+		SelfHost:       *selfHost,
+		HelperFile:     *helperFile,
+		Metrics:        metrics,
+		Logger:         log,
+	}
+	if *publishStatus {
+		if *podName == "" || *podNamespace == "" {
+			return errors.New("--pod-name and --pod-namespace are required to publish the status (or --publish-status=false)")
+		}
+		restCfg, err := kubeConfig(*kubeconfig)
+		if err != nil {
+			return err
+		}
+		cs, err := kubernetes.NewForConfig(restCfg)
+		if err != nil {
+			return fmt.Errorf("kubernetes client: %w", err)
+		}
+		opts.Publisher = &status.PodAnnotation{Pods: cs.CoreV1(), Namespace: *podNamespace, Name: *podName}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	a := agent.New(opts)
+	httpDone := make(chan error, 1)
+	go func() {
+		httpDone <- server.Serve(ctx, *listen, server.Handler(metrics.Registry, server.Checks{Live: a.Live, Ready: a.Ready}))
+	}()
+	log.Info("agent starting", "selfHost", *selfHost, "listen", *listen)
+	runErr := a.Run(ctx)
+	stop()
+	httpErr := <-httpDone
+	if runErr != nil {
+		return runErr
+	}
+	if httpErr != nil {
+		return httpErr
+	}
+	log.Info("agent stopped gracefully")
+	return nil
+}
+
+func kubeConfig(path string) (*rest.Config, error) {
+	if path != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", path)
+		if err != nil {
+			return nil, fmt.Errorf("load kubeconfig %s: %w", path, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, fmt.Errorf("in-cluster kubernetes configuration: %w", err)
+	}
+	return cfg, nil
+}
