@@ -3,6 +3,7 @@ package controlplane
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -61,3 +62,14 @@ func CertManagerCRDDir() string { return mustTool("cert-manager-crds") }
 // PrometheusOperatorCRDDir holds prometheus-operator's CRDs, generated from
 // its API Go module.
 func PrometheusOperatorCRDDir() string { return mustTool("prometheus-operator-crds") }
+
+// BuildTools builds every cached tool, streaming the build progress to w, so
+// a first `make run` shows what it is waiting for.
+func BuildTools(w io.Writer) error {
+	cmd := exec.Command(filepath.Join(RepoRoot(), "dev", "scripts", "tools.sh"), "all")
+	cmd.Stderr = w
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("build tools: %w", err)
+	}
+	return nil
+}
