@@ -44,8 +44,14 @@ func TestValidateStarrocks(t *testing.T) {
 			},
 			want: []string{"spec.configuration.streamingLoadMaxMb", "configuration.streamingLoadMaxMb <= 4096", "not offered in this class"}},
 		{name: "rejects a BE scale-in by more than one", op: admissionv1.Update,
-			edit: func(sr *v1alpha1.Starrocks) { sr.Spec.Type = v1alpha1.TypeCluster; sr.Spec.Backend.Replicas = ptr(int32(3)) },
-			old:  func(sr *v1alpha1.Starrocks) { sr.Spec.Type = v1alpha1.TypeCluster; sr.Spec.Backend.Replicas = ptr(int32(5)) },
+			edit: func(sr *v1alpha1.Starrocks) {
+				sr.Spec.Type = v1alpha1.TypeCluster
+				sr.Spec.Backend.Replicas = ptr(int32(3))
+			},
+			old: func(sr *v1alpha1.Starrocks) {
+				sr.Spec.Type = v1alpha1.TypeCluster
+				sr.Spec.Backend.Replicas = ptr(int32(5))
+			},
 			want: []string{"spec.backend.replicas", "shrink by at most one (was 5)"}},
 		{name: "rejects a shrinking volume", op: admissionv1.Update,
 			edit: func(sr *v1alpha1.Starrocks) { sr.Spec.Backend.PersistentVolumeClaim.Size = resource.MustParse("50Gi") },
