@@ -527,7 +527,8 @@ func TestModuleObjects(t *testing.T) {
 				t.Errorf("registry secret %s %q", reg.Type, reg.Data[".dockerconfigjson"])
 			}
 			tls := typed[corev1.Secret](t, mustFind(t, objs, "Secret", ns, "managed-starrocks-webhook-tls"))
-			if string(tls.Data["tls.crt"]) != "crt-pem" || string(tls.Data["tls.key"]) != "key-pem" || string(tls.Data["ca.crt"]) != "ca-pem" {
+			cert := webhookCert(t)
+			if string(tls.Data["tls.crt"]) != cert["crt"] || string(tls.Data["tls.key"]) != cert["key"] || string(tls.Data["ca.crt"]) != cert["ca"] {
 				t.Errorf("webhook TLS Secret does not carry internal.webhookCert")
 			}
 			d := typed[appsv1.Deployment](t, mustFind(t, objs, "Deployment", ns, "webhook"))
@@ -559,7 +560,7 @@ func TestModuleObjects(t *testing.T) {
 			got := map[string]admissionregistrationv1.FailurePolicyType{}
 			check := func(cc admissionregistrationv1.WebhookClientConfig, fp *admissionregistrationv1.FailurePolicyType, timeout *int32, se *admissionregistrationv1.SideEffectClass) {
 				got[*cc.Service.Path] = *fp
-				if string(cc.CABundle) != "ca-pem" {
+				if string(cc.CABundle) != cert["ca"] {
 					t.Errorf("%s caBundle %q, want internal.webhookCert.ca", *cc.Service.Path, cc.CABundle)
 				}
 				if cc.Service.Name != "managed-starrocks-webhook" || cc.Service.Namespace != ns || *cc.Service.Port != 443 {
@@ -592,3 +593,27 @@ func TestModuleObjects(t *testing.T) {
 }
 
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+func TestPodMonitorLabelsWhatAlertsGroupBy(t *testing.T) {
+	sc := scenarios()[1]
+	e := entries(t, sc.sr)[0]
+	pm := mustFind(t, render(t, sc.settings, sc.sr), "PodMonitor", e.Namespace, e.Names.FrontendStatefulSet)
+	eps, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
+	got := map[string]string{}
+	for _, raw := range eps {
+		ep := raw.(map[string]any)
+		labels := map[string]string{}
+		for _, r := range ep["relabelings"].([]any) {
+			rl := r.(map[string]any)
+			labels[rl["targetLabel"].(string)], _ = rl["replacement"].(string)
+		}
+		if labels["instance_name"] != e.Name || ep["path"] != "/metrics" {
+			t.Errorf("endpoint %v: instance_name %q path %v", ep["port"], labels["instance_name"], ep["path"])
+		}
+		got[ep["port"].(string)] = labels["component"]
+	}
+	want := map[string]string{"fe-http": "frontend", "be-http": "backend", "agent-http": "agent"}
+	if mustJSON(got) != mustJSON(want) {
+		t.Errorf("scraped ports and their component label %v, want %v", got, want)
+	}
+}

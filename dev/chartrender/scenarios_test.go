@@ -1,7 +1,9 @@
 package chartrender_test
 
 import (
+	"sync"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+	"github.com/deckhouse/managed-starrocks/dev/testpki"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
@@ -119,14 +122,41 @@ func moduleValues(t testing.TB, settings map[string]any, objs ...*v1alpha1.Starr
 		settings = map[string]any{}
 	}
 	settings["registry"] = map[string]any{"dockercfg": "eyJhdXRocyI6e319"}
-	settings["internal"] = map[string]any{"webhookCert": map[string]any{
-		"ca": "ca-pem", "crt": "crt-pem", "key": "key-pem",
-	}}
+	settings["internal"] = map[string]any{"webhookCert": webhookCert(t)}
 	vals, err := chartrender.ModuleValues(entries(t, objs...), settings)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return vals
+}
+
+var (
+	certOnce sync.Once
+	certVals map[string]any
+	certErr  error
+)
+
+// webhookCert is a real serving certificate, as the module's tls-certificate
+// hook would put into values (the apiserver checks the PEM in TLS Secrets).
+func webhookCert(t testing.TB) map[string]any {
+	t.Helper()
+	certOnce.Do(func() {
+		ca, err := testpki.NewCA("managed-starrocks-webhook-ca")
+		if err != nil {
+			certErr = err
+			return
+		}
+		leaf, err := ca.Issue("managed-starrocks-webhook", []string{"managed-starrocks-webhook.d8-managed-starrocks.svc"}, nil, time.Hour)
+		if err != nil {
+			certErr = err
+			return
+		}
+		certVals = map[string]any{"ca": string(ca.CertPEM), "crt": string(leaf.CertPEM), "key": string(leaf.KeyPEM)}
+	})
+	if certErr != nil {
+		t.Fatalf("issue webhook certificate: %v", certErr)
+	}
+	return certVals
 }
 
 func render(t testing.TB, settings map[string]any, objs ...*v1alpha1.Starrocks) []*unstructured.Unstructured {

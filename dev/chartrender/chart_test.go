@@ -1,0 +1,179 @@
+package chartrender_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+)
+
+// chartCopy copies the parts of the repository Helm reads into a temporary
+// directory and adds extra files, so a test can shape the chart (monitoring
+// files, build leftovers) without touching the repository.
+func chartCopy(t testing.TB, extra map[string]string) string {
+	t.Helper()
+	root := chartrender.RepoRoot()
+	dir := t.TempDir()
+	for _, rel := range []string{"Chart.yaml", ".helmignore", "templates", "monitoring"} {
+		src := filepath.Join(root, rel)
+		if _, err := os.Stat(src); os.IsNotExist(err) && rel == "monitoring" {
+			continue
+		}
+		err := filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			r, _ := filepath.Rel(root, path)
+			if info.IsDir() {
+				return os.MkdirAll(filepath.Join(dir, r), 0o755)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, r), data, 0o644)
+		})
+		if err != nil {
+			t.Fatalf("copy %s: %v", rel, err)
+		}
+	}
+	for rel, content := range extra {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// The whole module directory is the chart: .helmignore must keep the Go
+// sources, the hooks binary and the image build contexts out of it, or Helm
+// refuses the hooks binary for its size and every render carries megabytes.
+func TestChartLoadsWithoutBuildDirectories(t *testing.T) {
+	dir := chartCopy(t, map[string]string{
+		"hooks/hooks":                    "\x7fELF pretend binary",
+		"hooks/instances/hook.go":        "package instances",
+		"images/agent/main.go":           "package main",
+		"images/webhook/werf.inc.yaml":   "image: webhook",
+		"pkg/desired/desired.go":         "package desired",
+		"dev/chartrender/chartrender.go": "package chartrender",
+		"go.mod":                         "module x",
+	})
+	for _, chartDir := range []string{dir, chartrender.RepoRoot()} {
+		r, err := chartrender.Load(chartDir)
+		if err != nil {
+			t.Fatalf("load %s: %v", chartDir, err)
+		}
+		var names []string
+		for _, f := range r.Chart().Raw {
+			names = append(names, f.Name)
+		}
+		for _, n := range names {
+			for _, banned := range []string{"hooks/", "images/", "pkg/", "dev/", "api/", "docs/", "test/"} {
+				if strings.HasPrefix(n, banned) {
+					t.Errorf("chart in %s carries %s", chartDir, n)
+				}
+			}
+			if strings.HasSuffix(n, ".go") || n == "go.mod" {
+				t.Errorf("chart in %s carries %s", chartDir, n)
+			}
+		}
+		if len(r.Chart().Templates) == 0 {
+			t.Errorf("chart in %s has no templates", chartDir)
+		}
+	}
+}
+
+const rulesAsList = `- name: managed-starrocks.frontend
+  rules:
+    - alert: StarrocksFrontendDown
+      expr: up{component="frontend"} == 0
+      for: 5m
+      labels:
+        severity_level: "4"
+      annotations:
+        summary: A StarRocks FE is down.
+`
+
+const rulesAsMap = `groups:
+  - name: managed-starrocks.backend
+    rules:
+      - record: starrocks:be_up:sum
+        expr: sum by (starrocks_instance) (up{component="backend"})
+`
+
+const dashboard = `{
+  "title": "StarRocks instance",
+  "uid": "managed-starrocks-instance",
+  "panels": []
+}
+`
+
+// monitoringFiles is what the monitoring engineer's files look like; the
+// apply test sends the objects rendered from them to the real apiserver.
+var monitoringFiles = map[string]string{
+	"monitoring/prometheus-rules/zz-test-frontend.yaml":              rulesAsList,
+	"monitoring/prometheus-rules/zz-test-backend.yaml":               rulesAsMap,
+	"monitoring/grafana-dashboards/managed-services/zz-test.json":    dashboard,
+	"monitoring/grafana-dashboards/zz-test-top-level-dashboard.json": dashboard,
+}
+
+func renderWithMonitoring(t testing.TB, vals map[string]any) []*unstructured.Unstructured {
+	t.Helper()
+	r, err := chartrender.Load(chartCopy(t, monitoringFiles))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := r.Render(vals, chartrender.DefaultGlobals())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func TestMonitoringFilesBecomeObjects(t *testing.T) {
+	objs := renderWithMonitoring(t, moduleValues(t, nil))
+
+	cases := []struct {
+		name, file, group string
+	}{
+		{"a file with a list of groups", "zz-test-frontend", "managed-starrocks.frontend"},
+		{"a file with a groups map", "zz-test-backend", "managed-starrocks.backend"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pr := mustFind(t, objs, "PrometheusRule", chartrender.Namespace, "managed-starrocks-"+tc.file)
+			if pr.GetLabels()["prometheus"] != "main" {
+				t.Errorf("PrometheusRule labels %v lack prometheus: main", pr.GetLabels())
+			}
+			groups, _, _ := unstructured.NestedSlice(pr.Object, "spec", "groups")
+			if len(groups) != 1 || groups[0].(map[string]any)["name"] != tc.group {
+				t.Errorf("groups %v, want one named %s", groups, tc.group)
+			}
+		})
+	}
+
+	dashboards := map[string]string{
+		"d8-managed-starrocks-managed-services-zz-test":    "Managed Services",
+		"d8-managed-starrocks-zz-test-top-level-dashboard": "Managed services",
+	}
+	for name, folder := range dashboards {
+		d := mustFind(t, objs, "GrafanaDashboardDefinition", "", name)
+		if got, _, _ := unstructured.NestedString(d.Object, "spec", "folder"); got != folder {
+			t.Errorf("%s folder %q, want %q", name, got, folder)
+		}
+		def, _, _ := unstructured.NestedString(d.Object, "spec", "definition")
+		var parsed map[string]any
+		if err := json.Unmarshal([]byte(def), &parsed); err != nil || parsed["uid"] != "managed-starrocks-instance" {
+			t.Errorf("%s definition is not the dashboard JSON: %v", name, err)
+		}
+	}
+}
