@@ -121,6 +121,8 @@ func Start(t testing.TB, opts Options) *Server {
 		Listener:   nl,
 		AuthServer: &authServer{s: s},
 		Handler:    s,
+		// TLS needs the buffered reader that vitess only creates with a size.
+		ConnReadBufferSize: 16 * 1024,
 	})
 	if err != nil {
 		t.Fatalf("fakefe listener: %v", err)

@@ -165,6 +165,12 @@ func (a *Agent) onCertificate(m *certwatch.Material, err error) {
 	a.kick()
 }
 
+// LoadCertificates reads the certificate files once, as Run's watcher does,
+// for callers that drive Pass themselves.
+func (a *Agent) LoadCertificates() {
+	a.onCertificate(certwatch.Load(a.opts.CAFile, a.opts.CertFile))
+}
+
 // watchFiles triggers a pass when a ConfigMap or Secret volume is updated.
 func (a *Agent) watchFiles(ctx context.Context, dirs ...string) error {
 	fw, err := fsnotify.NewWatcher()
