@@ -1,0 +1,270 @@
+// Package instances is the module's controller hook: on every change of a
+// Starrocks, a StarrocksClass or an object of an instance it validates every
+// instance against its class, computes the desired state into
+// managedStarrocks.internal.instances, remembers the last valid state of each
+// instance in the cluster, and reports status and metrics.
+package instances
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/deckhouse/module-sdk/pkg"
+	"github.com/deckhouse/module-sdk/pkg/metric/operation"
+	objectpatch "github.com/deckhouse/module-sdk/pkg/object-patch"
+	"github.com/deckhouse/module-sdk/pkg/registry"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/classrules"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
+)
+
+// Snapshot names.
+const (
+	SnapStarrocks       = "starrocks"
+	SnapStarrocksStatus = "starrocks_status"
+	SnapClasses         = "classes"
+	SnapClassStatus     = "class_status"
+	SnapStatefulSets    = "statefulsets"
+	SnapPods            = "frontend_pods"
+	SnapCertificates    = "certificates"
+	SnapLastValid       = "last_valid"
+)
+
+// Metric names (alerts in monitoring/ use exactly these).
+const (
+	MetricGroup              = "d8_managed_starrocks_instances"
+	MetricInstances          = "d8_managed_starrocks_instances"
+	MetricConfigurationValid = "d8_managed_starrocks_instance_configuration_valid"
+)
+
+var _ = registry.RegisterFunc(Config, Handle)
+
+var (
+	no           = false
+	instanceSel  = &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue}}
+	frontendSel  = &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelComponent: shared.ComponentFrontend}}
+	lastValidSel = &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelState: shared.StateLastValid}}
+)
+
+// Config binds everything the desired state and the status depend on. The
+// jq filters keep only what is read: the Starrocks and class bindings never
+// include .status, so the hook's own status patches do not trigger it again;
+// the *_status bindings hold the current status (to patch only on change)
+// with events switched off for the same reason.
+var Config = &pkg.HookConfig{
+	Queue: "main",
+	Kubernetes: []pkg.KubernetesConfig{
+		{
+			Name:       SnapStarrocks,
+			APIVersion: v1alpha1.SchemeGroupVersion.String(),
+			Kind:       v1alpha1.StarrocksKind,
+			JqFilter:   `{metadata: {name: .metadata.name, namespace: .metadata.namespace, uid: .metadata.uid, generation: .metadata.generation}, spec: .spec}`,
+		},
+		{
+			Name:                         SnapStarrocksStatus,
+			APIVersion:                   v1alpha1.SchemeGroupVersion.String(),
+			Kind:                         v1alpha1.StarrocksKind,
+			ExecuteHookOnEvents:          &no,
+			ExecuteHookOnSynchronization: &no,
+			JqFilter:                     `{namespace: .metadata.namespace, name: .metadata.name, status: (.status // {})}`,
+		},
+		{
+			Name:       SnapClasses,
+			APIVersion: v1alpha1.SchemeGroupVersion.String(),
+			Kind:       v1alpha1.StarrocksClassKind,
+			JqFilter:   `{metadata: {name: .metadata.name, uid: .metadata.uid, generation: .metadata.generation, resourceVersion: .metadata.resourceVersion}, spec: .spec}`,
+		},
+		{
+			Name:                         SnapClassStatus,
+			APIVersion:                   v1alpha1.SchemeGroupVersion.String(),
+			Kind:                         v1alpha1.StarrocksClassKind,
+			ExecuteHookOnEvents:          &no,
+			ExecuteHookOnSynchronization: &no,
+			JqFilter:                     `{name: .metadata.name, status: (.status // {})}`,
+		},
+		{
+			Name:          SnapStatefulSets,
+			APIVersion:    "apps/v1",
+			Kind:          "StatefulSet",
+			LabelSelector: instanceSel,
+			JqFilter: `{namespace: .metadata.namespace, instance: .metadata.labels["` + shared.LabelInstance + `"], component: .metadata.labels["` + shared.LabelComponent + `"],` +
+				` replicas: (.spec.replicas // 1), readyReplicas: (.status.readyReplicas // 0)}`,
+		},
+		{
+			// Only the TLS verdict of the agent status: the agent rewrites its
+			// timestamp on every pass, which must not rerun the hook.
+			Name:          SnapPods,
+			APIVersion:    "v1",
+			Kind:          "Pod",
+			LabelSelector: frontendSel,
+			JqFilter: `{namespace: .metadata.namespace, name: .metadata.name, instance: .metadata.labels["` + shared.LabelInstance + `"],` +
+				` agentTLS: ((.metadata.annotations // {})["` + agentconfig.StatusAnnotation + `"] | if . == null then null else (try (fromjson | .tls | {ready, reason, message}) catch {ready: false, reason: "AgentStatusUnreadable", message: "the agent-status annotation is not valid JSON"}) end)}`,
+		},
+		{
+			Name:          SnapCertificates,
+			APIVersion:    "cert-manager.io/v1",
+			Kind:          "Certificate",
+			LabelSelector: instanceSel,
+			JqFilter: `{namespace: .metadata.namespace, instance: .metadata.labels["` + shared.LabelInstance + `"],` +
+				` ready: ([(.status.conditions // [])[] | select(.type == "Ready")][0] // null), notAfter: .status.notAfter}`,
+		},
+		{
+			Name:          SnapLastValid,
+			APIVersion:    "v1",
+			Kind:          "ConfigMap",
+			LabelSelector: lastValidSel,
+			JqFilter:      `{namespace: .metadata.namespace, name: .metadata.name, entry: (.data["` + shared.LastValidKey + `"] // "")}`,
+		},
+	},
+}
+
+// cache only memoizes compiled CEL per class generation (a pure function of
+// the class): no decision depends on it surviving a restart.
+var cache = classrules.NewCache()
+
+// Handle reads the snapshots, reconciles and writes values, objects, status
+// patches and metrics.
+func Handle(_ context.Context, input *pkg.HookInput) error {
+	state, err := ReadState(input)
+	if err != nil {
+		return err
+	}
+	now := metav1.NewTime(input.DC.GetClock().Now()).Rfc3339Copy()
+	plan := Reconcile(state, cache, now)
+	for _, w := range plan.Warnings {
+		input.Logger.Warn(w)
+	}
+
+	input.Values.Set(shared.InstancesValuesPath, plan.Values)
+	for _, cm := range plan.LastValid {
+		input.PatchCollector.CreateOrUpdate(cm)
+	}
+	for _, p := range plan.StatusPatches {
+		input.PatchCollector.PatchWithJSON(statusPatch(p.Status), v1alpha1.SchemeGroupVersion.String(), v1alpha1.StarrocksKind, p.Namespace, p.Name,
+			objectpatch.WithSubresource("status"), objectpatch.WithIgnoreMissingObject(true))
+	}
+	for _, p := range plan.ClassStatusPatches {
+		input.PatchCollector.PatchWithJSON(statusPatch(p.Status), v1alpha1.SchemeGroupVersion.String(), v1alpha1.StarrocksClassKind, "", p.Name,
+			objectpatch.WithSubresource("status"), objectpatch.WithIgnoreMissingObject(true))
+	}
+	for _, r := range plan.Results {
+		if !r.Valid() {
+			// Violations name fields, values and rules: never secrets.
+			input.Logger.Info("instance breaks its class rules", "instance", r.Key, "violations", r.Violations.Error(), "lastValidKept", r.Entry != nil)
+		}
+	}
+	publishMetrics(input.MetricsCollector, plan)
+	return nil
+}
+
+// statusPatch replaces the whole status: "add" on an object member replaces
+// it and also works when there is no status yet, and fields the new status
+// leaves out are dropped (a merge patch would keep them).
+func statusPatch(status any) []map[string]any {
+	return []map[string]any{{"op": "add", "path": "/status", "value": status}}
+}
+
+func publishMetrics(mc pkg.MetricsCollector, plan Plan) {
+	// Expire first: deleted instances must not leave series behind.
+	mc.Expire(MetricGroup)
+	group := metricGroup(MetricGroup)
+	counts := map[v1alpha1.Phase]float64{}
+	for _, p := range []v1alpha1.Phase{v1alpha1.PhasePending, v1alpha1.PhaseProvisioning, v1alpha1.PhaseRunning, v1alpha1.PhaseDegraded, v1alpha1.PhaseInvalid} {
+		counts[p] = 0
+	}
+	for _, p := range plan.Phases {
+		counts[p]++
+	}
+	for p, n := range counts {
+		mc.Set(MetricInstances, n, map[string]string{"phase": string(p)}, group)
+	}
+	for _, r := range plan.Results {
+		v := 0.0
+		if r.Valid() {
+			v = 1
+		}
+		mc.Set(MetricConfigurationValid, v, map[string]string{"namespace": r.Object.Namespace, "name": r.Object.Name, "class": r.Object.Spec.StarrocksClassName}, group)
+	}
+}
+
+// ReadState decodes the snapshots.
+func ReadState(input *pkg.HookInput) (State, error) {
+	var s State
+	var err error
+	if s.Instances, err = decodePtrs[v1alpha1.Starrocks](input.Snapshots, SnapStarrocks); err != nil {
+		return s, err
+	}
+	if s.Classes, err = decodePtrs[v1alpha1.StarrocksClass](input.Snapshots, SnapClasses); err != nil {
+		return s, err
+	}
+	type srStatus struct {
+		Namespace string                   `json:"namespace"`
+		Name      string                   `json:"name"`
+		Status    v1alpha1.StarrocksStatus `json:"status"`
+	}
+	statuses, err := objectpatch.UnmarshalToStruct[srStatus](input.Snapshots, SnapStarrocksStatus)
+	if err != nil {
+		return s, fmt.Errorf("decode snapshot %s: %w", SnapStarrocksStatus, err)
+	}
+	s.InstanceStatus = make(map[string]v1alpha1.StarrocksStatus, len(statuses))
+	for _, st := range statuses {
+		s.InstanceStatus[desired.Key(st.Namespace, st.Name)] = st.Status
+	}
+	type clStatus struct {
+		Name   string                        `json:"name"`
+		Status v1alpha1.StarrocksClassStatus `json:"status"`
+	}
+	cls, err := objectpatch.UnmarshalToStruct[clStatus](input.Snapshots, SnapClassStatus)
+	if err != nil {
+		return s, fmt.Errorf("decode snapshot %s: %w", SnapClassStatus, err)
+	}
+	s.ClassStatus = make(map[string]v1alpha1.StarrocksClassStatus, len(cls))
+	for _, c := range cls {
+		s.ClassStatus[c.Name] = c.Status
+	}
+	if s.StatefulSets, err = objectpatch.UnmarshalToStruct[StatefulSetSnap](input.Snapshots, SnapStatefulSets); err != nil {
+		return s, fmt.Errorf("decode snapshot %s: %w", SnapStatefulSets, err)
+	}
+	if s.Pods, err = objectpatch.UnmarshalToStruct[PodSnap](input.Snapshots, SnapPods); err != nil {
+		return s, fmt.Errorf("decode snapshot %s: %w", SnapPods, err)
+	}
+	if s.Certificates, err = objectpatch.UnmarshalToStruct[CertificateSnap](input.Snapshots, SnapCertificates); err != nil {
+		return s, fmt.Errorf("decode snapshot %s: %w", SnapCertificates, err)
+	}
+	if s.LastValid, err = objectpatch.UnmarshalToStruct[LastValidSnap](input.Snapshots, SnapLastValid); err != nil {
+		return s, fmt.Errorf("decode snapshot %s: %w", SnapLastValid, err)
+	}
+	s.ClusterDomain = input.Values.Get(shared.ClusterDomainPath).String()
+	return s, nil
+}
+
+func decodePtrs[T any](snaps pkg.Snapshots, name string) ([]*T, error) {
+	items := snaps.Get(name)
+	out := make([]*T, 0, len(items))
+	for _, it := range items {
+		v := new(T)
+		if err := it.UnmarshalTo(v); err != nil {
+			return nil, fmt.Errorf("decode snapshot %s: %w", name, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// metricGroup puts a metric into a group. module-sdk v0.12.2's
+// operation.WithGroup has a value receiver and sets the group on a copy, so
+// the group would be lost and Expire could not remove series of deleted
+// instances; the collector passes a *operation.Operation, set it directly.
+type metricGroup string
+
+func (g metricGroup) Apply(o pkg.MetricCollectorOptionApplier) {
+	if op, ok := o.(*operation.Operation); ok {
+		op.Group = string(g)
+		return
+	}
+	o.WithGroup(string(g))
+}

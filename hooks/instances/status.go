@@ -1,0 +1,264 @@
+package instances
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/pkg/classrules"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
+)
+
+// Condition reasons (CamelCase, stable: alerts and users match on them).
+const (
+	ReasonValid                = "Valid"
+	ReasonClassNotFound        = "ClassNotFound"
+	ReasonClassInvalid         = "ClassInvalid"
+	ReasonClassRuleViolated    = "ClassRuleViolated"
+	ReasonCurrentSpecApplied   = "CurrentSpecApplied"
+	ReasonLastValidKept        = "LastValidConfigurationKept"
+	ReasonNeverValid           = "NoValidConfiguration"
+	ReasonAllReplicasReady     = "AllReplicasReady"
+	ReasonReplicasNotReady     = "ReplicasNotReady"
+	ReasonNotRendered          = "NotRendered"
+	ReasonCertificateReady     = "CertificateReady"
+	ReasonCertificateMissing   = "CertificateMissing"
+	ReasonCertificateNotReady  = "CertificateNotReady"
+	ReasonAgentNotReported     = "AgentNotReported"
+	ReasonClassRulesCompiled   = "RulesCompiled"
+	ConditionClassValid        = "Valid"
+	maxConditionMessageLength  = 32768
+	truncatedMessageSuffix     = " … (truncated)"
+	defaultAgentTLSNotReadyWhy = "TLSNotReady"
+)
+
+// Observed is what the cluster says about the objects of one instance.
+type Observed struct {
+	Frontend    *StatefulSetState
+	Backend     *StatefulSetState
+	Certificate *CertificateState
+	// AgentTLS is the TLS part of the agent status of each FE pod, by pod
+	// name; nil for a pod whose agent has not reported yet.
+	AgentTLS map[string]*AgentTLS
+}
+
+// StatefulSetState is the readiness of one StatefulSet.
+type StatefulSetState struct {
+	Replicas      int32 `json:"replicas"`
+	ReadyReplicas int32 `json:"readyReplicas"`
+}
+
+// CertificateState is a cert-manager Certificate's Ready condition.
+type CertificateState struct {
+	Ready    *metav1.Condition `json:"ready"`
+	NotAfter *metav1.Time      `json:"notAfter"`
+}
+
+// AgentTLS is the tls field of pkg/agentconfig.Status.
+type AgentTLS struct {
+	Ready   bool   `json:"ready"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// ComputeStatus is the status of one instance. prev is the status in the
+// cluster: transition times of unchanged conditions are kept, so computing
+// twice over the same cluster gives the same status and no patch.
+func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observed, domain string, now metav1.Time) v1alpha1.StarrocksStatus {
+	sr := res.Object
+	gen := sr.Generation
+	st := v1alpha1.StarrocksStatus{ObservedGeneration: gen}
+	conds := prev.Conditions
+	set := func(typ string, ok bool, reason, msg string) {
+		conds = setCondition(conds, metav1.Condition{
+			Type: typ, Status: condStatus(ok), Reason: reason, Message: truncate(msg), ObservedGeneration: gen,
+		}, now)
+	}
+
+	switch {
+	case res.Valid():
+		set(v1alpha1.ConditionConfigurationValid, true, ReasonValid,
+			fmt.Sprintf("The spec satisfies every rule of StarrocksClass %q.", sr.Spec.StarrocksClassName))
+	default:
+		set(v1alpha1.ConditionConfigurationValid, false, invalidReason(res.Violations), invalidMessage(res.Violations))
+	}
+
+	e := res.Entry
+	switch {
+	case e != nil && res.Current:
+		set(v1alpha1.ConditionLastValidConfigurationApplied, true, ReasonCurrentSpecApplied,
+			fmt.Sprintf("Generation %d is valid and is the configuration in effect.", e.Generation))
+	case e != nil:
+		set(v1alpha1.ConditionLastValidConfigurationApplied, true, ReasonLastValidKept,
+			fmt.Sprintf("Generation %d breaks a class rule (see ConfigurationValid); the last valid generation %d stays in effect until the spec is fixed.", gen, e.Generation))
+	default:
+		set(v1alpha1.ConditionLastValidConfigurationApplied, false, ReasonNeverValid,
+			"No generation of this spec has been valid yet, so nothing is deployed; fix the spec as ConfigurationValid says.")
+	}
+
+	if e == nil {
+		st.Phase = v1alpha1.PhaseInvalid
+		set(v1alpha1.ConditionAvailable, false, ReasonNotRendered, "Nothing is deployed because the spec has never been valid.")
+		set(v1alpha1.ConditionTLSReady, false, ReasonNotRendered, "Nothing is deployed because the spec has never been valid.")
+		st.Conditions = conds
+		return st
+	}
+
+	st.LastValidGeneration = e.Generation
+	st.Endpoints = ptrTo(desired.Endpoints(sr.Name, sr.Namespace, domain))
+	st.CredentialsSecretName = e.Names.CredentialsSecret
+	st.Configuration = desired.EffectiveConfiguration(e)
+	st.Frontend = v1alpha1.ComponentStatus{Replicas: e.Frontend.Replicas}
+	st.Backend = v1alpha1.ComponentStatus{Replicas: e.Backend.Replicas}
+	st.TLS = &v1alpha1.TLSStatus{SecretName: e.TLS.SecretName}
+	if obs.Frontend != nil {
+		st.Frontend.ReadyReplicas = obs.Frontend.ReadyReplicas
+	}
+	if obs.Backend != nil {
+		st.Backend.ReadyReplicas = obs.Backend.ReadyReplicas
+	}
+
+	allReady := obs.Frontend != nil && obs.Backend != nil &&
+		st.Frontend.ReadyReplicas >= st.Frontend.Replicas && st.Backend.ReadyReplicas >= st.Backend.Replicas
+	switch {
+	case obs.Frontend == nil || obs.Backend == nil:
+		st.Phase = v1alpha1.PhasePending
+		set(v1alpha1.ConditionAvailable, false, ReasonNotRendered, "The StatefulSets of the instance do not exist yet; the module is deploying them.")
+	case allReady:
+		st.Phase = v1alpha1.PhaseRunning
+		set(v1alpha1.ConditionAvailable, true, ReasonAllReplicasReady,
+			fmt.Sprintf("All %d FE and %d BE pods are ready.", st.Frontend.Replicas, st.Backend.Replicas))
+	default:
+		st.Phase = v1alpha1.PhaseProvisioning
+		if prev.Phase == v1alpha1.PhaseRunning || prev.Phase == v1alpha1.PhaseDegraded {
+			st.Phase = v1alpha1.PhaseDegraded
+		}
+		set(v1alpha1.ConditionAvailable, false, ReasonReplicasNotReady,
+			fmt.Sprintf("%d of %d FE and %d of %d BE pods are ready.", st.Frontend.ReadyReplicas, st.Frontend.Replicas, st.Backend.ReadyReplicas, st.Backend.Replicas))
+	}
+
+	ok, reason, msg := tlsReady(obs, e)
+	if obs.Certificate != nil && obs.Certificate.NotAfter != nil {
+		st.TLS.NotAfter = obs.Certificate.NotAfter
+	}
+	set(v1alpha1.ConditionTLSReady, ok, reason, msg)
+	st.Conditions = conds
+	return st
+}
+
+func tlsReady(obs Observed, e *desired.Instance) (bool, string, string) {
+	c := obs.Certificate
+	switch {
+	case c == nil:
+		return false, ReasonCertificateMissing, fmt.Sprintf("The cert-manager Certificate of the instance does not exist yet; it is deployed with the instance and fills Secret %s.", e.TLS.SecretName)
+	case c.Ready == nil || c.Ready.Status != metav1.ConditionTrue:
+		why := "it has no Ready condition yet"
+		if c.Ready != nil {
+			why = fmt.Sprintf("Ready is %s (%s: %s)", c.Ready.Status, c.Ready.Reason, c.Ready.Message)
+		}
+		return false, ReasonCertificateNotReady, fmt.Sprintf("The certificate is not issued: %s. Check the Certificate and its issuer with kubectl describe certificate.", why)
+	}
+	pods := make([]string, 0, len(obs.AgentTLS))
+	for p := range obs.AgentTLS {
+		pods = append(pods, p)
+	}
+	sort.Strings(pods)
+	for _, p := range pods {
+		a := obs.AgentTLS[p]
+		if a == nil {
+			return false, ReasonAgentNotReported, fmt.Sprintf("The certificate is issued, but the agent of pod %s has not confirmed TLS on the query port yet.", p)
+		}
+		if !a.Ready {
+			reason := a.Reason
+			if reason == "" {
+				reason = defaultAgentTLSNotReadyWhy
+			}
+			return false, reason, fmt.Sprintf("The agent of pod %s reports TLS not working: %s", p, a.Message)
+		}
+	}
+	if len(pods) == 0 {
+		return false, ReasonAgentNotReported, "The certificate is issued, but no FE pod has confirmed TLS on the query port yet."
+	}
+	return true, ReasonCertificateReady, fmt.Sprintf("The certificate is issued and every FE pod (%d) serves it on the query port.", len(pods))
+}
+
+func invalidReason(vs classrules.Violations) string {
+	for _, v := range vs {
+		if v.Field == "spec.starrocksClassName" {
+			if strings.Contains(v.Rule, "must exist") {
+				return ReasonClassNotFound
+			}
+			return ReasonClassInvalid
+		}
+	}
+	return ReasonClassRuleViolated
+}
+
+func invalidMessage(vs classrules.Violations) string {
+	if len(vs) == 1 {
+		return "The spec breaks a class rule: " + vs[0].Error() + "."
+	}
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = fmt.Sprintf("(%d) %s", i+1, v.Error())
+	}
+	return fmt.Sprintf("The spec breaks %d class rules: %s.", len(vs), strings.Join(parts, "; "))
+}
+
+// setCondition replaces the condition of the same type, keeping its
+// transition time when the status did not change.
+func setCondition(conds []metav1.Condition, c metav1.Condition, now metav1.Time) []metav1.Condition {
+	out := make([]metav1.Condition, 0, len(conds)+1)
+	found := false
+	for _, old := range conds {
+		if old.Type != c.Type {
+			out = append(out, old)
+			continue
+		}
+		found = true
+		c.LastTransitionTime = now
+		if old.Status == c.Status {
+			c.LastTransitionTime = old.LastTransitionTime
+		}
+		out = append(out, c)
+	}
+	if !found {
+		c.LastTransitionTime = now
+		out = append(out, c)
+	}
+	return out
+}
+
+func condStatus(ok bool) metav1.ConditionStatus {
+	if ok {
+		return metav1.ConditionTrue
+	}
+	return metav1.ConditionFalse
+}
+
+func truncate(s string) string {
+	if len(s) <= maxConditionMessageLength {
+		return s
+	}
+	return s[:maxConditionMessageLength-len(truncatedMessageSuffix)] + truncatedMessageSuffix
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// ComputeClassStatus is the status of a class.
+func ComputeClassStatus(class *v1alpha1.StarrocksClass, problems classrules.Violations, prev v1alpha1.StarrocksClassStatus, now metav1.Time) v1alpha1.StarrocksClassStatus {
+	st := v1alpha1.StarrocksClassStatus{ObservedGeneration: class.Generation, SizingPolicyCount: int32(len(class.Spec.SizingPolicies))}
+	c := metav1.Condition{Type: ConditionClassValid, ObservedGeneration: class.Generation}
+	if len(problems) == 0 {
+		c.Status, c.Reason = metav1.ConditionTrue, ReasonClassRulesCompiled
+		c.Message = fmt.Sprintf("The %d validation rules compile and the %d sizing policies are consistent.", len(class.Spec.Validations), len(class.Spec.SizingPolicies))
+	} else {
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonClassInvalid
+		c.Message = truncate(fmt.Sprintf("Instances of this class are not deployed or changed until it is fixed: %s.", problems.Error()))
+	}
+	st.Conditions = setCondition(prev.Conditions, c, now)
+	return st
+}
