@@ -600,3 +600,27 @@ func TestCRPagesNameEveryField(t *testing.T) {
 		}
 	}
 }
+
+var relativeLink = regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`)
+
+// TestRelativeLinksPointToExistingFiles: the site renders X.md as X.html, so
+// a link to X.html needs X.md (or X.ru.md from a Russian page) next to it.
+func TestRelativeLinksPointToExistingFiles(t *testing.T) {
+	root := repoRoot(t)
+	for _, p := range docPages(t, root) {
+		content, err := os.ReadFile(filepath.Join(root, p))
+		if err != nil {
+			t.Fatalf("read %s: %v", p, err)
+		}
+		dir := filepath.Dir(filepath.Join(root, p))
+		for _, m := range relativeLink.FindAllStringSubmatch(string(content), -1) {
+			target := m[1]
+			if strings.HasSuffix(target, ".html") {
+				target = strings.TrimSuffix(target, ".html") + ".md"
+			}
+			if _, err := os.Stat(filepath.Join(dir, target)); err != nil {
+				t.Errorf("%s links to %s, which does not exist", p, m[1])
+			}
+		}
+	}
+}
