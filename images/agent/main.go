@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -44,6 +45,7 @@ func run() error {
 		helperFile     = flag.String("helper-file", "/opt/starrocks/agent-run/fe-helper", "file the FE start wrapper waits for; receives leaderhost:editLogPort")
 		logLevel       = flag.String("log-level", "Info", "Debug, Info, Warn or Error")
 		kubeconfig     = flag.String("kubeconfig", "", "kubeconfig file; empty means in-cluster configuration")
+		interval       = flag.Duration("interval", 15*time.Second, "time between passes when nothing changes")
 		publishStatus  = flag.Bool("publish-status", true, "patch the pod annotation with the status (needs get,patch on pods)")
 	)
 	flag.Parse()
@@ -66,6 +68,7 @@ func run() error {
 		CredentialsDir: *credentialsDir,
 		SelfHost:       *selfHost,
 		HelperFile:     *helperFile,
+		Interval:       *interval,
 		Metrics:        metrics,
 		Logger:         log,
 	}
