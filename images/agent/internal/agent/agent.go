@@ -61,6 +61,10 @@ type Agent struct {
 	self    *conn.Client // to this pod's FE: per-FE configuration
 
 	trigger chan struct{}
+	// firstLoad is closed after the first certificate load, so the first
+	// pass does not run (and fail) before the watcher has read the files.
+	firstLoad     chan struct{}
+	firstLoadOnce sync.Once
 
 	mu            sync.Mutex
 	material      *certwatch.Material
@@ -95,11 +99,12 @@ func New(opts Options) *Agent {
 	}
 	copts := conn.Options{DialFunc: opts.DialFunc, OnHandshake: opts.OnHandshake}
 	return &Agent{
-		opts:    opts,
-		log:     opts.Logger,
-		service: conn.New(copts),
-		self:    conn.New(copts),
-		trigger: make(chan struct{}, 1),
+		opts:      opts,
+		log:       opts.Logger,
+		service:   conn.New(copts),
+		self:      conn.New(copts),
+		trigger:   make(chan struct{}, 1),
+		firstLoad: make(chan struct{}),
 	}
 }
 
@@ -115,6 +120,13 @@ func (a *Agent) Run(ctx context.Context) error {
 		errCh <- a.watchFiles(ctx, filepath.Dir(a.opts.ConfigFile), a.opts.CredentialsDir)
 	}()
 
+	select {
+	case <-a.firstLoad:
+	case err := <-errCh:
+		return err
+	case <-ctx.Done():
+		return nil
+	}
 	ticker := time.NewTicker(a.opts.Interval)
 	defer ticker.Stop()
 	for {
@@ -150,6 +162,7 @@ func (a *Agent) onCertificate(m *certwatch.Material, err error) {
 	a.mu.Lock()
 	a.material, a.materialErr = m, err
 	a.mu.Unlock()
+	defer a.firstLoadOnce.Do(func() { close(a.firstLoad) })
 	if err != nil {
 		a.log.Error("load certificates", "error", err)
 		a.opts.Metrics.SetCertificate(time.Time{}, false)
