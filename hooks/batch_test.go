@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deckhouse/deckhouse/pkg/log"
+	sdkhook "github.com/deckhouse/module-sdk/pkg/hook"
+	"github.com/flant/addon-operator/pkg/module_manager/models/hooks/kind"
+	"github.com/flant/addon-operator/pkg/utils"
+	"github.com/flant/addon-operator/pkg/values/validation"
+	"github.com/flant/shell-operator/pkg/filter/jq"
+	bindingcontext "github.com/flant/shell-operator/pkg/hook/binding_context"
+	htypes "github.com/flant/shell-operator/pkg/hook/types"
+	kemtypes "github.com/flant/shell-operator/pkg/kube_events_manager/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+)
+
+// The cluster as the hooks see it: a class, a valid and a brand-new invalid
+// instance, and a running StatefulSet of the valid one.
+const clusterYAML = `
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksClass
+metadata: {name: default, uid: class-uid, generation: 1, resourceVersion: "1"}
+spec:
+  topology: {allowedTopologies: [Ignored, TransZonal], defaultTopology: Ignored, allowedZones: [a, b]}
+  sizingPolicies:
+    - {cores: {min: 1, max: 4}, memory: {min: 2Gi, max: 16Gi, step: 1Gi}, coreFractions: [50, 100]}
+  overridableConfiguration: [streamingLoadMaxMb]
+  configuration: {catalogTrashExpireSecond: 3600}
+  nodeSelector: {node-role.deckhouse.io/starrocks: ""}
+  tolerations: [{key: dedicated, operator: Equal, value: starrocks, effect: NoSchedule}]
+  nodeAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/arch, operator: In, values: [amd64]}]}]
+---
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata: {name: olap, namespace: team, uid: uid-olap, generation: 2}
+spec:
+  starrocksClassName: default
+  type: Cluster
+  frontend: {cpu: {cores: 2, coreFraction: 50}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 10Gi}}
+  backend: {replicas: 3, cpu: {cores: 4}, memory: {size: 8Gi}, persistentVolumeClaim: {size: 100Gi, storageClassName: fast}}
+  cluster: {topology: TransZonal}
+  configuration: {streamingLoadMaxMb: 2048}
+  tls: {requireSecureTransport: true}
+status: {phase: Provisioning}
+---
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata: {name: toobig, namespace: team, uid: uid-toobig, generation: 1}
+spec:
+  starrocksClassName: default
+  frontend: {cpu: {cores: 64}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 10Gi}}
+  backend: {cpu: {cores: 2}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 10Gi}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: d8ms-sr-olap
+  namespace: team
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
+spec: {replicas: 3}
+status: {readyReplicas: 3}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: unrelated
+  namespace: team
+spec: {replicas: 1}
+`
+
+// buildHooks builds the hooks binary exactly as the module ships it.
+func buildHooks(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hooks")
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go build the hooks binary: %s", out)
+	return bin
+}
+
+func hookID(t *testing.T, cfg *kind.BatchHookConfig, name string) (string, *sdkhook.HookConfig) {
+	t.Helper()
+	for id, h := range cfg.Hooks {
+		if h.Metadata.Name == name {
+			return id, h
+		}
+	}
+	t.Fatalf("hook %s is not in the binary's config", name)
+	return "", nil
+}
+
+// snapshotsFor does what shell-operator does for a group of bindings: list
+// the objects each binding selects and run its jq filter (the same gojq
+// filter implementation shell-operator uses).
+func snapshotsFor(t *testing.T, h *sdkhook.HookConfig, objects []*unstructured.Unstructured) map[string][]kemtypes.ObjectAndFilterResult {
+	t.Helper()
+	filter := jq.NewFilter()
+	snaps := map[string][]kemtypes.ObjectAndFilterResult{}
+	for _, b := range h.Kubernetes {
+		snaps[b.Name] = []kemtypes.ObjectAndFilterResult{}
+		sel := labels.Everything()
+		if b.LabelSelector != nil {
+			var err error
+			sel, err = metav1.LabelSelectorAsSelector(b.LabelSelector)
+			require.NoError(t, err)
+		}
+		for _, o := range objects {
+			if o.GetKind() != b.Kind || o.GetAPIVersion() != b.APIVersion || !sel.Matches(labels.Set(o.GetLabels())) {
+				continue
+			}
+			if b.NameSelector != nil && !contains(b.NameSelector.MatchNames, o.GetName()) {
+				continue
+			}
+			res, err := filter.ApplyFilter(b.JqFilter, o.Object)
+			require.NoError(t, err, "jq filter of binding %s", b.Name)
+			item := kemtypes.ObjectAndFilterResult{FilterResult: string(res)}
+			item.Metadata.JqFilter = b.JqFilter
+			item.Metadata.ResourceId = o.GetNamespace() + "/" + o.GetName()
+			snaps[b.Name] = append(snaps[b.Name], item)
+		}
+	}
+	return snaps
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+func parseObjects(t *testing.T, docs string) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	for _, doc := range strings.Split(docs, "\n---\n") {
+		var m map[string]any
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &m))
+		out = append(out, &unstructured.Unstructured{Object: m})
+	}
+	return out
+}
+
+func schemas(t *testing.T) *validation.SchemaStorage {
+	t.Helper()
+	cfg, err := os.ReadFile("../openapi/config-values.yaml")
+	require.NoError(t, err)
+	vals, err := os.ReadFile("../openapi/values.yaml")
+	require.NoError(t, err)
+	s, err := validation.NewSchemaStorage(cfg, vals)
+	require.NoError(t, err)
+	return s
+}
+
+func startValues() utils.Values {
+	return utils.Values{
+		"global":           map[string]any{"discovery": map[string]any{"clusterDomain": "k8s.example"}},
+		"managedStarrocks": map[string]any{"internal": map[string]any{"instances": []any{}, "webhookCert": map[string]any{}}},
+	}
+}
+
+// run executes one hook of the built binary through addon-operator's own
+// batch-hook runner and returns the values after applying its patch.
+func run(t *testing.T, bin string, cfg *kind.BatchHookConfig, name string, bc bindingcontext.BindingContext, values utils.Values) (*kind.HookResult, utils.Values) {
+	t.Helper()
+	id, _ := hookID(t, cfg, name)
+	hook := kind.NewBatchHook(name, bin, "managed-starrocks", id, false, false, log.NewNop())
+	hook.WithTmpDir(t.TempDir())
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	res, err := hook.Execute(ctx, "v1", []bindingcontext.BindingContext{bc}, "managedStarrocks", utils.Values{}, values, map[string]string{})
+	require.NoError(t, err, "execute %s", name)
+	patch := res.Patches[utils.MemoryValuesPatch]
+	require.NotNil(t, patch)
+	newValues, _, err := utils.ApplyValuesPatch(values, *patch, utils.Strict)
+	require.NoError(t, err, "the values patch applies")
+	return res, newValues
+}
+
+func TestBuiltBinaryRunsThroughAddonOperatorsBatchHookRunner(t *testing.T) {
+	bin := buildHooks(t)
+	cfg, err := kind.GetBatchHookConfig("managed-starrocks", bin)
+	require.NoError(t, err, "addon-operator reads `hook config`")
+	storage := schemas(t)
+
+	t.Run("instances: values validate against openapi/values.yaml", func(t *testing.T) {
+		_, h := hookID(t, cfg, "instances/hook")
+		bc := bindingcontext.BindingContext{Binding: "starrocks", Type: kemtypes.TypeSynchronization, Snapshots: snapshotsFor(t, h, parseObjects(t, clusterYAML))}
+		bc.Metadata.BindingType = htypes.OnKubernetesEvent
+		bc.Metadata.Group = "main"
+		bc.Metadata.IncludeAllSnapshots = true
+
+		res, values := run(t, bin, cfg, "instances/hook", bc, startValues())
+		require.NoError(t, storage.ValidateValues("managedStarrocks", values), "the values the hooks produce follow openapi/values.yaml")
+
+		instances := values["managedStarrocks"].(map[string]any)["internal"].(map[string]any)["instances"].([]any)
+		require.Len(t, instances, 1, "the brand-new invalid instance gets no entry")
+		olap := instances[0].(map[string]any)
+		assert.Equal(t, "olap", olap["name"])
+		assert.Equal(t, "TransZonal", olap["topology"])
+		assert.Equal(t, "d8ms-sr-olap.team.svc.k8s.example", olap["agentConfig"].(map[string]any)["queryHost"])
+
+		var descs []string
+		for _, op := range res.ObjectPatcherOperations {
+			descs = append(descs, op.Description())
+		}
+		joined := strings.Join(descs, "\n")
+		assert.Contains(t, joined, "d8ms-sr-olap-last-valid", "the last valid state is persisted")
+		assert.Contains(t, joined, "olap", "status patch of the valid instance")
+		assert.Contains(t, joined, "toobig", "status patch of the invalid instance")
+
+		metrics := map[string]bool{}
+		for _, m := range res.Metrics {
+			metrics[m.Name] = true
+		}
+		assert.True(t, metrics["d8_managed_starrocks_instances"], "metrics: %+v", res.Metrics)
+		assert.True(t, metrics["d8_managed_starrocks_instance_configuration_valid"])
+	})
+
+	t.Run("webhookcert: a serving certificate lands in values", func(t *testing.T) {
+		_, h := hookID(t, cfg, "webhookcert/hook")
+		bc := bindingcontext.BindingContext{Binding: "beforeHelm", Snapshots: snapshotsFor(t, h, nil)}
+		bc.Metadata.BindingType = htypes.BindingType("beforeHelm")
+		bc.Metadata.IncludeAllSnapshots = true
+		_, values := run(t, bin, cfg, "webhookcert/hook", bc, startValues())
+		require.NoError(t, storage.ValidateValues("managedStarrocks", values))
+		cert := values["managedStarrocks"].(map[string]any)["internal"].(map[string]any)["webhookCert"].(map[string]any)
+		for _, k := range []string{"ca", "crt", "key"} {
+			assert.Contains(t, cert[k], "-----BEGIN", "webhookCert.%s is PEM", k)
+		}
+	})
+
+	t.Run("every hook is listed with its bindings", func(t *testing.T) {
+		var names []string
+		for _, h := range cfg.Hooks {
+			names = append(names, h.Metadata.Name)
+		}
+		assert.ElementsMatch(t, []string{"credentials/hook", "defaultclass/hook", "instances/hook", "webhookcert/hook"}, names, fmt.Sprint(names))
+	})
+}
