@@ -69,7 +69,6 @@ type Agent struct {
 	mu            sync.Mutex
 	material      *certwatch.Material
 	materialErr   error
-	configErr     error
 	passwordSet   bool
 	tlsOK         bool
 	tlsErr        string
@@ -295,7 +294,6 @@ func (a *Agent) Pass(ctx context.Context) {
 func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStatus, error) {
 	cfg, creds, err := a.inputs()
 	a.mu.Lock()
-	a.configErr = err
 	materialErr := a.materialErr
 	passwordSet := a.passwordSet
 	a.mu.Unlock()
@@ -508,10 +506,11 @@ func (a *Agent) Status() agentconfig.Status {
 	return a.st
 }
 
-// Ready reports whether the agent can work: configuration, credentials and
-// certificates load. It does not depend on reaching the FE: the pod's
-// readiness gates the Service the agent connects through, so depending on it
-// would deadlock a starting instance.
+// Ready reports whether the agent has started: the certificates were read
+// and a first pass ran. It deliberately ignores whether the FE is reachable
+// or the configuration is valid: the sidecar's readiness gates the whole
+// pod, and so the Service the agent itself connects through; such problems
+// go to the status annotation and the metrics instead.
 func (a *Agent) Ready() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -520,8 +519,6 @@ func (a *Agent) Ready() error {
 		return errors.New("certificates not loaded yet")
 	case a.materialErr != nil:
 		return a.materialErr
-	case a.configErr != nil:
-		return a.configErr
 	case a.lastLoop.IsZero():
 		return errors.New("no pass yet")
 	}

@@ -379,3 +379,14 @@ func metricValue(t *testing.T, m *status.Metrics, name, label, value string) flo
 	t.Fatalf("metric %s{%s=%q} not found", name, label, value)
 	return 0
 }
+
+func TestConfigChangeTriggersPass(t *testing.T) {
+	e := newEnv(t, envOptions{serverPassword: rootPass})
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
+	runAgent(t, e.options(fe0)) // interval of an hour: only events drive passes
+	require.Empty(t, e.fe.Backends())
+	e.cfg.Backends = []string{be0}
+	e.writeConfig(t)
+	require.Eventually(t, func() bool { return len(e.fe.Backends()) == 1 }, 5*time.Second, 10*time.Millisecond,
+		"a ConfigMap update must be applied without waiting for the interval")
+}
