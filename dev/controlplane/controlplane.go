@@ -44,6 +44,11 @@ type Options struct {
 	Dir string
 	// APIServerArgs are extra kube-apiserver flags.
 	APIServerArgs []string
+	// ControllerManager also runs kube-controller-manager with the controllers
+	// that need no nodes or cloud: garbage collection (ownerReferences),
+	// StatefulSets (Pods and PVCs from volumeClaimTemplates, PVC retention),
+	// namespaces and ServiceAccounts. Pods stay Pending: there is no kubelet.
+	ControllerManager bool
 }
 
 // ControlPlane is a running etcd + kube-apiserver pair.
@@ -52,6 +57,7 @@ type ControlPlane struct {
 	ownDir     bool
 	etcd       *process
 	apiserver  *process
+	controller *process
 	restConfig *rest.Config
 	kubeconfig string
 }
@@ -118,6 +124,15 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if err := InstallCRDs(ctx, cp.restConfig, opts.CRDDirs...); err != nil {
 		return nil, err
 	}
+	if opts.ControllerManager {
+		bin, err := Tool("kube-controller-manager")
+		if err != nil {
+			return nil, err
+		}
+		if cp.controller, err = startControllerManager(cp.dir, bin, cp.kubeconfig, pki); err != nil {
+			return nil, err
+		}
+	}
 	return cp, nil
 }
 
@@ -151,6 +166,10 @@ func (cp *ControlPlane) Dir() string { return cp.dir }
 // Stop stops the apiserver, then etcd (the other order leaves the apiserver
 // retrying etcd for minutes), and removes the directory it created.
 func (cp *ControlPlane) Stop() {
+	if cp.controller != nil {
+		cp.controller.stop(10 * time.Second)
+		cp.controller = nil
+	}
 	if cp.apiserver != nil {
 		cp.apiserver.stop(20 * time.Second)
 		cp.apiserver = nil
@@ -206,6 +225,23 @@ func startAPIServer(dir, bin string, pki *pki, etcdPort, port int, extra []strin
 		"--v=1",
 	}
 	return startProcess(dir, "kube-apiserver", bin, append(args, extra...)...)
+}
+
+func startControllerManager(dir, bin, kubeconfig string, pki *pki) (*process, error) {
+	return startProcess(dir, "kube-controller-manager", bin,
+		"--kubeconfig="+kubeconfig,
+		"--authentication-skip-lookup=true",
+		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+		"--bind-address=127.0.0.1",
+		"--secure-port=0",
+		"--leader-elect=false",
+		"--use-service-account-credentials=false",
+		"--service-account-private-key-file="+pki.saKey,
+		"--root-ca-file="+pki.caFile,
+		"--controllers=garbage-collector-controller,statefulset-controller,namespace-controller,serviceaccount-controller,replicaset-controller,deployment-controller,persistentvolume-protection-controller,persistentvolumeclaim-protection-controller",
+		"--concurrent-gc-syncs=5",
+		"--v=1",
+	)
 }
 
 // process is a child process whose output goes to a log file.

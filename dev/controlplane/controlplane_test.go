@@ -3,8 +3,10 @@ package controlplane_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -31,4 +33,35 @@ func TestStartsServesAndStops(t *testing.T) {
 	if _, err := cs.Discovery().ServerVersion(); err == nil {
 		t.Error("apiserver still answers after Stop")
 	}
+}
+
+func TestControllerManagerCollectsGarbage(t *testing.T) {
+	cp := controlplane.StartForTest(t, controlplane.Options{ControllerManager: true})
+	cs, err := kubernetes.NewForConfig(cp.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	owner, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "child", OwnerReferences: []metav1.OwnerReference{{
+		APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID,
+	}}}}
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, child, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CoreV1().ConfigMaps("default").Delete(ctx, "owner", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		_, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "child", metav1.GetOptions{})
+		if errors.IsNotFound(err) {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatal("the owned ConfigMap was not garbage collected in 60s")
 }

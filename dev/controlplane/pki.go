@@ -14,6 +14,7 @@ import (
 // pki is what the apiserver needs to serve and to authenticate the admin.
 type pki struct {
 	caPEM       []byte
+	caFile      string
 	servingCert string
 	servingKey  string
 	saKey       string
@@ -37,6 +38,10 @@ func writePKI(dir string) (*pki, error) {
 		servingKey:  filepath.Join(dir, "apiserver.key"),
 		saKey:       filepath.Join(dir, "service-account.key"),
 		tokenFile:   filepath.Join(dir, "tokens.csv"),
+		caFile:      filepath.Join(dir, "ca.crt"),
+	}
+	if err := os.WriteFile(p.caFile, ca.CertPEM, 0o600); err != nil {
+		return nil, err
 	}
 	if err := os.WriteFile(p.servingCert, leaf.CertPEM, 0o600); err != nil {
 		return nil, err

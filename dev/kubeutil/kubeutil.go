@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -88,14 +89,9 @@ func NewClient(cfg *rest.Config) (*Client, error) {
 
 // ResourceFor returns the dynamic resource of an object.
 func (c *Client) ResourceFor(obj *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
-	gvk := obj.GroupVersionKind()
-	mapping, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		c.cached.Invalidate()
-		mapping, err = c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	}
+	mapping, err := c.Mapping(obj.GroupVersionKind())
 	if err != nil {
-		return nil, fmt.Errorf("map %s: %w", gvk, err)
+		return nil, err
 	}
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 		return c.Dynamic.Resource(mapping.Resource).Namespace(obj.GetNamespace()), nil
@@ -167,3 +163,17 @@ func (c *Client) PrintTable(ctx context.Context, w io.Writer, title, path string
 	return tw.Flush()
 }
 
+
+// Mapping returns the REST mapping of a kind, refreshing discovery once when
+// the kind is new (a CRD installed after the client was made).
+func (c *Client) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	mapping, err := c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		c.cached.Invalidate()
+		mapping, err = c.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("map %s: %w", gvk, err)
+	}
+	return mapping, nil
+}

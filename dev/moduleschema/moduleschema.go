@@ -64,3 +64,10 @@ func (s *Schemas) ConfigExamples() ([]map[string]any, error) {
 	}
 	return doc.Examples, nil
 }
+
+// ApplyDefaults fills the defaults of values.yaml (which extends
+// config-values.yaml) into the module's values, as addon-operator does
+// before it runs hooks and Helm.
+func (s *Schemas) ApplyDefaults(values map[string]any) {
+	validation.ApplyDefaults(values, s.storage.Schemas[validation.ValuesSchema])
+}

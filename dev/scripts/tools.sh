@@ -2,7 +2,7 @@
 # Prints the path of a development tool, building it into the cache first if
 # it is not there yet. Tools are keyed by version, so a version bump rebuilds.
 #
-#   dev/scripts/tools.sh kube-apiserver|etcd|controller-gen|cert-manager-crds|prometheus-operator-crds|all
+#   dev/scripts/tools.sh kube-apiserver|kube-controller-manager|etcd|controller-gen|cert-manager-crds|prometheus-operator-crds|all
 #
 # Cache: $MANAGED_STARROCKS_CACHE (default ~/.cache/managed-starrocks).
 set -euo pipefail
@@ -29,6 +29,13 @@ build() { # <module dir> <output> <package> [ldflags]
 kube_apiserver() {
   local out="$cache/bin/kube-apiserver-$KUBE_VERSION"
   build dev/tools/kube-apiserver "$out" k8s.io/kubernetes/cmd/kube-apiserver \
+    "-X k8s.io/component-base/version.gitVersion=$KUBE_VERSION"
+  echo "$out"
+}
+
+kube_controller_manager() {
+  local out="$cache/bin/kube-controller-manager-$KUBE_VERSION"
+  build dev/tools/kube-apiserver "$out" k8s.io/kubernetes/cmd/kube-controller-manager \
     "-X k8s.io/component-base/version.gitVersion=$KUBE_VERSION"
   echo "$out"
 }
@@ -71,10 +78,11 @@ prometheus_operator_crds() {
 
 case "${1:-}" in
   kube-apiserver) kube_apiserver ;;
+  kube-controller-manager) kube_controller_manager ;;
   etcd) etcd ;;
   controller-gen) controller_gen ;;
   cert-manager-crds) cert_manager_crds ;;
   prometheus-operator-crds) prometheus_operator_crds ;;
-  all) kube_apiserver; etcd; controller_gen; cert_manager_crds; prometheus_operator_crds ;;
-  *) echo "usage: $0 kube-apiserver|etcd|controller-gen|cert-manager-crds|prometheus-operator-crds|all" >&2; exit 2 ;;
+  all) kube_apiserver; kube_controller_manager; etcd; controller_gen; cert_manager_crds; prometheus_operator_crds ;;
+  *) echo "usage: $0 kube-apiserver|kube-controller-manager|etcd|controller-gen|cert-manager-crds|prometheus-operator-crds|all" >&2; exit 2 ;;
 esac

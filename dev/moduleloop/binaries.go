@@ -1,0 +1,148 @@
+package moduleloop
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/testpki"
+)
+
+// Packages of the binaries the loop runs.
+const (
+	HooksPackage   = "./hooks"
+	WebhookPackage = "./images/webhook"
+)
+
+// BuildBinary builds a main package of the repository into dir and returns
+// the binary's path. The hooks binary must keep its source paths (no
+// -trimpath): module-sdk names hooks after them.
+func BuildBinary(ctx context.Context, pkg, dir string) (string, error) {
+	out := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	cmd.Dir = controlplane.RepoRoot()
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, msg)
+	}
+	return out, nil
+}
+
+// Webhook is a running admission webhook server on 127.0.0.1.
+type Webhook struct {
+	Endpoint WebhookEndpoint
+	cmd      *exec.Cmd
+	done     chan struct{}
+	Log      string
+}
+
+// StartWebhook runs the webhook binary on loopback with a certificate for
+// 127.0.0.1 signed by a throwaway CA; it reads StarrocksClasses through the
+// kubeconfig.
+func StartWebhook(ctx context.Context, binary, kubeconfig, dir string) (*Webhook, error) {
+	ca, err := testpki.NewCA("managed-starrocks local webhook CA")
+	if err != nil {
+		return nil, err
+	}
+	leaf, err := ca.Issue("managed-starrocks-webhook", []string{"localhost"}, []net.IP{net.ParseIP("127.0.0.1")}, 0)
+	if err != nil {
+		return nil, err
+	}
+	certDir := filepath.Join(dir, "webhook-certs")
+	if err := os.MkdirAll(certDir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := leaf.WriteFiles(certDir, ca); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	healthPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(dir, "webhook.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(binary,
+		"--listen=127.0.0.1:"+strconv.Itoa(port),
+		"--health-listen=127.0.0.1:"+strconv.Itoa(healthPort),
+		"--tls-cert-file="+filepath.Join(certDir, "tls.crt"),
+		"--tls-key-file="+filepath.Join(certDir, "tls.key"),
+		"--kubeconfig="+kubeconfig,
+		"--shutdown-delay=0s",
+		"--shutdown-grace=2s",
+	)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start webhook: %w", err)
+	}
+	w := &Webhook{
+		Endpoint: WebhookEndpoint{URL: "https://127.0.0.1:" + strconv.Itoa(port), CABundle: ca.CertPEM},
+		cmd:      cmd,
+		done:     make(chan struct{}),
+		Log:      logPath,
+	}
+	go func() { cmd.Wait(); logFile.Close(); close(w.done) }()
+
+	ready := fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-w.done:
+			return nil, fmt.Errorf("webhook exited at start; see %s", logPath)
+		case <-ctx.Done():
+			w.Stop()
+			return nil, ctx.Err()
+		default:
+		}
+		if resp, err := http.Get(ready); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return w, nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	w.Stop()
+	return nil, fmt.Errorf("webhook not ready in 30s; see %s", logPath)
+}
+
+// Stop ends the webhook server.
+func (w *Webhook) Stop() {
+	select {
+	case <-w.done:
+		return
+	default:
+	}
+	_ = w.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-w.done:
+	case <-time.After(5 * time.Second):
+		_ = w.cmd.Process.Kill()
+		<-w.done
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

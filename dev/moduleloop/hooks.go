@@ -1,0 +1,111 @@
+package moduleloop
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/deckhouse/deckhouse/pkg/log"
+	sdkhook "github.com/deckhouse/module-sdk/pkg/hook"
+	"github.com/flant/addon-operator/pkg/module_manager/models/hooks/kind"
+	"github.com/flant/addon-operator/pkg/utils"
+	bindingcontext "github.com/flant/shell-operator/pkg/hook/binding_context"
+	aotypes "github.com/flant/addon-operator/pkg/hook/types"
+	htypes "github.com/flant/shell-operator/pkg/hook/types"
+	kemtypes "github.com/flant/shell-operator/pkg/kube_events_manager/types"
+)
+
+// ModuleName is the Deckhouse name of the module.
+const ModuleName = "managed-starrocks"
+
+// hook is one hook of the batch binary, as addon-operator sees it.
+type hook struct {
+	id     string
+	config *sdkhook.HookConfig
+	batch  *kind.BatchHook
+}
+
+// order sorts hooks the way addon-operator runs them before Helm: by their
+// beforeHelm order, hooks without one last, then by id.
+func (h *hook) order() uint {
+	if h.config.OnBeforeHelm != nil {
+		return *h.config.OnBeforeHelm
+	}
+	return ^uint(0)
+}
+
+// loadHooks asks the binary for its configuration (`hook config`) through
+// addon-operator's batch-hook code and prepares one BatchHook per entry.
+func loadHooks(binary, tmpDir string, logger *log.Logger) ([]*hook, error) {
+	cfg, err := kind.GetBatchHookConfig(ModuleName, binary)
+	if err != nil {
+		return nil, fmt.Errorf("read hook config of %s: %w", binary, err)
+	}
+	var hooks []*hook
+	for id, c := range cfg.Hooks {
+		if id == kind.BatchHookReadyKey {
+			continue
+		}
+		name := c.Metadata.Name
+		if name == "" {
+			name = "hook-" + id
+		}
+		batch := kind.NewBatchHook(name, binary, ModuleName, id, false, false, logger)
+		batch.WithTmpDir(tmpDir)
+		hooks = append(hooks, &hook{id: id, config: c, batch: batch})
+	}
+	sort.Slice(hooks, func(i, j int) bool {
+		if hooks[i].order() != hooks[j].order() {
+			return hooks[i].order() < hooks[j].order()
+		}
+		a, _ := strconv.Atoi(hooks[i].id)
+		b, _ := strconv.Atoi(hooks[j].id)
+		return a < b
+	})
+	return hooks, nil
+}
+
+// bindingContexts builds what addon-operator hands a module-sdk hook whose
+// kubernetes bindings all sit in one group: a single Group context carrying
+// the snapshots of every binding.
+func bindingContexts(h *hook, snapshots map[string][]kemtypes.ObjectAndFilterResult, startup bool) []bindingcontext.BindingContext {
+	bc := bindingcontext.BindingContext{Binding: "main"}
+	bc.Metadata.Version = h.config.ConfigVersion
+	switch {
+	case startup:
+		bc.Binding = string(htypes.OnStartup)
+		bc.Metadata.BindingType = htypes.OnStartup
+	case len(h.config.Kubernetes) > 0:
+		bc.Metadata.BindingType = htypes.OnKubernetesEvent
+		bc.Metadata.Group = "main"
+		bc.Metadata.IncludeAllSnapshots = true
+		bc.Type = kemtypes.TypeSynchronization
+		bc.Snapshots = map[string][]kemtypes.ObjectAndFilterResult{}
+		for _, b := range h.config.Kubernetes {
+			bc.Snapshots[b.Name] = snapshots[b.Name]
+			if bc.Snapshots[b.Name] == nil {
+				bc.Snapshots[b.Name] = []kemtypes.ObjectAndFilterResult{}
+			}
+		}
+	default:
+		bc.Binding = string(aotypes.BeforeHelm)
+		bc.Metadata.BindingType = aotypes.BeforeHelm
+	}
+	return []bindingcontext.BindingContext{bc}
+}
+
+func (h *hook) run(ctx context.Context, contexts []bindingcontext.BindingContext, configValues, values utils.Values) (*kind.HookResult, error) {
+	version := h.config.ConfigVersion
+	if version == "" {
+		version = "v1"
+	}
+	for i := range contexts {
+		contexts[i].Metadata.Version = version
+	}
+	res, err := h.batch.Execute(ctx, version, contexts, utils.ModuleNameToValuesKey(ModuleName), configValues, values, map[string]string{"hook": h.batch.GetName()})
+	if err != nil {
+		return nil, fmt.Errorf("hook %s: %w", h.batch.GetName(), err)
+	}
+	return res, nil
+}
