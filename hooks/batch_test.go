@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,17 +84,42 @@ metadata:
 spec: {replicas: 1}
 `
 
-// buildHooks builds the hooks binary exactly as the module ships it.
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+	buildDir  string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// buildHooks builds the hooks binary exactly as the module ships it, once
+// per test process.
 func buildHooks(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hooks")
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build the hooks binary: %s", out)
-	return bin
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "managed-starrocks-hooks-")
+		if buildErr != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		builtBin = filepath.Join(buildDir, "hooks")
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", builtBin, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build the hooks binary: %w: %s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return builtBin
 }
 
 func hookID(t *testing.T, cfg *kind.BatchHookConfig, name string) (string, *sdkhook.HookConfig) {
@@ -190,7 +216,9 @@ func run(t *testing.T, bin string, cfg *kind.BatchHookConfig, name string, bc bi
 	res, err := hook.Execute(ctx, "v1", []bindingcontext.BindingContext{bc}, "managedStarrocks", utils.Values{}, values, map[string]string{})
 	require.NoError(t, err, "execute %s", name)
 	patch := res.Patches[utils.MemoryValuesPatch]
-	require.NotNil(t, patch)
+	if patch == nil {
+		return res, values // the hook did not touch values
+	}
 	newValues, _, err := utils.ApplyValuesPatch(values, *patch, utils.Strict)
 	require.NoError(t, err, "the values patch applies")
 	return res, newValues

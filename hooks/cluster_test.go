@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/deckhouse/deckhouse/pkg/log"
+	sdkpkg "github.com/deckhouse/module-sdk/pkg"
+	"github.com/flant/addon-operator/pkg/module_manager/models/hooks/kind"
+	"github.com/flant/addon-operator/pkg/utils"
+	kubeclient "github.com/flant/kube-client/client"
+	bindingcontext "github.com/flant/shell-operator/pkg/hook/binding_context"
+	htypes "github.com/flant/shell-operator/pkg/hook/types"
+	objectpatch "github.com/flant/shell-operator/pkg/kube/object_patch"
+	kemtypes "github.com/flant/shell-operator/pkg/kube_events_manager/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+)
+
+// operator plays addon-operator's part against a real kube-apiserver: it
+// builds each hook's snapshots by listing what its bindings select and
+// running their jq filters, runs the built binary through the batch-hook
+// runner, and executes the returned object patches with shell-operator's
+// ObjectPatcher, as addon-operator does.
+type operator struct {
+	t       *testing.T
+	bin     string
+	cfg     *kind.BatchHookConfig
+	client  *kubeclient.Client
+	patcher *objectpatch.ObjectPatcher
+}
+
+func (o *operator) listFor(name string) []*unstructured.Unstructured {
+	_, h := hookID(o.t, o.cfg, name)
+	var objs []*unstructured.Unstructured
+	seen := map[string]bool{}
+	for _, b := range h.Kubernetes {
+		key := b.APIVersion + "/" + b.Kind
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		gvr, err := o.client.GroupVersionResource(b.APIVersion, b.Kind)
+		require.NoError(o.t, err, "resolve %s", key)
+		list, err := o.client.Dynamic().Resource(gvr).List(o.t.Context(), metav1.ListOptions{})
+		require.NoError(o.t, err, "list %s", key)
+		for i := range list.Items {
+			objs = append(objs, &list.Items[i])
+		}
+	}
+	return objs
+}
+
+func (o *operator) run(name string, bindingType htypes.BindingType, values utils.Values) (*kind.HookResult, utils.Values) {
+	o.t.Helper()
+	_, h := hookID(o.t, o.cfg, name)
+	bc := bindingcontext.BindingContext{Binding: string(bindingType), Snapshots: snapshotsFor(o.t, h, o.listFor(name))}
+	bc.Metadata.BindingType = bindingType
+	bc.Metadata.IncludeAllSnapshots = true
+	if bindingType == htypes.OnKubernetesEvent {
+		bc.Binding, bc.Type, bc.Metadata.Group = "main", kemtypes.TypeSynchronization, "main"
+	}
+	res, newValues := run(o.t, o.bin, o.cfg, name, bc, values)
+	require.NoError(o.t, o.patcher.ExecuteOperations(res.ObjectPatcherOperations), "apply the object patches of %s", name)
+	return res, newValues
+}
+
+func (o *operator) starrocks(ns, name string) *v1alpha1.Starrocks {
+	o.t.Helper()
+	u, err := o.client.Dynamic().Resource(v1alpha1.StarrocksGVR).Namespace(ns).Get(o.t.Context(), name, metav1.GetOptions{})
+	require.NoError(o.t, err)
+	var sr v1alpha1.Starrocks
+	require.NoError(o.t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &sr))
+	return &sr
+}
+
+func findCondition(st v1alpha1.StarrocksStatus, typ string) metav1.Condition {
+	for _, c := range st.Conditions {
+		if c.Type == typ {
+			return c
+		}
+	}
+	return metav1.Condition{}
+}
+
+func instancesIn(values utils.Values) []any {
+	return values["managedStarrocks"].(map[string]any)["internal"].(map[string]any)["instances"].([]any)
+}
+
+func TestHooksAgainstARealAPIServer(t *testing.T) {
+	bin := buildHooks(t)
+	cfg, err := kind.GetBatchHookConfig("managed-starrocks", bin)
+	require.NoError(t, err)
+	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}})
+	client := kubeclient.New()
+	client.WithRestConfig(cp.RESTConfig())
+	require.NoError(t, client.Init(), "kube client")
+	op := &operator{t: t, bin: bin, cfg: cfg, client: client, patcher: objectpatch.NewObjectPatcher(client, log.NewNop())}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	for _, ns := range []string{"d8-managed-starrocks", "team"} {
+		_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+
+	// The default class: created after the first Helm run, accepted by the CRD schema.
+	op.run("defaultclass/hook", htypes.BindingType("afterHelm"), startValues())
+	_, err = client.Dynamic().Resource(v1alpha1.StarrocksClassGVR).Get(ctx, "default", metav1.GetOptions{})
+	require.NoError(t, err, "the default class exists")
+
+	// An admin class and two instances of it.
+	apply := func(obj string) {
+		t.Helper()
+		objs := parseObjects(t, obj)
+		for _, u := range objs {
+			gvr, err := client.GroupVersionResource(u.GetAPIVersion(), u.GetKind())
+			require.NoError(t, err)
+			// Namespace("") addresses a cluster-scoped resource.
+			_, err = client.Dynamic().Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{})
+			require.NoError(t, err, "create %s %s", u.GetKind(), u.GetName())
+		}
+	}
+	apply(`
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksClass
+metadata: {name: analytics}
+spec:
+  topology: {allowedTopologies: [Ignored], defaultTopology: Ignored}
+  sizingPolicies: [{cores: {min: 1, max: 8}, memory: {min: 2Gi, max: 32Gi, step: 1Gi}, coreFractions: [50, 100]}]
+  overridableConfiguration: [streamingLoadMaxMb, catalogTrashExpireSecond]
+  validations:
+    - rule: "configuration.streamingLoadMaxMb <= 4096"
+      message: "Stream Load requests may be at most 4 GiB in the analytics class."
+---
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata: {name: olap, namespace: team}
+spec:
+  starrocksClassName: analytics
+  type: Cluster
+  frontend: {cpu: {cores: 2}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 10Gi}}
+  backend: {replicas: 2, cpu: {cores: 4}, memory: {size: 8Gi}, persistentVolumeClaim: {size: 50Gi}}
+  configuration: {streamingLoadMaxMb: 1024}
+---
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata: {name: dev, namespace: team}
+spec:
+  starrocksClassName: default
+  frontend: {cpu: {cores: 1}, memory: {size: 2Gi}, persistentVolumeClaim: {size: 5Gi}}
+  backend: {cpu: {cores: 1}, memory: {size: 2Gi}, persistentVolumeClaim: {size: 5Gi}}
+`)
+
+	_, values := op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
+	require.Len(t, instancesIn(values), 2)
+	require.NoError(t, schemas(t).ValidateValues("managedStarrocks", values))
+	op.run("credentials/hook", htypes.OnKubernetesEvent, startValues())
+
+	sr := op.starrocks("team", "olap")
+	assert.Equal(t, v1alpha1.PhasePending, sr.Status.Phase)
+	assert.EqualValues(t, 1, sr.Status.ObservedGeneration)
+	assert.Equal(t, "d8ms-sr-olap-credentials", sr.Status.CredentialsSecretName)
+	assert.Equal(t, "d8ms-sr-olap.team.svc.k8s.example:9030", sr.Status.Endpoints.Query)
+	assert.Equal(t, metav1.ConditionTrue, findCondition(sr.Status, v1alpha1.ConditionConfigurationValid).Status)
+	assert.EqualValues(t, 3, sr.Status.Frontend.Replicas)
+	assert.EqualValues(t, 2, sr.Status.Backend.Replicas)
+
+	secret, err := client.CoreV1().Secrets("team").Get(ctx, sr.Status.CredentialsSecretName, metav1.GetOptions{})
+	require.NoError(t, err, "the credentials Secret exists")
+	assert.Equal(t, "root", string(secret.Data["username"]))
+	password := string(secret.Data["password"])
+	assert.Len(t, password, 26)
+	assert.Equal(t, sr.UID, secret.OwnerReferences[0].UID, "collected with the instance")
+	_, err = client.CoreV1().Secrets("team").Get(ctx, "d8ms-sr-olap-keystore", metav1.GetOptions{})
+	require.NoError(t, err, "the keystore password Secret exists")
+	statusJSON, _ := json.Marshal(sr.Status)
+	assert.NotContains(t, string(statusJSON), password, "the password is not in status")
+	valuesJSON, _ := json.Marshal(values)
+	assert.NotContains(t, string(valuesJSON), password, "nor in values")
+
+	// The user breaks the class's CEL rule. The hooks restart with empty
+	// values: only what they wrote into the cluster carries the last valid state.
+	u, err := client.Dynamic().Resource(v1alpha1.StarrocksGVR).Namespace("team").Get(ctx, "olap", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedField(u.Object, int64(8192), "spec", "configuration", "streamingLoadMaxMb"))
+	_, err = client.Dynamic().Resource(v1alpha1.StarrocksGVR).Namespace("team").Update(ctx, u, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	_, values = op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
+	entries := instancesIn(values)
+	require.Len(t, entries, 2)
+	var olap map[string]any
+	for _, e := range entries {
+		if e.(map[string]any)["name"] == "olap" {
+			olap = e.(map[string]any)
+		}
+	}
+	require.NotNil(t, olap)
+	assert.EqualValues(t, 1, olap["generation"], "the last valid generation stays rendered")
+	assert.EqualValues(t, 1024, olap["configuration"].(map[string]any)["streamingLoadMaxMb"])
+
+	sr = op.starrocks("team", "olap")
+	assert.EqualValues(t, 2, sr.Status.ObservedGeneration)
+	assert.EqualValues(t, 1, sr.Status.LastValidGeneration)
+	valid := findCondition(sr.Status, v1alpha1.ConditionConfigurationValid)
+	assert.Equal(t, metav1.ConditionFalse, valid.Status)
+	assert.Equal(t, "ClassRuleViolated", valid.Reason)
+	assert.Equal(t, `The spec breaks a class rule: spec.configuration.streamingLoadMaxMb: Stream Load requests may be at most 4 GiB in the analytics class. (value configuration.streamingLoadMaxMb=8192; class "analytics" validations[0]: configuration.streamingLoadMaxMb <= 4096).`, valid.Message)
+	kept := findCondition(sr.Status, v1alpha1.ConditionLastValidConfigurationApplied)
+	assert.Equal(t, metav1.ConditionTrue, kept.Status)
+	assert.Equal(t, "LastValidConfigurationKept", kept.Reason)
+	assert.EqualValues(t, 1024, *sr.Status.Configuration.StreamingLoadMaxMb, "status shows the configuration in effect")
+
+	// Nothing changed since: no status patch, no rewrite, no new password.
+	res, _ := op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
+	assert.Empty(t, describe(res.ObjectPatcherOperations), "a reconcile over an unchanged cluster writes nothing")
+	res, _ = op.run("credentials/hook", htypes.OnKubernetesEvent, startValues())
+	assert.Empty(t, describe(res.ObjectPatcherOperations))
+	secret, err = client.CoreV1().Secrets("team").Get(ctx, "d8ms-sr-olap-credentials", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, password, string(secret.Data["password"]), "the password is never rotated")
+
+	// The admin deletes the default class; after the next Helm run it stays deleted.
+	require.NoError(t, client.Dynamic().Resource(v1alpha1.StarrocksClassGVR).Delete(ctx, "default", metav1.DeleteOptions{}))
+	op.run("defaultclass/hook", htypes.BindingType("afterHelm"), startValues())
+	_, err = client.Dynamic().Resource(v1alpha1.StarrocksClassGVR).Get(ctx, "default", metav1.GetOptions{})
+	assert.Error(t, err, "the default class does not come back")
+}
+
+func describe(ops []sdkpkg.PatchCollectorOperation) []string {
+	out := make([]string, 0, len(ops))
+	for _, o := range ops {
+		out = append(out, fmt.Sprint(o.Description()))
+	}
+	return out
+}
