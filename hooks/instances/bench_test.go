@@ -1,0 +1,195 @@
+package instances
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/deckhouse/module-sdk/pkg"
+	"github.com/deckhouse/module-sdk/testing/helpers"
+	"github.com/jonboulle/clockwork"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
+	"github.com/deckhouse/managed-starrocks/pkg/classrules"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
+)
+
+type benchDC struct {
+	pkg.DependencyContainer
+	clock clockwork.Clock
+}
+
+func (d benchDC) GetClock() clockwork.Clock { return d.clock }
+
+// steadyState builds the snapshots of a cluster in which every instance is
+// deployed and its status is current: the common full reconcile, triggered by
+// any event, that must write nothing.
+func steadyState(b *testing.B, n int) helpers.StaticSnapshots {
+	b.Helper()
+	var classes []*v1alpha1.StarrocksClass
+	for c := range 5 {
+		classes = append(classes, &v1alpha1.StarrocksClass{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("class-%d", c), UID: types.UID("c" + typesUID(c)), Generation: 1},
+			Spec: v1alpha1.StarrocksClassSpec{
+				Topology: v1alpha1.ClassTopology{AllowedTopologies: []v1alpha1.Topology{v1alpha1.TopologyIgnored}, DefaultTopology: v1alpha1.TopologyIgnored},
+				SizingPolicies: []v1alpha1.SizingPolicy{
+					{Cores: v1alpha1.CoreRange{Min: 1, Max: 4}, Memory: v1alpha1.MemoryRange{Min: resource.MustParse("2Gi"), Max: resource.MustParse("16Gi"), Step: ptrTo(resource.MustParse("1Gi"))}, CoreFractions: []int32{50, 100}},
+					{Cores: v1alpha1.CoreRange{Min: 5, Max: 16}, Memory: v1alpha1.MemoryRange{Min: resource.MustParse("8Gi"), Max: resource.MustParse("64Gi")}, CoreFractions: []int32{100}},
+				},
+				OverridableConfiguration: []v1alpha1.ConfigurationKey{v1alpha1.KeyStreamingLoadMaxMb},
+				Validations: []v1alpha1.ValidationRule{
+					{Rule: "configuration.streamingLoadMaxMb * 1048576 <= backend.memory.size", Message: "too large"},
+					{Rule: "type != 'Cluster' || backend.replicas >= 2", Message: "at least two BEs"},
+				},
+			},
+		})
+	}
+	var instances []*v1alpha1.Starrocks
+	for i := range n {
+		comp := v1alpha1.ComponentSpec{
+			CPU:                   v1alpha1.CPUSpec{Cores: int32(1 + i%4), CoreFraction: 50},
+			Memory:                v1alpha1.MemorySpec{Size: resource.MustParse(fmt.Sprintf("%dGi", 4+i%4))},
+			PersistentVolumeClaim: v1alpha1.PersistentVolumeClaimSpec{Size: resource.MustParse("50Gi")},
+		}
+		instances = append(instances, &v1alpha1.Starrocks{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("sr-%d", i), Namespace: fmt.Sprintf("ns-%d", i%50), UID: types.UID("u" + typesUID(i)), Generation: 1},
+			Spec: v1alpha1.StarrocksSpec{
+				StarrocksClassName: fmt.Sprintf("class-%d", i%5),
+				Type:               v1alpha1.TypeCluster,
+				Frontend:           comp,
+				Backend:            v1alpha1.BackendSpec{ComponentSpec: comp, Replicas: ptrTo(int32(3))},
+				Configuration:      &v1alpha1.Configuration{StreamingLoadMaxMb: ptrTo(int64(1024))},
+			},
+		})
+	}
+
+	snaps := helpers.NewSnapshots()
+	add := func(key string, v any) {
+		data, err := json.Marshal(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		snaps.Add(key, helpers.SnapshotJSON(string(data)))
+	}
+	for _, c := range classes {
+		add(SnapClasses, map[string]any{"metadata": c.ObjectMeta, "spec": c.Spec})
+	}
+	for _, sr := range instances {
+		add(SnapStarrocks, map[string]any{"metadata": sr.ObjectMeta, "spec": sr.Spec})
+	}
+
+	// The previous run: its entries are persisted and its statuses current.
+	now := metav1.NewTime(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+	var st State
+	st.Instances, st.Classes = instances, classes
+	ready := &metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Ready", LastTransitionTime: now}
+	for _, sr := range instances {
+		ns, name := sr.Namespace, sr.Name
+		for _, c := range []struct {
+			component string
+			replicas  int32
+		}{{shared.ComponentFrontend, 3}, {shared.ComponentBackend, 3}} {
+			s := StatefulSetSnap{Namespace: ns, Instance: name, Component: c.component, StatefulSetState: StatefulSetState{Replicas: c.replicas, ReadyReplicas: c.replicas}}
+			st.StatefulSets = append(st.StatefulSets, s)
+			add(SnapStatefulSets, s)
+		}
+		for p := range 3 {
+			pod := PodSnap{Namespace: ns, Name: fmt.Sprintf("d8ms-sr-%s-%d", name, p), Instance: name, AgentTLS: &AgentTLS{Ready: true}}
+			st.Pods = append(st.Pods, pod)
+			add(SnapPods, pod)
+		}
+		cert := CertificateSnap{Namespace: ns, Instance: name, CertificateState: CertificateState{Ready: ready, NotAfter: &now}}
+		st.Certificates = append(st.Certificates, cert)
+		add(SnapCertificates, cert)
+	}
+	plan := Reconcile(st, classrules.NewCache(), now)
+	for _, e := range plan.Values {
+		data, _ := json.Marshal(e)
+		add(SnapLastValid, LastValidSnap{Namespace: e.Namespace, Name: shared.LastValidConfigMapName(e.Name), Entry: string(data)})
+	}
+	for _, p := range plan.StatusPatches {
+		add(SnapStarrocksStatus, map[string]any{"namespace": p.Namespace, "name": p.Name, "status": p.Status})
+	}
+	for _, p := range plan.ClassStatusPatches {
+		add(SnapClassStatus, map[string]any{"name": p.Name, "status": p.Status})
+	}
+	return snaps
+}
+
+func typesUID(i int) string { return fmt.Sprintf("-%08d", i) }
+
+// BenchmarkFullReconcile measures one run of the hook over a steady cluster
+// and reports the time per instance as a ratio to a floor measured in the
+// same benchmark: decoding the same snapshots into the same Go types and
+// encoding the same values with encoding/json, the least any hook reading
+// these snapshots and writing these values must do.
+func BenchmarkFullReconcile(b *testing.B) {
+	clock := clockwork.NewFakeClockAt(time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC))
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
+			snaps := steadyState(b, n)
+			input := func() *pkg.HookInput {
+				return helpers.NewInputBuilder(b).WithSnapshots(snaps).
+					WithValuesJSON(`{"global":{"discovery":{"clusterDomain":"cluster.local"}}}`).
+					WithDependencyContainer(benchDC{clock: clock}).Build()
+			}
+			// Sanity: the steady state needs no writes, and every instance renders.
+			in := input()
+			if err := Handle(context.Background(), in); err != nil {
+				b.Fatal(err)
+			}
+			if ops := in.PatchCollector.Operations(); len(ops) != 0 {
+				b.Fatalf("steady state wrote %d objects", len(ops))
+			}
+			patches := in.Values.GetPatches()
+			if len(patches) != 1 {
+				b.Fatalf("%d values patches, want 1", len(patches))
+			}
+			var values []desired.Instance
+			if err := json.Unmarshal(patches[0].Value, &values); err != nil || len(values) != n {
+				b.Fatalf("%d entries for %d instances (%v)", len(values), n, err)
+			}
+
+			b.ResetTimer()
+			var hook, floor time.Duration
+			for range b.N {
+				in := input()
+				start := time.Now()
+				if err := Handle(context.Background(), in); err != nil {
+					b.Fatal(err)
+				}
+				hook += time.Since(start)
+
+				in = input()
+				start = time.Now()
+				state, err := ReadState(in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				entries := make([]desired.Instance, 0, len(state.Instances))
+				for _, lv := range state.LastValid {
+					var e desired.Instance
+					if err := json.Unmarshal([]byte(lv.Entry), &e); err != nil {
+						b.Fatal(err)
+					}
+					entries = append(entries, e)
+				}
+				if _, err := json.Marshal(entries); err != nil {
+					b.Fatal(err)
+				}
+				floor += time.Since(start)
+			}
+			perHook := float64(hook.Nanoseconds()) / float64(b.N) / float64(n)
+			perFloor := float64(floor.Nanoseconds()) / float64(b.N) / float64(n)
+			b.ReportMetric(perHook, "ns/instance")
+			b.ReportMetric(perFloor, "floor-ns/instance")
+			b.ReportMetric(perHook/perFloor, "ratio")
+		})
+	}
+}
