@@ -16,7 +16,7 @@ cd "$(dirname "$0")/../.."
 BINARIES=(
   "agent ./images/agent"
   "webhook ./images/webhook"
-  "go-hooks ./hooks/cmd/hooks"
+  "go-hooks ./hooks"
 )
 
 if [[ "${1:-}" == "--list" ]]; then

@@ -1,6 +1,7 @@
 package werfrender
 
 import (
+	"context"
 	"debug/elf"
 	"encoding/json"
 	"os"
@@ -9,8 +10,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -135,6 +138,9 @@ func TestModuleWerfConfig(t *testing.T) {
 		refs, err := templateDigestRefs(filepath.Join(repoRoot, "templates"))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(refs) == 0 {
+			t.Fatal("no template references an image digest: the templates changed how they name images, update digestRefRes")
 		}
 		for ref, file := range refs {
 			if _, ok := keys[ref]; !ok {
@@ -351,6 +357,8 @@ func camelKey(image string) string {
 var digestRefRes = []*regexp.Regexp{
 	regexp.MustCompile(`digests\.managedStarrocks\.([A-Za-z0-9]+)`),
 	regexp.MustCompile(`digests\.managedStarrocks\s+"([A-Za-z0-9]+)"`),
+	// The templates' image helper: include "ms.image" (list $ "starrocksFe").
+	regexp.MustCompile(`include\s+"ms\.image"\s+\(list\s+\S+\s+"([A-Za-z0-9]+)"\)`),
 }
 
 // templateDigestRefs returns each digest key the templates use, with a file
@@ -386,11 +394,12 @@ func digestRefs(text string) map[string]bool {
 	return refs
 }
 
-func TestDigestRefsFindsBothTemplateSpellings(t *testing.T) {
+func TestDigestRefsFindsEveryTemplateSpelling(t *testing.T) {
 	text := `image: {{ .Values.global.modulesImages.registry.base }}@{{ .Values.global.modulesImages.digests.managedStarrocks.starrocksFe }}
-image: {{ index .Values.global.modulesImages.digests.managedStarrocks "agent" }}`
+image: {{ index .Values.global.modulesImages.digests.managedStarrocks "agent" }}
+image: {{ include "ms.image" (list $ "starrocksBe") }}`
 	got := digestRefs(text)
-	if len(got) != 2 || !got["starrocksFe"] || !got["agent"] {
+	if len(got) != 3 || !got["starrocksFe"] || !got["agent"] || !got["starrocksBe"] {
 		t.Fatalf("digestRefs = %v", got)
 	}
 }
@@ -518,7 +527,9 @@ func TestMakeBuildProducesStaticBinaries(t *testing.T) {
 	}
 
 	hooks := filepath.Join(out, "go-hooks")
-	listOut, err := exec.Command(hooks, "hook", "list").CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	listOut, err := exec.CommandContext(ctx, hooks, "hook", "list").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go-hooks hook list: %v\n%s", err, listOut)
 	}
@@ -526,12 +537,31 @@ func TestMakeBuildProducesStaticBinaries(t *testing.T) {
 	if m == nil || m[1] == "0" {
 		t.Fatalf("go-hooks hook list registered no hooks:\n%s", listOut)
 	}
-	cfgOut, err := exec.Command(hooks, "hook", "config").Output()
+	cfgOut, err := exec.CommandContext(ctx, hooks, "hook", "config").Output()
 	if err != nil {
 		t.Fatalf("go-hooks hook config: %v", err)
 	}
-	var configs any
+	var configs struct {
+		Version string `json:"version"`
+		Hooks   []struct {
+			Metadata struct {
+				Name string `json:"name"`
+				Path string `json:"path"`
+			} `json:"metadata"`
+		} `json:"hooks"`
+	}
 	if err := json.Unmarshal(cfgOut, &configs); err != nil {
 		t.Fatalf("go-hooks hook config is not JSON: %v\n%s", err, cfgOut)
+	}
+	if n, _ := strconv.Atoi(m[1]); len(configs.Hooks) != n {
+		t.Fatalf("hook list shows %s hooks, hook config %d", m[1], len(configs.Hooks))
+	}
+	for _, h := range configs.Hooks {
+		// module-sdk names hooks after their source path; built with
+		// -trimpath that path is the import path, so the module name in it
+		// is the module's own, not the build directory's.
+		if !strings.HasPrefix(h.Metadata.Path, "managed-starrocks/hooks/") || !strings.Contains(string(listOut), h.Metadata.Name) {
+			t.Errorf("hook %q has path %q, want managed-starrocks/hooks/...", h.Metadata.Name, h.Metadata.Path)
+		}
 	}
 }
