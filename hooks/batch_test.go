@@ -29,7 +29,8 @@ import (
 )
 
 // The cluster as the hooks see it: a class, a valid and a brand-new invalid
-// instance, and a running StatefulSet of the valid one.
+// instance, a running StatefulSet of the valid one and FE pods whose agent
+// has not reported or wrote garbage (the jq filter must survive both).
 const clusterYAML = `
 apiVersion: managed-services.deckhouse.io/v1alpha1
 kind: StarrocksClass
@@ -75,6 +76,21 @@ metadata:
   labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
 spec: {replicas: 3}
 status: {readyReplicas: 3}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: d8ms-sr-olap-0
+  namespace: team
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
+  annotations: {managed-starrocks.deckhouse.io/agent-status: "not json"}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: d8ms-sr-olap-1
+  namespace: team
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
 ---
 apiVersion: apps/v1
 kind: StatefulSet
