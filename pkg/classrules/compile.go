@@ -192,18 +192,12 @@ func configRanges(prefix string, cfg *v1alpha1.Configuration, rule string) Viola
 		return nil
 	}
 	var vs Violations
-	check := func(key v1alpha1.ConfigurationKey, v *int64, lo, hi int64) {
-		if v != nil && (*v < lo || *v > hi) {
-			vs = append(vs, Violation{Field: prefix + "." + string(key), Value: fmt.Sprint(*v), Rule: fmt.Sprintf("%s: %s in [%d, %d]", rule, key, lo, hi),
-				Message: fmt.Sprintf("%s must be from %d to %d", key, lo, hi)})
+	for _, f := range configFields {
+		if v, ok := f.get(cfg); ok && (v < f.min || v > f.max) {
+			vs = append(vs, Violation{Field: prefix + "." + string(f.key), Value: fmt.Sprint(v), Rule: fmt.Sprintf("%s: %s in [%d, %d]", rule, f.key, f.min, f.max),
+				Message: fmt.Sprintf("%s must be from %d to %d", f.key, f.min, f.max)})
 		}
 	}
-	check(v1alpha1.KeyStreamingLoadMaxMb, cfg.StreamingLoadMaxMb, 1, 10485760)
-	if cfg.LoadProcessMaxMemoryLimitPercent != nil {
-		v := int64(*cfg.LoadProcessMaxMemoryLimitPercent)
-		check(v1alpha1.KeyLoadProcessMaxMemoryLimitPercent, &v, 1, 100)
-	}
-	check(v1alpha1.KeyCatalogTrashExpireSecond, cfg.CatalogTrashExpireSecond, 0, 31536000)
 	return vs
 }
 

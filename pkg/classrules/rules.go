@@ -78,33 +78,23 @@ func (c *Compiled) Default(sr *v1alpha1.Starrocks) {
 			cpu.CoreFraction = slices.Max(c.class.Spec.SizingPolicies[i].CoreFractions)
 		}
 	}
-	cls := c.class.Spec.Configuration
-	for _, k := range c.class.Spec.OverridableConfiguration {
-		switch k {
-		case v1alpha1.KeyStreamingLoadMaxMb:
-			if cls.StreamingLoadMaxMb != nil && (spec.Configuration == nil || spec.Configuration.StreamingLoadMaxMb == nil) {
-				ensureConfig(spec).StreamingLoadMaxMb = ptr(*cls.StreamingLoadMaxMb)
-			}
-		case v1alpha1.KeyLoadProcessMaxMemoryLimitPercent:
-			if cls.LoadProcessMaxMemoryLimitPercent != nil && (spec.Configuration == nil || spec.Configuration.LoadProcessMaxMemoryLimitPercent == nil) {
-				ensureConfig(spec).LoadProcessMaxMemoryLimitPercent = ptr(*cls.LoadProcessMaxMemoryLimitPercent)
-			}
-		case v1alpha1.KeyCatalogTrashExpireSecond:
-			if cls.CatalogTrashExpireSecond != nil && (spec.Configuration == nil || spec.Configuration.CatalogTrashExpireSecond == nil) {
-				ensureConfig(spec).CatalogTrashExpireSecond = ptr(*cls.CatalogTrashExpireSecond)
-			}
+	cls := &c.class.Spec.Configuration
+	for _, f := range configFields {
+		if !slices.Contains(c.class.Spec.OverridableConfiguration, f.key) {
+			continue
+		}
+		v, ok := f.get(cls)
+		if !ok {
+			continue
+		}
+		if spec.Configuration == nil {
+			spec.Configuration = &v1alpha1.Configuration{}
+		}
+		if _, set := f.get(spec.Configuration); !set {
+			f.set(spec.Configuration, v)
 		}
 	}
 }
-
-func ensureConfig(spec *v1alpha1.StarrocksSpec) *v1alpha1.Configuration {
-	if spec.Configuration == nil {
-		spec.Configuration = &v1alpha1.Configuration{}
-	}
-	return spec.Configuration
-}
-
-func ptr[T any](v T) *T { return &v }
 
 // policyFor returns the index of the first policy covering cores and how many
 // policies cover it.
@@ -293,50 +283,30 @@ func multipleOf(q, step resource.Quantity) bool {
 }
 
 func (c *Compiled) configuration(user *v1alpha1.Configuration) (ResolvedConfiguration, Violations) {
-	cls := c.class.Spec.Configuration
-	out := ResolvedConfiguration{
-		StreamingLoadMaxMb:               DefaultStreamingLoadMaxMb,
-		LoadProcessMaxMemoryLimitPercent: DefaultLoadProcessMaxMemoryLimitPercent,
-		CatalogTrashExpireSecond:         DefaultCatalogTrashExpireSecond,
-	}
-	if cls.StreamingLoadMaxMb != nil {
-		out.StreamingLoadMaxMb = *cls.StreamingLoadMaxMb
-	}
-	if cls.LoadProcessMaxMemoryLimitPercent != nil {
-		out.LoadProcessMaxMemoryLimitPercent = int64(*cls.LoadProcessMaxMemoryLimitPercent)
-	}
-	if cls.CatalogTrashExpireSecond != nil {
-		out.CatalogTrashExpireSecond = *cls.CatalogTrashExpireSecond
+	var out ResolvedConfiguration
+	cls := &c.class.Spec.Configuration
+	for _, f := range configFields {
+		v := f.def
+		if cv, ok := f.get(cls); ok {
+			v = cv
+		}
+		*f.resolved(&out) = v
 	}
 	if user == nil {
 		return out, nil
 	}
 	vs := configRanges("spec.configuration", user, "Starrocks spec.configuration bounds")
 	allowed := c.class.Spec.OverridableConfiguration
-	notOverridable := func(k v1alpha1.ConfigurationKey, v string) {
-		vs = append(vs, Violation{Field: "spec.configuration." + string(k), Value: v,
-			Rule:    fmt.Sprintf("class %q overridableConfiguration %s", c.class.Name, keyList(allowed)),
-			Message: fmt.Sprintf("%s is not overridable in this class; remove it to get the class value", k)})
-	}
-	if user.StreamingLoadMaxMb != nil {
-		if slices.Contains(allowed, v1alpha1.KeyStreamingLoadMaxMb) {
-			out.StreamingLoadMaxMb = *user.StreamingLoadMaxMb
-		} else {
-			notOverridable(v1alpha1.KeyStreamingLoadMaxMb, fmt.Sprint(*user.StreamingLoadMaxMb))
-		}
-	}
-	if user.LoadProcessMaxMemoryLimitPercent != nil {
-		if slices.Contains(allowed, v1alpha1.KeyLoadProcessMaxMemoryLimitPercent) {
-			out.LoadProcessMaxMemoryLimitPercent = int64(*user.LoadProcessMaxMemoryLimitPercent)
-		} else {
-			notOverridable(v1alpha1.KeyLoadProcessMaxMemoryLimitPercent, fmt.Sprint(*user.LoadProcessMaxMemoryLimitPercent))
-		}
-	}
-	if user.CatalogTrashExpireSecond != nil {
-		if slices.Contains(allowed, v1alpha1.KeyCatalogTrashExpireSecond) {
-			out.CatalogTrashExpireSecond = *user.CatalogTrashExpireSecond
-		} else {
-			notOverridable(v1alpha1.KeyCatalogTrashExpireSecond, fmt.Sprint(*user.CatalogTrashExpireSecond))
+	for _, f := range configFields {
+		v, ok := f.get(user)
+		switch {
+		case !ok:
+		case slices.Contains(allowed, f.key):
+			*f.resolved(&out) = v
+		default:
+			vs = append(vs, Violation{Field: "spec.configuration." + string(f.key), Value: fmt.Sprint(v),
+				Rule:    fmt.Sprintf("class %q overridableConfiguration %s", c.class.Name, keyList(allowed)),
+				Message: fmt.Sprintf("%s is not overridable in this class; remove it to get the class value", f.key)})
 		}
 	}
 	return out, vs

@@ -16,6 +16,8 @@ import (
 )
 
 func q(s string) resource.Quantity { return resource.MustParse(s) }
+
+func ptr[T any](v T) *T { return &v }
 func qp(s string) *resource.Quantity {
 	v := resource.MustParse(s)
 	return &v
