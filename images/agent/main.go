@@ -17,9 +17,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/agent"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/server"
@@ -56,6 +58,10 @@ func run() error {
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(log)
+	// Both libraries would otherwise print plain text lines to stderr; one
+	// JSON stream is what the log pipeline parses. Neither logs DSNs.
+	klog.SetSlogLogger(log.With("source", "client-go"))
+	_ = mysql.SetLogger(driverLogger{log.With("source", "mysql-driver")})
 	if *selfHost == "" {
 		return errors.New("--self-host is required")
 	}
@@ -108,6 +114,11 @@ func run() error {
 	log.Info("agent stopped gracefully")
 	return nil
 }
+
+// driverLogger adapts slog to the go-sql-driver Logger interface.
+type driverLogger struct{ log *slog.Logger }
+
+func (d driverLogger) Print(v ...any) { d.log.Warn(fmt.Sprint(v...)) }
 
 func kubeConfig(path string) (*rest.Config, error) {
 	if path != "" {
