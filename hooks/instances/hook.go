@@ -7,6 +7,7 @@ package instances
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/deckhouse/module-sdk/pkg"
@@ -193,66 +194,66 @@ func publishMetrics(mc pkg.MetricsCollector, plan Plan) {
 
 // ReadState decodes the snapshots.
 func ReadState(input *pkg.HookInput) (State, error) {
-	var s State
-	var err error
-	if s.Instances, err = decodePtrs[v1alpha1.Starrocks](input.Snapshots, SnapStarrocks); err != nil {
-		return s, err
-	}
-	if s.Classes, err = decodePtrs[v1alpha1.StarrocksClass](input.Snapshots, SnapClasses); err != nil {
-		return s, err
-	}
 	type srStatus struct {
 		Namespace string                   `json:"namespace"`
 		Name      string                   `json:"name"`
 		Status    v1alpha1.StarrocksStatus `json:"status"`
 	}
-	statuses, err := objectpatch.UnmarshalToStruct[srStatus](input.Snapshots, SnapStarrocksStatus)
+	type clStatus struct {
+		Name   string                        `json:"name"`
+		Status v1alpha1.StarrocksClassStatus `json:"status"`
+	}
+	var (
+		s        State
+		statuses []srStatus
+		classes  []clStatus
+	)
+	snaps := input.Snapshots
+	err := errors.Join(
+		decodePtrs(snaps, SnapStarrocks, &s.Instances),
+		decodePtrs(snaps, SnapClasses, &s.Classes),
+		decode(snaps, SnapStarrocksStatus, &statuses),
+		decode(snaps, SnapClassStatus, &classes),
+		decode(snaps, SnapStatefulSets, &s.StatefulSets),
+		decode(snaps, SnapPods, &s.Pods),
+		decode(snaps, SnapCertificates, &s.Certificates),
+		decode(snaps, SnapLastValid, &s.LastValid),
+	)
 	if err != nil {
-		return s, fmt.Errorf("decode snapshot %s: %w", SnapStarrocksStatus, err)
+		return s, err
 	}
 	s.InstanceStatus = make(map[string]v1alpha1.StarrocksStatus, len(statuses))
 	for _, st := range statuses {
 		s.InstanceStatus[desired.Key(st.Namespace, st.Name)] = st.Status
 	}
-	type clStatus struct {
-		Name   string                        `json:"name"`
-		Status v1alpha1.StarrocksClassStatus `json:"status"`
-	}
-	cls, err := objectpatch.UnmarshalToStruct[clStatus](input.Snapshots, SnapClassStatus)
-	if err != nil {
-		return s, fmt.Errorf("decode snapshot %s: %w", SnapClassStatus, err)
-	}
-	s.ClassStatus = make(map[string]v1alpha1.StarrocksClassStatus, len(cls))
-	for _, c := range cls {
+	s.ClassStatus = make(map[string]v1alpha1.StarrocksClassStatus, len(classes))
+	for _, c := range classes {
 		s.ClassStatus[c.Name] = c.Status
-	}
-	if s.StatefulSets, err = objectpatch.UnmarshalToStruct[StatefulSetSnap](input.Snapshots, SnapStatefulSets); err != nil {
-		return s, fmt.Errorf("decode snapshot %s: %w", SnapStatefulSets, err)
-	}
-	if s.Pods, err = objectpatch.UnmarshalToStruct[PodSnap](input.Snapshots, SnapPods); err != nil {
-		return s, fmt.Errorf("decode snapshot %s: %w", SnapPods, err)
-	}
-	if s.Certificates, err = objectpatch.UnmarshalToStruct[CertificateSnap](input.Snapshots, SnapCertificates); err != nil {
-		return s, fmt.Errorf("decode snapshot %s: %w", SnapCertificates, err)
-	}
-	if s.LastValid, err = objectpatch.UnmarshalToStruct[LastValidSnap](input.Snapshots, SnapLastValid); err != nil {
-		return s, fmt.Errorf("decode snapshot %s: %w", SnapLastValid, err)
 	}
 	s.ClusterDomain = input.Values.Get(shared.ClusterDomainPath).String()
 	return s, nil
 }
 
-func decodePtrs[T any](snaps pkg.Snapshots, name string) ([]*T, error) {
+func decode[T any](snaps pkg.Snapshots, name string, out *[]T) error {
+	v, err := objectpatch.UnmarshalToStruct[T](snaps, name)
+	if err != nil {
+		return fmt.Errorf("decode snapshot %s: %w", name, err)
+	}
+	*out = v
+	return nil
+}
+
+func decodePtrs[T any](snaps pkg.Snapshots, name string, out *[]*T) error {
 	items := snaps.Get(name)
-	out := make([]*T, 0, len(items))
+	*out = make([]*T, 0, len(items))
 	for _, it := range items {
 		v := new(T)
 		if err := it.UnmarshalTo(v); err != nil {
-			return nil, fmt.Errorf("decode snapshot %s: %w", name, err)
+			return fmt.Errorf("decode snapshot %s: %w", name, err)
 		}
-		out = append(out, v)
+		*out = append(*out, v)
 	}
-	return out, nil
+	return nil
 }
 
 // metricGroup puts a metric into a group. module-sdk v0.12.2's
