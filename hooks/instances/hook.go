@@ -152,8 +152,14 @@ func Handle(_ context.Context, input *pkg.HookInput) error {
 		input.PatchCollector.PatchWithJSON(statusPatch(p.Status), v1alpha1.SchemeGroupVersion.String(), v1alpha1.StarrocksClassKind, "", p.Name,
 			objectpatch.WithSubresource("status"), objectpatch.WithIgnoreMissingObject(true))
 	}
+	// Log a broken instance when its status changes, not on every run:
+	// the status holds the same text for as long as it stays broken.
+	changed := make(map[string]bool, len(plan.StatusPatches))
+	for _, p := range plan.StatusPatches {
+		changed[desired.Key(p.Namespace, p.Name)] = true
+	}
 	for _, r := range plan.Results {
-		if !r.Valid() {
+		if !r.Valid() && changed[r.Key] {
 			// Violations name fields, values and rules: never secrets.
 			input.Logger.Info("instance breaks its class rules", "instance", r.Key, "violations", r.Violations.Error(), "lastValidKept", r.Entry != nil)
 		}
