@@ -107,9 +107,9 @@ func DefaultGlobals() map[string]any {
 	}
 }
 
-// Render renders the chart with the module values and globals and returns
-// every object, sorted by template file then document order.
-func (r *Renderer) Render(moduleValues, globals map[string]any) ([]*unstructured.Unstructured, error) {
+// RenderFiles runs the Helm engine only and returns the rendered text per
+// template file, as addon-operator hands it to the cluster.
+func (r *Renderer) RenderFiles(moduleValues, globals map[string]any) (map[string]string, error) {
 	vals := map[string]any{
 		ModuleValuesKey: moduleValues,
 		"global":        globals,
@@ -125,6 +125,16 @@ func (r *Renderer) Render(moduleValues, globals map[string]any) ([]*unstructured
 	files, err := engine.Render(r.chart, renderVals)
 	if err != nil {
 		return nil, fmt.Errorf("render chart: %w", err)
+	}
+	return files, nil
+}
+
+// Render renders the chart with the module values and globals and returns
+// every object, sorted by template file then document order.
+func (r *Renderer) Render(moduleValues, globals map[string]any) ([]*unstructured.Unstructured, error) {
+	files, err := r.RenderFiles(moduleValues, globals)
+	if err != nil {
+		return nil, err
 	}
 	names := make([]string, 0, len(files))
 	for name := range files {
