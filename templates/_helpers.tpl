@@ -157,6 +157,17 @@ affinity:
   nodeAffinity:
     {{- toYaml . | nindent 4 }}
   {{- end }}
+  {{- if eq $i.topology "Zonal" }}
+  {{- /* Zonal: every pod of the instance in the zone of the first one, so
+  FE-BE traffic never crosses zones. The first pod matches its own selector,
+  which lets it schedule anywhere. */}}
+  podAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      - topologyKey: topology.kubernetes.io/zone
+        labelSelector:
+          matchLabels:
+            {{- include "ms.selectorLabels" (dict "i" $i) | nindent 12 }}
+  {{- end }}
   {{- /* Spread replicas of a component over nodes when the cluster allows it:
   a lost node must not take the FE quorum or several BE replicas with it. */}}
   podAntiAffinity:

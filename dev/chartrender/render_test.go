@@ -137,6 +137,10 @@ func TestInstanceObjects(t *testing.T) {
 					t.Errorf("%s nodeSelector %v, want the class's", sts.Name, sts.Spec.Template.Spec.NodeSelector)
 				}
 			}
+			beMain := container(t, be.Spec.Template.Spec, "starrocks")
+			if strings.Join(beMain.Command, " ") != "/opt/starrocks/be/bin/start_be.sh --be --logconsole" {
+				t.Errorf("BE command %q", beMain.Command)
+			}
 			if got := fe.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().String(); got != e.Frontend.Storage.Size {
 				t.Errorf("FE PVC size %s, want %s", got, e.Frontend.Storage.Size)
 			}
@@ -359,6 +363,17 @@ func TestSchedulingFollowsTopology(t *testing.T) {
 				}
 				if spread != (e.Topology == "TransZonal") {
 					t.Errorf("%s topology %s: zone spread constraint present = %v", name, e.Topology, spread)
+				}
+				zonal := false
+				if a := spec.Affinity; a != nil && a.PodAffinity != nil {
+					for _, term := range a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+						zonal = term.TopologyKey == "topology.kubernetes.io/zone" &&
+							term.LabelSelector.MatchLabels["managed-services.deckhouse.io/managed-service-name"] == e.Name &&
+							term.LabelSelector.MatchLabels["app.kubernetes.io/component"] == ""
+					}
+				}
+				if zonal != (e.Topology == "Zonal") {
+					t.Errorf("%s topology %s: every pod of the instance kept in one zone = %v", name, e.Topology, zonal)
 				}
 				var zones []string
 				if a := spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {

@@ -86,6 +86,8 @@ func scenarios() []scenario {
 	cluster := starrocks("team-b", "analytics", v1alpha1.TypeCluster)
 	transZonal := starrocks("team-c", "spread", v1alpha1.TypeCluster)
 	transZonal.Spec.Cluster = &v1alpha1.ClusterSpec{Topology: v1alpha1.TopologyTransZonal}
+	zonal := starrocks("team-e", "onezone", v1alpha1.TypeCluster)
+	zonal.Spec.Cluster = &v1alpha1.ClusterSpec{Topology: v1alpha1.TopologyZonal}
 	secure := starrocks("team-d", "secure", v1alpha1.TypeStandalone)
 	secure.Spec.TLS = &v1alpha1.TLSSpec{RequireSecureTransport: true}
 	return []scenario{
@@ -95,6 +97,7 @@ func scenarios() []scenario {
 			"instances":    map[string]any{"persistentVolumeClaimRetention": "Delete"},
 		}},
 		{name: "TransZonal", sr: transZonal},
+		{name: "Zonal", sr: zonal},
 		{name: "requireSecureTransport", sr: secure},
 	}
 }
