@@ -201,7 +201,7 @@ func TestValidateStarrocksClass(t *testing.T) {
 			want: []string{"spec.validations[1].rule", "does not compile"}},
 		{name: "rejects a CEL rule that is not boolean",
 			edit: func(c *v1alpha1.StarrocksClass) {
-				c.Spec.Validations = append(c.Spec.Validations, v1alpha1.ValidationRule{Rule: "backend.replicas", Message: "x"})
+				c.Spec.Validations = append(c.Spec.Validations, v1alpha1.ValidationRule{Rule: "configuration.streamingLoadMaxMb + 1", Message: "x"})
 			},
 			want: []string{"spec.validations[1].rule", "must evaluate to bool"}},
 		{name: "rejects overlapping sizing policies",
