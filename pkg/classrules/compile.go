@@ -85,7 +85,9 @@ func Compile(class *v1alpha1.StarrocksClass) (*Compiled, Violations) {
 				Message: fmt.Sprintf("the CEL rule does not compile: %s", oneLine(iss.Err().Error()))})
 			continue
 		}
-		if checked.OutputType() != cel.BoolType {
+		// dyn passes: a rule reading a field of frontend/backend (maps of
+		// dyn) is only known to be bool at evaluation, which checks it.
+		if out := checked.OutputType(); !out.IsExactType(cel.BoolType) && !out.IsExactType(cel.DynType) {
 			vs = append(vs, Violation{Field: field, Value: r.Rule, Rule: fmt.Sprintf("class %q validations[%d]", name, i),
 				Message: fmt.Sprintf("the CEL rule must evaluate to bool, not %s", checked.OutputType())})
 			continue

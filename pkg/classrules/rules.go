@@ -75,7 +75,7 @@ func (c *Compiled) Default(sr *v1alpha1.Starrocks) {
 			continue
 		}
 		if i, n := c.policyFor(cpu.Cores); n == 1 {
-			cpu.CoreFraction = slices.Max(c.class.Spec.SizingPolicies[i].CoreFractions)
+			cpu.CoreFraction = largestFraction(c.class.Spec.SizingPolicies[i])
 		}
 	}
 	cls := &c.class.Spec.Configuration
@@ -157,8 +157,13 @@ func (c *Compiled) Resolve(sr *v1alpha1.Starrocks) (*Resolved, Violations) {
 	r.Frontend.Replicas, r.Backend.Replicas = 1, 1
 	if r.Type == v1alpha1.TypeCluster {
 		r.Frontend.Replicas = v1alpha1.ClusterFrontendReplicas
-		if sr.Spec.Backend.Replicas != nil {
-			r.Backend.Replicas = *sr.Spec.Backend.Replicas
+		if n := sr.Spec.Backend.Replicas; n != nil && (*n < 1 || *n > 100) {
+			// The CRD bounds, repeated: a count outside them must not reach
+			// the desired state.
+			vs = append(vs, Violation{Field: "spec.backend.replicas", Value: fmt.Sprint(*n),
+				Rule: "spec.backend.replicas in [1, 100]", Message: "spec.backend.replicas must be from 1 to 100"})
+		} else if n != nil {
+			r.Backend.Replicas = *n
 		}
 	} else if sr.Spec.Backend.Replicas != nil {
 		vs = append(vs, Violation{Field: "spec.backend.replicas", Value: fmt.Sprint(*sr.Spec.Backend.Replicas),
@@ -235,7 +240,7 @@ func (c *Compiled) component(prefix string, spec v1alpha1.ComponentSpec) (Resolv
 	p := c.class.Spec.SizingPolicies[i]
 	rule := fmt.Sprintf("class %q sizingPolicies[%d]", name, i)
 	if rc.CoreFraction == 0 {
-		rc.CoreFraction = slices.Max(p.CoreFractions)
+		rc.CoreFraction = largestFraction(p)
 	} else if !slices.Contains(p.CoreFractions, rc.CoreFraction) {
 		vs = append(vs, Violation{Field: prefix + ".cpu.coreFraction", Value: fmt.Sprint(rc.CoreFraction),
 			Rule:    fmt.Sprintf("%s.coreFractions %s", rule, int32List(p.CoreFractions)),
@@ -259,6 +264,15 @@ func (c *Compiled) component(prefix string, spec v1alpha1.ComponentSpec) (Resolv
 		}
 	}
 	return rc, vs
+}
+
+// largestFraction is the default core fraction of a policy; 0 for a policy
+// without fractions (an invalid class, reported by Compile).
+func largestFraction(p v1alpha1.SizingPolicy) int32 {
+	if len(p.CoreFractions) == 0 {
+		return 0
+	}
+	return slices.Max(p.CoreFractions)
 }
 
 // multipleOf compares exactly, also for quantities with milli parts.

@@ -197,6 +197,55 @@ func TestValidate(t *testing.T) {
 			want:   []string{`spec: the class rule could not be evaluated (operation cancelled: actual cost limit exceeded), so the instance cannot be accepted; the platform admin must fix the rule (value -; class "default" validations[0]: [1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, a+b+c+d+e > 0))))))`},
 		},
 		{
+			name: "reports a rule that returns something else than bool at evaluation",
+			class: func(c *v1alpha1.StarrocksClass) {
+				c.Spec.Validations = []v1alpha1.ValidationRule{{Rule: "frontend.cpu.cores", Message: "never shown"}}
+			},
+			mutate: func(*v1alpha1.Starrocks) {},
+			want:   []string{`spec.frontend.cpu.cores: the class rule returned 2 instead of true or false (value frontend.cpu.cores=2; class "default" validations[0]: frontend.cpu.cores)`},
+		},
+		{
+			name: "rejects zero memory and a zero volume",
+			mutate: func(s *v1alpha1.Starrocks) {
+				s.Spec.Frontend.Memory.Size = q("0")
+				s.Spec.Frontend.PersistentVolumeClaim.Size = q("0")
+			},
+			want: []string{
+				`spec.frontend.persistentVolumeClaim.size: the volume size must be greater than zero (value 0; persistentVolumeClaim.size > 0)`,
+				`spec.frontend.memory.size: the memory size must be greater than zero (value 0; memory.size > 0)`,
+			},
+		},
+		{
+			name: "rejects a configuration value out of the StarRocks range",
+			mutate: func(s *v1alpha1.Starrocks) {
+				s.Spec.Configuration = &v1alpha1.Configuration{StreamingLoadMaxMb: ptr(int64(0))}
+			},
+			want: []string{`spec.configuration.streamingLoadMaxMb: streamingLoadMaxMb must be from 1 to 10485760 (value 0; Starrocks spec.configuration bounds: streamingLoadMaxMb in [1, 10485760])`},
+		},
+		{
+			name:   "rejects cores that fall into two policies of a broken class",
+			class:  func(c *v1alpha1.StarrocksClass) { c.Spec.SizingPolicies[1].Cores.Min = 2 },
+			mutate: func(*v1alpha1.Starrocks) {},
+			want: []string{
+				`spec.starrocksClassName: StarrocksClass "default" is invalid, so no instance can be checked against it; the platform admin must fix: spec.sizingPolicies: the core ranges of two sizing policies overlap, so a size would fall into both (value [1, 4] and [2, 16]; class "default" sizingPolicies[0] and sizingPolicies[1]) (value default; class "default" must be valid)`,
+				`spec.frontend.cpu.cores: 2 cores fall into more than one sizing policy of the class; the class must be fixed (value 2; class "default" sizingPolicies cores ranges [1-4], [2-16])`,
+				`spec.backend.cpu.cores: 2 cores fall into more than one sizing policy of the class; the class must be fixed (value 2; class "default" sizingPolicies cores ranges [1-4], [2-16])`,
+			},
+		},
+		{
+			name:   "survives a class whose policy has no core fractions",
+			class:  func(c *v1alpha1.StarrocksClass) { c.Spec.SizingPolicies[0].CoreFractions = nil },
+			mutate: func(*v1alpha1.Starrocks) {},
+			want:   []string{`spec.starrocksClassName: StarrocksClass "default" is invalid, so no instance can be checked against it; the platform admin must fix: spec.sizingPolicies[0].coreFractions: coreFractions must list at least one fraction (value []; class "default" sizingPolicies[0].coreFractions) (value default; class "default" must be valid)`},
+		},
+		{
+			name: "rejects a BE count below one",
+			mutate: func(s *v1alpha1.Starrocks) {
+				s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(0))
+			},
+			want: []string{`spec.backend.replicas: spec.backend.replicas must be from 1 to 100 (value 0; spec.backend.replicas in [1, 100])`},
+		},
+		{
 			name:   "rejects backend.replicas on a Standalone",
 			mutate: func(s *v1alpha1.Starrocks) { s.Spec.Backend.Replicas = ptr(int32(2)) },
 			want:   []string{`spec.backend.replicas: spec.backend.replicas may only be set when spec.type is Cluster (value 2; spec.type Standalone has exactly one BE)`},
@@ -264,6 +313,20 @@ func TestCompileReportsClassProblems(t *testing.T) {
 			name:  "rejects a CEL rule that does not return bool",
 			class: func(c *v1alpha1.StarrocksClass) { c.Spec.Validations[0].Rule = "configuration.streamingLoadMaxMb + 1" },
 			want:  []string{`spec.validations[0].rule: the CEL rule must evaluate to bool, not int (value configuration.streamingLoadMaxMb + 1; class "default" validations[0])`},
+		},
+		{
+			name:  "rejects a class without sizing policies",
+			class: func(c *v1alpha1.StarrocksClass) { c.Spec.SizingPolicies = nil },
+			want:  []string{`spec.sizingPolicies: the class has no sizing policies, so no instance size can be valid (value []; class "default" sizingPolicies)`},
+		},
+		{
+			name:  "rejects a policy without core fractions",
+			class: func(c *v1alpha1.StarrocksClass) { c.Spec.SizingPolicies[0].CoreFractions = nil },
+			want:  []string{`spec.sizingPolicies[0].coreFractions: coreFractions must list at least one fraction (value []; class "default" sizingPolicies[0].coreFractions)`},
+		},
+		{
+			name:  "accepts a rule typed dyn, checked at evaluation",
+			class: func(c *v1alpha1.StarrocksClass) { c.Spec.Validations[0].Rule = "frontend.cpu.cores" },
 		},
 		{
 			name:  "rejects a CEL rule over an unknown variable",
