@@ -651,3 +651,36 @@ func TestWebhookPlacementFollowsModuleSettings(t *testing.T) {
 		t.Errorf("webhook tolerations %+v", spec.Tolerations)
 	}
 }
+
+// A Secret or ConfigMap volume without the "other" read bit is readable by a
+// non-root process only through the pod's fsGroup.
+func TestRestrictedVolumesAreReadableByTheNonRootUser(t *testing.T) {
+	for _, sc := range scenarios() {
+		for _, o := range render(t, sc.settings, sc.sr) {
+			var spec corev1.PodSpec
+			switch o.GetKind() {
+			case "StatefulSet":
+				spec = typed[appsv1.StatefulSet](t, o).Spec.Template.Spec
+			case "Deployment":
+				spec = typed[appsv1.Deployment](t, o).Spec.Template.Spec
+			default:
+				continue
+			}
+			for _, v := range spec.Volumes {
+				var mode *int32
+				switch {
+				case v.Secret != nil:
+					mode = v.Secret.DefaultMode
+				case v.ConfigMap != nil:
+					mode = v.ConfigMap.DefaultMode
+				default:
+					continue
+				}
+				restricted := mode != nil && *mode&0o004 == 0
+				if restricted && (spec.SecurityContext == nil || spec.SecurityContext.FSGroup == nil) {
+					t.Errorf("%s %s/%s: volume %s has mode %o but the pod sets no fsGroup", o.GetKind(), o.GetNamespace(), o.GetName(), v.Name, *mode)
+				}
+			}
+		}
+	}
+}
