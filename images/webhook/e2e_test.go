@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,7 +64,8 @@ func TestEndToEnd(t *testing.T) {
 	ca := secretvol.NewCA(t)
 	first := secretvol.Issue(t, ca)
 	certs := secretvol.New(t, first.CertPEM, first.KeyPEM)
-	webhookAddr, healthAddr := startWebhook(ctx, t, cp.KubeconfigPath(), certs)
+	wh := startWebhook(ctx, t, cp.KubeconfigPath(), certs)
+	webhookAddr, healthAddr := wh.webhookAddr, wh.healthAddr
 	registerWebhooks(ctx, t, kube, webhookAddr, ca.CertPEM)
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create namespace: %v", err)
@@ -347,6 +350,31 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	// Run last (it stops the server).
+	shutdown := func(t *testing.T) {
+		stopped := make(chan error, 1)
+		go func() { stopped <- wh.stop() }()
+		deadline := time.Now().Add(2 * time.Second)
+		for readyStatus(t, healthAddr) != http.StatusServiceUnavailable {
+			if time.Now().After(deadline) {
+				t.Fatal("/readyz still ok after the stop signal")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		// Unready but still answering: the apiserver may pick this pod until
+		// the endpoints drop it.
+		if code := postReview(t, webhookAddr, ca.Cert); code != http.StatusOK {
+			t.Errorf("review during the shutdown delay answered %d, want 200", code)
+		}
+		if err := <-stopped; err != nil {
+			t.Fatalf("Run returned %v, want a clean shutdown", err)
+		}
+		if conn, err := net.DialTimeout("tcp", webhookAddr, time.Second); err == nil {
+			conn.Close()
+			t.Fatal("the admission port still accepts connections after shutdown")
+		}
+	}
+
 	t.Run("metrics count the answers", func(t *testing.T) {
 		body := httpGet(ctx, t, "http://"+healthAddr+"/metrics")
 		for _, want := range []string{
@@ -359,6 +387,7 @@ func TestEndToEnd(t *testing.T) {
 			}
 		}
 	})
+	t.Run("shutdown turns unready, drains, then closes", shutdown)
 }
 
 // smallClass: 1-4 cores (2-16Gi step 1Gi, fractions 25/50/100) and 5-16
@@ -426,12 +455,19 @@ func instance(name string, edit func(sr *v1alpha1.Starrocks)) *v1alpha1.Starrock
 	return sr
 }
 
-func startWebhook(ctx context.Context, t *testing.T, kubeconfig string, certs *secretvol.Dir) (webhookAddr, healthAddr string) {
+// runningWebhook is the server under test; stop cancels it (as SIGTERM
+// does in run) and waits for Run to return.
+type runningWebhook struct {
+	webhookAddr, healthAddr string
+	stop                    func() error
+}
+
+func startWebhook(ctx context.Context, t *testing.T, kubeconfig string, certs *secretvol.Dir) *runningWebhook {
 	t.Helper()
 	c, err := parseFlags([]string{
 		"--listen=127.0.0.1:0", "--health-listen=127.0.0.1:0",
 		"--tls-cert-file=" + certs.CertFile(), "--tls-key-file=" + certs.KeyFile(),
-		"--kubeconfig=" + kubeconfig, "--log-level=Debug", "--shutdown-delay=0s",
+		"--kubeconfig=" + kubeconfig, "--log-level=Debug", "--shutdown-delay=2s",
 	})
 	if err != nil {
 		t.Fatalf("parse flags: %v", err)
@@ -448,18 +484,25 @@ func startWebhook(ctx context.Context, t *testing.T, kubeconfig string, certs *s
 	if err != nil {
 		t.Fatalf("start webhook: %v", err)
 	}
-	runCtx, stop := context.WithCancel(context.Background())
+	runCtx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("webhook stopped with %v", err)
+	var once sync.Once
+	var stopErr error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case stopErr = <-done:
+			case <-time.After(30 * time.Second):
+				stopErr = errors.New("webhook did not shut down within 30s")
 			}
-		case <-time.After(30 * time.Second):
-			t.Error("webhook did not shut down within 30s")
+		})
+		return stopErr
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("stop webhook: %v", err)
 		}
 	})
 	deadline := time.Now().Add(30 * time.Second)
@@ -476,7 +519,7 @@ func startWebhook(ctx context.Context, t *testing.T, kubeconfig string, certs *s
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return a.WebhookAddr(), a.HealthAddr()
+	return &runningWebhook{webhookAddr: a.WebhookAddr(), healthAddr: a.HealthAddr(), stop: stop}
 }
 
 // registerWebhooks creates the configurations the module's templates
@@ -585,6 +628,33 @@ func servedSerial(t *testing.T, addr string, ca *x509.Certificate) *big.Int {
 	}
 	defer conn.Close()
 	return conn.ConnectionState().PeerCertificates[0].SerialNumber
+}
+
+func readyStatus(t *testing.T, addr string) int {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/readyz")
+	if err != nil {
+		t.Fatalf("GET /readyz: %v", err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// postReview sends one AdmissionReview straight to the server over TLS.
+func postReview(t *testing.T, addr string, ca *x509.Certificate) int {
+	t.Helper()
+	roots := x509.NewCertPool()
+	roots.AddCert(ca)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}}
+	body := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1","operation":"DELETE",` +
+		`"kind":{"group":"managed-services.deckhouse.io","version":"v1alpha1","kind":"Starrocks"},"object":null}}`
+	resp, err := client.Post("https://"+addr+admission.PathValidateStarrocks, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST review: %v", err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 func httpGet(ctx context.Context, t *testing.T, url string) string {
