@@ -38,10 +38,10 @@ import (
 
 // Webhook names as the apiserver prints them in a denial.
 const (
-	validateSRName    = "validate-starrocks.managed-starrocks.deckhouse.io"
-	mutateSRName      = "mutate-starrocks.managed-starrocks.deckhouse.io"
-	validateClassName = "validate-starrocksclass.managed-starrocks.deckhouse.io"
-	mutateClassName   = "mutate-starrocksclass.managed-starrocks.deckhouse.io"
+	validateSRName    = "validate-starrocks.managed-services.deckhouse.io"
+	mutateSRName      = "mutate-starrocks.managed-services.deckhouse.io"
+	validateClassName = "validate-starrocksclass.managed-services.deckhouse.io"
+	mutateClassName   = "mutate-starrocksclass.managed-services.deckhouse.io"
 	ns                = "analytics"
 )
 
