@@ -12,6 +12,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+	"github.com/deckhouse/managed-starrocks/dev/moduleschema"
 	"github.com/deckhouse/managed-starrocks/dev/testpki"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
@@ -130,7 +131,34 @@ func moduleValues(t testing.TB, settings map[string]any, objs ...*v1alpha1.Starr
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Hold the values to the contract the cluster enforces. registry is
+	// injected by Deckhouse outside the module's schema.
+	checked := map[string]any{}
+	for k, v := range vals {
+		if k != "registry" {
+			checked[k] = v
+		}
+	}
+	schemas := loadSchemas(t)
+	if err := schemas.ValidateValues(checked); err != nil {
+		t.Fatalf("test values break openapi/: %v", err)
+	}
 	return vals
+}
+
+var (
+	schemasOnce sync.Once
+	schemas     *moduleschema.Schemas
+	schemasErr  error
+)
+
+func loadSchemas(t testing.TB) *moduleschema.Schemas {
+	t.Helper()
+	schemasOnce.Do(func() { schemas, schemasErr = moduleschema.Load() })
+	if schemasErr != nil {
+		t.Fatalf("load openapi schemas: %v", schemasErr)
+	}
+	return schemas
 }
 
 var (
