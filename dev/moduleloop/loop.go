@@ -14,6 +14,7 @@ package moduleloop
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -161,6 +162,14 @@ func New(opts Options) (*Loop, error) {
 // Close removes the loop's temporary files.
 func (l *Loop) Close() { os.RemoveAll(l.tmpDir) }
 
+// SetWebhook changes where the webhook configurations point; nil removes
+// them on the next pass (as if the webhook were bypassed).
+func (l *Loop) SetWebhook(w *WebhookEndpoint) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.opts.Webhook = w
+}
+
 // ModuleValues returns a copy of the module's current values.
 func (l *Loop) ModuleValues() map[string]any {
 	l.mu.Lock()
@@ -278,7 +287,7 @@ func (l *Loop) keep(obj *unstructured.Unstructured) bool {
 			path, _, _ := unstructured.NestedString(wh, "clientConfig", "service", "path")
 			wh["clientConfig"] = map[string]any{
 				"url":      strings.TrimSuffix(l.opts.Webhook.URL, "/") + path,
-				"caBundle": l.opts.Webhook.CABundle,
+				"caBundle": base64.StdEncoding.EncodeToString(l.opts.Webhook.CABundle),
 			}
 			webhooks[i] = wh
 		}
@@ -323,6 +332,11 @@ func (l *Loop) Run(ctx context.Context, onPass func(*Result, error)) error {
 	}
 	for _, h := range l.hooks {
 		for _, b := range h.config.Kubernetes {
+			// Bindings that only keep a snapshot do not start a run, as in
+			// shell-operator.
+			if b.ExecuteHookOnEvents != nil && !*b.ExecuteHookOnEvents {
+				continue
+			}
 			watch(b.APIVersion, b.Kind)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
+	"github.com/deckhouse/managed-starrocks/dev/moduleloop"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,11 +46,8 @@ func run() error {
 	started := time.Now()
 	cp, err := controlplane.Start(ctx, controlplane.Options{
 		Dir: dir,
-		CRDDirs: []string{
-			controlplane.ModuleCRDDir(),
-			controlplane.CertManagerCRDDir(),
-			controlplane.PrometheusOperatorCRDDir(),
-		},
+		CRDDirs:           moduleloop.CRDDirs(),
+		ControllerManager: true,
 	})
 	if err != nil {
 		return err
@@ -64,9 +62,79 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
+		return err
+	}
+
+	say("building the hooks and the webhook")
+	binDir := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(binDir, 0o700); err != nil {
+		return err
+	}
+	hooksBin, err := moduleloop.BuildBinary(ctx, moduleloop.HooksPackage, binDir)
+	if err != nil {
+		return err
+	}
+	webhookBin, err := moduleloop.BuildBinary(ctx, moduleloop.WebhookPackage, binDir)
+	if err != nil {
+		return err
+	}
+	webhook, err := moduleloop.StartWebhook(ctx, webhookBin, cp.KubeconfigPath(), dir)
+	if err != nil {
+		return err
+	}
+	defer webhook.Stop()
+	say("webhook serving on %s (log: %s)", webhook.Endpoint.URL, webhook.Log)
+
+	hookLog, err := os.Create(filepath.Join(dir, "module.log"))
+	if err != nil {
+		return err
+	}
+	defer hookLog.Close()
+	loop, err := moduleloop.New(moduleloop.Options{
+		RESTConfig:  cp.RESTConfig(),
+		HooksBinary: hooksBin,
+		Settings:    map[string]any{},
+		Webhook:     &webhook.Endpoint,
+		Log:         hookLog,
+	})
+	if err != nil {
+		return err
+	}
+	defer loop.Close()
+	say("running the module: hooks through addon-operator's batch-hook runner, chart through Helm (log: %s)", hookLog.Name())
+	passes := make(chan *moduleloop.Result, 1)
+	loopDone := make(chan struct{})
+	go func() {
+		defer close(loopDone)
+		_ = loop.Run(ctx, func(res *moduleloop.Result, err error) {
+			if err != nil {
+				say("module pass failed: %v", err)
+				return
+			}
+			select {
+			case passes <- res:
+			default:
+			}
+		})
+	}()
+	defer func() { <-loopDone }()
+	select {
+	case res := <-passes:
+		say("first module pass: %d hook runs, %d objects applied in %s", res.HooksRun, res.Applied, res.Duration.Round(time.Millisecond))
+	case <-ctx.Done():
+		return nil
+	}
+
 	if err := applyExamples(ctx, cp, client); err != nil {
 		return err
 	}
+	if err := waitValid(ctx, client, 2*time.Minute); err != nil {
+		say("%v", err)
+	}
+	// Let the passes that follow the first render (StatefulSets, Pods and
+	// PVCs appearing) update the status before printing it.
+	time.Sleep(3 * time.Second)
 
 	fmt.Println()
 	if err := client.PrintTable(ctx, os.Stdout, "StarrocksClasses", "/apis/managed-services.deckhouse.io/v1alpha1/starrocksclasses"); err != nil {
@@ -75,8 +143,15 @@ func run() error {
 	if err := client.PrintTable(ctx, os.Stdout, "Starrocks (all namespaces)", "/apis/managed-services.deckhouse.io/v1alpha1/starrocks"); err != nil {
 		return err
 	}
+	if err := printInstances(ctx, client, os.Stdout); err != nil {
+		return err
+	}
 	fmt.Printf(`
-The control plane keeps running until Ctrl-C. In another terminal:
+There is no kubelet and no scheduler here: the StatefulSet controller creates the
+Pods and PVCs, but no container ever runs, so instances stay Provisioning and
+Available=False. Everything else (hooks, webhook, Helm render, status) is real.
+
+The module keeps running until Ctrl-C. In another terminal:
 
   export KUBECONFIG=%s
   kubectl explain starrocks.spec

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
+)
+
+// waitValid waits until every Starrocks has a ConfigurationValid condition.
+func waitValid(ctx context.Context, client *kubeutil.Client, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		list, err := client.Dynamic.Resource(v1alpha1.StarrocksGVR).List(ctx, metav1.ListOptions{})
+		if err == nil && len(list.Items) > 0 && allHave(list.Items, v1alpha1.ConditionConfigurationValid) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("no ConfigurationValid condition on every Starrocks after %s", timeout)
+}
+
+func allHave(items []unstructured.Unstructured, condition string) bool {
+	for _, sr := range items {
+		conds, _, _ := unstructured.NestedSlice(sr.Object, "status", "conditions")
+		found := false
+		for _, c := range conds {
+			if c.(map[string]any)["type"] == condition {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// printInstances prints, per Starrocks, the objects the module made and the
+// status it reports.
+func printInstances(ctx context.Context, client *kubeutil.Client, w io.Writer) error {
+	list, err := client.Dynamic.Resource(v1alpha1.StarrocksGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, sr := range list.Items {
+		fmt.Fprintf(w, "\nObjects of Starrocks %s/%s:\n", sr.GetNamespace(), sr.GetName())
+		sel := labels.Set{"managed-services.deckhouse.io/managed-service-name": sr.GetName()}.String()
+		var lines []string
+		for _, kind := range []struct{ apiVersion, kind string }{
+			{"apps/v1", "StatefulSet"}, {"v1", "Service"}, {"v1", "ConfigMap"}, {"v1", "Secret"},
+			{"v1", "PersistentVolumeClaim"}, {"v1", "Pod"}, {"cert-manager.io/v1", "Certificate"},
+			{"policy/v1", "PodDisruptionBudget"}, {"networking.k8s.io/v1", "NetworkPolicy"},
+			{"monitoring.coreos.com/v1", "PodMonitor"}, {"v1", "ServiceAccount"}, {"rbac.authorization.k8s.io/v1", "Role"},
+		} {
+			probe := &unstructured.Unstructured{}
+			probe.SetAPIVersion(kind.apiVersion)
+			probe.SetKind(kind.kind)
+			probe.SetNamespace(sr.GetNamespace())
+			res, err := client.ResourceFor(probe)
+			if err != nil {
+				continue
+			}
+			objs, err := res.List(ctx, metav1.ListOptions{LabelSelector: sel})
+			if err != nil {
+				continue
+			}
+			for _, o := range objs.Items {
+				lines = append(lines, fmt.Sprintf("  %-22s %s", kind.kind, o.GetName()))
+			}
+		}
+		sort.Strings(lines)
+		fmt.Fprintln(w, strings.Join(lines, "\n"))
+		status, _, _ := unstructured.NestedMap(sr.Object, "status")
+		data, _ := yaml.Marshal(map[string]any{"status": status})
+		fmt.Fprintf(w, "\nStatus of Starrocks %s/%s:\n%s", sr.GetNamespace(), sr.GetName(), indent(string(data)))
+	}
+	return nil
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n"
+}

@@ -1,0 +1,47 @@
+package moduleloop
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+)
+
+// CRDDirs are the CRDs a Deckhouse cluster has that the module's objects
+// need: the module's own, cert-manager's, prometheus-operator's and the
+// Deckhouse fixtures in dev/crds.
+func CRDDirs() []string {
+	return []string{
+		controlplane.ModuleCRDDir(),
+		controlplane.CertManagerCRDDir(),
+		controlplane.PrometheusOperatorCRDDir(),
+		filepath.Join(controlplane.RepoRoot(), "dev", "crds"),
+	}
+}
+
+// DeckhouseNamespaces exist in every Deckhouse cluster the module runs in;
+// the module's objects refer to them (the CA of the module's ClusterIssuer
+// lives in cert-manager's namespace).
+var DeckhouseNamespaces = []string{"d8-cert-manager", "d8-monitoring"}
+
+// PrepareCluster creates what Deckhouse itself would provide.
+func PrepareCluster(ctx context.Context, cfg *rest.Config) error {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for _, name := range DeckhouseNamespaces {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"heritage": "deckhouse"}}}
+		if _, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
