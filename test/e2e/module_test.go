@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
 const testClass = `
@@ -90,8 +93,16 @@ func (e *env) waitObjects(namespace, name string, feReplicas, beReplicas int64) 
 func TestModuleEndToEnd(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.apply(testClass)
+	run := func(name string, f func(t *testing.T)) {
+		t.Run(name, func(t *testing.T) {
+			parent := e.t
+			e.t = t
+			defer func() { e.t = parent }()
+			f(t)
+		})
+	}
 
-	t.Run("Standalone and Cluster instances get their objects and a valid status", func(t *testing.T) {
+	run("Standalone and Cluster instances get their objects and a valid status", func(t *testing.T) {
 		e.apply(instance("team-a", "small", "Standalone", ""))
 		e.apply(instance("team-a", "big", "Cluster", ""))
 		e.waitObjects("team-a", "small", 1, 1)
@@ -104,7 +115,7 @@ func TestModuleEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("a runtime-mutable change updates the configuration, not the pod templates", func(t *testing.T) {
+	run("a runtime-mutable change updates the configuration, not the pod templates", func(t *testing.T) {
 		feBefore, beBefore := e.podTemplate("team-a", "d8ms-sr-small"), e.podTemplate("team-a", "d8ms-sr-small-be")
 		before := fmt.Sprint(e.configMapData("team-a", "d8ms-sr-small-config"))
 		e.apply(instance("team-a", "small", "Standalone", "    streamingLoadMaxMb: 20480\n    catalogTrashExpireSecond: 3600"))
@@ -120,7 +131,7 @@ func TestModuleEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("loadProcessMaxMemoryLimitPercent rolls the BE pods", func(t *testing.T) {
+	run("loadProcessMaxMemoryLimitPercent rolls the BE pods", func(t *testing.T) {
 		beBefore := e.podTemplate("team-a", "d8ms-sr-small-be")
 		e.apply(instance("team-a", "small", "Standalone", "    streamingLoadMaxMb: 20480\n    catalogTrashExpireSecond: 3600\n    loadProcessMaxMemoryLimitPercent: 50"))
 		e.eventually("BE pod template rolled", func() (bool, string) {
@@ -128,7 +139,7 @@ func TestModuleEndToEnd(t *testing.T) {
 		})
 	})
 
-	t.Run("an invalid change is rejected by the webhook", func(t *testing.T) {
+	run("an invalid change is rejected by the webhook", func(t *testing.T) {
 		_, err := e.tryApply(instance("team-a", "small", "Standalone", "    streamingLoadMaxMb: 204800"))
 		if err == nil || !strings.Contains(err.Error(), "Stream Load requests may be at most 100 GB") {
 			t.Fatalf("apply of a change breaking the class rule: %v, want the webhook's rejection with the rule's message", err)
@@ -139,7 +150,7 @@ func TestModuleEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("with the webhook bypassed the hooks keep the last valid objects", func(t *testing.T) {
+	run("with the webhook bypassed the hooks keep the last valid objects", func(t *testing.T) {
 		e.loop.SetWebhook(nil)
 		e.eventually("webhook configurations removed", func() (bool, string) {
 			list, err := e.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(context.Background(), metav1.ListOptions{})
@@ -174,7 +185,7 @@ func TestModuleEndToEnd(t *testing.T) {
 		})
 	})
 
-	t.Run("a brand-new invalid instance gets no objects", func(t *testing.T) {
+	run("a brand-new invalid instance gets no objects", func(t *testing.T) {
 		e.loop.SetWebhook(nil)
 		e.eventually("webhook configurations removed", func() (bool, string) {
 			list, err := e.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(context.Background(), metav1.ListOptions{})
@@ -191,11 +202,12 @@ func TestModuleEndToEnd(t *testing.T) {
 		e.loop.SetWebhook(&e.webhook.Endpoint)
 	})
 
-	t.Run("status follows Pod and Certificate readiness", func(t *testing.T) {
+	run("status follows Pod and Certificate readiness", func(t *testing.T) {
 		e.markPodsReady("team-a", "d8ms-sr-small", 1)
 		e.markPodsReady("team-a", "d8ms-sr-small-be", 1)
 		e.waitCondition("team-a", "small", "Available", "True")
 		e.markCertificateReady("team-a", "d8ms-sr-small")
+		e.reportAgentTLS("team-a", "d8ms-sr-small-0")
 		e.waitCondition("team-a", "small", "TLSReady", "True")
 		e.eventually("phase Running", func() (bool, string) {
 			sr, _ := e.get("Starrocks", "team-a", "small")
@@ -204,7 +216,7 @@ func TestModuleEndToEnd(t *testing.T) {
 		})
 	})
 
-	t.Run("two instances of the same name in two namespaces do not collide", func(t *testing.T) {
+	run("two instances of the same name in two namespaces do not collide", func(t *testing.T) {
 		e.apply(instance("team-b", "small", "Standalone", "    streamingLoadMaxMb: 30720"))
 		e.waitObjects("team-b", "small", 1, 1)
 		e.waitCondition("team-b", "small", "ConfigurationValid", "True")
@@ -222,7 +234,7 @@ func TestModuleEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("a deleted instance loses its objects and keeps its volumes (Retain)", func(t *testing.T) {
+	run("a deleted instance loses its objects and keeps its volumes (Retain)", func(t *testing.T) {
 		e.eventually("PVCs of team-b/small created by the StatefulSet controller", func() (bool, string) {
 			pvcs, err := e.kube.CoreV1().PersistentVolumeClaims("team-b").List(context.Background(), metav1.ListOptions{})
 			return err == nil && len(pvcs.Items) >= 2, fmt.Sprintf("%d PVCs (%v)", len(pvcs.Items), err)
@@ -250,7 +262,7 @@ func TestModuleEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("a deleted default class does not come back after a module restart", func(t *testing.T) {
+	run("a deleted default class does not come back after a module restart", func(t *testing.T) {
 		e.eventually("default class created by the module", func() (bool, string) {
 			_, err := e.resource("StarrocksClass", "").Get(context.Background(), "default", metav1.GetOptions{})
 			return err == nil, fmt.Sprint(err)
@@ -287,6 +299,22 @@ func (e *env) markPodsReady(namespace, sts string, n int) {
 		}
 	}
 	_ = corev1.PodRunning
+}
+
+// reportAgentTLS plays the agent sidecar: it publishes that TLS works on the
+// query port in its pod's status annotation.
+func (e *env) reportAgentTLS(namespace, pod string) {
+	e.t.Helper()
+	status := agentconfig.Status{
+		TLS:       agentconfig.TLSStatus{Ready: true, NotAfter: time.Now().Add(90 * 24 * time.Hour).UTC().Format(time.RFC3339), Serial: "01"},
+		LastApply: agentconfig.ApplyStatus{Time: time.Now().UTC().Format(time.RFC3339), Succeeded: true},
+		UpdatedAt: time.Now().UTC().Format(time.RFC3339),
+	}
+	data, _ := json.Marshal(status)
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{agentconfig.StatusAnnotation: string(data)}}})
+	if _, err := e.kube.CoreV1().Pods(namespace).Patch(context.Background(), pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		e.t.Fatalf("annotate pod %s: %v", pod, err)
+	}
 }
 
 // markCertificateReady plays cert-manager.
