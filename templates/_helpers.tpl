@@ -201,6 +201,6 @@ clientConfig:
     port: 443
 admissionReviewVersions: ["v1"]
 sideEffects: None
-timeoutSeconds: 10
+timeoutSeconds: 5
 matchPolicy: Equivalent
 {{- end }}

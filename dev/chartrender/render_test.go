@@ -581,7 +581,7 @@ func TestModuleObjects(t *testing.T) {
 				if cc.Service.Name != "managed-starrocks-webhook" || cc.Service.Namespace != ns || *cc.Service.Port != 443 {
 					t.Errorf("%s service %+v", *cc.Service.Path, cc.Service)
 				}
-				if *timeout != 10 || *se != admissionregistrationv1.SideEffectClassNone {
+				if *timeout != 5 || *se != admissionregistrationv1.SideEffectClassNone {
 					t.Errorf("%s timeout %d sideEffects %s", *cc.Service.Path, *timeout, *se)
 				}
 			}
@@ -592,7 +592,7 @@ func TestModuleObjects(t *testing.T) {
 				check(w.ClientConfig, w.FailurePolicy, w.TimeoutSeconds, w.SideEffects)
 			}
 			want := map[string]admissionregistrationv1.FailurePolicyType{
-				"/validate-starrocks": "Fail", "/mutate-starrocks": "Fail",
+				"/validate-starrocks": "Ignore", "/mutate-starrocks": "Ignore",
 				"/validate-starrocksclass": "Ignore", "/mutate-starrocksclass": "Ignore",
 			}
 			if b1, b2 := mustJSON(got), mustJSON(want); b1 != b2 {
