@@ -158,11 +158,16 @@ func (l testLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// eventually polls cond until it holds, failing the test after a minute
+// eventually polls cond until it holds, failing the test after 90 seconds
 // with the last explanation and the last failed module pass.
 func (e *env) eventually(what string, cond func() (bool, string)) {
 	e.t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	e.eventuallyWithin(90*time.Second, what, cond)
+}
+
+func (e *env) eventuallyWithin(timeout time.Duration, what string, cond func() (bool, string)) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
 	var why string
 	for time.Now().Before(deadline) {
 		var ok bool
@@ -181,7 +186,7 @@ func (e *env) eventually(what string, cond func() (bool, string)) {
 		}
 		break
 	}
-	e.t.Fatalf("%s: not reached in 90s: %s (last failed module pass: %v)", what, why, lastPass)
+	e.t.Fatalf("%s: not reached in %s: %s (last failed module pass: %v)", what, timeout, why, lastPass)
 }
 
 func (e *env) apply(doc string) *unstructured.Unstructured {
