@@ -2,6 +2,11 @@
 # Everything else is a building block of those two.
 SHELL := /bin/bash
 
+# Every Go binary of the module is static (CGO_ENABLED=0, as in the images);
+# building the tests the same way lets them share one build cache with the
+# binaries they build and run, which halves a cold run.
+export CGO_ENABLED := 0
+
 .PHONY: run test tools generate build lint vet bench
 
 ## run: start a local control plane with the module on loopback (Ctrl-C stops it)
