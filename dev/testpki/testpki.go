@@ -1,11 +1,18 @@
 // Package testpki issues throwaway certificates for tests and the local
-// control plane: a CA and leaf certificates signed by it. Never shipped.
+// control plane: a CA and leaf certificates signed by it, and a mimic of the
+// Secret volume the kubelet mounts them through. Never shipped.
+//
+// Every key is ECDSA P-256: the MariaDB and fake-FE TLS tests, the agent and
+// the webhook all accept it, and it is fast enough to issue one per
+// benchmark iteration.
 package testpki
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -14,6 +21,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"testing"
 	"time"
 )
 
@@ -35,7 +43,7 @@ type Leaf struct {
 func NewCA(commonName string) (*CA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("generate CA key: %w", err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial(),
@@ -46,15 +54,21 @@ func NewCA(commonName string) (*CA, error) {
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	cert, certPEM, err := sign(tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return nil, fmt.Errorf("create CA certificate: %w", err)
+		return nil, fmt.Errorf("create CA certificate %s: %w", commonName, err)
 	}
-	cert, err := x509.ParseCertificate(der)
+	return &CA{Cert: cert, Key: key, CertPEM: certPEM}, nil
+}
+
+// MustCA is NewCA for tests: it fails t instead of returning an error.
+func MustCA(t testing.TB, commonName string) *CA {
+	t.Helper()
+	ca, err := NewCA(commonName)
 	if err != nil {
-		return nil, err
+		t.Fatalf("testpki: %v", err)
 	}
-	return &CA{Cert: cert, Key: key, CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
+	return ca
 }
 
 // Issue signs a server and client certificate for the given DNS names and
@@ -65,7 +79,7 @@ func (ca *CA) Issue(commonName string, dnsNames []string, ips []net.IP, validFor
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("generate key for %s: %w", commonName, err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
@@ -77,35 +91,72 @@ func (ca *CA) Issue(commonName string, dnsNames []string, ips []net.IP, validFor
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
+	cert, certPEM, err := sign(tmpl, ca.Cert, &key.PublicKey, ca.Key)
 	if err != nil {
 		return nil, fmt.Errorf("issue certificate for %s: %w", commonName, err)
 	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, err
-	}
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("marshal key for %s: %w", commonName, err)
 	}
 	return &Leaf{
 		Cert:    cert,
-		CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		CertPEM: certPEM,
 		KeyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
 	}, nil
 }
 
-// WriteFiles writes tls.crt, tls.key and ca.crt into dir, the layout of a
-// kubernetes.io/tls Secret volume.
+// MustIssue is Issue for tests: a certificate named after the first DNS name,
+// valid for those names and 127.0.0.1 (tests dial loopback), for a day. It
+// fails t instead of returning an error.
+func (ca *CA) MustIssue(t testing.TB, dnsNames ...string) *Leaf {
+	t.Helper()
+	if len(dnsNames) == 0 {
+		t.Fatalf("testpki: MustIssue needs at least one DNS name")
+	}
+	leaf, err := ca.Issue(dnsNames[0], dnsNames, []net.IP{net.ParseIP("127.0.0.1")}, 0)
+	if err != nil {
+		t.Fatalf("testpki: %v", err)
+	}
+	return leaf
+}
+
+// TLSCertificate returns the leaf as a key pair for a tls.Config.
+func (l *Leaf) TLSCertificate() (tls.Certificate, error) {
+	c, err := tls.X509KeyPair(l.CertPEM, l.KeyPEM)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("load key pair of %s: %w", l.Cert.Subject.CommonName, err)
+	}
+	return c, nil
+}
+
+// SecretData is the data of the kubernetes.io/tls Secret cert-manager would
+// write for this leaf: tls.crt, tls.key and ca.crt.
+func (l *Leaf) SecretData(ca *CA) map[string][]byte {
+	return map[string][]byte{"tls.crt": l.CertPEM, "tls.key": l.KeyPEM, "ca.crt": ca.CertPEM}
+}
+
+// WriteFiles writes tls.crt, tls.key and ca.crt into dir as plain files (no
+// ..data indirection; see SecretVolume for that).
 func (l *Leaf) WriteFiles(dir string, ca *CA) error {
-	files := map[string][]byte{"tls.crt": l.CertPEM, "tls.key": l.KeyPEM, "ca.crt": ca.CertPEM}
-	for name, data := range files {
+	for name, data := range l.SecretData(ca) {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			return err
+			return fmt.Errorf("write %s: %w", name, err)
 		}
 	}
 	return nil
+}
+
+func sign(tmpl, parent *x509.Certificate, pub crypto.PublicKey, signer crypto.Signer) (*x509.Certificate, []byte, error) {
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, pub, signer)
+	if err != nil {
+		return nil, nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parse the certificate just created: %w", err)
+	}
+	return cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }
 
 func serial() *big.Int {
