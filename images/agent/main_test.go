@@ -22,8 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/deckhouse/managed-starrocks/dev/fakefe"
+	"github.com/deckhouse/managed-starrocks/dev/testpki"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/status"
-	"github.com/deckhouse/managed-starrocks/images/agent/internal/testpki"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
@@ -83,11 +83,13 @@ func startAgent(t testing.TB) *process {
 	require.NotEmpty(t, addrs)
 
 	dir := t.TempDir()
-	ca := testpki.NewCA(t, "ca")
-	leaf := ca.Issue(t, host)
-	secret := testpki.NewSecretDir(t, ca, leaf)
+	ca := testpki.MustCA(t, "ca")
+	leaf := ca.MustIssue(t, host)
+	secret := testpki.NewSecretVolume(t, leaf.SecretData(ca))
+	pair, err := leaf.TLSCertificate()
+	require.NoError(t, err)
 	fe := fakefe.Start(t, fakefe.Options{
-		TLS:          &tls.Config{Certificates: []tls.Certificate{leaf.TLSCertificate(t)}, MinVersion: tls.VersionTLS12},
+		TLS:          &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12},
 		RootPassword: "pw", ListenAddr: "0.0.0.0:0",
 	})
 	fe.SetFrontends(fakefe.Frontend{Host: host, EditLogPort: 9010, Role: "LEADER", Alive: true})

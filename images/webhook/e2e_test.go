@@ -31,10 +31,15 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/testpki"
 	"github.com/deckhouse/managed-starrocks/images/webhook/internal/admission"
 	"github.com/deckhouse/managed-starrocks/images/webhook/internal/app"
-	"github.com/deckhouse/managed-starrocks/images/webhook/internal/secretvol"
 )
+
+// webhookDNSNames are the names of the webhook's serving certificate in the
+// cluster (the first is its common name); MustIssue adds 127.0.0.1, which the
+// test dials.
+var webhookDNSNames = []string{"managed-starrocks-webhook", "localhost", "managed-starrocks-webhook.d8-managed-starrocks.svc"}
 
 // Webhook names as the apiserver prints them in a denial.
 const (
@@ -61,9 +66,9 @@ func TestEndToEnd(t *testing.T) {
 	broken.Spec.Validations = []v1alpha1.ValidationRule{{Rule: "frontend.cpu.cores >", Message: "x"}}
 	create(ctx, t, dyn, v1alpha1.StarrocksClassGVR, "", broken)
 
-	ca := secretvol.NewCA(t)
-	first := secretvol.Issue(t, ca)
-	certs := secretvol.New(t, first.CertPEM, first.KeyPEM)
+	ca := testpki.MustCA(t, "managed-starrocks-webhook test CA")
+	first := ca.MustIssue(t, webhookDNSNames...)
+	certs := testpki.NewSecretVolume(t, first.SecretData(ca))
 	wh := startWebhook(ctx, t, cp.KubeconfigPath(), certs)
 	webhookAddr, healthAddr := wh.webhookAddr, wh.healthAddr
 	registerWebhooks(ctx, t, kube, webhookAddr, ca.CertPEM)
@@ -333,13 +338,13 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("rotated serving certificate is served and trusted", func(t *testing.T) {
-		second := secretvol.Issue(t, ca)
+		second := ca.MustIssue(t, webhookDNSNames...)
 		deadline := time.Now().Add(15 * time.Second)
 		for servedSerial(t, webhookAddr, ca.Cert).Cmp(second.Cert.SerialNumber) != 0 {
 			if time.Now().After(deadline) {
 				t.Fatal("the webhook still serves the first certificate 15s after the Secret volume swap")
 			}
-			certs.Update(second.CertPEM, second.KeyPEM)
+			certs.Update(second.SecretData(ca))
 			time.Sleep(300 * time.Millisecond)
 		}
 		_, err := dyn.Resource(v1alpha1.StarrocksGVR).Namespace(ns).Create(ctx,
@@ -462,11 +467,11 @@ type runningWebhook struct {
 	stop                    func() error
 }
 
-func startWebhook(ctx context.Context, t *testing.T, kubeconfig string, certs *secretvol.Dir) *runningWebhook {
+func startWebhook(ctx context.Context, t *testing.T, kubeconfig string, certs *testpki.SecretVolume) *runningWebhook {
 	t.Helper()
 	c, err := parseFlags([]string{
 		"--listen=127.0.0.1:0", "--health-listen=127.0.0.1:0",
-		"--tls-cert-file=" + certs.CertFile(), "--tls-key-file=" + certs.KeyFile(),
+		"--tls-cert-file=" + certs.Path("tls.crt"), "--tls-key-file=" + certs.Path("tls.key"),
 		"--kubeconfig=" + kubeconfig, "--log-level=Debug", "--shutdown-delay=2s",
 	})
 	if err != nil {

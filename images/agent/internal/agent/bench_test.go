@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/deckhouse/managed-starrocks/dev/fakefe"
+	"github.com/deckhouse/managed-starrocks/dev/testpki"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
-	"github.com/deckhouse/managed-starrocks/images/agent/internal/testpki"
 )
 
 type handshake struct {
@@ -29,9 +29,9 @@ func BenchmarkCertificateSwapToHandshake(b *testing.B) {
 	opts.OnHandshake = func(p *x509.Certificate) { seen <- handshake{p.SerialNumber.Text(16), time.Now()} }
 	runAgent(b, opts)
 
-	leaves := make([]testpki.Leaf, b.N)
+	leaves := make([]*testpki.Leaf, b.N)
 	for i := range leaves {
-		leaves[i] = e.ca.Issue(b, queryHost)
+		leaves[i] = e.ca.MustIssue(b, queryHost)
 	}
 	var total time.Duration
 	b.ResetTimer()
@@ -41,7 +41,7 @@ func BenchmarkCertificateSwapToHandshake(b *testing.B) {
 		want := leaves[i].Cert.SerialNumber.Text(16)
 		b.StartTimer()
 		start := time.Now()
-		e.secret.Swap(b, e.ca, leaves[i])
+		e.secret.Update(leaves[i].SecretData(e.ca))
 		deadline := time.After(10 * time.Second)
 	wait:
 		for {

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/deckhouse/managed-starrocks/dev/fakefe"
+	"github.com/deckhouse/managed-starrocks/dev/testpki"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/agent"
-	"github.com/deckhouse/managed-starrocks/images/agent/internal/testpki"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
@@ -34,8 +34,8 @@ const (
 // env is one fake FE plus the files an agent pod mounts.
 type env struct {
 	fe        *fakefe.Server
-	ca        testpki.CA
-	secret    *testpki.SecretDir
+	ca        *testpki.CA
+	secret    *testpki.SecretVolume
 	serverDir string
 	dir       string
 	cfg       agentconfig.Config
@@ -54,10 +54,10 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if o.serverHost == "" {
 		o.serverHost = queryHost
 	}
-	e := &env{ca: testpki.NewCA(t, "instance-ca"), dir: t.TempDir(), serverDir: t.TempDir()}
-	leaf := e.ca.Issue(t, o.serverHost)
+	e := &env{ca: testpki.MustCA(t, "instance-ca"), dir: t.TempDir(), serverDir: t.TempDir()}
+	leaf := e.ca.MustIssue(t, o.serverHost)
 	e.writeServerCert(t, leaf)
-	e.secret = testpki.NewSecretDir(t, e.ca, leaf)
+	e.secret = testpki.NewSecretVolume(t, leaf.SecretData(e.ca))
 	// The fake FE reads its certificate at every handshake, so a rotation
 	// on the server side takes effect immediately and the measured latency
 	// is the agent's alone.
@@ -78,7 +78,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	return e
 }
 
-func (e *env) writeServerCert(t testing.TB, leaf testpki.Leaf) {
+func (e *env) writeServerCert(t testing.TB, leaf *testpki.Leaf) {
 	t.Helper()
 	// Write the key first and rename both into place so a handshake never
 	// sees a certificate without its key.
@@ -123,7 +123,7 @@ func (e *env) options(selfHost string) agent.Options {
 	}
 }
 
-func rootsOf(t testing.TB, ca testpki.CA) *x509.CertPool {
+func rootsOf(t testing.TB, ca *testpki.CA) *x509.CertPool {
 	p := x509.NewCertPool()
 	require.True(t, p.AppendCertsFromPEM(ca.CertPEM))
 	return p

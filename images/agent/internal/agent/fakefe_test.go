@@ -301,9 +301,9 @@ func TestCertificateRotation(t *testing.T) {
 	a := runAgent(t, opts)
 	require.Eventually(t, func() bool { return a.Status().TLS.Ready }, 10*time.Second, 10*time.Millisecond)
 
-	leaf2 := e.ca.Issue(t, queryHost)
+	leaf2 := e.ca.MustIssue(t, queryHost)
 	e.writeServerCert(t, leaf2)
-	e.secret.Swap(t, e.ca, leaf2)
+	e.secret.Update(leaf2.SecretData(e.ca))
 	want := leaf2.Cert.SerialNumber.Text(16)
 	deadline := time.After(5 * time.Second)
 	for seen := false; !seen; {

@@ -10,14 +10,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/deckhouse/managed-starrocks/dev/testpki"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/certwatch"
-	"github.com/deckhouse/managed-starrocks/images/agent/internal/testpki"
 )
 
 func TestLoad(t *testing.T) {
-	ca := testpki.NewCA(t, "ca")
-	other := testpki.NewCA(t, "other")
-	leaf := ca.Issue(t, "fe.test")
+	ca := testpki.MustCA(t, "ca")
+	other := testpki.MustCA(t, "other")
+	leaf := ca.MustIssue(t, "fe.test")
 	write := func(t *testing.T, caPEM, certPEM []byte) (string, string) {
 		dir := t.TempDir()
 		caFile, certFile := filepath.Join(dir, "ca.crt"), filepath.Join(dir, "tls.crt")
@@ -56,9 +56,9 @@ func TestLoad(t *testing.T) {
 }
 
 func TestWatcherSeesSecretVolumeSwap(t *testing.T) {
-	ca := testpki.NewCA(t, "ca")
-	first, second := ca.Issue(t, "fe.test"), ca.Issue(t, "fe.test")
-	vol := testpki.NewSecretDir(t, ca, first)
+	ca := testpki.MustCA(t, "ca")
+	first, second := ca.MustIssue(t, "fe.test"), ca.MustIssue(t, "fe.test")
+	vol := testpki.NewSecretVolume(t, first.SecretData(ca))
 	got := make(chan *certwatch.Material, 8)
 	w := &certwatch.Watcher{CAFile: vol.Path("ca.crt"), CertFile: vol.Path("tls.crt"),
 		Resync: time.Hour, // only inotify may notice the swap in this test
@@ -72,7 +72,7 @@ func TestWatcherSeesSecretVolumeSwap(t *testing.T) {
 	defer func() { cancel(); require.NoError(t, <-done) }()
 
 	require.Equal(t, first.Cert.SerialNumber, (<-got).Leaf.SerialNumber)
-	vol.Swap(t, ca, second)
+	vol.Update(second.SecretData(ca))
 	select {
 	case m := <-got:
 		require.Equal(t, second.Cert.SerialNumber, m.Leaf.SerialNumber)

@@ -18,9 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/deckhouse/managed-starrocks/dev/mariadb"
+	"github.com/deckhouse/managed-starrocks/dev/testpki"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/certwatch"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
-	"github.com/deckhouse/managed-starrocks/images/agent/internal/testpki"
 )
 
 const dbHost = "db.starrocks.test"
@@ -28,19 +28,19 @@ const dbHost = "db.starrocks.test"
 type mariaEnv struct {
 	srv       *mariadb.Server
 	serverDir string
-	ca        testpki.CA
-	leaf      testpki.Leaf
-	secret    *testpki.SecretDir
+	ca        *testpki.CA
+	leaf      *testpki.Leaf
+	secret    *testpki.SecretVolume
 }
 
 // startMariaDB runs one server per test: the server reads its own copy of the
 // files (serverDir) so that the client-side volume can be swapped on its own.
 func startMariaDB(t *testing.T) *mariaEnv {
 	t.Helper()
-	e := &mariaEnv{ca: testpki.NewCA(t, "test-ca"), serverDir: t.TempDir()}
-	e.leaf = e.ca.Issue(t, dbHost)
+	e := &mariaEnv{ca: testpki.MustCA(t, "test-ca"), serverDir: t.TempDir()}
+	e.leaf = e.ca.MustIssue(t, dbHost)
 	e.writeServerFiles(t, e.ca, e.leaf)
-	e.secret = testpki.NewSecretDir(t, e.ca, e.leaf)
+	e.secret = testpki.NewSecretVolume(t, e.leaf.SecretData(e.ca))
 	e.srv = mariadb.Start(t, mariadb.Options{
 		CAFile:   filepath.Join(e.serverDir, "ca.crt"),
 		CertFile: filepath.Join(e.serverDir, "tls.crt"),
@@ -49,7 +49,7 @@ func startMariaDB(t *testing.T) *mariaEnv {
 	return e
 }
 
-func (e *mariaEnv) writeServerFiles(t *testing.T, ca testpki.CA, leaf testpki.Leaf) {
+func (e *mariaEnv) writeServerFiles(t *testing.T, ca *testpki.CA, leaf *testpki.Leaf) {
 	t.Helper()
 	for name, data := range map[string][]byte{"ca.crt": ca.CertPEM, "tls.crt": leaf.CertPEM, "tls.key": leaf.KeyPEM} {
 		require.NoError(t, os.WriteFile(filepath.Join(e.serverDir, name), data, 0o600))
@@ -69,7 +69,7 @@ func (e *mariaEnv) target(t *testing.T, serverName string, roots *x509.CertPool)
 	return conn.Target{Addr: net.JoinHostPort(dbHost, "3306"), ServerName: serverName, Roots: roots, RootsID: "r", User: "root"}
 }
 
-func rootsOf(t *testing.T, ca testpki.CA) *x509.CertPool {
+func rootsOf(t *testing.T, ca *testpki.CA) *x509.CertPool {
 	p := x509.NewCertPool()
 	require.True(t, p.AppendCertsFromPEM(ca.CertPEM))
 	return p
@@ -123,7 +123,7 @@ func TestMariaDB(t *testing.T) {
 		roots      *x509.CertPool
 		check      func(t *testing.T, err error)
 	}{
-		{"refuses a server signed by another CA", dbHost, rootsOf(t, testpki.NewCA(t, "other-ca")), func(t *testing.T, err error) {
+		{"refuses a server signed by another CA", dbHost, rootsOf(t, testpki.MustCA(t, "other-ca")), func(t *testing.T, err error) {
 			var ua x509.UnknownAuthorityError
 			require.True(t, errors.As(err, &ua), "want unknown authority, got %v", err)
 		}},
@@ -233,11 +233,11 @@ func TestMariaDBCertificateRotation(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 
-	ca2 := testpki.NewCA(t, "test-ca-2")
-	leaf2 := ca2.Issue(t, dbHost)
+	ca2 := testpki.MustCA(t, "test-ca-2")
+	leaf2 := ca2.MustIssue(t, dbHost)
 	e.writeServerFiles(t, ca2, leaf2)
 	e.srv.Exec(t, "FLUSH SSL")
-	e.secret.Swap(t, ca2, leaf2)
+	e.secret.Update(leaf2.SecretData(ca2))
 	select {
 	case m := <-loaded:
 		require.Equal(t, leaf2.Cert.SerialNumber, m.Leaf.SerialNumber)

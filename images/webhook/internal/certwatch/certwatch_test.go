@@ -13,86 +13,95 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deckhouse/managed-starrocks/dev/testpki"
 	"github.com/deckhouse/managed-starrocks/images/webhook/internal/certwatch"
-	"github.com/deckhouse/managed-starrocks/images/webhook/internal/secretvol"
 )
 
+// webhookDNSNames are the names of the webhook's serving certificate in the
+// cluster (the first is its common name); MustIssue adds 127.0.0.1, which the
+// test dials.
+var webhookDNSNames = []string{"managed-starrocks-webhook", "localhost", "managed-starrocks-webhook.d8-managed-starrocks.svc"}
+
 func TestServesRotatedCertificateAfterSecretVolumeSwap(t *testing.T) {
-	ca := secretvol.NewCA(t)
-	first := secretvol.Issue(t, ca)
-	vol := secretvol.New(t, first.CertPEM, first.KeyPEM)
+	f := newFixture(t)
+	addr := serveTLS(t, f.w)
+	f.run(t)
 
-	reloads := make(chan error, 16)
-	w, err := certwatch.New(vol.CertFile(), vol.KeyFile(), slog.New(slog.NewTextHandler(io.Discard, nil)),
-		certwatch.Options{OnReload: func(_ *x509.Certificate, err error) { reloads <- err }})
-	if err != nil {
-		t.Fatalf("new watcher: %v", err)
-	}
-	<-reloads // the initial load
-	addr := serveTLS(t, w)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { _ = w.Run(ctx) }()
-
-	if got := servedSerial(t, addr, pool(ca.Cert)); got.Cmp(first.Cert.SerialNumber) != 0 {
-		t.Fatalf("served serial %v, want the first certificate %v", got, first.Cert.SerialNumber)
+	if got := servedSerial(t, addr, pool(f.ca.Cert)); got.Cmp(f.first.Cert.SerialNumber) != 0 {
+		t.Fatalf("served serial %v, want the first certificate %v", got, f.first.Cert.SerialNumber)
 	}
 
-	// fsnotify needs the watch in place before the swap; retry the swap
-	// until a reload is seen rather than sleeping a guessed time.
-	second := secretvol.Issue(t, ca)
-	deadline := time.After(10 * time.Second)
-	for seen := false; !seen; {
-		vol.Update(second.CertPEM, second.KeyPEM)
-		select {
-		case err := <-reloads:
-			if err != nil {
-				t.Fatalf("reload failed: %v", err)
-			}
-			seen = true
-		case <-time.After(500 * time.Millisecond):
-		case <-deadline:
-			t.Fatal("no reload within 10s of swapping ..data")
-		}
+	second := f.ca.MustIssue(t, webhookDNSNames...)
+	if err := f.swapUntilReload(t, second.SecretData(f.ca)); err != nil {
+		t.Fatalf("reload failed: %v", err)
 	}
-	if got := servedSerial(t, addr, pool(ca.Cert)); got.Cmp(second.Cert.SerialNumber) != 0 {
+	if got := servedSerial(t, addr, pool(f.ca.Cert)); got.Cmp(second.Cert.SerialNumber) != 0 {
 		t.Fatalf("served serial %v after rotation, want %v", got, second.Cert.SerialNumber)
 	}
 }
 
 func TestKeepsPreviousCertificateWhenNewFilesAreBroken(t *testing.T) {
-	ca := secretvol.NewCA(t)
-	first := secretvol.Issue(t, ca)
-	vol := secretvol.New(t, first.CertPEM, first.KeyPEM)
-	reloads := make(chan error, 16)
-	w, err := certwatch.New(vol.CertFile(), vol.KeyFile(), slog.New(slog.NewTextHandler(io.Discard, nil)),
-		certwatch.Options{OnReload: func(_ *x509.Certificate, err error) { reloads <- err }})
+	f := newFixture(t)
+	f.run(t)
+
+	// A certificate with the key of another pair is not a valid pair.
+	mismatched := f.first.SecretData(f.ca)
+	mismatched["tls.crt"] = f.ca.MustIssue(t, webhookDNSNames...).CertPEM
+	if err := f.swapUntilReload(t, mismatched); err == nil {
+		t.Fatal("reload of a mismatched key pair succeeded")
+	}
+	if got := f.w.Leaf().SerialNumber; got.Cmp(f.first.Cert.SerialNumber) != 0 {
+		t.Fatalf("serving serial %v, want the previous certificate %v kept", got, f.first.Cert.SerialNumber)
+	}
+}
+
+// fixture is a serving key pair in a Secret volume and a watcher on it that
+// has done its initial load.
+type fixture struct {
+	ca      *testpki.CA
+	first   *testpki.Leaf
+	vol     *testpki.SecretVolume
+	w       *certwatch.Watcher
+	reloads chan error
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{ca: testpki.MustCA(t, "managed-starrocks-webhook test CA"), reloads: make(chan error, 16)}
+	f.first = f.ca.MustIssue(t, webhookDNSNames...)
+	f.vol = testpki.NewSecretVolume(t, f.first.SecretData(f.ca))
+	w, err := certwatch.New(f.vol.Path("tls.crt"), f.vol.Path("tls.key"), slog.New(slog.NewTextHandler(io.Discard, nil)),
+		certwatch.Options{OnReload: func(_ *x509.Certificate, err error) { f.reloads <- err }})
 	if err != nil {
 		t.Fatalf("new watcher: %v", err)
 	}
-	<-reloads
+	f.w = w
+	<-f.reloads // the initial load
+	return f
+}
+
+// run starts the watcher until the test ends.
+func (f *fixture) run(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	go func() { _ = w.Run(ctx) }()
+	go func() { _ = f.w.Run(ctx) }()
+}
 
-	// A certificate with the key of another pair is not a valid pair.
-	other := secretvol.Issue(t, ca)
+// swapUntilReload swaps data into the volume until the watcher reports a
+// reload and returns that reload's error. fsnotify needs the watch in place
+// before the swap, so the swap is retried rather than delayed a guessed time.
+func (f *fixture) swapUntilReload(t *testing.T, data map[string][]byte) error {
+	t.Helper()
 	deadline := time.After(10 * time.Second)
-	for seen := false; !seen; {
-		vol.Update(other.CertPEM, first.KeyPEM)
+	for {
+		f.vol.Update(data)
 		select {
-		case err := <-reloads:
-			if err == nil {
-				t.Fatal("reload of a mismatched key pair succeeded")
-			}
-			seen = true
+		case err := <-f.reloads:
+			return err
 		case <-time.After(500 * time.Millisecond):
 		case <-deadline:
-			t.Fatal("no reload attempt within 10s")
+			t.Fatal("no reload attempt within 10s of swapping ..data")
 		}
-	}
-	if got := w.Leaf().SerialNumber; got.Cmp(first.Cert.SerialNumber) != 0 {
-		t.Fatalf("serving serial %v, want the previous certificate %v kept", got, first.Cert.SerialNumber)
 	}
 }
 
