@@ -55,6 +55,10 @@ type Input struct {
 	LastValid map[string]*Instance
 	// Cache compiles each class once across runs; nil compiles every call.
 	Cache *classrules.Cache
+	// Backends is the observed BE state per "namespace/name", for the
+	// scale-in decision (BackendReplicas); a missing entry means no
+	// StatefulSet yet.
+	Backends map[string]BackendObservation
 }
 
 // Output is the desired state.
@@ -80,6 +84,8 @@ type Result struct {
 	// Current is true when Entry was computed from the current spec (so it
 	// should be persisted as the new last valid entry).
 	Current bool
+	// ScaleIn says whether BE pods are kept beyond the spec's count.
+	ScaleIn ScaleIn
 }
 
 // Valid reports whether the current spec passes every class rule.
@@ -129,6 +135,7 @@ func Compute(in Input) Output {
 			res.Violations = vs
 			if len(vs) == 0 {
 				entry := Build(sr, c.Class(), resolved, domain)
+				res.ScaleIn = applyScaleIn(&entry, in.Backends[res.Key], domain)
 				res.Entry, res.Current = &entry, true
 			}
 		}
@@ -137,6 +144,7 @@ func Compute(in Input) Output {
 			// recreated under the same name starts from scratch.
 			if last := in.LastValid[res.Key]; last != nil && last.UID == string(sr.UID) {
 				res.Entry = last
+				res.ScaleIn = describeScaleIn(last, in.Backends[res.Key])
 			}
 		}
 		if res.Entry != nil {

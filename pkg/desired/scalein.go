@@ -1,0 +1,122 @@
+package desired
+
+import (
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+)
+
+// BackendObservation is what the cluster says about the BEs of one instance:
+// the input of the scale-in decision.
+type BackendObservation struct {
+	// Replicas is spec.replicas of the BE StatefulSet; nil when it does not
+	// exist yet (nothing to protect: the desired count is rendered).
+	Replicas *int32
+	// Reports are the membership reports of the agents (only the FE leader's
+	// agent reports one; a stale one of a former leader may linger until its
+	// agent republishes). A BE counts as listed when any report lists it.
+	Reports []*agentconfig.MembershipStatus
+	// Unreadable is true when an FE pod's agent-status annotation could not
+	// be read: that pod may be the leader, so its silence confirms nothing.
+	Unreadable bool
+}
+
+// ScaleInState says why the rendered BE count differs from the spec, if it does.
+type ScaleInState string
+
+const (
+	// ScaleInNone: the spec's BE count is rendered.
+	ScaleInNone ScaleInState = ""
+	// ScaleInDraining: StarRocks still lists removed BEs, their pods are kept.
+	ScaleInDraining ScaleInState = "Draining"
+	// ScaleInWaitingForAgent: no readable membership report yet, the current
+	// count is kept.
+	ScaleInWaitingForAgent ScaleInState = "WaitingForAgent"
+)
+
+// ScaleIn is the outcome of the BE scale-in decision for one instance.
+type ScaleIn struct {
+	State ScaleInState
+	// Desired is the BE count of the spec, Rendered the one in the values.
+	Desired, Rendered int32
+	// Kept are the removed BEs StarRocks still lists, in ordinal order.
+	Kept []KeptBackend
+}
+
+// KeptBackend is a removed BE whose pod keeps running.
+type KeptBackend struct {
+	Host string
+	// Decommissioned is true when the agent reports it draining; false when
+	// it is still an ordinary member (the agent has not read the new list).
+	Decommissioned bool
+	TabletNum      int64
+}
+
+// BackendReplicas decides how many BE pods to render when the spec wants
+// desired and the StatefulSet has current; hosts are the FQDNs of ordinals
+// 0..current-1. Growing is immediate. Shrinking removes a pod only once the
+// agent of the FE leader confirms StarRocks no longer lists its BE (listed in
+// neither backends nor draining): deleting a pod that still holds tablets
+// loses replicas of the data. Pods are removed from the highest ordinal, so
+// the count is 1 + the highest ordinal still listed, never below desired.
+func BackendReplicas(desired, current int32, hosts []string, obs BackendObservation) ScaleIn {
+	if current <= desired {
+		return ScaleIn{Desired: desired, Rendered: desired}
+	}
+	if obs.Unreadable || len(obs.Reports) == 0 {
+		return ScaleIn{State: ScaleInWaitingForAgent, Desired: desired, Rendered: current}
+	}
+	listed := map[string]bool{}
+	draining := map[string]agentconfig.BackendDrain{}
+	for _, r := range obs.Reports {
+		if r == nil {
+			continue
+		}
+		for _, h := range r.Backends {
+			listed[h] = true
+		}
+		for _, d := range r.Draining {
+			listed[d.Host] = true
+			draining[d.Host] = d
+		}
+	}
+	out := ScaleIn{Desired: desired, Rendered: desired}
+	for i := desired; i < current && int(i) < len(hosts); i++ {
+		h := hosts[i]
+		if !listed[h] {
+			continue
+		}
+		d, dec := draining[h]
+		out.Kept = append(out.Kept, KeptBackend{Host: h, Decommissioned: dec, TabletNum: d.TabletNum})
+		out.Rendered = i + 1
+	}
+	if len(out.Kept) > 0 {
+		out.State = ScaleInDraining
+	}
+	return out
+}
+
+// applyScaleIn holds the BE pods of a freshly built entry that StarRocks
+// still needs: agentConfig.backends keeps the spec's hosts (so the agent
+// decommissions the others) while backend.replicas and hosts cover the kept pods.
+func applyScaleIn(e *Instance, obs BackendObservation, domain string) ScaleIn {
+	n := e.Backend.Replicas
+	if obs.Replicas == nil || *obs.Replicas <= n {
+		return ScaleIn{Desired: n, Rendered: n}
+	}
+	hosts := podHosts(e.Names.BackendStatefulSet, e.Names.BackendHeadlessService, e.Namespace, domain, *obs.Replicas)
+	s := BackendReplicas(n, *obs.Replicas, hosts, obs)
+	e.Backend.Replicas = s.Rendered
+	e.Backend.Hosts = hosts[:s.Rendered]
+	return s
+}
+
+// describeScaleIn reports the scale-in state of an entry rendered as it was
+// (the last valid one): nothing is decided, the entry is only read.
+func describeScaleIn(e *Instance, obs BackendObservation) ScaleIn {
+	n := int32(len(e.AgentConfig.Backends))
+	if e.Backend.Replicas <= n {
+		return ScaleIn{Desired: e.Backend.Replicas, Rendered: e.Backend.Replicas}
+	}
+	s := BackendReplicas(n, e.Backend.Replicas, e.Backend.Hosts, obs)
+	s.Rendered = e.Backend.Replicas
+	return s
+}

@@ -1,0 +1,127 @@
+package desired
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+)
+
+func beHost(i int) string {
+	return fmt.Sprintf("d8ms-sr-olap-be-%d.d8ms-sr-olap-be-headless.team.svc.cluster.local", i)
+}
+
+func beHosts(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = beHost(i)
+	}
+	return out
+}
+
+func report(backends []string, draining ...agentconfig.BackendDrain) *agentconfig.MembershipStatus {
+	return &agentconfig.MembershipStatus{Leader: "fe-0", Backends: backends, Draining: draining}
+}
+
+func TestBackendReplicas(t *testing.T) {
+	for _, tt := range []struct {
+		name             string
+		desired, current int32
+		obs              BackendObservation
+		wantState        ScaleInState
+		wantRendered     int32
+		wantKept         []KeptBackend
+	}{
+		{name: "grows at once", desired: 5, current: 3, wantRendered: 5},
+		{name: "renders the spec when nothing changes", desired: 3, current: 3, obs: BackendObservation{Reports: []*agentconfig.MembershipStatus{report(beHosts(3))}}, wantRendered: 3},
+		{name: "keeps replicas when no agent reported", desired: 2, current: 3, wantState: ScaleInWaitingForAgent, wantRendered: 3},
+		{name: "keeps replicas when a report is unreadable", desired: 2, current: 3,
+			obs:       BackendObservation{Reports: []*agentconfig.MembershipStatus{report(beHosts(2))}, Unreadable: true},
+			wantState: ScaleInWaitingForAgent, wantRendered: 3},
+		{name: "keeps be-2 while it drains", desired: 2, current: 3,
+			obs:       BackendObservation{Reports: []*agentconfig.MembershipStatus{report(beHosts(3), agentconfig.BackendDrain{Host: beHost(2), TabletNum: 120})}},
+			wantState: ScaleInDraining, wantRendered: 3, wantKept: []KeptBackend{{Host: beHost(2), Decommissioned: true, TabletNum: 120}}},
+		{name: "keeps be-2 while StarRocks lists it and the agent has not decommissioned it yet", desired: 2, current: 3,
+			obs:       BackendObservation{Reports: []*agentconfig.MembershipStatus{report(beHosts(3))}},
+			wantState: ScaleInDraining, wantRendered: 3, wantKept: []KeptBackend{{Host: beHost(2)}}},
+		{name: "keeps be-2 when only draining lists it", desired: 2, current: 3,
+			obs:       BackendObservation{Reports: []*agentconfig.MembershipStatus{report(beHosts(2), agentconfig.BackendDrain{Host: beHost(2), TabletNum: 1})}},
+			wantState: ScaleInDraining, wantRendered: 3, wantKept: []KeptBackend{{Host: beHost(2), Decommissioned: true, TabletNum: 1}}},
+		{name: "lowers replicas once be-2 is gone", desired: 2, current: 3,
+			obs:          BackendObservation{Reports: []*agentconfig.MembershipStatus{report(beHosts(2))}},
+			wantRendered: 2},
+		{name: "lowers to just above the highest ordinal still listed", desired: 1, current: 4,
+			obs:       BackendObservation{Reports: []*agentconfig.MembershipStatus{report([]string{beHost(0), beHost(2)}, agentconfig.BackendDrain{Host: beHost(2), TabletNum: 7})}},
+			wantState: ScaleInDraining, wantRendered: 3, wantKept: []KeptBackend{{Host: beHost(2), Decommissioned: true, TabletNum: 7}}},
+		{name: "a stale report of a former leader still keeps its BE", desired: 2, current: 3,
+			obs:       BackendObservation{Reports: []*agentconfig.MembershipStatus{report(beHosts(2)), report(beHosts(3))}},
+			wantState: ScaleInDraining, wantRendered: 3, wantKept: []KeptBackend{{Host: beHost(2)}}},
+		{name: "ignores hosts of other instances and BEs still desired", desired: 2, current: 3,
+			obs:          BackendObservation{Reports: []*agentconfig.MembershipStatus{report(append(beHosts(2), "other-be-2.example"))}},
+			wantRendered: 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := BackendReplicas(tt.desired, tt.current, beHosts(int(tt.current)), tt.obs)
+			assert.Equal(t, tt.wantState, got.State)
+			assert.Equal(t, tt.wantRendered, got.Rendered)
+			assert.Equal(t, tt.desired, got.Desired)
+			assert.Equal(t, tt.wantKept, got.Kept)
+		})
+	}
+}
+
+func scaledInstance(replicas int32) *v1alpha1.Starrocks {
+	sr := instance("team", "olap")
+	sr.Spec.Backend.Replicas = ptr(replicas)
+	return sr
+}
+
+func TestComputeScaleIn(t *testing.T) {
+	three := int32(3)
+	for _, tt := range []struct {
+		name         string
+		obs          *BackendObservation
+		wantReplicas int32
+		wantState    ScaleInState
+	}{
+		{name: "a new instance renders the spec", obs: nil, wantReplicas: 2},
+		{name: "keeps replicas when no agent reported", obs: &BackendObservation{Replicas: &three}, wantReplicas: 3, wantState: ScaleInWaitingForAgent},
+		{name: "keeps be-2 while it drains", obs: &BackendObservation{Replicas: &three, Reports: []*agentconfig.MembershipStatus{report(beHosts(3), agentconfig.BackendDrain{Host: beHost(2), TabletNum: 5})}}, wantReplicas: 3, wantState: ScaleInDraining},
+		{name: "lowers replicas once be-2 is gone", obs: &BackendObservation{Replicas: &three, Reports: []*agentconfig.MembershipStatus{report(beHosts(2))}}, wantReplicas: 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := Input{Instances: []*v1alpha1.Starrocks{scaledInstance(2)}, Classes: []*v1alpha1.StarrocksClass{class()}}
+			if tt.obs != nil {
+				in.Backends = map[string]BackendObservation{"team/olap": *tt.obs}
+			}
+			out := Compute(in)
+			require.Len(t, out.Instances, 1)
+			e := out.Instances[0]
+			assert.Equal(t, tt.wantReplicas, e.Backend.Replicas, "rendered BE replicas")
+			assert.Equal(t, beHosts(int(tt.wantReplicas)), e.Backend.Hosts, "hosts of the rendered pods")
+			assert.Equal(t, beHosts(2), e.AgentConfig.Backends, "the agent is told the spec's BEs, so it decommissions the others")
+			assert.EqualValues(t, 2, e.Configuration.DefaultReplicationNum, "the replication default follows the spec")
+			assert.Equal(t, tt.wantState, out.Results[0].ScaleIn.State)
+		})
+	}
+}
+
+func TestComputeDoesNotRescaleALastValidEntry(t *testing.T) {
+	three := int32(3)
+	obs := map[string]BackendObservation{"team/olap": {Replicas: &three, Reports: []*agentconfig.MembershipStatus{report(beHosts(3), agentconfig.BackendDrain{Host: beHost(2), TabletNum: 5})}}}
+	first := Compute(Input{Instances: []*v1alpha1.Starrocks{scaledInstance(2)}, Classes: []*v1alpha1.StarrocksClass{class()}, Backends: obs})
+	last := first.Results[0].Entry
+	require.EqualValues(t, 3, last.Backend.Replicas)
+
+	broken := scaledInstance(2)
+	broken.Spec.StarrocksClassName = "gone"
+	obs["team/olap"] = BackendObservation{Replicas: &three, Reports: []*agentconfig.MembershipStatus{report(beHosts(2))}}
+	out := Compute(Input{Instances: []*v1alpha1.Starrocks{broken}, Classes: []*v1alpha1.StarrocksClass{class()}, Backends: obs, LastValid: map[string]*Instance{"team/olap": last}})
+	require.Len(t, out.Instances, 1)
+	assert.EqualValues(t, 3, out.Instances[0].Backend.Replicas, "the last valid entry is rendered as it was persisted")
+	assert.Equal(t, ScaleInNone, out.Results[0].ScaleIn.State, "be-2 is gone: nothing is draining any more")
+}
