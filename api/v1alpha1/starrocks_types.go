@@ -186,6 +186,9 @@ const (
 	ConditionLastValidConfigurationApplied = "LastValidConfigurationApplied"
 	ConditionAvailable                     = "Available"
 	ConditionTLSReady                      = "TLSReady"
+	// ConditionBackendScaleIn is False while BE pods removed from the spec
+	// are kept because StarRocks still holds tablets on them.
+	ConditionBackendScaleIn = "BackendScaleIn"
 )
 
 // StarrocksStatus is what the module reports.

@@ -2,11 +2,14 @@ package instances
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/deckhouse/module-sdk/testing/helpers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
 func filterOf(t *testing.T, name string) string {
@@ -48,4 +51,41 @@ func TestStarrocksFilterNeverIncludesStatus(t *testing.T) {
 		`{"metadata":{"name":"a","namespace":"n","uid":"u","generation":2,"resourceVersion":"9"},"spec":{"type":"Standalone"},"status":{"phase":"Running"}}`, &got))
 	assert.Equal(t, map[string]any{"metadata": map[string]any{"name": "a", "namespace": "n", "uid": "u", "generation": float64(2)}, "spec": map[string]any{"type": "Standalone"}}, got,
 		"a status patch (or a resourceVersion bump) must not change the snapshot, or the hook would trigger itself")
+}
+
+func TestPodFilterKeepsTheLeadersMembership(t *testing.T) {
+	pod := func(status string) string {
+		ann := ""
+		if status != "" {
+			data, _ := json.Marshal(status)
+			ann = `,"annotations":{"managed-starrocks.deckhouse.io/agent-status":` + string(data) + `}`
+		}
+		return `{"metadata":{"name":"p-0","namespace":"team","labels":{"app.kubernetes.io/instance":"olap"}` + ann + `}}`
+	}
+	for _, tt := range []struct {
+		name string
+		in   string
+		want *MembershipSnap
+	}{
+		{"no annotation: not reported", pod(""), nil},
+		{"a follower's agent reports no membership", pod(`{"tls":{"ready":true},"updatedAt":"2026-12-02T10:00:00Z"}`), nil},
+		{"the leader's membership with its draining BEs", pod(`{"tls":{"ready":true},"membership":{"leader":"fe-0","frontends":["fe-0"],"backends":["be-0","be-1","be-2"],"draining":[{"host":"be-2","tabletNum":120}]},"updatedAt":"x"}`),
+			&MembershipSnap{MembershipStatus: agentconfig.MembershipStatus{Leader: "fe-0", Backends: []string{"be-0", "be-1", "be-2"}, Draining: []agentconfig.BackendDrain{{Host: "be-2", TabletNum: 120}}}}},
+		{"an empty membership lists nothing", pod(`{"membership":{}}`), &MembershipSnap{MembershipStatus: agentconfig.MembershipStatus{Backends: []string{}, Draining: []agentconfig.BackendDrain{}}}},
+		{"garbage: unreadable", pod(`not json`), &MembershipSnap{Unreadable: true}},
+		{"wrong types: unreadable, not a failed snapshot", pod(`{"membership":{"backends":"be-0","draining":[{"host":"be-2","tabletNum":"many"}]}}`), &MembershipSnap{Unreadable: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got PodSnap
+			require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapPods), tt.in, &got))
+			assert.Equal(t, tt.want, got.Membership)
+		})
+	}
+}
+
+func TestStatefulSetFilterKeepsTheSpecReplicas(t *testing.T) {
+	var got StatefulSetSnap
+	require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapStatefulSets),
+		`{"metadata":{"name":"d8ms-sr-olap-be","namespace":"team","labels":{"app.kubernetes.io/instance":"olap","app.kubernetes.io/component":"backend"}},"spec":{"replicas":3},"status":{"replicas":2,"readyReplicas":1}}`, &got))
+	assert.Equal(t, StatefulSetState{Replicas: 3, ReadyReplicas: 1}, got.StatefulSetState, "the scale-in decision compares the spec with the StatefulSet's spec, not its status")
 }

@@ -96,14 +96,21 @@ var Config = &pkg.HookConfig{
 				` replicas: (.spec.replicas // 1), readyReplicas: (.status.readyReplicas // 0)}`,
 		},
 		{
-			// Only the TLS verdict of the agent status: the agent rewrites its
-			// timestamp on every pass, which must not rerun the hook.
+			// Only the TLS verdict and the membership of the agent status: the
+			// agent rewrites its timestamp on every pass, which must not rerun
+			// the hook. The membership is normalised here (hosts as strings,
+			// tablets as numbers) or marked unreadable, so a malformed
+			// annotation cannot fail the decoding of the whole snapshot.
 			Name:          SnapPods,
 			APIVersion:    "v1",
 			Kind:          "Pod",
 			LabelSelector: frontendSel,
-			JqFilter: `{namespace: .metadata.namespace, name: .metadata.name, instance: .metadata.labels["` + shared.LabelInstance + `"],` +
-				` agentTLS: ((.metadata.annotations // {})["` + agentconfig.StatusAnnotation + `"] | if . == null then null else (try (fromjson | .tls | {ready, reason, message}) catch {ready: false, reason: "AgentStatusUnreadable", message: "the agent-status annotation is not valid JSON"}) end)}`,
+			JqFilter: `((.metadata.annotations // {})["` + agentconfig.StatusAnnotation + `"]) as $raw |` +
+				` {namespace: .metadata.namespace, name: .metadata.name, instance: .metadata.labels["` + shared.LabelInstance + `"],` +
+				` agentTLS: ($raw | if . == null then null else (try (fromjson | .tls | {ready, reason, message}) catch {ready: false, reason: "AgentStatusUnreadable", message: "the agent-status annotation is not valid JSON"}) end),` +
+				` membership: ($raw | if . == null then null else (try (fromjson | .membership | if . == null then null else` +
+				` {leader: (.leader // "" | tostring), backends: [(.backends // [])[] | tostring], draining: [(.draining // [])[] | {host: (.host | tostring), tabletNum: (.tabletNum // 0 | tonumber)}]} end)` +
+				` catch {unreadable: true}) end)}`,
 		},
 		{
 			Name:          SnapCertificates,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
@@ -37,10 +38,18 @@ type StatefulSetSnap struct {
 
 // PodSnap is the jq-filtered FE pod.
 type PodSnap struct {
-	Namespace string    `json:"namespace"`
-	Name      string    `json:"name"`
-	Instance  string    `json:"instance"`
-	AgentTLS  *AgentTLS `json:"agentTLS"`
+	Namespace  string          `json:"namespace"`
+	Name       string          `json:"name"`
+	Instance   string          `json:"instance"`
+	AgentTLS   *AgentTLS       `json:"agentTLS"`
+	Membership *MembershipSnap `json:"membership"`
+}
+
+// MembershipSnap is the membership of the agent status (the FE leader's
+// agent reports one), or Unreadable when the annotation could not be read.
+type MembershipSnap struct {
+	agentconfig.MembershipStatus
+	Unreadable bool `json:"unreadable,omitempty"`
 }
 
 // CertificateSnap is the jq-filtered Certificate.
@@ -103,12 +112,22 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 		persisted[key] = lv.Entry
 	}
 
+	obs := observe(s)
+	backends := make(map[string]desired.BackendObservation, len(obs))
+	for key, o := range obs {
+		b := desired.BackendObservation{Reports: o.Membership, Unreadable: o.MembershipUnreadable}
+		if o.Backend != nil {
+			b.Replicas = &o.Backend.Replicas
+		}
+		backends[key] = b
+	}
 	out := desired.Compute(desired.Input{
 		Instances:     s.Instances,
 		Classes:       s.Classes,
 		ClusterDomain: s.ClusterDomain,
 		LastValid:     lastValid,
 		Cache:         cache,
+		Backends:      backends,
 	})
 	plan.Values = out.Instances
 	plan.Results = out.Results
@@ -117,7 +136,6 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 		domain = desired.DefaultClusterDomain
 	}
 
-	obs := observe(s)
 	for _, res := range out.Results {
 		sr := res.Object
 		if res.Current {
@@ -173,6 +191,13 @@ func observe(s State) map[string]Observed {
 			o.AgentTLS = map[string]*AgentTLS{}
 		}
 		o.AgentTLS[p.Name] = p.AgentTLS
+		switch m := p.Membership; {
+		case m == nil:
+		case m.Unreadable:
+			o.MembershipUnreadable = true
+		default:
+			o.Membership = append(o.Membership, &m.MembershipStatus)
+		}
 		put(p.Namespace, p.Instance, o)
 	}
 	return obs

@@ -8,31 +8,36 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
 // Condition reasons (CamelCase, stable: alerts and users match on them).
 const (
-	ReasonValid                = "Valid"
-	ReasonClassNotFound        = "ClassNotFound"
-	ReasonClassInvalid         = "ClassInvalid"
-	ReasonClassRuleViolated    = "ClassRuleViolated"
-	ReasonCurrentSpecApplied   = "CurrentSpecApplied"
-	ReasonLastValidKept        = "LastValidConfigurationKept"
-	ReasonNeverValid           = "NoValidConfiguration"
-	ReasonAllReplicasReady     = "AllReplicasReady"
-	ReasonReplicasNotReady     = "ReplicasNotReady"
-	ReasonNotRendered          = "NotRendered"
-	ReasonCertificateReady     = "CertificateReady"
-	ReasonCertificateMissing   = "CertificateMissing"
-	ReasonCertificateNotReady  = "CertificateNotReady"
-	ReasonAgentNotReported     = "AgentNotReported"
-	ReasonClassRulesCompiled   = "RulesCompiled"
-	ConditionClassValid        = "Valid"
-	maxConditionMessageLength  = 32768
-	truncatedMessageSuffix     = " … (truncated)"
-	defaultAgentTLSNotReadyWhy = "TLSNotReady"
+	ReasonValid               = "Valid"
+	ReasonClassNotFound       = "ClassNotFound"
+	ReasonClassInvalid        = "ClassInvalid"
+	ReasonClassRuleViolated   = "ClassRuleViolated"
+	ReasonCurrentSpecApplied  = "CurrentSpecApplied"
+	ReasonLastValidKept       = "LastValidConfigurationKept"
+	ReasonNeverValid          = "NoValidConfiguration"
+	ReasonAllReplicasReady    = "AllReplicasReady"
+	ReasonReplicasNotReady    = "ReplicasNotReady"
+	ReasonNotRendered         = "NotRendered"
+	ReasonCertificateReady    = "CertificateReady"
+	ReasonCertificateMissing  = "CertificateMissing"
+	ReasonCertificateNotReady = "CertificateNotReady"
+	ReasonAgentNotReported    = "AgentNotReported"
+	ReasonClassRulesCompiled  = "RulesCompiled"
+	// BackendScaleIn reasons.
+	ReasonDecommissionInProgress = "DecommissionInProgress"
+	ReasonWaitingForAgent        = "WaitingForAgent"
+	ReasonNoScaleInPending       = "NoScaleInPending"
+	ConditionClassValid          = "Valid"
+	maxConditionMessageLength    = 32768
+	truncatedMessageSuffix       = " … (truncated)"
+	defaultAgentTLSNotReadyWhy   = "TLSNotReady"
 )
 
 // Observed is what the cluster says about the objects of one instance.
@@ -43,6 +48,11 @@ type Observed struct {
 	// AgentTLS is the TLS part of the agent status of each FE pod, by pod
 	// name; nil for a pod whose agent has not reported yet.
 	AgentTLS map[string]*AgentTLS
+	// Membership are the membership reports of the FE pods' agents (the
+	// leader's, and a former leader's until it republishes).
+	Membership []*agentconfig.MembershipStatus
+	// MembershipUnreadable is true when an FE pod's agent status could not be read.
+	MembershipUnreadable bool
 }
 
 // StatefulSetState is the readiness of one StatefulSet.
@@ -103,6 +113,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 		st.Phase = v1alpha1.PhaseInvalid
 		set(v1alpha1.ConditionAvailable, false, ReasonNotRendered, "Nothing is deployed because the spec has never been valid.")
 		set(v1alpha1.ConditionTLSReady, false, ReasonNotRendered, "Nothing is deployed because the spec has never been valid.")
+		set(v1alpha1.ConditionBackendScaleIn, true, ReasonNoScaleInPending, "Nothing is deployed, so no BE is being removed.")
 		st.Conditions = conds
 		return st
 	}
@@ -145,8 +156,28 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 		st.TLS.NotAfter = obs.Certificate.NotAfter
 	}
 	set(v1alpha1.ConditionTLSReady, ok, reason, msg)
+	ok, reason, msg = backendScaleIn(res.ScaleIn)
+	set(v1alpha1.ConditionBackendScaleIn, ok, reason, msg)
 	st.Conditions = conds
 	return st
+}
+
+func backendScaleIn(s desired.ScaleIn) (bool, string, string) {
+	switch s.State {
+	case desired.ScaleInWaitingForAgent:
+		return false, ReasonWaitingForAgent, fmt.Sprintf("spec.backend.replicas is %d, but the BE StatefulSet keeps its %d pods until the agent of the FE leader reports which BEs StarRocks still lists: a BE pod is removed only after its tablets were moved to the others.", s.Desired, s.Rendered)
+	case desired.ScaleInDraining:
+		parts := make([]string, len(s.Kept))
+		for i, k := range s.Kept {
+			if k.Decommissioned {
+				parts[i] = fmt.Sprintf("%s (decommissioned, %d tablets left)", k.Host, k.TabletNum)
+			} else {
+				parts[i] = fmt.Sprintf("%s (still a member, not decommissioned yet)", k.Host)
+			}
+		}
+		return false, ReasonDecommissionInProgress, fmt.Sprintf("spec.backend.replicas is %d, %d BE pods are kept: StarRocks still lists %s. Each pod keeps running until StarRocks has moved its tablets to the other BEs and the agent has dropped it.", s.Desired, s.Rendered, strings.Join(parts, ", "))
+	}
+	return true, ReasonNoScaleInPending, fmt.Sprintf("No BE is being removed: the BE StatefulSet runs the %d pods of the configuration in effect.", s.Rendered)
 }
 
 func tlsReady(obs Observed, e *desired.Instance) (bool, string, string) {

@@ -1,0 +1,163 @@
+package instances
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/deckhouse/module-sdk/testing/framework"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+)
+
+func clusterYAML(beReplicas int) string {
+	return fmt.Sprintf(`
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata: {name: olap, namespace: team, uid: uid-olap, generation: 2}
+spec:
+  starrocksClassName: default
+  type: Cluster
+  frontend: {cpu: {cores: 2}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 10Gi}}
+  backend: {replicas: %d, cpu: {cores: 2}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 20Gi}}
+  configuration: {streamingLoadMaxMb: 1024}
+`, beReplicas)
+}
+
+func beHostOf(i int) string {
+	return fmt.Sprintf("d8ms-sr-olap-be-%d.d8ms-sr-olap-be-headless.team.svc.cluster.local", i)
+}
+
+// clusterObjectsYAML is the BE StatefulSet at beReplicas and FE pod 0, whose
+// agent reports membership (nil: no membership; "garbage": unreadable).
+func clusterObjectsYAML(t *testing.T, beReplicas int, membership any) string {
+	t.Helper()
+	ann := ""
+	switch m := membership.(type) {
+	case nil:
+	case string:
+		ann = m
+	case *agentconfig.MembershipStatus:
+		data, err := json.Marshal(agentconfig.Status{TLS: agentconfig.TLSStatus{Ready: true}, Membership: m, UpdatedAt: "2026-12-02T10:00:00Z"})
+		require.NoError(t, err)
+		ann = string(data)
+	}
+	annotations := ""
+	if ann != "" {
+		q, _ := json.Marshal(ann)
+		annotations = "\n  annotations: {managed-starrocks.deckhouse.io/agent-status: " + string(q) + "}"
+	}
+	return fmt.Sprintf(`
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: d8ms-sr-olap-be
+  namespace: team
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: backend}
+spec: {replicas: %d}
+status: {readyReplicas: %d}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: d8ms-sr-olap-0
+  namespace: team
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}%s
+`, beReplicas, beReplicas, annotations)
+}
+
+func TestHookScalesBackendsInOnlyAfterTheAgentConfirms(t *testing.T) {
+	listed := func(n int, draining ...agentconfig.BackendDrain) *agentconfig.MembershipStatus {
+		m := &agentconfig.MembershipStatus{Leader: "fe-0", Draining: draining}
+		for i := 0; i < n; i++ {
+			m.Backends = append(m.Backends, beHostOf(i))
+		}
+		return m
+	}
+	for _, tt := range []struct {
+		name         string
+		spec, sts    int
+		membership   any
+		wantReplicas int
+		wantStatus   string
+		wantReason   string
+		wantMessage  []string
+	}{
+		{name: "grows at once", spec: 3, sts: 2, membership: listed(2), wantReplicas: 3, wantStatus: "True", wantReason: ReasonNoScaleInPending},
+		{name: "keeps replicas when no agent reported", spec: 2, sts: 3, wantReplicas: 3, wantStatus: "False", wantReason: ReasonWaitingForAgent,
+			wantMessage: []string{"spec.backend.replicas is 2, but the BE StatefulSet keeps its 3 pods"}},
+		{name: "keeps replicas when the agent status is unreadable", spec: 2, sts: 3, membership: "not json", wantReplicas: 3, wantStatus: "False", wantReason: ReasonWaitingForAgent},
+		{name: "keeps be-2 while it drains", spec: 2, sts: 3, membership: listed(3, agentconfig.BackendDrain{Host: beHostOf(2), TabletNum: 120}), wantReplicas: 3,
+			wantStatus: "False", wantReason: ReasonDecommissionInProgress,
+			wantMessage: []string{beHostOf(2) + " (decommissioned, 120 tablets left)", "keeps running until StarRocks has moved its tablets"}},
+		{name: "lowers replicas once be-2 is gone", spec: 2, sts: 3, membership: listed(2), wantReplicas: 2, wantStatus: "True", wantReason: ReasonNoScaleInPending},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newHook(t)
+			f.KubeStateSet(classYAML + "---" + clusterYAML(tt.spec) + "---" + clusterObjectsYAML(t, tt.sts, tt.membership))
+			f.RunHook()
+			require.NoError(t, f.HookError())
+
+			entries := f.ValuesGet(shared.InstancesValuesPath).Array()
+			require.Len(t, entries, 1, "%+v", statusOf(t, f, "olap").Conditions)
+			assert.EqualValues(t, tt.wantReplicas, entries[0].Get("backend.replicas").Int(), "rendered BE replicas")
+			backends := entries[0].Get("agentConfig.backends").Array()
+			require.Len(t, backends, tt.spec, "the agent is told exactly the spec's BEs")
+			assert.Equal(t, beHostOf(tt.spec-1), backends[tt.spec-1].String())
+
+			st := statusOf(t, f, "olap")
+			s, r, m := condition(st, v1alpha1.ConditionBackendScaleIn)
+			assert.Equal(t, []string{tt.wantStatus, tt.wantReason}, []string{s, r}, m)
+			for _, want := range tt.wantMessage {
+				assert.Contains(t, m, want)
+			}
+			assert.EqualValues(t, tt.wantReplicas, st.Backend.Replicas, "status shows the BE pods kept")
+		})
+	}
+}
+
+func TestHookPatchesBackendScaleInOnlyOnChange(t *testing.T) {
+	f := newHook(t)
+	draining := &agentconfig.MembershipStatus{Backends: []string{beHostOf(0), beHostOf(1), beHostOf(2)}, Draining: []agentconfig.BackendDrain{{Host: beHostOf(2), TabletNum: 120}}}
+	f.KubeStateSet(classYAML + "---" + clusterYAML(2) + "---" + clusterObjectsYAML(t, 3, draining))
+	f.RunHook()
+	require.NoError(t, f.HookError())
+
+	again := func(membership *agentconfig.MembershipStatus) {
+		f.KubeStateSet(classYAML + "---" + clusterYAMLWithStatus(t, f, 2) + "---" + clusterObjectsYAML(t, 3, membership) + "---" + configMapYAML(t, f, "d8ms-sr-olap-last-valid"))
+		f.RunHook()
+		require.NoError(t, f.HookError())
+	}
+	instancePatches := func() (out []framework.RecordedPatch) {
+		for _, p := range statusPatches(f) {
+			if p.Kind == v1alpha1.StarrocksKind {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	again(draining)
+	assert.Empty(t, instancePatches(), "the same drain progress patches nothing")
+
+	fewer := *draining
+	fewer.Draining = []agentconfig.BackendDrain{{Host: beHostOf(2), TabletNum: 40}}
+	again(&fewer)
+	require.Len(t, instancePatches(), 1, "new drain progress is reported")
+	_, _, m := condition(statusOf(t, f, "olap"), v1alpha1.ConditionBackendScaleIn)
+	assert.Contains(t, m, "40 tablets left")
+}
+
+// clusterYAMLWithStatus is the instance carrying the status the fake
+// cluster holds now, as the next reconcile would find it.
+func clusterYAMLWithStatus(t *testing.T, f *framework.HookExecutionConfig, beReplicas int) string {
+	t.Helper()
+	st, _, _ := unstructured.NestedMap(f.KubernetesResource("Starrocks", "team", "olap").Object, "status")
+	data, err := json.Marshal(st)
+	require.NoError(t, err)
+	return clusterYAML(beReplicas) + "status: " + string(data) + "\n"
+}
