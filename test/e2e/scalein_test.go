@@ -1,0 +1,105 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+)
+
+// TestBackendScaleInWaitsForTheDecommission lowers a Cluster from 3 to 2 BEs
+// while the test plays the FE leader's agent: the BE StatefulSet must keep
+// be-2 while StarRocks still lists it, and lower only once it is gone.
+func TestBackendScaleInWaitsForTheDecommission(t *testing.T) {
+	const ns, name = "team-s", "olap"
+	e := newEnv(t, envOptions{})
+	e.apply(testClass)
+	e.apply(instance(ns, name, "Cluster", ""))
+	e.waitObjects(ns, name, 3, 3)
+	hosts := e.agentBackends(ns, name)
+	if len(hosts) != 3 {
+		t.Fatalf("agent.json lists %d backends, want 3: %v", len(hosts), hosts)
+	}
+	leader := "d8ms-sr-" + name + "-0"
+	e.eventually("pod "+leader+" created", func() (bool, string) {
+		_, err := e.kube.CoreV1().Pods(ns).Get(context.Background(), leader, metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	e.reportMembership(ns, leader, &agentconfig.MembershipStatus{Leader: leader, Backends: hosts})
+	reason, _ := e.waitCondition(ns, name, "BackendScaleIn", "True")
+	if reason != "NoScaleInPending" {
+		t.Errorf("BackendScaleIn reason %q before the scale-in, want NoScaleInPending", reason)
+	}
+
+	// Lower the spec; the leader's agent decommissions be-2, which still holds tablets.
+	e.apply(strings.Replace(instance(ns, name, "Cluster", ""), "replicas: 3", "replicas: 2", 1))
+	e.eventually("agent.json lists the 2 desired backends", func() (bool, string) {
+		got := e.agentBackends(ns, name)
+		return len(got) == 2 && got[0] == hosts[0] && got[1] == hosts[1], fmt.Sprintf("backends %v", got)
+	})
+	e.reportMembership(ns, leader, &agentconfig.MembershipStatus{Leader: leader, Backends: hosts,
+		Draining: []agentconfig.BackendDrain{{Host: hosts[2], TabletNum: 42}}})
+	e.eventually("BackendScaleIn=False/DecommissionInProgress naming be-2", func() (bool, string) {
+		status, reason, message := e.condition(ns, name, "BackendScaleIn")
+		return status == "False" && reason == "DecommissionInProgress" && strings.Contains(message, hosts[2]+" (decommissioned, 42 tablets left)"),
+			fmt.Sprintf("%s %s: %s", status, reason, message)
+	})
+	time.Sleep(time.Second) // a few more passes: the StatefulSet must not have been lowered meanwhile
+	if got := e.beReplicas(ns, name); got != 3 {
+		t.Fatalf("BE StatefulSet replicas %d while be-2 drains, want 3 (its pod would be deleted with tablets on it)", got)
+	}
+
+	// StarRocks moved the tablets and the agent dropped be-2.
+	e.reportMembership(ns, leader, &agentconfig.MembershipStatus{Leader: leader, Backends: hosts[:2]})
+	e.waitObjects(ns, name, 3, 2)
+	reason, _ = e.waitCondition(ns, name, "BackendScaleIn", "True")
+	if reason != "NoScaleInPending" {
+		t.Errorf("BackendScaleIn reason %q after the scale-in, want NoScaleInPending", reason)
+	}
+}
+
+// agentBackends are the backends of the rendered agent.json.
+func (e *env) agentBackends(namespace, name string) []string {
+	e.t.Helper()
+	raw, _ := e.configMapData(namespace, "d8ms-sr-"+name+"-config")[agentconfig.FileName].(string)
+	var c agentconfig.Config
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		e.t.Fatalf("parse %s of %s/%s: %v", agentconfig.FileName, namespace, name, err)
+	}
+	return c.Backends
+}
+
+func (e *env) beReplicas(namespace, name string) int64 {
+	e.t.Helper()
+	sts, err := e.get("StatefulSet", namespace, "d8ms-sr-"+name+"-be")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	n, _, _ := unstructured.NestedInt64(sts.Object, "spec", "replicas")
+	return n
+}
+
+// reportMembership plays the FE leader's agent: it publishes the membership
+// StarRocks lists in its pod's status annotation.
+func (e *env) reportMembership(namespace, pod string, m *agentconfig.MembershipStatus) {
+	e.t.Helper()
+	status := agentconfig.Status{
+		TLS:        agentconfig.TLSStatus{Ready: true},
+		LastApply:  agentconfig.ApplyStatus{Time: time.Now().UTC().Format(time.RFC3339), Succeeded: true},
+		Membership: m,
+		UpdatedAt:  time.Now().UTC().Format(time.RFC3339),
+	}
+	data, _ := json.Marshal(status)
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{agentconfig.StatusAnnotation: string(data)}}})
+	if _, err := e.kube.CoreV1().Pods(namespace).Patch(context.Background(), pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		e.t.Fatalf("annotate pod %s: %v", pod, err)
+	}
+}
