@@ -21,13 +21,14 @@ say() { echo "tools: $*" >&2; }
 build() { # <module dir> <output> <package> [ldflags]
   local dir="$1" out="$2" pkg="$3" ldflags="${4:-}"
   [[ -x "$out" ]] && return
-  say "building $(basename "$out") (one time; kube-apiserver takes about 7 minutes on 2 cores)"
+  say "building $(basename "$out") from its Go module (one time)"
   (cd "$root/$dir" && go build -o "$out.tmp" -ldflags "-s -w $ldflags" "$pkg") >&2
   mv "$out.tmp" "$out"
 }
 
 kube_apiserver() {
   local out="$cache/bin/kube-apiserver-$KUBE_VERSION"
+  [[ -x "$out" ]] || say "kube-apiserver and kube-controller-manager take about 8 minutes on 2 cores, once"
   build dev/tools/kube-apiserver "$out" k8s.io/kubernetes/cmd/kube-apiserver \
     "-X k8s.io/component-base/version.gitVersion=$KUBE_VERSION"
   echo "$out"
