@@ -205,7 +205,7 @@ type StarrocksStatus struct {
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
 
-	// ConfigurationValid, LastValidConfigurationApplied, Available, TLSReady.
+	// ConfigurationValid, LastValidConfigurationApplied, Available, TLSReady, BackendScaleIn.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
