@@ -624,3 +624,47 @@ func TestRelativeLinksPointToExistingFiles(t *testing.T) {
 		}
 	}
 }
+
+var (
+	numberToken = regexp.MustCompile(`\b\d+\b`)
+	// snake_case names are StarRocks settings (streaming_load_max_mb); they
+	// stay untranslated, so the Russian text must carry them too.
+	snakeToken = regexp.MustCompile(`\b[a-z0-9]+(?:_[a-z0-9]+)+\b`)
+)
+
+// TestRussianDescriptionsCarryTheNumbersAndSettingsOfTheEnglish catches a
+// twin that was not updated when the English description changed a bound,
+// a default or a StarRocks setting name: those tokens must appear in both.
+func TestRussianDescriptionsCarryTheNumbersAndSettingsOfTheEnglish(t *testing.T) {
+	root := repoRoot(t)
+	for _, p := range schemaPairs(t, root) {
+		var walk func(en, ru map[string]any, path string)
+		walk = func(en, ru map[string]any, path string) {
+			enDesc, _ := en["description"].(string)
+			ruDesc, _ := ru["description"].(string)
+			if enDesc != "" && ruDesc != "" {
+				for _, tok := range append(numberToken.FindAllString(enDesc, -1), snakeToken.FindAllString(enDesc, -1)...) {
+					if !strings.Contains(ruDesc, tok) {
+						where := "the schema root"
+						if path != "" {
+							where = "field " + path
+						}
+						t.Errorf("%s (%s): the Russian description of %s lacks %q from the English one; update the translation", p.ruFile, p.name, where, tok)
+					}
+				}
+			}
+			enProps, _ := en["properties"].(map[string]any)
+			ruProps, _ := ru["properties"].(map[string]any)
+			for name, c := range enProps {
+				ec, _ := c.(map[string]any)
+				rc, _ := ruProps[name].(map[string]any)
+				walk(ec, rc, join(path, name))
+			}
+			if ei, ok := en["items"].(map[string]any); ok {
+				ri, _ := ru["items"].(map[string]any)
+				walk(ei, ri, path+"[]")
+			}
+		}
+		walk(p.enSchema, p.ruSchema, "")
+	}
+}
