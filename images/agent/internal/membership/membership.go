@@ -8,7 +8,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,7 +50,7 @@ func ShowFrontends(ctx context.Context, q Querier) ([]Frontend, error) {
 	for _, r := range rows {
 		host := first(r, "IP", "Host")
 		if host == "" {
-			return nil, fmt.Errorf("show frontends: no IP/Host column in %v", keys(r))
+			return nil, fmt.Errorf("show frontends: no IP/Host column in %v", slices.Sorted(maps.Keys(r)))
 		}
 		port, _ := strconv.Atoi(r["EditLogPort"])
 		out = append(out, Frontend{
@@ -71,7 +73,7 @@ func ShowBackends(ctx context.Context, q Querier) ([]Backend, error) {
 	for _, r := range rows {
 		host := first(r, "IP", "Host")
 		if host == "" {
-			return nil, fmt.Errorf("show backends: no IP/Host column in %v", keys(r))
+			return nil, fmt.Errorf("show backends: no IP/Host column in %v", slices.Sorted(maps.Keys(r)))
 		}
 		port, _ := strconv.Atoi(r["HeartbeatPort"])
 		tablets, err := strconv.ParseInt(strings.TrimSpace(r["TabletNum"]), 10, 64)
@@ -232,15 +234,6 @@ func first(r map[string]string, names ...string) string {
 		}
 	}
 	return ""
-}
-
-func keys(r map[string]string) []string {
-	out := make([]string, 0, len(r))
-	for k := range r {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // queryMaps returns rows as column-name maps; NULL becomes "".

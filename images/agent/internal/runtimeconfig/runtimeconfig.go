@@ -9,7 +9,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -30,7 +31,7 @@ type Result struct {
 func ApplyFrontend(ctx context.Context, q Querier, desired map[string]string) (Result, error) {
 	var res Result
 	var errs []error
-	for _, key := range sortedKeys(desired) {
+	for _, key := range slices.Sorted(maps.Keys(desired)) {
 		want := desired[key]
 		value, mutable, found, err := showFrontendConfig(ctx, q, key)
 		switch {
@@ -94,7 +95,7 @@ func showFrontendConfig(ctx context.Context, q Querier, key string) (value strin
 func ApplyBackend(ctx context.Context, q Querier, desired map[string]string) (Result, error) {
 	var res Result
 	var errs []error
-	for _, name := range sortedKeys(desired) {
+	for _, name := range slices.Sorted(maps.Keys(desired)) {
 		want := desired[name]
 		differs, seen, err := backendDiffers(ctx, q, name, want)
 		switch {
@@ -140,13 +141,4 @@ func backendDiffers(ctx context.Context, q Querier, name, want string) (differs,
 
 func quoteDouble(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
