@@ -189,6 +189,9 @@ const (
 	// ConditionBackendScaleIn is False while BE pods removed from the spec
 	// are kept because StarRocks still holds tablets on them.
 	ConditionBackendScaleIn = "BackendScaleIn"
+	// ConditionVolumesResized is False while PVCs of the instance request or
+	// hold less than the spec's persistentVolumeClaim.size.
+	ConditionVolumesResized = "VolumesResized"
 )
 
 // StarrocksStatus is what the module reports.
@@ -205,7 +208,7 @@ type StarrocksStatus struct {
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
 
-	// ConfigurationValid, LastValidConfigurationApplied, Available, TLSReady, BackendScaleIn.
+	// ConfigurationValid, LastValidConfigurationApplied, Available, TLSReady, BackendScaleIn, VolumesResized.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -33,6 +33,8 @@ const (
 	SnapPods            = "frontend_pods"
 	SnapCertificates    = "certificates"
 	SnapLastValid       = "last_valid"
+	SnapPVCs            = "pvcs"
+	SnapStorageClasses  = "storage_classes"
 )
 
 // Metric names (alerts in monitoring/ use exactly these).
@@ -93,7 +95,9 @@ var Config = &pkg.HookConfig{
 			Kind:          "StatefulSet",
 			LabelSelector: instanceSel,
 			JqFilter: `{namespace: .metadata.namespace, instance: .metadata.labels["` + shared.LabelInstance + `"], component: .metadata.labels["` + shared.LabelComponent + `"],` +
-				` replicas: (.spec.replicas // 1), readyReplicas: (.status.readyReplicas // 0)}`,
+				` replicas: (.spec.replicas // 1), readyReplicas: (.status.readyReplicas // 0),` +
+				// The size the StatefulSet was created with: volumeClaimTemplates cannot change.
+				` templateSize: ([(.spec.volumeClaimTemplates // [])[] | .spec.resources.requests.storage // empty][0] // "")}`,
 		},
 		{
 			// Only the TLS verdict and the membership of the agent status: the
@@ -118,7 +122,7 @@ var Config = &pkg.HookConfig{
 			Kind:          "Certificate",
 			LabelSelector: instanceSel,
 			JqFilter: `{namespace: .metadata.namespace, instance: .metadata.labels["` + shared.LabelInstance + `"],` +
-				` ready: ([(.status.conditions // [])[] | select(.type == "Ready")][0] // null), notAfter: .status.notAfter}`,
+				` ready: ([(.status.conditions // [])[] | select(.type == "Ready")][0] // null), notAfter: .status.notAfter, revision: (.status.revision // 0)}`,
 		},
 		{
 			Name:          SnapLastValid,
@@ -126,6 +130,24 @@ var Config = &pkg.HookConfig{
 			Kind:          "ConfigMap",
 			LabelSelector: lastValidSel,
 			JqFilter:      `{namespace: .metadata.namespace, name: .metadata.name, entry: (.data["` + shared.LastValidKey + `"] // "")}`,
+		},
+		{
+			// The PVCs the StatefulSets create from their volumeClaimTemplates
+			// carry the templates' instance labels: the ones to expand.
+			Name:          SnapPVCs,
+			APIVersion:    "v1",
+			Kind:          "PersistentVolumeClaim",
+			LabelSelector: instanceSel,
+			JqFilter: `{namespace: .metadata.namespace, name: .metadata.name, instance: .metadata.labels["` + shared.LabelInstance + `"], component: .metadata.labels["` + shared.LabelComponent + `"],` +
+				` storageClassName: (.spec.storageClassName // ""), requested: (.spec.resources.requests.storage // ""), capacity: (.status.capacity.storage // ""), phase: (.status.phase // "")}`,
+		},
+		{
+			// Whether a PVC may be expanded at all: the apiserver refuses it
+			// unless its StorageClass allows volume expansion.
+			Name:       SnapStorageClasses,
+			APIVersion: "storage.k8s.io/v1",
+			Kind:       "StorageClass",
+			JqFilter:   `{name: .metadata.name, allowVolumeExpansion: (.allowVolumeExpansion // false)}`,
 		},
 	},
 }
@@ -150,6 +172,14 @@ func Handle(_ context.Context, input *pkg.HookInput) error {
 	input.Values.Set(shared.InstancesValuesPath, plan.Values)
 	for _, cm := range plan.LastValid {
 		input.PatchCollector.CreateOrUpdate(cm)
+	}
+	for _, v := range plan.VolumeExpansions {
+		// Only the size: a merge patch leaves the rest of the PVC alone.
+		// planVolumes sends it only when the apiserver accepts it (a bound
+		// PVC of a class allowing expansion): a refused object patch fails
+		// the whole run, and with it the values of every instance.
+		input.PatchCollector.PatchWithMerge(map[string]any{"spec": map[string]any{"resources": map[string]any{"requests": map[string]any{"storage": v.Size}}}},
+			"v1", "PersistentVolumeClaim", v.Namespace, v.Name, objectpatch.WithIgnoreMissingObject(true))
 	}
 	for _, p := range plan.StatusPatches {
 		input.PatchCollector.PatchWithJSON(statusPatch(p.Status), v1alpha1.SchemeGroupVersion.String(), v1alpha1.StarrocksKind, p.Namespace, p.Name,
@@ -231,6 +261,8 @@ func ReadState(input *pkg.HookInput) (State, error) {
 		decode(snaps, SnapPods, &s.Pods),
 		decode(snaps, SnapCertificates, &s.Certificates),
 		decode(snaps, SnapLastValid, &s.LastValid),
+		decode(snaps, SnapPVCs, &s.PVCs),
+		decode(snaps, SnapStorageClasses, &s.StorageClasses),
 	)
 	if err != nil {
 		return s, err

@@ -25,6 +25,8 @@ type State struct {
 	Pods           []PodSnap
 	Certificates   []CertificateSnap
 	LastValid      []LastValidSnap
+	PVCs           []PVCSnap
+	StorageClasses []StorageClassSnap
 	ClusterDomain  string
 }
 
@@ -74,6 +76,8 @@ type Plan struct {
 	LastValid []*corev1.ConfigMap
 	// StatusPatches are the instance statuses that changed.
 	StatusPatches []StatusPatch
+	// VolumeExpansions are the PVCs to grow to their desired size.
+	VolumeExpansions []VolumeExpansion
 	// ClassStatusPatches are the class statuses that changed.
 	ClassStatusPatches []ClassStatusPatch
 	// Results per instance (for metrics and logs).
@@ -114,12 +118,24 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 
 	obs := observe(s)
 	backends := make(map[string]desired.BackendObservation, len(obs))
+	existing := make(map[string]desired.Existing, len(obs))
 	for key, o := range obs {
 		b := desired.BackendObservation{Reports: o.Membership, Unreadable: o.MembershipUnreadable}
 		if o.Backend != nil {
 			b.Replicas = &o.Backend.Replicas
 		}
 		backends[key] = b
+		ex := desired.Existing{}
+		if o.Frontend != nil {
+			ex.FrontendTemplateSize = o.Frontend.TemplateSize
+		}
+		if o.Backend != nil {
+			ex.BackendTemplateSize = o.Backend.TemplateSize
+		}
+		if o.Certificate != nil {
+			ex.CertificateRevision = o.Certificate.Revision
+		}
+		existing[key] = ex
 	}
 	out := desired.Compute(desired.Input{
 		Instances:     s.Instances,
@@ -128,8 +144,13 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 		LastValid:     lastValid,
 		Cache:         cache,
 		Backends:      backends,
+		Existing:      existing,
 	})
 	plan.Values = out.Instances
+	expandable := make(map[string]bool, len(s.StorageClasses))
+	for _, sc := range s.StorageClasses {
+		expandable[sc.Name] = sc.AllowVolumeExpansion
+	}
 	plan.Results = out.Results
 	domain := s.ClusterDomain
 	if domain == "" {
@@ -144,8 +165,14 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 				plan.LastValid = append(plan.LastValid, lastValidConfigMap(res.Entry, string(data)))
 			}
 		}
+		o := obs[res.Key]
+		if res.Entry != nil {
+			var expand []VolumeExpansion
+			expand, o.Volumes = planVolumes(res.Entry, o.PVCs, expandable)
+			plan.VolumeExpansions = append(plan.VolumeExpansions, expand...)
+		}
 		prev := s.InstanceStatus[res.Key]
-		st := ComputeStatus(res, prev, obs[res.Key], domain, now)
+		st := ComputeStatus(res, prev, o, domain, now)
 		plan.Phases[res.Key] = st.Phase
 		if !sameJSON(st, prev) {
 			plan.StatusPatches = append(plan.StatusPatches, StatusPatch{Namespace: sr.Namespace, Name: sr.Name, Status: st})
@@ -184,6 +211,11 @@ func observe(s State) map[string]Observed {
 		state := c.CertificateState
 		o.Certificate = &state
 		put(c.Namespace, c.Instance, o)
+	}
+	for _, pvc := range s.PVCs {
+		o := get(pvc.Namespace, pvc.Instance)
+		o.PVCs = append(o.PVCs, pvc)
+		put(pvc.Namespace, pvc.Instance, o)
 	}
 	for _, p := range s.Pods {
 		o := get(p.Namespace, p.Instance)

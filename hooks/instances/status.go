@@ -34,6 +34,10 @@ const (
 	ReasonDecommissionInProgress = "DecommissionInProgress"
 	ReasonWaitingForAgent        = "WaitingForAgent"
 	ReasonNoScaleInPending       = "NoScaleInPending"
+	// VolumesResized reasons.
+	ReasonVolumesAtDesiredSize = "VolumesAtDesiredSize"
+	ReasonExpansionInProgress  = "ExpansionInProgress"
+	ReasonExpansionBlocked     = "ExpansionBlocked"
 	ConditionClassValid          = "Valid"
 	maxConditionMessageLength    = 32768
 	truncatedMessageSuffix       = " … (truncated)"
@@ -53,18 +57,26 @@ type Observed struct {
 	Membership []*agentconfig.MembershipStatus
 	// MembershipUnreadable is true when an FE pod's agent status could not be read.
 	MembershipUnreadable bool
+	// PVCs of the instance.
+	PVCs []PVCSnap
+	// Volumes is the verdict of planVolumes over PVCs (set by Reconcile).
+	Volumes VolumesVerdict
 }
 
 // StatefulSetState is the readiness of one StatefulSet.
 type StatefulSetState struct {
 	Replicas      int32 `json:"replicas"`
 	ReadyReplicas int32 `json:"readyReplicas"`
+	// TemplateSize is the storage request of its volumeClaimTemplates.
+	TemplateSize string `json:"templateSize,omitempty"`
 }
 
 // CertificateState is a cert-manager Certificate's Ready condition.
 type CertificateState struct {
 	Ready    *metav1.Condition `json:"ready"`
 	NotAfter *metav1.Time      `json:"notAfter"`
+	// Revision is status.revision (0: none yet).
+	Revision int64 `json:"revision,omitempty"`
 }
 
 // AgentTLS is the tls field of pkg/agentconfig.Status.
@@ -114,6 +126,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 		set(v1alpha1.ConditionAvailable, false, ReasonNotRendered, "Nothing is deployed because the spec has never been valid.")
 		set(v1alpha1.ConditionTLSReady, false, ReasonNotRendered, "Nothing is deployed because the spec has never been valid.")
 		set(v1alpha1.ConditionBackendScaleIn, true, ReasonNoScaleInPending, "Nothing is deployed, so no BE is being removed.")
+		set(v1alpha1.ConditionVolumesResized, true, ReasonVolumesAtDesiredSize, "Nothing is deployed, so no volume is being expanded.")
 		st.Conditions = conds
 		return st
 	}
@@ -158,6 +171,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	set(v1alpha1.ConditionTLSReady, ok, reason, msg)
 	ok, reason, msg = backendScaleIn(res.ScaleIn)
 	set(v1alpha1.ConditionBackendScaleIn, ok, reason, msg)
+	set(v1alpha1.ConditionVolumesResized, obs.Volumes.OK, obs.Volumes.Reason, obs.Volumes.Message)
 	st.Conditions = conds
 	return st
 }

@@ -20,6 +20,7 @@
 package desired
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -59,6 +60,33 @@ type Input struct {
 	// scale-in decision (BackendReplicas); a missing entry means no
 	// StatefulSet yet.
 	Backends map[string]BackendObservation
+	// Existing is what the existing objects of an instance fix, per
+	// "namespace/name"; a missing entry means none exist yet.
+	Existing map[string]Existing
+}
+
+// Existing is what the objects already in the cluster fix in the values of
+// an instance, whichever entry (current or last valid) is rendered.
+type Existing struct {
+	// FrontendTemplateSize and BackendTemplateSize are the
+	// volumeClaimTemplates sizes of the existing StatefulSets ("" when the
+	// StatefulSet does not exist): the apiserver refuses to change them.
+	FrontendTemplateSize, BackendTemplateSize string
+	// CertificateRevision is status.revision of the instance Certificate,
+	// 0 when it has none yet.
+	CertificateRevision int64
+}
+
+// applyExisting fills the fields the existing objects decide into a copy of
+// the entry to render.
+func applyExisting(e Instance, ex Existing) Instance {
+	e.Frontend.Storage.TemplateSize = cmp.Or(ex.FrontendTemplateSize, e.Frontend.Storage.Size)
+	e.Backend.Storage.TemplateSize = cmp.Or(ex.BackendTemplateSize, e.Backend.Storage.Size)
+	// No revision yet is the first issuance: counting it as 1 keeps the
+	// pods created with the instance from rolling when cert-manager
+	// reports its first revision.
+	e.TLS.CertificateRevision = max(ex.CertificateRevision, 1)
+	return e
 }
 
 // Output is the desired state.
@@ -134,7 +162,7 @@ func Compute(in Input) Output {
 			resolved, vs := c.Resolve(sr)
 			res.Violations = vs
 			if len(vs) == 0 {
-				entry := Build(sr, c.Class(), resolved, domain)
+				entry := applyExisting(Build(sr, c.Class(), resolved, domain), in.Existing[res.Key])
 				res.ScaleIn = applyScaleIn(&entry, in.Backends[res.Key], domain)
 				res.Entry, res.Current = &entry, true
 			}
@@ -143,8 +171,10 @@ func Compute(in Input) Output {
 			// Only an entry of this very object counts: a Starrocks deleted and
 			// recreated under the same name starts from scratch.
 			if last := in.LastValid[res.Key]; last != nil && last.UID == string(sr.UID) {
-				res.Entry = last
-				res.ScaleIn = describeScaleIn(last, in.Backends[res.Key])
+				// A copy: the persisted entry is the caller's.
+				entry := applyExisting(*last, in.Existing[res.Key])
+				res.Entry = &entry
+				res.ScaleIn = describeScaleIn(&entry, in.Backends[res.Key])
 			}
 		}
 		if res.Entry != nil {

@@ -80,7 +80,7 @@ func TestComputeBuildsTheValuesEntry(t *testing.T) {
 		"d8ms-sr-olap-be-1.d8ms-sr-olap-be-headless.team-a.svc.k8s.example",
 	}, e.Backend.Hosts)
 	assert.Equal(t, Resources{Requests: ResourceList{CPU: "1000m", Memory: "8Gi"}, Limits: ResourceList{CPU: "2", Memory: "8Gi"}}, e.Frontend.Resources)
-	assert.Equal(t, Storage{Size: "20Gi"}, e.Backend.Storage)
+	assert.Equal(t, Storage{Size: "20Gi", TemplateSize: "20Gi"}, e.Backend.Storage, "a new StatefulSet is created with the spec size")
 	assert.EqualValues(t, 3, e.Frontend.Replicas)
 	assert.EqualValues(t, 2, e.Backend.Replicas)
 	assert.Equal(t, Configuration{StreamingLoadMaxMb: 102400, LoadProcessMaxMemoryLimitPercent: 30, CatalogTrashExpireSecond: 3600, DefaultReplicationNum: 2}, e.Configuration)
@@ -92,6 +92,7 @@ func TestComputeBuildsTheValuesEntry(t *testing.T) {
 			"d8ms-sr-olap-1.d8ms-sr-olap-fe-headless.team-a.svc.k8s.example",
 			"d8ms-sr-olap-2.d8ms-sr-olap-fe-headless.team-a.svc.k8s.example",
 		},
+		CertificateRevision: 1,
 	}, e.TLS)
 	assert.Equal(t, "d8ms-sr-olap.team-a.svc.k8s.example", e.AgentConfig.QueryHost)
 	assert.Equal(t, map[string]string{"catalog_trash_expire_second": "3600", "default_replication_num": "2"}, e.AgentConfig.FrontendConfig)
@@ -258,6 +259,54 @@ func TestComputeKeepsTheLastValidEntry(t *testing.T) {
 		require.Len(t, out.Instances, 1)
 		assert.Equal(t, *last, out.Instances[0])
 		assert.NotEmpty(t, out.ClassProblems["default"])
+	})
+}
+
+func TestComputeTakesWhatTheExistingObjectsFix(t *testing.T) {
+	grown := instance("ns", "a")
+	grown.Spec.Backend.PersistentVolumeClaim.Size = resource.MustParse("60Gi")
+	grown.Spec.Frontend.PersistentVolumeClaim.Size = resource.MustParse("30Gi")
+	for _, tt := range []struct {
+		name                           string
+		existing                       *Existing
+		wantFETemplate, wantBETemplate string
+		wantRevision                   int64
+	}{
+		{"no objects yet: templates get the spec size, revision 1", nil, "30Gi", "60Gi", 1},
+		{"existing StatefulSets keep the size they were created with", &Existing{FrontendTemplateSize: "20Gi", BackendTemplateSize: "20Gi"}, "20Gi", "20Gi", 1},
+		{"only the BE StatefulSet exists: the FE template gets the spec size", &Existing{BackendTemplateSize: "20Gi"}, "30Gi", "20Gi", 1},
+		{"a Certificate without revision counts as the first issuance", &Existing{CertificateRevision: 0}, "30Gi", "60Gi", 1},
+		{"a renewed Certificate's revision is passed on", &Existing{CertificateRevision: 3}, "30Gi", "60Gi", 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := Input{Instances: []*v1alpha1.Starrocks{grown}, Classes: []*v1alpha1.StarrocksClass{class()}}
+			if tt.existing != nil {
+				in.Existing = map[string]Existing{"ns/a": *tt.existing}
+			}
+			out := Compute(in)
+			require.Len(t, out.Instances, 1)
+			e := out.Instances[0]
+			assert.Equal(t, "30Gi", e.Frontend.Storage.Size, "the desired PVC size stays the spec's")
+			assert.Equal(t, "60Gi", e.Backend.Storage.Size, "the desired PVC size stays the spec's")
+			assert.Equal(t, tt.wantFETemplate, e.Frontend.Storage.TemplateSize)
+			assert.Equal(t, tt.wantBETemplate, e.Backend.Storage.TemplateSize)
+			assert.Equal(t, tt.wantRevision, e.TLS.CertificateRevision)
+		})
+	}
+
+	t.Run("a last valid entry gets them too, without changing the persisted entry", func(t *testing.T) {
+		first := Compute(Input{Instances: []*v1alpha1.Starrocks{instance("ns", "a")}, Classes: []*v1alpha1.StarrocksClass{class()}})
+		last := first.Results[0].Entry
+		broken := instance("ns", "a")
+		broken.Spec.Frontend.CPU.Cores = 64
+		out := Compute(Input{Instances: []*v1alpha1.Starrocks{broken}, Classes: []*v1alpha1.StarrocksClass{class()}, LastValid: map[string]*Instance{"ns/a": last},
+			Existing: map[string]Existing{"ns/a": {FrontendTemplateSize: "10Gi", BackendTemplateSize: "15Gi", CertificateRevision: 2}}})
+		require.Len(t, out.Instances, 1)
+		assert.Equal(t, "10Gi", out.Instances[0].Frontend.Storage.TemplateSize)
+		assert.Equal(t, "15Gi", out.Instances[0].Backend.Storage.TemplateSize)
+		assert.EqualValues(t, 2, out.Instances[0].TLS.CertificateRevision)
+		assert.Equal(t, "20Gi", last.Backend.Storage.TemplateSize, "the caller's entry is not modified")
+		assert.EqualValues(t, 1, last.TLS.CertificateRevision)
 	})
 }
 

@@ -62,7 +62,13 @@ type ResourceList struct {
 
 // Storage is the PVC template of a component.
 type Storage struct {
-	Size             string `json:"size"`
+	// Size is the desired size of every PVC of the component (the spec).
+	Size string `json:"size"`
+	// TemplateSize goes into the StatefulSet volumeClaimTemplates: the size
+	// the existing StatefulSet was created with, because the apiserver
+	// refuses any change of volumeClaimTemplates; Size for a new one. Grown
+	// PVCs are expanded by the hooks, not through the template.
+	TemplateSize     string `json:"templateSize,omitempty"`
 	StorageClassName string `json:"storageClassName,omitempty"`
 }
 
@@ -80,6 +86,10 @@ type TLS struct {
 	SecretName                 string   `json:"secretName"`
 	KeystorePasswordSecretName string   `json:"keystorePasswordSecretName,omitempty"`
 	DNSNames                   []string `json:"dnsNames"`
+	// CertificateRevision is status.revision of the instance Certificate (1
+	// while it has none): the FE reads its keystore only at start, so the FE
+	// pod template carries it and a renewal rolls the FE pods.
+	CertificateRevision int64 `json:"certificateRevision,omitempty"`
 }
 
 // Scheduling comes from the class.
