@@ -95,19 +95,29 @@ func steadyState(b *testing.B, n int) helpers.StaticSnapshots {
 			component string
 			replicas  int32
 		}{{shared.ComponentFrontend, 3}, {shared.ComponentBackend, 3}} {
-			s := StatefulSetSnap{Namespace: ns, Instance: name, Component: c.component, StatefulSetState: StatefulSetState{Replicas: c.replicas, ReadyReplicas: c.replicas}}
+			size := sr.Spec.Frontend.PersistentVolumeClaim.Size.String()
+			s := StatefulSetSnap{Namespace: ns, Instance: name, Component: c.component, StatefulSetState: StatefulSetState{Replicas: c.replicas, ReadyReplicas: c.replicas, TemplateSize: size}}
 			st.StatefulSets = append(st.StatefulSets, s)
 			add(SnapStatefulSets, s)
+			for p := range c.replicas {
+				pvc := PVCSnap{Namespace: ns, Name: fmt.Sprintf("data-%s-%s-%d", name, c.component, p), Instance: name, Component: c.component,
+					StorageClassName: "expandable", Requested: size, Capacity: size, Phase: "Bound"}
+				st.PVCs = append(st.PVCs, pvc)
+				add(SnapPVCs, pvc)
+			}
 		}
 		for p := range 3 {
 			pod := PodSnap{Namespace: ns, Name: fmt.Sprintf("d8ms-sr-%s-%d", name, p), Instance: name, AgentTLS: &AgentTLS{Ready: true}}
 			st.Pods = append(st.Pods, pod)
 			add(SnapPods, pod)
 		}
-		cert := CertificateSnap{Namespace: ns, Instance: name, CertificateState: CertificateState{Ready: ready, NotAfter: &now}}
+		cert := CertificateSnap{Namespace: ns, Instance: name, CertificateState: CertificateState{Ready: ready, NotAfter: &now, Revision: 2}}
 		st.Certificates = append(st.Certificates, cert)
 		add(SnapCertificates, cert)
 	}
+	sc := StorageClassSnap{Name: "expandable", AllowVolumeExpansion: true}
+	st.StorageClasses = append(st.StorageClasses, sc)
+	add(SnapStorageClasses, sc)
 	plan := Reconcile(st, classrules.NewCache(), now)
 	for _, e := range plan.Values {
 		data, _ := json.Marshal(e)

@@ -89,3 +89,44 @@ func TestStatefulSetFilterKeepsTheSpecReplicas(t *testing.T) {
 		`{"metadata":{"name":"d8ms-sr-olap-be","namespace":"team","labels":{"app.kubernetes.io/instance":"olap","app.kubernetes.io/component":"backend"}},"spec":{"replicas":3},"status":{"replicas":2,"readyReplicas":1}}`, &got))
 	assert.Equal(t, StatefulSetState{Replicas: 3, ReadyReplicas: 1}, got.StatefulSetState, "the scale-in decision compares the spec with the StatefulSet's spec, not its status")
 }
+
+func TestStatefulSetFilterKeepsTheClaimTemplateSize(t *testing.T) {
+	for _, tt := range []struct {
+		name, spec, want string
+	}{
+		{"the size it was created with", `"volumeClaimTemplates":[{"metadata":{"name":"storage"},"spec":{"resources":{"requests":{"storage":"50Gi"}}}}]`, "50Gi"},
+		{"no templates: empty, the spec size is used", `"replicas":1`, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got StatefulSetSnap
+			require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapStatefulSets),
+				`{"metadata":{"name":"s","namespace":"team","labels":{"app.kubernetes.io/instance":"olap","app.kubernetes.io/component":"backend"}},"spec":{`+tt.spec+`}}`, &got))
+			assert.Equal(t, tt.want, got.TemplateSize)
+		})
+	}
+}
+
+func TestCertificateFilterKeepsTheRevision(t *testing.T) {
+	for _, tt := range []struct {
+		name, status string
+		want         int64
+	}{
+		{"not issued yet: 0", `{}`, 0},
+		{"renewed", `{"revision":3,"notAfter":"2027-03-01T00:00:00Z"}`, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got CertificateSnap
+			require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapCertificates),
+				`{"metadata":{"name":"c","namespace":"team","labels":{"app.kubernetes.io/instance":"olap"}},"status":`+tt.status+`}`, &got))
+			assert.Equal(t, tt.want, got.Revision)
+		})
+	}
+}
+
+func TestPVCFilterKeepsWhatTheExpansionNeeds(t *testing.T) {
+	var got PVCSnap
+	require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapPVCs),
+		`{"metadata":{"name":"storage-d8ms-sr-olap-be-0","namespace":"team","resourceVersion":"7","labels":{"app.kubernetes.io/instance":"olap","app.kubernetes.io/component":"backend"}},`+
+			`"spec":{"storageClassName":"fast","resources":{"requests":{"storage":"50Gi"}}},"status":{"phase":"Bound","capacity":{"storage":"50Gi"}}}`, &got))
+	assert.Equal(t, PVCSnap{Namespace: "team", Name: "storage-d8ms-sr-olap-be-0", Instance: "olap", Component: "backend", StorageClassName: "fast", Requested: "50Gi", Capacity: "50Gi", Phase: "Bound"}, got)
+}
