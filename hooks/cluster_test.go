@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,6 +98,8 @@ func instancesIn(values utils.Values) []any {
 	return values["managedStarrocks"].(map[string]any)["internal"].(map[string]any)["instances"].([]any)
 }
 
+var clientRuns atomic.Int64
+
 func TestHooksAgainstARealAPIServer(t *testing.T) {
 	bin := buildHooks(t)
 	cfg, err := kind.GetBatchHookConfig("managed-starrocks", bin)
@@ -104,6 +107,9 @@ func TestHooksAgainstARealAPIServer(t *testing.T) {
 	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}})
 	client := kubeclient.New()
 	client.WithRestConfig(cp.RESTConfig())
+	// kube-client registers its metrics in the global Prometheus registry:
+	// a prefix of its own per run keeps -count=N from registering twice.
+	client.WithMetricPrefix(fmt.Sprintf("hooks_cluster_test_%d_", clientRuns.Add(1)))
 	require.NoError(t, client.Init(), "kube client")
 	op := &operator{t: t, bin: bin, cfg: cfg, client: client, patcher: objectpatch.NewObjectPatcher(client, log.NewNop())}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)

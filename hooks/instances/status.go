@@ -38,10 +38,10 @@ const (
 	ReasonVolumesAtDesiredSize = "VolumesAtDesiredSize"
 	ReasonExpansionInProgress  = "ExpansionInProgress"
 	ReasonExpansionBlocked     = "ExpansionBlocked"
-	ConditionClassValid          = "Valid"
-	maxConditionMessageLength    = 32768
-	truncatedMessageSuffix       = " … (truncated)"
-	defaultAgentTLSNotReadyWhy   = "TLSNotReady"
+	ConditionClassValid        = "Valid"
+	maxConditionMessageLength  = 32768
+	truncatedMessageSuffix     = " … (truncated)"
+	defaultAgentTLSNotReadyWhy = "TLSNotReady"
 )
 
 // Observed is what the cluster says about the objects of one instance.
