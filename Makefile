@@ -15,6 +15,8 @@ run: tools
 
 ## test: every test of the repository, against real components
 test: tools
+	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
+	  if [ -n "$$unformatted" ]; then echo "gofmt -w needed on: $$unformatted"; exit 1; fi
 	go vet ./...
 	go test -count=1 -timeout 45m ./...
 

@@ -163,7 +163,6 @@ func (c *Client) PrintTable(ctx context.Context, w io.Writer, title, path string
 	return tw.Flush()
 }
 
-
 // Mapping returns the REST mapping of a kind, refreshing discovery once when
 // the kind is new (a CRD installed after the client was made).
 func (c *Client) Mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {

@@ -8,10 +8,10 @@ import (
 
 	"github.com/deckhouse/deckhouse/pkg/log"
 	sdkhook "github.com/deckhouse/module-sdk/pkg/hook"
+	aotypes "github.com/flant/addon-operator/pkg/hook/types"
 	"github.com/flant/addon-operator/pkg/module_manager/models/hooks/kind"
 	"github.com/flant/addon-operator/pkg/utils"
 	bindingcontext "github.com/flant/shell-operator/pkg/hook/binding_context"
-	aotypes "github.com/flant/addon-operator/pkg/hook/types"
 	htypes "github.com/flant/shell-operator/pkg/hook/types"
 	kemtypes "github.com/flant/shell-operator/pkg/kube_events_manager/types"
 )

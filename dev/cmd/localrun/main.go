@@ -45,7 +45,7 @@ func run() error {
 	say("starting etcd and kube-apiserver on 127.0.0.1")
 	started := time.Now()
 	cp, err := controlplane.Start(ctx, controlplane.Options{
-		Dir: dir,
+		Dir:               dir,
 		CRDDirs:           moduleloop.CRDDirs(),
 		ControllerManager: true,
 	})
