@@ -18,12 +18,11 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
-	"github.com/deckhouse/managed-starrocks/dev/chartrender"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 )
 
 // DevCRDDir holds the CRD fixtures no Go module ships (Deckhouse's own).
-func devCRDDir() string { return filepath.Join(chartrender.RepoRoot(), "dev", "crds") }
+func devCRDDir() string { return filepath.Join(controlplane.RepoRoot(), "dev", "crds") }
 
 // Every object the chart renders, for every scenario and for the module
 // settings that change what is rendered, must be accepted by a real

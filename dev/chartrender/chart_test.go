@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 )
 
 // chartCopy copies the parts of the repository Helm reads into a temporary
@@ -17,7 +18,7 @@ import (
 // files, build leftovers) without touching the repository.
 func chartCopy(t testing.TB, extra map[string]string) string {
 	t.Helper()
-	root := chartrender.RepoRoot()
+	root := controlplane.RepoRoot()
 	dir := t.TempDir()
 	for _, rel := range []string{"Chart.yaml", ".helmignore", "templates", "monitoring"} {
 		src := filepath.Join(root, rel)
@@ -67,7 +68,7 @@ func TestChartLoadsWithoutBuildDirectories(t *testing.T) {
 		"dev/chartrender/chartrender.go": "package chartrender",
 		"go.mod":                         "module x",
 	})
-	for _, chartDir := range []string{dir, chartrender.RepoRoot()} {
+	for _, chartDir := range []string{dir, controlplane.RepoRoot()} {
 		r, err := chartrender.Load(chartDir)
 		if err != nil {
 			t.Fatalf("load %s: %v", chartDir, err)

@@ -5,13 +5,9 @@
 package chartrender
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -21,7 +17,9 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 )
 
 // ModuleValuesKey is the key of the module's values in the Helm values tree
@@ -34,16 +32,6 @@ const Namespace = "d8-managed-starrocks"
 // Renderer holds a loaded chart; it is safe for concurrent use.
 type Renderer struct {
 	chart *chart.Chart
-}
-
-// RepoRoot is the module repository root (where Chart.yaml is), found from
-// this source file so tests work from any package directory.
-func RepoRoot() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		panic("chartrender: cannot locate own source file")
-	}
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
 // Load loads the chart in dir, honouring its .helmignore exactly as Helm does.
@@ -66,7 +54,7 @@ var (
 
 // Default returns the renderer of the repository's chart, loaded once.
 func Default() (*Renderer, error) {
-	defaultOnce.Do(func() { defaultRenderer, defaultErr = Load(RepoRoot()) })
+	defaultOnce.Do(func() { defaultRenderer, defaultErr = Load(controlplane.RepoRoot()) })
 	return defaultRenderer, defaultErr
 }
 
@@ -146,35 +134,13 @@ func (r *Renderer) Render(moduleValues, globals map[string]any) ([]*unstructured
 		if strings.HasPrefix(filepath.Base(name), "_") || !strings.HasSuffix(name, ".yaml") {
 			continue
 		}
-		parsed, err := parseManifests(files[name])
+		parsed, err := kubeutil.ParseManifests([]byte(files[name]))
 		if err != nil {
 			return nil, fmt.Errorf("parse %s: %w", name, err)
 		}
 		objs = append(objs, parsed...)
 	}
 	return objs, nil
-}
-
-func parseManifests(text string) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewBufferString(text), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, err
-		}
-		if len(m) == 0 {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: m}
-		if u.GetKind() == "" || u.GetAPIVersion() == "" {
-			return nil, fmt.Errorf("document without kind or apiVersion: %v", m)
-		}
-		out = append(out, u)
-	}
 }
 
 // Find returns the object of the given kind, namespace and name, or nil.

@@ -87,7 +87,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		}
 	}()
 
-	ports, err := freePorts(3)
+	ports, err := FreePorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -373,7 +373,8 @@ func waitReady(ctx context.Context, p *process, cfg *rest.Config, timeout time.D
 	return errors.Join(p.failure("not ready in "+timeout.String()), lastErr)
 }
 
-func freePorts(n int) ([]int, error) {
+// FreePorts finds n distinct free TCP ports on 127.0.0.1.
+func FreePorts(n int) ([]int, error) {
 	var ports []int
 	var listeners []net.Listener
 	defer func() {

@@ -1,12 +1,8 @@
 package controlplane
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,9 +13,10 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 )
 
 // LoadCRDs reads every CustomResourceDefinition from the YAML files of the
@@ -54,16 +51,12 @@ func readCRDs(file string) ([]*apiextensionsv1.CustomResourceDefinition, error) 
 	if err != nil {
 		return nil, err
 	}
+	docs, err := kubeutil.SplitDocuments(data)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
 	var crds []*apiextensionsv1.CustomResourceDefinition
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return crds, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", file, err)
-		}
+	for _, doc := range docs {
 		var meta metav1.TypeMeta
 		if err := yaml.Unmarshal(doc, &meta); err != nil {
 			return nil, fmt.Errorf("parse %s: %w", file, err)
@@ -77,6 +70,7 @@ func readCRDs(file string) ([]*apiextensionsv1.CustomResourceDefinition, error) 
 		}
 		crds = append(crds, crd)
 	}
+	return crds, nil
 }
 
 // InstallCRDs creates (or updates) the CRDs of the directories and waits

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,6 +25,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
@@ -37,18 +40,32 @@ func ReadManifests(path string) ([]*unstructured.Unstructured, error) {
 	return ParseManifests(data)
 }
 
-// ParseManifests parses every object of a multi-document YAML text.
-func ParseManifests(data []byte) ([]*unstructured.Unstructured, error) {
-	var objs []*unstructured.Unstructured
+// SplitDocuments returns the documents of a multi-document YAML text.
+func SplitDocuments(data []byte) ([][]byte, error) {
+	var docs [][]byte
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for {
 		doc, err := reader.Read()
 		if errors.Is(err, io.EOF) {
-			return objs, nil
+			return docs, nil
 		}
 		if err != nil {
 			return nil, err
 		}
+		docs = append(docs, doc)
+	}
+}
+
+// ParseManifests parses every object of a multi-document YAML text. Empty
+// documents are skipped; a document without kind or apiVersion is an error,
+// since nothing could apply it.
+func ParseManifests(data []byte) ([]*unstructured.Unstructured, error) {
+	docs, err := SplitDocuments(data)
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	for _, doc := range docs {
 		obj := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
 			return nil, err
@@ -56,8 +73,21 @@ func ParseManifests(data []byte) ([]*unstructured.Unstructured, error) {
 		if len(obj.Object) == 0 {
 			continue
 		}
+		if obj.GetKind() == "" || obj.GetAPIVersion() == "" {
+			return nil, fmt.Errorf("document without kind or apiVersion: %v", obj.Object)
+		}
 		objs = append(objs, obj)
 	}
+	return objs, nil
+}
+
+// EnsureNamespace creates a namespace unless it exists already.
+func EnsureNamespace(ctx context.Context, kube kubernetes.Interface, name string, labels map[string]string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", name, err)
+	}
+	return nil
 }
 
 // Client applies and reads arbitrary objects.

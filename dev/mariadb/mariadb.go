@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 )
 
 // Options are the server's TLS files; all three are required because the
@@ -80,7 +82,11 @@ func Start(t testing.TB, opts Options) *Server {
 
 	s := &Server{Socket: filepath.Join(base, "s.sock")}
 	for attempt := 0; ; attempt++ {
-		s.Port = freePort(t)
+		ports, err := controlplane.FreePorts(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Port = ports[0]
 		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
 		cmd := exec.Command(mariadbd,
 			"--no-defaults",
@@ -193,14 +199,4 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
 	return w.s.stderr.Write(p)
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

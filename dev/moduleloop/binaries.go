@@ -63,14 +63,11 @@ func StartWebhook(ctx context.Context, binary, kubeconfig, dir string) (*Webhook
 	if err := leaf.WriteFiles(certDir, ca); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	ports, err := controlplane.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	healthPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+	port, healthPort := ports[0], ports[1]
 	logPath := filepath.Join(dir, "webhook.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -136,13 +133,4 @@ func (w *Webhook) Stop() {
 		_ = w.cmd.Process.Kill()
 		<-w.done
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

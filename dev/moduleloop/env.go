@@ -2,16 +2,13 @@ package moduleloop
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 )
 
 // CRDDirs are the CRDs a Deckhouse cluster has that the module's objects
@@ -38,9 +35,8 @@ func PrepareCluster(ctx context.Context, cfg *rest.Config) error {
 		return err
 	}
 	for _, name := range DeckhouseNamespaces {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"heritage": "deckhouse"}}}
-		if _, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create namespace %s: %w", name, err)
+		if err := kubeutil.EnsureNamespace(ctx, kube, name, map[string]string{"heritage": "deckhouse"}); err != nil {
+			return err
 		}
 	}
 	return nil

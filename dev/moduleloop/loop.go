@@ -29,9 +29,6 @@ import (
 	"github.com/flant/addon-operator/pkg/utils"
 	objectpatch "github.com/flant/shell-operator/pkg/kube/object_patch"
 	kemtypes "github.com/flant/shell-operator/pkg/kube_events_manager/types"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -198,7 +195,9 @@ func (l *Loop) RunOnce(ctx context.Context) (*Result, error) {
 	defer l.mu.Unlock()
 	start := time.Now()
 	res := &Result{}
-	if err := l.ensureNamespace(ctx); err != nil {
+	// The release ConfigMap lives in the module's namespace, which the chart
+	// itself creates: make sure it exists before the first render.
+	if err := kubeutil.EnsureNamespace(ctx, l.kube, releaseNamespace, nil); err != nil {
 		return nil, err
 	}
 	if !l.started {
@@ -294,15 +293,6 @@ func (l *Loop) keep(obj *unstructured.Unstructured) bool {
 		_ = unstructured.SetNestedSlice(obj.Object, webhooks, "webhooks")
 	}
 	return true
-}
-
-func (l *Loop) ensureNamespace(ctx context.Context) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: releaseNamespace}}
-	_, err := l.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	return nil
 }
 
 // Run runs passes until ctx ends: one now, then one after every change of a

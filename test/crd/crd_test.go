@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 )
 
 const namespace = "team-a"
@@ -52,9 +52,8 @@ func startCluster(t *testing.T) *cluster {
 
 func (c *cluster) ensureNamespace(t *testing.T, name string) {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if _, err := c.kube.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
-		t.Fatalf("create namespace %s: %v", name, err)
+	if err := kubeutil.EnsureNamespace(context.Background(), c.kube, name, nil); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -27,6 +25,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 	"github.com/deckhouse/managed-starrocks/dev/moduleloop"
 )
 
@@ -62,6 +61,7 @@ type env struct {
 	cp       *controlplane.ControlPlane
 	dyn      dynamic.Interface
 	kube     kubernetes.Interface
+	client   *kubeutil.Client
 	webhook  *moduleloop.Webhook
 	loop     *moduleloop.Loop
 	stopLoop func()
@@ -88,6 +88,9 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		t.Fatal(err)
 	}
 	if e.kube, err = kubernetes.NewForConfig(cp.RESTConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if e.client, err = kubeutil.NewClient(cp.RESTConfig()); err != nil {
 		t.Fatal(err)
 	}
 	if !opts.noWebhook {
@@ -205,15 +208,11 @@ func (e *env) tryApply(doc string) (*unstructured.Unstructured, error) {
 	}
 	ctx := context.Background()
 	if ns := obj.GetNamespace(); ns != "" {
-		_, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
+		if err := kubeutil.EnsureNamespace(ctx, e.kube, ns, nil); err != nil {
 			return nil, err
 		}
 	}
-	data, _ := obj.MarshalJSON()
-	force := true
-	return e.resource(obj.GetKind(), obj.GetNamespace()).Patch(ctx, obj.GetName(), "application/apply-patch+yaml", data,
-		metav1.PatchOptions{FieldManager: "e2e-user", Force: &force})
+	return e.client.Apply(ctx, obj, "e2e-user")
 }
 
 func (e *env) resource(kind, namespace string) dynamic.ResourceInterface {

@@ -16,9 +16,6 @@ import (
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 	"github.com/deckhouse/managed-starrocks/dev/moduleloop"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -194,8 +191,7 @@ func applyExamples(ctx context.Context, cp *controlplane.ControlPlane, client *k
 		}
 		for _, obj := range objs {
 			if ns := obj.GetNamespace(); ns != "" {
-				_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-				if err != nil && !isAlreadyExists(err) {
+				if err := kubeutil.EnsureNamespace(ctx, kube, ns, nil); err != nil {
 					return err
 				}
 			}
@@ -211,5 +207,3 @@ func applyExamples(ctx context.Context, cp *controlplane.ControlPlane, client *k
 func say(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "==> "+format+"\n", args...)
 }
-
-func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }
