@@ -16,16 +16,15 @@ import (
 	"github.com/flant/addon-operator/pkg/module_manager/models/hooks/kind"
 	"github.com/flant/addon-operator/pkg/utils"
 	"github.com/flant/addon-operator/pkg/values/validation"
-	"github.com/flant/shell-operator/pkg/filter/jq"
 	bindingcontext "github.com/flant/shell-operator/pkg/hook/binding_context"
 	htypes "github.com/flant/shell-operator/pkg/hook/types"
 	kemtypes "github.com/flant/shell-operator/pkg/kube_events_manager/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
+
+	"github.com/deckhouse/managed-starrocks/dev/moduleloop"
 )
 
 // The cluster as the hooks see it: a class, a valid and a brand-new invalid
@@ -149,46 +148,18 @@ func hookID(t *testing.T, cfg *kind.BatchHookConfig, name string) (string, *sdkh
 	return "", nil
 }
 
-// snapshotsFor does what shell-operator does for a group of bindings: list
-// the objects each binding selects and run its jq filter (the same gojq
-// filter implementation shell-operator uses).
+// snapshotsFor does what shell-operator does for a group of bindings: keep
+// the objects each binding selects with its jq filter result (the module
+// loop's FilterSnapshot, on the same gojq filter shell-operator uses).
 func snapshotsFor(t *testing.T, h *sdkhook.HookConfig, objects []*unstructured.Unstructured) map[string][]kemtypes.ObjectAndFilterResult {
 	t.Helper()
-	filter := jq.NewFilter()
 	snaps := map[string][]kemtypes.ObjectAndFilterResult{}
 	for _, b := range h.Kubernetes {
-		snaps[b.Name] = []kemtypes.ObjectAndFilterResult{}
-		sel := labels.Everything()
-		if b.LabelSelector != nil {
-			var err error
-			sel, err = metav1.LabelSelectorAsSelector(b.LabelSelector)
-			require.NoError(t, err)
-		}
-		for _, o := range objects {
-			if o.GetKind() != b.Kind || o.GetAPIVersion() != b.APIVersion || !sel.Matches(labels.Set(o.GetLabels())) {
-				continue
-			}
-			if b.NameSelector != nil && !contains(b.NameSelector.MatchNames, o.GetName()) {
-				continue
-			}
-			res, err := filter.ApplyFilter(b.JqFilter, o.Object)
-			require.NoError(t, err, "jq filter of binding %s", b.Name)
-			item := kemtypes.ObjectAndFilterResult{FilterResult: string(res)}
-			item.Metadata.JqFilter = b.JqFilter
-			item.Metadata.ResourceId = o.GetNamespace() + "/" + o.GetName()
-			snaps[b.Name] = append(snaps[b.Name], item)
-		}
+		snap, err := moduleloop.FilterSnapshot(b, objects)
+		require.NoError(t, err, "snapshot of binding %s", b.Name)
+		snaps[b.Name] = snap
 	}
 	return snaps
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
 
 func parseObjects(t *testing.T, docs string) []*unstructured.Unstructured {

@@ -11,6 +11,7 @@ import (
 	kemtypes "github.com/flant/shell-operator/pkg/kube_events_manager/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
@@ -48,6 +49,7 @@ func snapshot(ctx context.Context, client *kubeutil.Client, b sdkhook.Kubernetes
 			return nil, fmt.Errorf("binding %s: %w", b.Name, err)
 		}
 	}
+	// Select on the server too, so a binding on Pods does not list every Pod.
 	opts := metav1.ListOptions{}
 	if b.LabelSelector != nil {
 		sel, err := metav1.LabelSelectorAsSelector(b.LabelSelector)
@@ -67,15 +69,7 @@ func snapshot(ctx context.Context, client *kubeutil.Client, b sdkhook.Kubernetes
 		}
 		opts.FieldSelector = strings.Join(parts, ",")
 	}
-	var names map[string]bool
-	if b.NameSelector != nil {
-		names = map[string]bool{}
-		for _, n := range b.NameSelector.MatchNames {
-			names[n] = true
-		}
-	}
-
-	var out []kemtypes.ObjectAndFilterResult
+	var objs []*unstructured.Unstructured
 	for _, ns := range namespaces {
 		res := client.Dynamic.Resource(gvr)
 		var list *unstructured.UnstructuredList
@@ -88,24 +82,56 @@ func snapshot(ctx context.Context, client *kubeutil.Client, b sdkhook.Kubernetes
 			return nil, fmt.Errorf("binding %s: list %s: %w", b.Name, gvr.Resource, err)
 		}
 		for i := range list.Items {
-			obj := &list.Items[i]
-			if names != nil && !names[obj.GetName()] {
-				continue
-			}
-			item := kemtypes.ObjectAndFilterResult{Object: obj}
-			item.Metadata.JqFilter = b.JqFilter
-			item.Metadata.ResourceId = obj.GetNamespace() + "/" + obj.GetName()
-			if b.JqFilter != "" {
-				result, err := jq.NewFilter().ApplyFilter(b.JqFilter, obj.Object)
-				if err != nil {
-					return nil, fmt.Errorf("binding %s: jq filter on %s: %w", b.Name, item.Metadata.ResourceId, err)
-				}
-				item.FilterResult = string(result)
-				// addon-operator keeps only the filter result of filtered bindings.
-				item.Object = nil
-			}
-			out = append(out, item)
+			objs = append(objs, &list.Items[i])
 		}
+	}
+	return FilterSnapshot(b, objs)
+}
+
+// FilterSnapshot turns objects into a binding's snapshot the way
+// shell-operator keeps it: only objects of the binding's kind, labels and
+// names, each with its jq filter result (and without the object when there
+// is a filter), sorted by namespace/name.
+func FilterSnapshot(b sdkhook.KubernetesConfig, objs []*unstructured.Unstructured) ([]kemtypes.ObjectAndFilterResult, error) {
+	apiVersion := b.APIVersion
+	if apiVersion == "" {
+		apiVersion = "v1"
+	}
+	sel := labels.Everything()
+	if b.LabelSelector != nil {
+		var err error
+		if sel, err = metav1.LabelSelectorAsSelector(b.LabelSelector); err != nil {
+			return nil, fmt.Errorf("binding %s label selector: %w", b.Name, err)
+		}
+	}
+	var names map[string]bool
+	if b.NameSelector != nil {
+		names = map[string]bool{}
+		for _, n := range b.NameSelector.MatchNames {
+			names[n] = true
+		}
+	}
+	out := []kemtypes.ObjectAndFilterResult{}
+	for _, obj := range objs {
+		if obj.GetKind() != b.Kind || obj.GetAPIVersion() != apiVersion || !sel.Matches(labels.Set(obj.GetLabels())) {
+			continue
+		}
+		if names != nil && !names[obj.GetName()] {
+			continue
+		}
+		item := kemtypes.ObjectAndFilterResult{Object: obj}
+		item.Metadata.JqFilter = b.JqFilter
+		item.Metadata.ResourceId = obj.GetNamespace() + "/" + obj.GetName()
+		if b.JqFilter != "" {
+			result, err := jq.NewFilter().ApplyFilter(b.JqFilter, obj.Object)
+			if err != nil {
+				return nil, fmt.Errorf("binding %s: jq filter on %s: %w", b.Name, item.Metadata.ResourceId, err)
+			}
+			item.FilterResult = string(result)
+			// addon-operator keeps only the filter result of filtered bindings.
+			item.Object = nil
+		}
+		out = append(out, item)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Metadata.ResourceId < out[j].Metadata.ResourceId })
 	return out, nil
