@@ -53,9 +53,15 @@ controller_gen() {
   echo "$out"
 }
 
+# module_dir <tool module dir> <module@version>: downloads the module if needed
+# and prints its directory in the module cache.
+module_dir() {
+  (cd "$root/$1" && go mod download -json "$2") | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
+}
+
 cert_manager_crds() {
   local dir
-  dir="$(cd "$root/dev/tools/controller-gen" && go mod download -json "github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  dir="$(module_dir dev/tools/controller-gen "github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION")"
   [[ -d "$dir/deploy/crds" ]] || { say "cert-manager $CERT_MANAGER_VERSION has no deploy/crds"; exit 1; }
   echo "$dir/deploy/crds"
 }
@@ -68,7 +74,10 @@ prometheus_operator_crds() {
   if [[ ! -f "$out/.done" ]]; then
     local gen api
     gen="$(controller_gen)"
-    api="$(cd "$root/dev/tools/controller-gen" && go list -m -f '{{.Dir}}' github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring)"
+    # go list -m prints an empty Dir for a module not downloaded yet (fresh
+    # module cache); go mod download fetches it and prints where it is.
+    api="$(module_dir dev/tools/controller-gen "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring@$PROMETHEUS_OPERATOR_VERSION")"
+    [[ -d "$api/v1" ]] || { say "prometheus-operator API module $PROMETHEUS_OPERATOR_VERSION not found (got '$api')"; exit 1; }
     say "generating prometheus-operator $PROMETHEUS_OPERATOR_VERSION CRDs"
     rm -rf "$out" && mkdir -p "$out"
     (cd "$api" && "$gen" crd:crdVersions=v1,allowDangerousTypes=true,maxDescLen=0 paths=./v1/... output:crd:dir="$out") >&2
