@@ -83,6 +83,27 @@ type StarrocksSpec struct {
 	// decides whether plaintext clients are still accepted.
 	// +optional
 	TLS *TLSSpec `json:"tls,omitempty"`
+
+	// Who may reach the instance. By default only pods of the instance's
+	// own namespace reach its client ports.
+	// +optional
+	Network *NetworkSpec `json:"network,omitempty"`
+}
+
+// NetworkSpec opens the client ports (9030 MySQL protocol, 8030 FE HTTP) to
+// more namespaces. Internal ports are never opened: StarRocks has no
+// authentication on them.
+type NetworkSpec struct {
+	// Namespaces, by labels, whose pods may reach the client ports besides
+	// the instance's own namespace.
+	// +optional
+	AllowedNamespaces []NamespaceSelector `json:"allowedNamespaces,omitempty"`
+}
+
+// NamespaceSelector selects the namespaces that carry every listed label.
+type NamespaceSelector struct {
+	// Labels a namespace must carry, all of them.
+	MatchLabels map[string]string `json:"matchLabels"`
 }
 
 // ComponentSpec sizes one StarRocks component.

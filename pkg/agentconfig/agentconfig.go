@@ -13,6 +13,23 @@ import (
 // FileName is the ConfigMap key and file name of the agent configuration.
 const FileName = "agent.json"
 
+// StarRocks accounts. root is the module's alone: its password is in the
+// agent's Secret and set before any client port opens. The agent works as
+// AgentUser; the team gets AdminUser (roles db_admin and user_admin).
+const (
+	RootUser  = "root"
+	AgentUser = "d8_agent"
+	AdminUser = "admin"
+)
+
+// Keys of the credentials Secrets. The agent's Secret has UsernameKey,
+// PasswordKey and RootPasswordKey; the team's has UsernameKey and PasswordKey.
+const (
+	UsernameKey     = "username"
+	PasswordKey     = "password"
+	RootPasswordKey = "root-password"
+)
+
 // Default StarRocks ports the agent talks to.
 const (
 	QueryPort     = 9030
@@ -91,6 +108,9 @@ type Status struct {
 	LastApply ApplyStatus `json:"lastApply"`
 	// Membership is set by the agent of the FE leader only.
 	Membership *MembershipStatus `json:"membership,omitempty"`
+	// Accounts says whether root's password is set and the module's and
+	// the team's accounts exist (nil until the agent has checked).
+	Accounts *AccountsStatus `json:"accounts,omitempty"`
 	// UpdatedAt is when the agent wrote this status (RFC 3339).
 	UpdatedAt string `json:"updatedAt"`
 }
@@ -121,6 +141,18 @@ type ApplyStatus struct {
 	Applied []string `json:"applied,omitempty"`
 	// Error of the pass, empty on success. Never contains secrets.
 	Error string `json:"error,omitempty"`
+}
+
+// AccountsStatus is the state of the StarRocks accounts the module manages.
+type AccountsStatus struct {
+	// Ready is true once root has a password (never the empty one of a
+	// fresh FE), the agent logs in with its own account and the team's admin
+	// account exists. The hooks open the client ports only after that.
+	Ready bool `json:"ready"`
+	// Reason is a CamelCase word when not ready.
+	Reason string `json:"reason,omitempty"`
+	// Message says what is wrong, for a person. Never contains secrets.
+	Message string `json:"message,omitempty"`
 }
 
 // MembershipStatus is the cluster membership as seen by the agent whose FE is

@@ -196,6 +196,7 @@ func NamesFor(name string) Names {
 		BackendHeadlessService:  base + "-be-headless",
 		ConfigMap:               base + "-config",
 		CredentialsSecret:       base + "-credentials",
+		AgentCredentialsSecret:  base + "-agent-credentials",
 	}
 }
 

@@ -25,7 +25,30 @@ type Instance struct {
 	TLS           TLS                `json:"tls"`
 	Scheduling    Scheduling         `json:"scheduling"`
 	AgentConfig   agentconfig.Config `json:"agentConfig"`
+	Network       Network            `json:"network"`
 	Names         Names              `json:"names"`
+}
+
+// Network is who may reach the instance's pods (rendered into its
+// NetworkPolicy). Internal ports are only ever open to the instance's own
+// pods (and metrics ports to Deckhouse's monitoring); this decides the
+// client ports (9030 MySQL protocol, 8030 FE HTTP).
+type Network struct {
+	// ClientPortsOpen is false until an agent of the instance has reported
+	// root's password set and the module accounts created (condition
+	// AccountsReady): until then only the instance's own pods reach the
+	// client ports, so nobody can log in as root with the empty password of
+	// a fresh FE.
+	ClientPortsOpen bool `json:"clientPortsOpen"`
+	// AllowedNamespaces selects, by labels, the namespaces besides the
+	// instance's own whose pods may reach the client ports
+	// (spec.network.allowedNamespaces).
+	AllowedNamespaces []NamespaceSelector `json:"allowedNamespaces,omitempty"`
+}
+
+// NamespaceSelector selects namespaces by their labels (every label must match).
+type NamespaceSelector struct {
+	MatchLabels map[string]string `json:"matchLabels"`
 }
 
 // Frontend is the desired FE StatefulSet.
@@ -108,5 +131,10 @@ type Names struct {
 	FrontendHeadlessService string `json:"frontendHeadlessService"`
 	BackendHeadlessService  string `json:"backendHeadlessService"`
 	ConfigMap               string `json:"configMap"`
-	CredentialsSecret       string `json:"credentialsSecret"`
+	// CredentialsSecret holds the team's admin account (agentconfig.AdminUser).
+	CredentialsSecret string `json:"credentialsSecret"`
+	// AgentCredentialsSecret holds the module's own accounts: the agent's
+	// (agentconfig.AgentUser) and root's password. Mounted into the agent
+	// container only.
+	AgentCredentialsSecret string `json:"agentCredentialsSecret"`
 }
