@@ -1,7 +1,9 @@
 // Package fakefe is a MySQL-protocol server that speaks the part of the
 // StarRocks FE dialect the agent uses: SHOW FRONTENDS/BACKENDS, ALTER SYSTEM
 // ADD FOLLOWER/BACKEND, DECOMMISSION/DROP BACKEND, ADMIN SHOW/SET FRONTEND
-// CONFIG, information_schema.be_configs, SET PASSWORD. It enforces TLS like
+// CONFIG, information_schema.be_configs, and the account statements of
+// accounts.go (users with mysql_native_password, built-in roles, privilege
+// checks). It enforces TLS like
 // ssl_force_secure_transport (error 5205 for plaintext clients that are not
 // on localhost) and records for every connection whether it used TLS. The
 // result columns are deliberately not in StarRocks' order, so a client that
@@ -85,7 +87,7 @@ type Server struct {
 
 	mu         sync.Mutex
 	force      bool
-	passwords  map[string]string
+	users      map[string]*account
 	frontends  []Frontend
 	backends   []Backend
 	nextBackID int64
@@ -107,7 +109,7 @@ func Start(t testing.TB, opts Options) *Server {
 	s := &Server{
 		env:        vtenv.NewTestEnv(),
 		force:      opts.ForceSecureTransport,
-		passwords:  map[string]string{"root": opts.RootPassword},
+		users:      map[string]*account{RootUser: newAccount(opts.RootPassword, RoleRoot)},
 		feConfig:   map[string]FEConfig{},
 		beConfig:   map[int64]map[string]string{},
 		beDefaults: map[string]string{},
@@ -240,9 +242,8 @@ func (s *Server) BEConfigValues(name string) map[int64]string {
 
 // RootPassword is the current root password.
 func (s *Server) RootPassword() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.passwords["root"]
+	pw, _ := s.Password(RootUser)
+	return pw
 }
 
 // Connections returns the accepted connections.
@@ -299,12 +300,11 @@ func (a *authServer) UserEntryWithHash(c *mysql.Conn, salt []byte, user string, 
 		return nil, sqlerror.NewSQLError(ErrSecureTransportRequired, "42000",
 			"Access denied; you need (at least one of) the SSL privilege(s) for this operation: ssl_force_secure_transport is true")
 	}
-	pw, ok := s.passwords[user]
-	if ok {
-		if pw == "" && len(authResponse) == 0 {
+	if u, ok := s.users[user]; ok {
+		if u.password == "" && len(authResponse) == 0 {
 			return &mysql.StaticUserData{}, nil
 		}
-		if pw != "" && bytes.Equal(mysql.ScrambleMysqlNativePassword(salt, []byte(pw)), authResponse) {
+		if u.password != "" && bytes.Equal(mysql.ScrambleMysqlNativePassword(salt, []byte(u.password)), authResponse) {
 			return &mysql.StaticUserData{}, nil
 		}
 	}
@@ -335,7 +335,6 @@ var (
 	reSetFEConfig    = regexp.MustCompile(`(?i)^admin\s+set\s+frontend\s+config\s*\(\s*"([^"]+)"\s*=\s*"((?:[^"\\]|\\.)*)"\s*\)$`)
 	reSelectBEConfig = regexp.MustCompile(`(?i)^select\s+be_id\s*,\s*name\s*,\s*value\s+from\s+information_schema\.be_configs\s+where\s+name\s*=\s*'((?:[^'\\]|\\.)*)'$`)
 	reUpdateBEConfig = regexp.MustCompile(`(?i)^update\s+information_schema\.be_configs\s+set\s+value\s*=\s*'((?:[^'\\]|\\.)*)'\s+where\s+name\s*=\s*'((?:[^'\\]|\\.)*)'$`)
-	reSetPassword    = regexp.MustCompile(`(?i)^set\s+password\s*=\s*password\(\s*'((?:[^'\\]|\\.)*)'\s*\)$`)
 	reSelectOne      = regexp.MustCompile(`(?i)^select\s+1$`)
 )
 
@@ -354,6 +353,12 @@ func (s *Server) ComQuery(c *mysql.Conn, query string, callback func(*sqltypes.R
 
 func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	ok := &sqltypes.Result{RowsAffected: 0}
+	if res, err, handled := s.execAccount(c, q); handled {
+		return res, err
+	}
+	if err := s.authorize(c.User, q); err != nil {
+		return nil, err
+	}
 	if m := reShowFrontends.FindStringSubmatch(q); m != nil {
 		// StarRocks order: Name, IP, EditLogPort, HttpPort, QueryPort, RpcPort, Role, ..., Alive, ...
 		r := &sqltypes.Result{Fields: fields("Alive", "Role", "QueryPort", "IP", "EditLogPort", "Name", "IsHelper", "Join")}
@@ -470,10 +475,6 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 			}
 		}
 		return &sqltypes.Result{RowsAffected: n}, nil
-	}
-	if m := reSetPassword.FindStringSubmatch(q); m != nil {
-		s.passwords[c.User] = unescape(m[1])
-		return ok, nil
 	}
 	if reSelectOne.MatchString(q) {
 		return &sqltypes.Result{Fields: fields("1"), Rows: [][]sqltypes.Value{row("1")}}, nil

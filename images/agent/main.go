@@ -1,5 +1,5 @@
 // Command agent is the StarRocks FE sidecar of the managed-starrocks module:
-// a TLS-only MySQL-protocol client that sets the root password, manages
+// a TLS-only MySQL-protocol client that keeps the StarRocks accounts, manages
 // cluster membership and runtime configuration, watches the instance
 // certificate and reports status on its Pod. See README.md.
 package main
@@ -39,7 +39,8 @@ func run() error {
 	var (
 		configFile     = flag.String("config", "/etc/starrocks-agent/config/agent.json", "agent configuration file (ConfigMap); reloaded on change")
 		caFile         = flag.String("tls-ca-file", "/etc/starrocks/tls/ca.crt", "CA to verify the FE with; tls.crt in the same directory is the instance certificate and is watched")
-		credentialsDir = flag.String("credentials-dir", "/etc/starrocks-agent/credentials", "directory with the files username and password")
+		credentialsDir = flag.String("credentials-dir", "/etc/starrocks-agent/credentials", "the module's accounts: files username and password (the agent's account) and root-password")
+		adminCredsDir  = flag.String("admin-credentials-dir", "/etc/starrocks-agent/admin-credentials", "the team's admin account: files username and password (created once with this password)")
 		podName        = flag.String("pod-name", os.Getenv("POD_NAME"), "own pod name, for the status annotation")
 		podNamespace   = flag.String("pod-namespace", os.Getenv("POD_NAMESPACE"), "own pod namespace")
 		selfHost       = flag.String("self-host", "", "FQDN of this pod's FE, as listed in SHOW FRONTENDS")
@@ -68,15 +69,16 @@ func run() error {
 
 	metrics := status.NewMetrics()
 	opts := agent.Options{
-		ConfigFile:     *configFile,
-		CAFile:         *caFile,
-		CertFile:       filepath.Join(filepath.Dir(*caFile), "tls.crt"),
-		CredentialsDir: *credentialsDir,
-		SelfHost:       *selfHost,
-		HelperFile:     *helperFile,
-		Interval:       *interval,
-		Metrics:        metrics,
-		Logger:         log,
+		ConfigFile:          *configFile,
+		CAFile:              *caFile,
+		CertFile:            filepath.Join(filepath.Dir(*caFile), "tls.crt"),
+		CredentialsDir:      *credentialsDir,
+		AdminCredentialsDir: *adminCredsDir,
+		SelfHost:            *selfHost,
+		HelperFile:          *helperFile,
+		Interval:            *interval,
+		Metrics:             metrics,
+		Logger:              log,
 	}
 	if *publishStatus {
 		if *podName == "" || *podNamespace == "" {

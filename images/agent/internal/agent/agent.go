@@ -1,7 +1,9 @@
 // Package agent is the sidecar's control loop: on every change of the mounted
 // certificate, configuration or credentials, and periodically, it connects to
-// the FE over verified TLS, keeps the root password, the cluster membership
-// and the runtime configuration as desired, and publishes its status.
+// the FE over verified TLS, first makes sure of the accounts (root's
+// password, its own account, the team's admin), then keeps the cluster
+// membership and the runtime configuration as desired, and publishes its
+// status.
 package agent
 
 import (
@@ -21,6 +23,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/accounts"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/certwatch"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/membership"
@@ -31,15 +34,22 @@ import (
 
 // Options configure an Agent.
 type Options struct {
-	ConfigFile     string
-	CAFile         string
-	CertFile       string
+	ConfigFile string
+	CAFile     string
+	CertFile   string
+	// CredentialsDir holds the module's accounts: username and password of
+	// the agent's account, root-password.
 	CredentialsDir string
+	// AdminCredentialsDir holds the team's admin account: username, password.
+	AdminCredentialsDir string
 	// SelfHost is the FQDN of this pod's FE.
 	SelfHost   string
 	HelperFile string
 	// Interval between passes without a trigger; default 15s.
 	Interval time.Duration
+	// AccountsRetry is the interval while the accounts are not ready yet;
+	// default 2s, so root's empty password does not last.
+	AccountsRetry time.Duration
 	// PassTimeout bounds one pass; default 60s.
 	PassTimeout time.Duration
 	// RepublishEvery re-publishes an unchanged status; default 5m.
@@ -56,6 +66,7 @@ type Options struct {
 // Agent is one sidecar.
 type Agent struct {
 	opts    Options
+	copts   conn.Options
 	log     *slog.Logger
 	service *conn.Client // through the client Service: cluster-wide statements
 	self    *conn.Client // to this pod's FE: per-FE configuration
@@ -69,7 +80,8 @@ type Agent struct {
 	mu            sync.Mutex
 	material      *certwatch.Material
 	materialErr   error
-	passwordSet   bool
+	accounts      *agentconfig.AccountsStatus
+	secrets       []string // for scrubbing messages; never logged
 	tlsOK         bool
 	tlsErr        string
 	lastLoop      time.Time
@@ -83,6 +95,9 @@ type Agent struct {
 func New(opts Options) *Agent {
 	if opts.Interval == 0 {
 		opts.Interval = 15 * time.Second
+	}
+	if opts.AccountsRetry == 0 {
+		opts.AccountsRetry = 2 * time.Second
 	}
 	if opts.PassTimeout == 0 {
 		opts.PassTimeout = 60 * time.Second
@@ -99,6 +114,7 @@ func New(opts Options) *Agent {
 	copts := conn.Options{DialFunc: opts.DialFunc, OnHandshake: opts.OnHandshake}
 	return &Agent{
 		opts:      opts,
+		copts:     copts,
 		log:       opts.Logger,
 		service:   conn.New(copts),
 		self:      conn.New(copts),
@@ -116,7 +132,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	errCh := make(chan error, 2)
 	go func() { errCh <- w.Run(ctx) }()
 	go func() {
-		errCh <- a.watchFiles(ctx, filepath.Dir(a.opts.ConfigFile), a.opts.CredentialsDir)
+		dirs := []string{filepath.Dir(a.opts.ConfigFile), a.opts.CredentialsDir}
+		if a.opts.AdminCredentialsDir != "" {
+			dirs = append(dirs, a.opts.AdminCredentialsDir)
+		}
+		errCh <- a.watchFiles(ctx, dirs...)
 	}()
 
 	select {
@@ -135,6 +155,12 @@ func (a *Agent) Run(ctx context.Context) error {
 		passCtx, cancel := context.WithTimeout(ctx, a.opts.PassTimeout)
 		a.Pass(passCtx)
 		cancel()
+		// Until the accounts are ready root may still have its empty
+		// password: try again soon rather than after the interval.
+		var retry <-chan time.Time
+		if st := a.Status().Accounts; st == nil || !st.Ready {
+			retry = time.After(a.opts.AccountsRetry)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -143,6 +169,7 @@ func (a *Agent) Run(ctx context.Context) error {
 				return err
 			}
 		case <-ticker.C:
+		case <-retry:
 		case <-a.trigger:
 		}
 	}
@@ -167,8 +194,8 @@ func (a *Agent) onCertificate(m *certwatch.Material, err error) {
 		a.opts.Metrics.SetCertificate(time.Time{}, false)
 	} else {
 		a.log.Info("certificates loaded", "serial", m.Leaf.SerialNumber.Text(16), "notAfter", m.Leaf.NotAfter)
-		if cfg, creds, err := a.inputs(); err == nil {
-			_ = a.setTargets(cfg, creds)
+		if cfg, secrets, err := a.inputs(); err == nil {
+			_ = a.setTargets(cfg, secrets)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			a.recordTLS(a.service.Ping(ctx))
 			cancel()
@@ -213,28 +240,56 @@ func (a *Agent) watchFiles(ctx context.Context, dirs ...string) error {
 	}
 }
 
-type credentials struct{ user, password string }
-
-func (a *Agent) inputs() (*agentconfig.Config, credentials, error) {
-	cfg, err := agentconfig.Load(a.opts.ConfigFile)
-	if err != nil {
-		return nil, credentials{}, err
-	}
-	var c credentials
-	for name, dst := range map[string]*string{"username": &c.user, "password": &c.password} {
-		data, err := os.ReadFile(filepath.Join(a.opts.CredentialsDir, name))
+// readFiles reads the named files of dir; a trailing newline is ignored.
+func readFiles(dir string, names ...string) ([]string, error) {
+	out := make([]string, len(names))
+	for i, name := range names {
+		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
-			return nil, credentials{}, fmt.Errorf("read credentials: %w", err)
+			return nil, &accounts.InvalidError{Err: fmt.Errorf("read %s: %w", name, err)}
 		}
-		*dst = strings.TrimRight(string(data), "\r\n")
+		out[i] = strings.TrimRight(string(data), "\r\n")
 	}
-	if c.user == "" || c.password == "" {
-		return nil, credentials{}, errors.New("credentials: username and password must not be empty")
-	}
-	return cfg, c, nil
+	return out, nil
 }
 
-func (a *Agent) setTargets(cfg *agentconfig.Config, c credentials) error {
+func (a *Agent) inputs() (*agentconfig.Config, accounts.Secrets, error) {
+	cfg, err := agentconfig.Load(a.opts.ConfigFile)
+	if err != nil {
+		return nil, accounts.Secrets{}, err
+	}
+	mod, err := readFiles(a.opts.CredentialsDir, agentconfig.UsernameKey, agentconfig.PasswordKey, agentconfig.RootPasswordKey)
+	if err != nil {
+		return nil, accounts.Secrets{}, err
+	}
+	team, err := readFiles(a.opts.AdminCredentialsDir, agentconfig.UsernameKey, agentconfig.PasswordKey)
+	if err != nil {
+		return nil, accounts.Secrets{}, err
+	}
+	s := accounts.Secrets{AgentUser: mod[0], AgentPassword: mod[1], RootPassword: mod[2], AdminUser: team[0], AdminPassword: team[1]}
+	a.mu.Lock()
+	a.secrets = []string{s.AgentPassword, s.RootPassword, s.AdminPassword}
+	a.mu.Unlock()
+	if err := s.Validate(); err != nil {
+		return nil, accounts.Secrets{}, &accounts.InvalidError{Err: err}
+	}
+	return cfg, s, nil
+}
+
+// scrub replaces any secret in a message: errors are built never to hold
+// one, this makes sure.
+func (a *Agent) scrub(msg string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, s := range a.secrets {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "<redacted>")
+		}
+	}
+	return msg
+}
+
+func (a *Agent) setTargets(cfg *agentconfig.Config, s accounts.Secrets) error {
 	a.mu.Lock()
 	m := a.material
 	a.mu.Unlock()
@@ -242,7 +297,7 @@ func (a *Agent) setTargets(cfg *agentconfig.Config, c credentials) error {
 		return errors.New("no certificates loaded")
 	}
 	port := strconv.Itoa(cfg.QueryPort)
-	base := conn.Target{ServerName: cfg.QueryHost, Roots: m.Roots, RootsID: m.ID, User: c.user, Password: c.password}
+	base := conn.Target{ServerName: cfg.QueryHost, Roots: m.Roots, RootsID: m.ID, User: s.AgentUser, Password: s.AgentPassword}
 	svc := base
 	svc.Addr = net.JoinHostPort(cfg.QueryHost, port)
 	if err := a.service.SetTarget(svc); err != nil {
@@ -275,6 +330,10 @@ func (a *Agent) recordTLS(err error) {
 func (a *Agent) Pass(ctx context.Context) {
 	now := time.Now()
 	applied, membershipSt, err := a.pass(ctx)
+	msg := ""
+	if err != nil {
+		msg = a.scrub(err.Error())
+	}
 	if k := conn.KindOf(err); k != "" {
 		a.opts.Metrics.Error(string(k))
 	}
@@ -283,8 +342,8 @@ func (a *Agent) Pass(ctx context.Context) {
 	a.opts.Metrics.Apply(ok, now)
 	last := agentconfig.ApplyStatus{Time: now.UTC().Format(time.RFC3339), Succeeded: ok, Applied: applied}
 	if err != nil {
-		last.Error = err.Error()
-		a.log.Warn("pass failed", "kind", string(conn.KindOf(err)), "error", err)
+		last.Error = msg
+		a.log.Warn("pass failed", "kind", string(conn.KindOf(err)), "error", msg)
 	} else if len(applied) > 0 {
 		a.log.Info("configuration applied", "applied", applied)
 	}
@@ -292,42 +351,29 @@ func (a *Agent) Pass(ctx context.Context) {
 }
 
 func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStatus, error) {
-	cfg, creds, err := a.inputs()
+	// Accounts come first, before anything else of the pass: until they
+	// are ready the agent has no account of its own to work with.
+	cfg, secrets, err := a.inputs()
 	a.mu.Lock()
 	materialErr := a.materialErr
-	passwordSet := a.passwordSet
 	a.mu.Unlock()
+	if err == nil && materialErr != nil {
+		err = fmt.Errorf("certificates: %w", materialErr)
+	}
+	if err == nil {
+		err = a.setTargets(cfg, secrets)
+	}
+	if err == nil {
+		err = a.ensureAccounts(ctx, cfg, secrets)
+	}
+	st := accounts.Status(err)
+	st.Message = a.scrub(st.Message)
+	a.mu.Lock()
+	a.accounts = &st
+	a.mu.Unlock()
+	a.opts.Metrics.SetAccountsReady(st.Ready)
 	if err != nil {
 		return nil, nil, err
-	}
-	if materialErr != nil {
-		return nil, nil, fmt.Errorf("certificates: %w", materialErr)
-	}
-	if err := a.setTargets(cfg, creds); err != nil {
-		return nil, nil, err
-	}
-
-	if !passwordSet {
-		// Through the Service: the password is cluster-wide FE metadata.
-		var changed bool
-		err := conn.Retry(ctx, 3, 300*time.Millisecond, func(ctx context.Context) error {
-			svc := conn.Target{Addr: a.service.Addr(), ServerName: cfg.QueryHost, User: creds.user, Password: creds.password}
-			a.mu.Lock()
-			svc.Roots, svc.RootsID = a.material.Roots, a.material.ID
-			a.mu.Unlock()
-			var err error
-			changed, err = conn.EnsurePassword(ctx, a.service, svc)
-			return err
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		if changed {
-			a.log.Info("root password set from the credentials Secret", "user", creds.user)
-		}
-		a.mu.Lock()
-		a.passwordSet = true
-		a.mu.Unlock()
 	}
 
 	var fes []membership.Frontend
@@ -406,6 +452,42 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 	return applied, mst, errors.Join(errs...)
 }
 
+// ensureAccounts works on the own FE first: it is reachable through the
+// headless Service before the pod is Ready, so root's empty password is
+// replaced right after the FE starts. A follower whose FE has not started
+// yet (it waits for the helper file, written after this) goes through the
+// client Service instead, where the accounts already exist.
+func (a *Agent) ensureAccounts(ctx context.Context, cfg *agentconfig.Config, s accounts.Secrets) error {
+	var err error
+	for _, c := range []*conn.Client{a.self, a.service} {
+		addr := c.Addr()
+		login := func(user, password string) (*conn.Client, error) {
+			a.mu.Lock()
+			m := a.material
+			a.mu.Unlock()
+			lc := conn.New(a.copts)
+			err := lc.SetTarget(conn.Target{Addr: addr, ServerName: cfg.QueryHost, Roots: m.Roots, RootsID: m.ID, User: user, Password: password})
+			return lc, err
+		}
+		var ch accounts.Changes
+		err = conn.Retry(ctx, 2, 300*time.Millisecond, func(ctx context.Context) error {
+			var err error
+			ch, err = accounts.Ensure(ctx, c, login, s)
+			return err
+		})
+		if ch.RootPasswordSet {
+			a.log.Info("root password set from the agent's Secret", "fe", addr)
+		}
+		if ch.AgentRepaired {
+			a.log.Info("accounts ensured through root", "fe", addr, "agentUser", s.AgentUser, "adminUser", s.AdminUser)
+		}
+		if conn.KindOf(err) != conn.KindConnection {
+			return err
+		}
+	}
+	return err
+}
+
 func membershipStatus(leader membership.Frontend, fes []membership.Frontend, bes []membership.Backend, plan membership.Plan) *agentconfig.MembershipStatus {
 	st := &agentconfig.MembershipStatus{Leader: leader.Host}
 	for _, f := range fes {
@@ -451,7 +533,7 @@ func (a *Agent) writeHelper(content string) error {
 
 func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *agentconfig.MembershipStatus) {
 	a.mu.Lock()
-	st := agentconfig.Status{LastApply: last, Membership: mst}
+	st := agentconfig.Status{LastApply: last, Membership: mst, Accounts: a.accounts}
 	m, mErr := a.material, a.materialErr
 	switch {
 	case mErr != nil:
@@ -476,7 +558,7 @@ func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *
 	}
 	// The time of the pass changes every run; compare without it so an
 	// unchanged status does not patch the pod every interval.
-	key := fmt.Sprintf("%+v|%v|%v|%+v", st.TLS, last.Succeeded, last.Error, mst)
+	key := fmt.Sprintf("%+v|%v|%v|%+v|%+v", st.TLS, last.Succeeded, last.Error, mst, st.Accounts)
 	due := key != a.published || time.Since(a.publishedAt) > a.opts.RepublishEvery || len(last.Applied) > 0
 	st.UpdatedAt = time.Now().UTC().Format(time.RFC3339)
 	a.st = st

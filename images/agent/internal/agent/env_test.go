@@ -29,6 +29,8 @@ const (
 	be0       = "d8ms-sr-demo-be-0.d8ms-sr-demo-be.ns.svc.cluster.local"
 	be1       = "d8ms-sr-demo-be-1.d8ms-sr-demo-be.ns.svc.cluster.local"
 	rootPass  = "Zq8-secret-from-the-Secret"
+	agentPass = "AGENTPASSWORDBASE32XYZ"
+	adminPass = "TEAMADMINPASSWORD234567"
 )
 
 // env is one fake FE plus the files an agent pod mounts.
@@ -72,10 +74,20 @@ func newEnv(t testing.TB, o envOptions) *env {
 		HeartbeatPort: agentconfig.HeartbeatPort,
 	}
 	e.writeConfig(t)
-	require.NoError(t, os.MkdirAll(filepath.Join(e.dir, "credentials"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "credentials", "username"), []byte("root"), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "credentials", "password"), []byte(rootPass+"\n"), 0o600))
+	e.writeSecret(t, "credentials", map[string]string{agentconfig.UsernameKey: agentconfig.AgentUser,
+		agentconfig.PasswordKey: agentPass + "\n", agentconfig.RootPasswordKey: rootPass})
+	e.writeSecret(t, "admin-credentials", map[string]string{agentconfig.UsernameKey: agentconfig.AdminUser,
+		agentconfig.PasswordKey: adminPass})
 	return e
+}
+
+// writeSecret writes the files of a mounted Secret.
+func (e *env) writeSecret(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Join(e.dir, dir), 0o755))
+	for name, v := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(e.dir, dir, name), []byte(v), 0o600))
+	}
 }
 
 func (e *env) writeServerCert(t testing.TB, leaf *testpki.Leaf) {
@@ -111,15 +123,16 @@ func (e *env) dial(ctx context.Context, network, _ string) (net.Conn, error) {
 
 func (e *env) options(selfHost string) agent.Options {
 	return agent.Options{
-		ConfigFile:     filepath.Join(e.dir, "config", agentconfig.FileName),
-		CAFile:         e.secret.Path("ca.crt"),
-		CertFile:       e.secret.Path("tls.crt"),
-		CredentialsDir: filepath.Join(e.dir, "credentials"),
-		SelfHost:       selfHost,
-		HelperFile:     filepath.Join(e.dir, "fe-helper"),
-		Interval:       time.Hour, // passes are driven by the test
-		DialFunc:       e.dial,
-		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		ConfigFile:          filepath.Join(e.dir, "config", agentconfig.FileName),
+		CAFile:              e.secret.Path("ca.crt"),
+		CertFile:            e.secret.Path("tls.crt"),
+		CredentialsDir:      filepath.Join(e.dir, "credentials"),
+		AdminCredentialsDir: filepath.Join(e.dir, "admin-credentials"),
+		SelfHost:            selfHost,
+		HelperFile:          filepath.Join(e.dir, "fe-helper"),
+		Interval:            time.Hour, // passes are driven by the test
+		DialFunc:            e.dial,
+		Logger:              slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 }
 

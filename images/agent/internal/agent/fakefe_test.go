@@ -162,26 +162,6 @@ func TestSecureTransport(t *testing.T) {
 	})
 }
 
-func TestRootPassword(t *testing.T) {
-	ctx := ctxT(t)
-	e := newEnv(t, envOptions{serverPassword: ""})
-	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
-
-	a := agent.New(e.options(fe0))
-	a.LoadCertificates()
-	a.Pass(ctx)
-	require.True(t, a.Status().LastApply.Succeeded, a.Status().LastApply.Error)
-	require.Equal(t, rootPass, e.fe.RootPassword())
-
-	// A restarted agent finds the password already set.
-	n := countPrefix(e.fe.Statements(), "SET PASSWORD")
-	restarted := agent.New(e.options(fe0))
-	restarted.LoadCertificates()
-	restarted.Pass(ctx)
-	require.True(t, restarted.Status().LastApply.Succeeded, restarted.Status().LastApply.Error)
-	require.Equal(t, n, countPrefix(e.fe.Statements(), "SET PASSWORD"), "password must not be set again")
-}
-
 func TestMembershipAsLeader(t *testing.T) {
 	ctx := ctxT(t)
 	e := newEnv(t, envOptions{serverPassword: rootPass})

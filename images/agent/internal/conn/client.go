@@ -122,6 +122,23 @@ func (c *Client) SetTarget(t Target) error {
 	return nil
 }
 
+// Recycle starts a new pool generation with the same target, e.g. after the
+// account was recreated and old sessions may be dead.
+func (c *Client) Recycle() {
+	c.mu.Lock()
+	old := c.cur
+	if old == nil {
+		c.mu.Unlock()
+		return
+	}
+	c.cur = &generation{target: old.target, db: c.open(old.target)}
+	c.mu.Unlock()
+	go func() {
+		old.users.Wait()
+		_ = old.db.Close()
+	}()
+}
+
 func (a Target) same(b Target) bool {
 	return a.Addr == b.Addr && a.ServerName == b.ServerName && a.RootsID == b.RootsID &&
 		a.User == b.User && a.Password == b.Password

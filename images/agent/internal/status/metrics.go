@@ -16,6 +16,7 @@ const (
 	MetricLastApplySuccess    = "d8_starrocks_agent_last_apply_success_timestamp_seconds"
 	MetricApplyTotal          = "d8_starrocks_agent_apply_total"
 	MetricErrorsTotal         = "d8_starrocks_agent_errors_total"
+	MetricAccountsReady       = "d8_starrocks_agent_accounts_ready"
 )
 
 // Metrics is the agent's registry. Not global, so tests can have several.
@@ -27,6 +28,7 @@ type Metrics struct {
 	lastApply    prometheus.Gauge
 	applyTotal   *prometheus.CounterVec
 	errorsTotal  *prometheus.CounterVec
+	accounts     prometheus.Gauge
 }
 
 // NewMetrics registers every metric with its label values pre-created, so
@@ -44,6 +46,8 @@ func NewMetrics() *Metrics {
 			Help: "Configuration passes by result."}, []string{"result"}),
 		errorsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricErrorsTotal,
 			Help: "Errors talking to StarRocks by kind: tls, auth, connection, query."}, []string{"kind"}),
+		accounts: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricAccountsReady,
+			Help: "1 when root has the module's password and the agent's and the team's accounts exist."}),
 	}
 	for _, r := range []string{"success", "failure"} {
 		m.applyTotal.WithLabelValues(r)
@@ -51,7 +55,7 @@ func NewMetrics() *Metrics {
 	for _, k := range []string{"tls", "auth", "connection", "query"} {
 		m.errorsTotal.WithLabelValues(k)
 	}
-	m.Registry.MustRegister(m.certNotAfter, m.certReady, m.lastApply, m.applyTotal, m.errorsTotal,
+	m.Registry.MustRegister(m.certNotAfter, m.certReady, m.lastApply, m.applyTotal, m.errorsTotal, m.accounts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -83,4 +87,13 @@ func (m *Metrics) Apply(success bool, at time.Time) {
 // Error counts one error of kind (tls, auth, connection, query).
 func (m *Metrics) Error(kind string) {
 	m.errorsTotal.WithLabelValues(kind).Inc()
+}
+
+// SetAccountsReady records whether the accounts are ready.
+func (m *Metrics) SetAccountsReady(ready bool) {
+	if ready {
+		m.accounts.Set(1)
+		return
+	}
+	m.accounts.Set(0)
 }

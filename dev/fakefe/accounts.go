@@ -1,0 +1,355 @@
+package fakefe
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	"vitess.io/vitess/go/mysql"
+	"vitess.io/vitess/go/mysql/sqlerror"
+	"vitess.io/vitess/go/sqltypes"
+)
+
+// Accounts as StarRocks 3.x/4.x has them: users with a mysql_native_password
+// password, granted roles and default roles, and the built-in roles of
+// fe-core PrivilegeBuiltinConstants (root, db_admin, cluster_admin,
+// user_admin, public). Only root exists on a fresh FE, with an empty
+// password. Docs: administration/user_privs/authorization/built_in_roles,
+// privilege_item, and the account-management statements.
+
+// RootUser is the only user of a fresh FE.
+const RootUser = "root"
+
+// Built-in roles.
+const (
+	RoleRoot         = "root"
+	RoleDBAdmin      = "db_admin"
+	RoleClusterAdmin = "cluster_admin"
+	RoleUserAdmin    = "user_admin"
+	RolePublic       = "public"
+)
+
+// System privileges the fake checks.
+const (
+	PrivNode    = "NODE"    // ALTER SYSTEM; only cluster_admin (and root) have it
+	PrivOperate = "OPERATE" // ADMIN SET/SHOW FRONTEND CONFIG; db_admin has it
+	PrivGrant   = "GRANT"   // CREATE/ALTER/DROP USER, GRANT; only user_admin (and root)
+	PrivUpdate  = "UPDATE"  // UPDATE on tables, here information_schema.be_configs; db_admin
+)
+
+// rolePrivileges follows built_in_roles.md: cluster_admin has SYSTEM NODE,
+// user_admin SYSTEM GRANT, db_admin OPERATE and every data privilege.
+var rolePrivileges = map[string][]string{
+	RoleRoot:         {PrivNode, PrivOperate, PrivGrant, PrivUpdate},
+	RoleClusterAdmin: {PrivNode},
+	RoleUserAdmin:    {PrivGrant},
+	RoleDBAdmin:      {PrivOperate, PrivUpdate},
+	RolePublic:       nil,
+}
+
+// ErrAccessDenied is StarRocks' ErrorCode.ERR_ACCESS_DENIED, raised by
+// AccessDeniedException.reportAccessDenied for a missing privilege.
+const ErrAccessDenied = 5203
+
+type account struct {
+	password string
+	roles    map[string]bool
+	// defaults are the roles activated at login (SET DEFAULT ROLE).
+	defaults map[string]bool
+}
+
+func newAccount(password string, roles ...string) *account {
+	a := &account{password: password, roles: map[string]bool{}, defaults: map[string]bool{}}
+	for _, r := range roles {
+		a.roles[r], a.defaults[r] = true, true
+	}
+	return a
+}
+
+// active are the roles in effect: the default roles still granted, plus
+// public, which every user has (built_in_roles.md).
+func (a *account) active() []string {
+	out := []string{}
+	for r := range a.defaults {
+		if a.roles[r] {
+			out = append(out, r)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (a *account) has(priv string) bool {
+	for _, r := range a.active() {
+		for _, p := range rolePrivileges[r] {
+			if p == priv {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Password returns a user's password and whether the user exists.
+func (s *Server) Password(user string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, ok := s.users[user]
+	if !ok {
+		return "", false
+	}
+	return u.password, true
+}
+
+// Roles returns a user's granted and default roles, sorted.
+func (s *Server) Roles(user string) (granted, defaults []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, ok := s.users[user]
+	if !ok {
+		return nil, nil
+	}
+	for r := range u.roles {
+		granted = append(granted, r)
+	}
+	for r := range u.defaults {
+		defaults = append(defaults, r)
+	}
+	sort.Strings(granted)
+	sort.Strings(defaults)
+	return granted, defaults
+}
+
+// HasPrivilege reports whether user holds a system privilege (Priv*) through
+// its active roles.
+func (s *Server) HasPrivilege(user, priv string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, ok := s.users[user]
+	return ok && u.has(priv)
+}
+
+const (
+	reUser  = `(?:'([^'\\]+)'|([A-Za-z_][A-Za-z0-9_]*))(?:\s*@\s*'%')?`
+	reStr   = `'((?:[^'\\]|\\.)*)'`
+	reRoles = `((?:'?[A-Za-z_]+'?\s*,\s*)*'?[A-Za-z_]+'?)`
+)
+
+var (
+	reCurrentRole  = regexp.MustCompile(`(?i)^select\s+current_role\(\)$`)
+	reSetOwnPass   = regexp.MustCompile(`(?i)^set\s+password\s*=\s*password\(\s*` + reStr + `\s*\)$`)
+	reSetPassFor   = regexp.MustCompile(`(?i)^set\s+password\s+for\s+` + reUser + `\s*=\s*password\(\s*` + reStr + `\s*\)$`)
+	reCreateUser   = regexp.MustCompile(`(?i)^create\s+user\s+(if\s+not\s+exists\s+)?` + reUser + `\s+identified\s+(?:with\s+mysql_native_password\s+)?by\s+` + reStr + `(?:\s+default\s+role\s+` + reRoles + `)?$`)
+	reAlterUser    = regexp.MustCompile(`(?i)^alter\s+user\s+` + reUser + `\s+identified\s+(?:with\s+mysql_native_password\s+)?by\s+` + reStr + `$`)
+	reDropUser     = regexp.MustCompile(`(?i)^drop\s+user\s+(if\s+exists\s+)?` + reUser + `$`)
+	reGrantRole    = regexp.MustCompile(`(?i)^grant\s+` + reRoles + `\s+to\s+(?:user\s+)?` + reUser + `$`)
+	reRevokeRole   = regexp.MustCompile(`(?i)^revoke\s+` + reRoles + `\s+from\s+(?:user\s+)?` + reUser + `$`)
+	reSetDefault   = regexp.MustCompile(`(?i)^set\s+default\s+role\s+` + reRoles + `\s+to\s+` + reUser + `$`)
+	reNeedsNode    = regexp.MustCompile(`(?i)^(alter\s+system|cancel\s+decommission)\s`)
+	reNeedsNodeOp  = regexp.MustCompile(`(?i)^show\s+(frontends|backends)$`)
+	reNeedsOperate = regexp.MustCompile(`(?i)^admin\s+(show|set)\s+frontend\s+config`)
+	reNeedsUpdate  = regexp.MustCompile(`(?i)^update\s`)
+)
+
+func userOf(m []string, i int) string {
+	if m[i] != "" {
+		return m[i]
+	}
+	return m[i+1]
+}
+
+func rolesOf(list string) []string {
+	var out []string
+	for _, r := range strings.Split(list, ",") {
+		out = append(out, strings.ToLower(strings.Trim(strings.TrimSpace(r), "'")))
+	}
+	return out
+}
+
+func denied(priv string) error {
+	return sqlerror.NewSQLErrorf(ErrAccessDenied, "42000",
+		"Access denied; you need (at least one of) the %s privilege(s) on SYSTEM for this operation", priv)
+}
+
+// authorize checks the privilege a non-account statement needs.
+func (s *Server) authorize(user, q string) error {
+	u := s.users[user]
+	if u == nil {
+		return denied("ANY")
+	}
+	switch {
+	case reNeedsNode.MatchString(q):
+		if !u.has(PrivNode) {
+			return denied(PrivNode)
+		}
+	case reNeedsNodeOp.MatchString(q):
+		if !u.has(PrivNode) && !u.has(PrivOperate) {
+			return denied(PrivOperate + " or " + PrivNode)
+		}
+	case reNeedsOperate.MatchString(q):
+		if !u.has(PrivOperate) {
+			return denied(PrivOperate)
+		}
+	case reNeedsUpdate.MatchString(q):
+		if !u.has(PrivUpdate) {
+			return denied(PrivUpdate)
+		}
+	}
+	return nil
+}
+
+// execAccount runs the account statements; handled is false for others.
+func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, err error, handled bool) {
+	ok := &sqltypes.Result{}
+	me := s.users[c.User]
+	if me == nil {
+		return nil, denied("ANY"), true
+	}
+	// Changing someone else's account needs GRANT (user_admin); root's
+	// password can only be changed by root itself (SET_PASSWORD.md).
+	mayChange := func(target string) error {
+		if target == c.User {
+			return nil
+		}
+		if target == RootUser {
+			return sqlerror.NewSQLErrorf(ErrAccessDenied, "42000", "Access denied: only root can change root")
+		}
+		if !me.has(PrivGrant) {
+			return denied(PrivGrant)
+		}
+		return nil
+	}
+	lookup := func(name string) (*account, error) {
+		u := s.users[name]
+		if u == nil {
+			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "user '%s'@'%%' does not exist", name)
+		}
+		return u, nil
+	}
+	switch {
+	case reCurrentRole.MatchString(q):
+		// current_role() returns the activated roles as one VARCHAR.
+		return &sqltypes.Result{Fields: fields("current_role()"), Rows: [][]sqltypes.Value{row(strings.Join(me.active(), ", "))}}, nil, true
+	case reSetOwnPass.MatchString(q):
+		me.password = unescape(reSetOwnPass.FindStringSubmatch(q)[1])
+		return ok, nil, true
+	case reSetPassFor.MatchString(q):
+		m := reSetPassFor.FindStringSubmatch(q)
+		name := userOf(m, 1)
+		if err := mayChange(name); err != nil {
+			return nil, err, true
+		}
+		u, err := lookup(name)
+		if err != nil {
+			return nil, err, true
+		}
+		u.password = unescape(m[3])
+		return ok, nil, true
+	case reCreateUser.MatchString(q):
+		m := reCreateUser.FindStringSubmatch(q)
+		name := userOf(m, 2)
+		if !me.has(PrivGrant) {
+			return nil, denied(PrivGrant), true
+		}
+		if s.users[name] != nil {
+			if m[1] != "" {
+				return ok, nil, true
+			}
+			return nil, sqlerror.NewSQLErrorf(1396, "HY000", "Operation CREATE USER failed for '%s'@'%%'", name), true
+		}
+		u := newAccount(unescape(m[4]))
+		// CREATE USER ... DEFAULT ROLE grants the roles and activates them at login.
+		if m[5] != "" {
+			for _, r := range rolesOf(m[5]) {
+				if _, known := rolePrivileges[r]; !known {
+					return nil, sqlerror.NewSQLErrorf(1064, "HY000", "role %s does not exist", r), true
+				}
+				u.roles[r], u.defaults[r] = true, true
+			}
+		}
+		s.users[name] = u
+		return ok, nil, true
+	case reAlterUser.MatchString(q):
+		m := reAlterUser.FindStringSubmatch(q)
+		name := userOf(m, 1)
+		if err := mayChange(name); err != nil {
+			return nil, err, true
+		}
+		u, err := lookup(name)
+		if err != nil {
+			return nil, err, true
+		}
+		u.password = unescape(m[3])
+		return ok, nil, true
+	case reDropUser.MatchString(q):
+		m := reDropUser.FindStringSubmatch(q)
+		name := userOf(m, 2)
+		if name == RootUser {
+			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "Operation DROP USER failed for 'root'"), true
+		}
+		if !me.has(PrivGrant) {
+			return nil, denied(PrivGrant), true
+		}
+		if s.users[name] == nil {
+			if m[1] != "" {
+				return ok, nil, true
+			}
+			return nil, sqlerror.NewSQLErrorf(1396, "HY000", "Operation DROP USER failed for '%s'@'%%'", name), true
+		}
+		delete(s.users, name)
+		return ok, nil, true
+	case reGrantRole.MatchString(q), reRevokeRole.MatchString(q):
+		grant := reGrantRole.MatchString(q)
+		m := reGrantRole.FindStringSubmatch(q)
+		if !grant {
+			m = reRevokeRole.FindStringSubmatch(q)
+		}
+		name := userOf(m, 2)
+		if !me.has(PrivGrant) {
+			return nil, denied(PrivGrant), true
+		}
+		u, err := lookup(name)
+		if err != nil {
+			return nil, err, true
+		}
+		for _, r := range rolesOf(m[1]) {
+			if _, known := rolePrivileges[r]; !known || r == RoleRoot {
+				return nil, sqlerror.NewSQLErrorf(1064, "HY000", "role %s cannot be granted here", r), true
+			}
+			if grant {
+				u.roles[r] = true
+			} else {
+				delete(u.roles, r)
+			}
+		}
+		return ok, nil, true
+	case reSetDefault.MatchString(q):
+		m := reSetDefault.FindStringSubmatch(q)
+		name := userOf(m, 2)
+		if err := mayChange(name); err != nil {
+			return nil, err, true
+		}
+		u, err := lookup(name)
+		if err != nil {
+			return nil, err, true
+		}
+		roles := rolesOf(m[1])
+		u.defaults = map[string]bool{}
+		switch {
+		case len(roles) == 1 && roles[0] == "none":
+		case len(roles) == 1 && roles[0] == "all":
+			for r := range u.roles {
+				u.defaults[r] = true
+			}
+		default:
+			for _, r := range roles {
+				if !u.roles[r] {
+					return nil, sqlerror.NewSQLErrorf(1064, "HY000", "role %s is not granted to '%s'", r, name), true
+				}
+				u.defaults[r] = true
+			}
+		}
+		return ok, nil, true
+	}
+	return nil, nil, false
+}
