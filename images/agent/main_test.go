@@ -73,6 +73,13 @@ type process struct {
 	exited chan error
 }
 
+// Passwords as the hooks make them (crypto/rand, base32).
+const (
+	agentPassword = "AGENTPASSWORDBASE32XYZ"
+	rootPassword  = "ROOTPASSWORDBASE32ABCD"
+	adminPassword = "TEAMADMINPASSWORD234567"
+)
+
 func startAgent(t testing.TB) *process {
 	t.Helper()
 	agentBin, _ := binaries(t)
@@ -90,7 +97,7 @@ func startAgent(t testing.TB) *process {
 	require.NoError(t, err)
 	fe := fakefe.Start(t, fakefe.Options{
 		TLS:          &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12},
-		RootPassword: "pw", ListenAddr: "0.0.0.0:0",
+		RootPassword: "", ListenAddr: "0.0.0.0:0", // a fresh FE
 	})
 	fe.SetFrontends(fakefe.Frontend{Host: host, EditLogPort: 9010, Role: "LEADER", Alive: true})
 	_, port, err := net.SplitHostPort(fe.Addr())
@@ -101,9 +108,15 @@ func startAgent(t testing.TB) *process {
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "config"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "config", "agent.json"), cfg, 0o644))
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "cred"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "cred", "username"), []byte("root"), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "cred", "password"), []byte("pw"), 0o600))
+	for sub, files := range map[string]map[string]string{
+		"cred":  {"username": "d8_agent", "password": agentPassword, "root-password": rootPassword},
+		"admin": {"username": "admin", "password": adminPassword},
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, sub), 0o755))
+		for name, v := range files {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, sub, name), []byte(v), 0o600))
+		}
+	}
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -115,6 +128,7 @@ func startAgent(t testing.TB) *process {
 		"--config="+filepath.Join(dir, "config", "agent.json"),
 		"--tls-ca-file="+secret.Path("ca.crt"),
 		"--credentials-dir="+filepath.Join(dir, "cred"),
+		"--admin-credentials-dir="+filepath.Join(dir, "admin"),
 		"--self-host="+host,
 		"--listen="+listen,
 		"--helper-file="+filepath.Join(dir, "fe-helper"),
@@ -184,10 +198,21 @@ func TestBinary(t *testing.T) {
 		}
 	})
 
-	t.Run("logs JSON without the password", func(t *testing.T) {
+	t.Run("sets root's password on a fresh FE and reports the accounts", func(t *testing.T) {
+		require.Eventually(t, func() bool { return p.fe.RootPassword() == rootPassword }, 10*time.Second, 20*time.Millisecond)
+		resp, err := http.Get("http://" + p.listen + "/metrics")
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		require.Contains(t, string(body), status.MetricAccountsReady+" 1")
+	})
+
+	t.Run("logs JSON without any password", func(t *testing.T) {
 		logs := p.logs.String()
-		require.NotContains(t, logs, `"pw"`)
-		require.NotContains(t, logs, "root:pw")
+		for _, secret := range []string{agentPassword, rootPassword, adminPassword} {
+			require.NotContains(t, logs, secret)
+		}
 		for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
 			require.True(t, json.Valid([]byte(line)), "not a JSON log line: %s", line)
 		}

@@ -144,28 +144,6 @@ func TestMariaDB(t *testing.T) {
 		})
 	}
 
-	t.Run("sets the root password once and is idempotent", func(t *testing.T) {
-		c := conn.New(conn.Options{DialFunc: dialTo(e.srv.Addr)})
-		defer c.Close()
-		tg := e.target(t, dbHost, rootsOf(t, e.ca))
-		tg.Password = "s3cr'et\\pw"
-		changed, err := conn.EnsurePassword(ctx, c, tg)
-		require.NoError(t, err)
-		require.True(t, changed, "a fresh server has root without a password")
-		changed, err = conn.EnsurePassword(ctx, c, tg)
-		require.NoError(t, err)
-		require.False(t, changed)
-
-		wrong := tg
-		wrong.Password = "not-it"
-		other := conn.New(conn.Options{DialFunc: dialTo(e.srv.Addr)})
-		defer other.Close()
-		_, err = conn.EnsurePassword(ctx, other, wrong)
-		require.Error(t, err)
-		require.Equal(t, conn.KindAuth, conn.KindOf(err))
-		require.NotContains(t, err.Error(), "not-it")
-		require.NotContains(t, err.Error(), "s3cr")
-	})
 }
 
 // TestMariaDBCertificateRotation swaps the mounted files (CA and server
