@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -228,4 +230,26 @@ func TestAccountsRefuseUnquotablePasswords(t *testing.T) {
 			require.NotContains(t, logs.String()+st.Accounts.Message, bad)
 		})
 	}
+}
+
+// TestAccountsBeforeThePodIsReady is finding 4: the client Service routes
+// only to Ready pods, so on a fresh instance it has no endpoints while root
+// still has the empty password. The agent must set it through its own FE
+// (the headless Service publishes not-ready addresses) on the first pass.
+func TestAccountsBeforeThePodIsReady(t *testing.T) {
+	ctx := ctxT(t)
+	e := newEnv(t, envOptions{serverPassword: ""})
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
+	opts := e.options(fe0)
+	opts.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if host, _, _ := net.SplitHostPort(addr); host == queryHost {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("connection refused: no endpoints")}
+		}
+		return e.dial(ctx, network, addr)
+	}
+	a := agent.New(opts)
+	a.LoadCertificates()
+	a.Pass(ctx)
+	require.True(t, a.Status().Accounts.Ready, "%+v", a.Status().Accounts)
+	require.Equal(t, conn.KindAuth, conn.KindOf(e.login(t, "root", "")), "root's empty password must be gone after the first pass")
 }
