@@ -15,7 +15,10 @@ import (
 // fe-core PrivilegeBuiltinConstants (root, db_admin, cluster_admin,
 // user_admin, public). Only root exists on a fresh FE, with an empty
 // password. Docs: administration/user_privs/authorization/built_in_roles,
-// privilege_item, and the account-management statements.
+// privilege_item, and the account-management statements; statement forms as
+// in fe-core sql/parser/StarRocks.g4 (createUserStatement with IF NOT EXISTS
+// and DEFAULT ROLE roleList, dropUserStatement with IF EXISTS,
+// grantRoleStatement, setDefaultRoleStatement, setPassword).
 
 // RootUser is the only user of a fresh FE.
 const RootUser = "root"
@@ -199,11 +202,11 @@ func (s *Server) authorize(user, q string) error {
 }
 
 // execAccount runs the account statements; handled is false for others.
-func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, err error, handled bool) {
+func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, handled bool, err error) {
 	ok := &sqltypes.Result{}
 	me := s.users[c.User]
 	if me == nil {
-		return nil, denied("ANY"), true
+		return nil, true, denied("ANY")
 	}
 	// Changing someone else's account needs GRANT (user_admin); root's
 	// password can only be changed by root itself (SET_PASSWORD.md).
@@ -229,75 +232,75 @@ func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, err
 	switch {
 	case reCurrentRole.MatchString(q):
 		// current_role() returns the activated roles as one VARCHAR.
-		return &sqltypes.Result{Fields: fields("current_role()"), Rows: [][]sqltypes.Value{row(strings.Join(me.active(), ", "))}}, nil, true
+		return &sqltypes.Result{Fields: fields("current_role()"), Rows: [][]sqltypes.Value{row(strings.Join(me.active(), ", "))}}, true, nil
 	case reSetOwnPass.MatchString(q):
 		me.password = unescape(reSetOwnPass.FindStringSubmatch(q)[1])
-		return ok, nil, true
+		return ok, true, nil
 	case reSetPassFor.MatchString(q):
 		m := reSetPassFor.FindStringSubmatch(q)
 		name := userOf(m, 1)
 		if err := mayChange(name); err != nil {
-			return nil, err, true
+			return nil, true, err
 		}
 		u, err := lookup(name)
 		if err != nil {
-			return nil, err, true
+			return nil, true, err
 		}
 		u.password = unescape(m[3])
-		return ok, nil, true
+		return ok, true, nil
 	case reCreateUser.MatchString(q):
 		m := reCreateUser.FindStringSubmatch(q)
 		name := userOf(m, 2)
 		if !me.has(PrivGrant) {
-			return nil, denied(PrivGrant), true
+			return nil, true, denied(PrivGrant)
 		}
 		if s.users[name] != nil {
 			if m[1] != "" {
-				return ok, nil, true
+				return ok, true, nil
 			}
-			return nil, sqlerror.NewSQLErrorf(1396, "HY000", "Operation CREATE USER failed for '%s'@'%%'", name), true
+			return nil, true, sqlerror.NewSQLErrorf(1396, "HY000", "Operation CREATE USER failed for '%s'@'%%'", name)
 		}
 		u := newAccount(unescape(m[4]))
 		// CREATE USER ... DEFAULT ROLE grants the roles and activates them at login.
 		if m[5] != "" {
 			for _, r := range rolesOf(m[5]) {
 				if _, known := rolePrivileges[r]; !known {
-					return nil, sqlerror.NewSQLErrorf(1064, "HY000", "role %s does not exist", r), true
+					return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "role %s does not exist", r)
 				}
 				u.roles[r], u.defaults[r] = true, true
 			}
 		}
 		s.users[name] = u
-		return ok, nil, true
+		return ok, true, nil
 	case reAlterUser.MatchString(q):
 		m := reAlterUser.FindStringSubmatch(q)
 		name := userOf(m, 1)
 		if err := mayChange(name); err != nil {
-			return nil, err, true
+			return nil, true, err
 		}
 		u, err := lookup(name)
 		if err != nil {
-			return nil, err, true
+			return nil, true, err
 		}
 		u.password = unescape(m[3])
-		return ok, nil, true
+		return ok, true, nil
 	case reDropUser.MatchString(q):
 		m := reDropUser.FindStringSubmatch(q)
 		name := userOf(m, 2)
 		if name == RootUser {
-			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "Operation DROP USER failed for 'root'"), true
+			return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "Operation DROP USER failed for 'root'")
 		}
 		if !me.has(PrivGrant) {
-			return nil, denied(PrivGrant), true
+			return nil, true, denied(PrivGrant)
 		}
 		if s.users[name] == nil {
 			if m[1] != "" {
-				return ok, nil, true
+				return ok, true, nil
 			}
-			return nil, sqlerror.NewSQLErrorf(1396, "HY000", "Operation DROP USER failed for '%s'@'%%'", name), true
+			return nil, true, sqlerror.NewSQLErrorf(1396, "HY000", "Operation DROP USER failed for '%s'@'%%'", name)
 		}
 		delete(s.users, name)
-		return ok, nil, true
+		return ok, true, nil
 	case reGrantRole.MatchString(q), reRevokeRole.MatchString(q):
 		grant := reGrantRole.MatchString(q)
 		m := reGrantRole.FindStringSubmatch(q)
@@ -306,15 +309,15 @@ func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, err
 		}
 		name := userOf(m, 2)
 		if !me.has(PrivGrant) {
-			return nil, denied(PrivGrant), true
+			return nil, true, denied(PrivGrant)
 		}
 		u, err := lookup(name)
 		if err != nil {
-			return nil, err, true
+			return nil, true, err
 		}
 		for _, r := range rolesOf(m[1]) {
 			if _, known := rolePrivileges[r]; !known || r == RoleRoot {
-				return nil, sqlerror.NewSQLErrorf(1064, "HY000", "role %s cannot be granted here", r), true
+				return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "role %s cannot be granted here", r)
 			}
 			if grant {
 				u.roles[r] = true
@@ -322,16 +325,16 @@ func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, err
 				delete(u.roles, r)
 			}
 		}
-		return ok, nil, true
+		return ok, true, nil
 	case reSetDefault.MatchString(q):
 		m := reSetDefault.FindStringSubmatch(q)
 		name := userOf(m, 2)
 		if err := mayChange(name); err != nil {
-			return nil, err, true
+			return nil, true, err
 		}
 		u, err := lookup(name)
 		if err != nil {
-			return nil, err, true
+			return nil, true, err
 		}
 		roles := rolesOf(m[1])
 		u.defaults = map[string]bool{}
@@ -344,12 +347,12 @@ func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, err
 		default:
 			for _, r := range roles {
 				if !u.roles[r] {
-					return nil, sqlerror.NewSQLErrorf(1064, "HY000", "role %s is not granted to '%s'", r, name), true
+					return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "role %s is not granted to '%s'", r, name)
 				}
 				u.defaults[r] = true
 			}
 		}
-		return ok, nil, true
+		return ok, true, nil
 	}
-	return nil, nil, false
+	return nil, false, nil
 }

@@ -353,7 +353,7 @@ func (s *Server) ComQuery(c *mysql.Conn, query string, callback func(*sqltypes.R
 
 func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	ok := &sqltypes.Result{RowsAffected: 0}
-	if res, err, handled := s.execAccount(c, q); handled {
+	if res, handled, err := s.execAccount(c, q); handled {
 		return res, err
 	}
 	if err := s.authorize(c.User, q); err != nil {

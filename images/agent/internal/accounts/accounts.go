@@ -14,7 +14,10 @@
 //   - granted roles are active only if they are default roles, and
 //     CREATE USER ... DEFAULT ROLE grants and defaults them in one statement
 //     (CREATE_USER.md, native_authentication.md);
-//   - current_role() returns the roles active in the session.
+//   - current_role() returns the roles active in the session;
+//   - statement forms as in fe-core sql/parser/StarRocks.g4: CREATE USER
+//     [IF NOT EXISTS] user IDENTIFIED BY '…' [DEFAULT ROLE roleList],
+//     DROP USER [IF EXISTS] user, SET PASSWORD = PASSWORD('…').
 package accounts
 
 import (
