@@ -45,11 +45,14 @@ var AdminRoles = []string{"db_admin", "user_admin"}
 
 // Reasons of a not-ready AccountsStatus.
 const (
-	ReasonCredentialsInvalid  = "CredentialsInvalid"
+	// ReasonCredentialsInvalid: a Secret file is missing or its value is
+	// refused before anything is sent.
+	ReasonCredentialsInvalid = "CredentialsInvalid"
+	// ReasonRootPasswordRefused: the agent's account does not work and
+	// root accepts neither the Secret's password nor the empty one.
 	ReasonRootPasswordRefused = "RootPasswordRefused"
-	ReasonFEUnreachable       = "FEUnreachable"
-	ReasonTLSMisconfigured    = "TLSMisconfigured"
-	ReasonEnsureFailed        = "EnsureFailed"
+	// ReasonEnsureFailed: a statement of the repair was refused.
+	ReasonEnsureFailed = "EnsureFailed"
 )
 
 // Secrets are the mounted credentials.
@@ -233,24 +236,25 @@ func redact(err error) error {
 	return err
 }
 
-// Status turns the result of Ensure into what the agent reports.
-func Status(err error) agentconfig.AccountsStatus {
-	if err == nil {
-		return agentconfig.AccountsStatus{Ready: true}
-	}
-	st := agentconfig.AccountsStatus{Reason: ReasonEnsureFailed, Message: err.Error()}
+// Status turns the result of Ensure into what the agent reports. known is
+// false when err says nothing about the accounts (the FE unreachable, TLS
+// broken, no certificates, a bad agent config): the accounts in StarRocks do
+// not change because the agent cannot see them, so the caller keeps its last
+// status rather than report them broken and make the hooks close the
+// client ports.
+func Status(err error) (st agentconfig.AccountsStatus, known bool) {
 	var invalid *InvalidError
 	switch k := conn.KindOf(err); {
+	case err == nil:
+		return agentconfig.AccountsStatus{Ready: true}, true
 	case errors.As(err, &invalid):
-		st.Reason = ReasonCredentialsInvalid
+		return agentconfig.AccountsStatus{Reason: ReasonCredentialsInvalid, Message: err.Error()}, true
 	case k == conn.KindAuth:
-		st.Reason = ReasonRootPasswordRefused
-	case k == conn.KindConnection:
-		st.Reason = ReasonFEUnreachable
-	case k == conn.KindTLS:
-		st.Reason = ReasonTLSMisconfigured
+		return agentconfig.AccountsStatus{Reason: ReasonRootPasswordRefused, Message: err.Error()}, true
+	case k == conn.KindQuery:
+		return agentconfig.AccountsStatus{Reason: ReasonEnsureFailed, Message: err.Error()}, true
 	}
-	return st
+	return agentconfig.AccountsStatus{}, false
 }
 
 // InvalidError is a problem with the mounted credentials.

@@ -56,7 +56,9 @@ func TestRootPasswordOverTLSOnMariaDB(t *testing.T) {
 	for _, s := range []string{secrets.AgentPassword, secrets.RootPassword, secrets.AdminPassword} {
 		require.NotContains(t, err.Error(), s)
 	}
-	require.Equal(t, accounts.ReasonEnsureFailed, accounts.Status(err).Reason)
+	st, known := accounts.Status(err)
+	require.True(t, known)
+	require.Equal(t, accounts.ReasonEnsureFailed, st.Reason)
 
 	ping := func(user, password string) error {
 		c, err := login(user, password)
@@ -71,7 +73,8 @@ func TestRootPasswordOverTLSOnMariaDB(t *testing.T) {
 		other := secrets
 		other.RootPassword = "SOMETHINGELSEENTIRELY"
 		_, err := accounts.Ensure(ctx, agent, login, other)
-		st := accounts.Status(err)
+		st, known := accounts.Status(err)
+		require.True(t, known)
 		require.Equal(t, accounts.ReasonRootPasswordRefused, st.Reason)
 		require.NotContains(t, st.Message, other.RootPassword)
 		require.NotContains(t, st.Message, secrets.RootPassword)

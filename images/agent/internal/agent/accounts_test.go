@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -252,4 +253,33 @@ func TestAccountsBeforeThePodIsReady(t *testing.T) {
 	a.Pass(ctx)
 	require.True(t, a.Status().Accounts.Ready, "%+v", a.Status().Accounts)
 	require.Equal(t, conn.KindAuth, conn.KindOf(e.login(t, "root", "")), "root's empty password must be gone after the first pass")
+}
+
+// An unreachable FE says nothing about the accounts: the last verdict stays,
+// so the hooks do not close the client ports because an FE restarts.
+func TestAccountsKeepTheirVerdictWhileTheFEIsUnreachable(t *testing.T) {
+	ctx := ctxT(t)
+	e := newEnv(t, envOptions{serverPassword: ""})
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
+	var down atomic.Bool
+	opts := e.options(fe0)
+	opts.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if down.Load() {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("connection refused")}
+		}
+		return e.dial(ctx, network, addr)
+	}
+	fresh := agent.New(opts)
+	down.Store(true)
+	fresh.LoadCertificates()
+	fresh.Pass(ctx)
+	require.Nil(t, fresh.Status().Accounts, "no verdict before the agent could check")
+
+	down.Store(false)
+	fresh.Pass(ctx)
+	require.True(t, fresh.Status().Accounts.Ready)
+	down.Store(true)
+	fresh.Pass(ctx)
+	require.False(t, fresh.Status().LastApply.Succeeded)
+	require.True(t, fresh.Status().Accounts.Ready, "%+v", fresh.Status().Accounts)
 }

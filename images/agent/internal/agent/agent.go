@@ -366,12 +366,13 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 	if err == nil {
 		err = a.ensureAccounts(ctx, cfg, secrets)
 	}
-	st := accounts.Status(err)
-	st.Message = a.scrub(st.Message)
-	a.mu.Lock()
-	a.accounts = &st
-	a.mu.Unlock()
-	a.opts.Metrics.SetAccountsReady(st.Ready)
+	if st, known := accounts.Status(err); known {
+		st.Message = a.scrub(st.Message)
+		a.mu.Lock()
+		a.accounts = &st
+		a.mu.Unlock()
+		a.opts.Metrics.SetAccountsReady(st.Ready)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
