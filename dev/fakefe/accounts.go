@@ -14,7 +14,7 @@ import (
 // password, granted roles and default roles, and the built-in roles of
 // fe-core PrivilegeBuiltinConstants (root, db_admin, cluster_admin,
 // user_admin, public). Only root exists on a fresh FE, with an empty
-// password. Docs: administration/user_privs/authorization/built_in_roles,
+// password (fe-core AuthenticationMgr constructor). Docs: administration/user_privs/authorization/built_in_roles,
 // privilege_item, and the account-management statements; statement forms as
 // in fe-core sql/parser/StarRocks.g4 (createUserStatement with IF NOT EXISTS
 // and DEFAULT ROLE roleList, dropUserStatement with IF EXISTS,

@@ -3,9 +3,10 @@
 // own account and the team's admin account.
 //
 // StarRocks facts this relies on (docs.starrocks.io, 3.x/4.x):
-//   - a fresh FE has only root, with an empty password; only root may change
-//     root's password (SET_PASSWORD.md), so it is set as root with
-//     SET PASSWORD = PASSWORD('...');
+//   - a fresh FE has only root@'%', with an empty password (fe-core
+//     AuthenticationMgr constructor; there is no built-in "admin" user, unlike
+//     Doris); only root may change root's password (SET_PASSWORD.md), so it
+//     is set as root with SET PASSWORD = PASSWORD('...');
 //   - built-in roles (built_in_roles.md, fe-core PrivilegeBuiltinConstants):
 //     cluster_admin holds NODE (ALTER SYSTEM ADD/DROP/DECOMMISSION; NODE
 //     cannot be granted directly, privilege_item.md), db_admin holds OPERATE
