@@ -75,6 +75,9 @@ type Existing struct {
 	// CertificateRevision is status.revision of the instance Certificate,
 	// 0 when it has none yet.
 	CertificateRevision int64
+	// AccountsReady is the instance's AccountsReady condition: root has its
+	// password and the accounts exist, so the client ports may open.
+	AccountsReady bool
 }
 
 // applyExisting fills the fields the existing objects decide into a copy of
@@ -86,6 +89,7 @@ func applyExisting(e Instance, ex Existing) Instance {
 	// pods created with the instance from rolling when cert-manager
 	// reports its first revision.
 	e.TLS.CertificateRevision = max(ex.CertificateRevision, 1)
+	e.Network.ClientPortsOpen = ex.AccountsReady
 	return e
 }
 
@@ -302,8 +306,25 @@ func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules
 				"streaming_load_max_mb": strconv.FormatInt(cfg.StreamingLoadMaxMb, 10),
 			},
 		},
-		Names: names,
+		Network: Network{AllowedNamespaces: allowedNamespaces(sr.Spec.Network)},
+		Names:   names,
 	}
+}
+
+// allowedNamespaces copies spec.network.allowedNamespaces (nil when none).
+func allowedNamespaces(n *v1alpha1.NetworkSpec) []NamespaceSelector {
+	if n == nil || len(n.AllowedNamespaces) == 0 {
+		return nil
+	}
+	out := make([]NamespaceSelector, len(n.AllowedNamespaces))
+	for i, sel := range n.AllowedNamespaces {
+		labels := make(map[string]string, len(sel.MatchLabels))
+		for k, v := range sel.MatchLabels {
+			labels[k] = v
+		}
+		out[i] = NamespaceSelector{MatchLabels: labels}
+	}
+	return out
 }
 
 // EffectiveConfiguration is the configuration of an entry as the API type,

@@ -68,7 +68,7 @@ func TestComputeBuildsTheValuesEntry(t *testing.T) {
 	assert.Equal(t, Names{
 		FrontendStatefulSet: "d8ms-sr-olap", BackendStatefulSet: "d8ms-sr-olap-be", ClientService: "d8ms-sr-olap",
 		FrontendHeadlessService: "d8ms-sr-olap-fe-headless", BackendHeadlessService: "d8ms-sr-olap-be-headless",
-		ConfigMap: "d8ms-sr-olap-config", CredentialsSecret: "d8ms-sr-olap-credentials",
+		ConfigMap: "d8ms-sr-olap-config", CredentialsSecret: "d8ms-sr-olap-credentials", AgentCredentialsSecret: "d8ms-sr-olap-agent-credentials",
 	}, e.Names)
 	assert.Equal(t, []string{
 		"d8ms-sr-olap-0.d8ms-sr-olap-fe-headless.team-a.svc.k8s.example",
@@ -371,4 +371,43 @@ func schemaStorage(t *testing.T) *validation.SchemaStorage {
 	s, err := validation.NewSchemaStorage(cfg, vals)
 	require.NoError(t, err)
 	return s
+}
+
+func TestNetworkFollowsTheSpecAndTheAccounts(t *testing.T) {
+	sr := instance("ns", "a")
+	sr.Spec.Network = &v1alpha1.NetworkSpec{AllowedNamespaces: []v1alpha1.NamespaceSelector{{MatchLabels: map[string]string{"team": "bi"}}}}
+	for _, tt := range []struct {
+		name     string
+		existing *Existing
+		wantOpen bool
+	}{
+		{"no accounts yet: client ports closed", nil, false},
+		{"AccountsReady: client ports open", &Existing{AccountsReady: true}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{class()}}
+			if tt.existing != nil {
+				in.Existing = map[string]Existing{"ns/a": *tt.existing}
+			}
+			out := Compute(in)
+			require.Len(t, out.Instances, 1)
+			assert.Equal(t, tt.wantOpen, out.Instances[0].Network.ClientPortsOpen)
+			assert.Equal(t, []NamespaceSelector{{MatchLabels: map[string]string{"team": "bi"}}}, out.Instances[0].Network.AllowedNamespaces)
+		})
+	}
+	t.Run("a last valid entry opens with the accounts too", func(t *testing.T) {
+		last := Compute(Input{Instances: []*v1alpha1.Starrocks{instance("ns", "a")}, Classes: []*v1alpha1.StarrocksClass{class()}}).Results[0].Entry
+		broken := instance("ns", "a")
+		broken.Spec.Frontend.CPU.Cores = 64
+		out := Compute(Input{Instances: []*v1alpha1.Starrocks{broken}, Classes: []*v1alpha1.StarrocksClass{class()}, LastValid: map[string]*Instance{"ns/a": last},
+			Existing: map[string]Existing{"ns/a": {AccountsReady: true}}})
+		require.Len(t, out.Instances, 1)
+		assert.True(t, out.Instances[0].Network.ClientPortsOpen)
+		assert.Nil(t, out.Instances[0].Network.AllowedNamespaces, "no allow list in the spec: only the instance's namespace")
+	})
+	t.Run("the entry does not share the spec's maps", func(t *testing.T) {
+		out := Compute(Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{class()}})
+		out.Instances[0].Network.AllowedNamespaces[0].MatchLabels["team"] = "x"
+		assert.Equal(t, "bi", sr.Spec.Network.AllowedNamespaces[0].MatchLabels["team"])
+	})
 }
