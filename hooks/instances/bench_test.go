@@ -91,27 +91,29 @@ func steadyState(b *testing.B, n int) helpers.StaticSnapshots {
 	ready := &metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Ready", LastTransitionTime: now}
 	for _, sr := range instances {
 		ns, name := sr.Namespace, sr.Name
+		names := desired.NamesFor(name)
 		for _, c := range []struct {
-			component string
-			replicas  int32
-		}{{shared.ComponentFrontend, 3}, {shared.ComponentBackend, 3}} {
+			component, sts, claim string
+			replicas              int32
+		}{{shared.ComponentFrontend, names.FrontendStatefulSet, "meta", 3}, {shared.ComponentBackend, names.BackendStatefulSet, "storage", 3}} {
 			size := sr.Spec.Frontend.PersistentVolumeClaim.Size.String()
-			s := StatefulSetSnap{Namespace: ns, Instance: name, Component: c.component, StatefulSetState: StatefulSetState{Replicas: c.replicas, ReadyReplicas: c.replicas, TemplateSize: size}}
+			s := StatefulSetSnap{Namespace: ns, Name: c.sts, UID: "sts-" + c.sts, Instance: name, Component: c.component, StatefulSetState: StatefulSetState{Replicas: c.replicas, ReadyReplicas: c.replicas, TemplateSize: size}}
 			st.StatefulSets = append(st.StatefulSets, s)
 			add(SnapStatefulSets, s)
 			for p := range c.replicas {
-				pvc := PVCSnap{Namespace: ns, Name: fmt.Sprintf("data-%s-%s-%d", name, c.component, p), Instance: name, Component: c.component,
+				pvc := PVCSnap{Namespace: ns, Name: fmt.Sprintf("%s-%s-%d", c.claim, c.sts, p), Instance: name, Component: c.component,
 					StorageClassName: "expandable", Requested: size, Capacity: size, Phase: "Bound"}
 				st.PVCs = append(st.PVCs, pvc)
 				add(SnapPVCs, pvc)
 			}
 		}
 		for p := range 3 {
-			pod := PodSnap{Namespace: ns, Name: fmt.Sprintf("d8ms-sr-%s-%d", name, p), Instance: name, AgentTLS: &AgentTLS{Ready: true}}
+			pod := PodSnap{Namespace: ns, Name: fmt.Sprintf("d8ms-sr-%s-%d", name, p), Instance: name, Owner: &OwnerSnap{Name: names.FrontendStatefulSet, UID: "sts-" + names.FrontendStatefulSet},
+				AgentTLS: &AgentTLS{Ready: true}, Accounts: &AgentAccounts{Ready: true}}
 			st.Pods = append(st.Pods, pod)
 			add(SnapPods, pod)
 		}
-		cert := CertificateSnap{Namespace: ns, Instance: name, CertificateState: CertificateState{Ready: ready, NotAfter: &now, Revision: 2}}
+		cert := CertificateSnap{Namespace: ns, Name: names.FrontendStatefulSet, Instance: name, CertificateState: CertificateState{Ready: ready, NotAfter: &now, Revision: 2}}
 		st.Certificates = append(st.Certificates, cert)
 		add(SnapCertificates, cert)
 	}
@@ -121,7 +123,7 @@ func steadyState(b *testing.B, n int) helpers.StaticSnapshots {
 	plan := Reconcile(st, classrules.NewCache(), now)
 	for _, e := range plan.Values {
 		data, _ := json.Marshal(e)
-		add(SnapLastValid, LastValidSnap{Namespace: e.Namespace, Name: shared.LastValidConfigMapName(e.Name), Entry: string(data)})
+		add(SnapLastValid, LastValidSnap{Namespace: shared.ModuleNamespace, Name: shared.LastValidConfigMapName(e.UID), Entry: string(data)})
 	}
 	for _, p := range plan.StatusPatches {
 		add(SnapStarrocksStatus, map[string]any{"namespace": p.Namespace, "name": p.Name, "status": p.Status})

@@ -7,7 +7,6 @@ package instances
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/deckhouse/module-sdk/pkg"
@@ -90,46 +89,55 @@ var Config = &pkg.HookConfig{
 			JqFilter:                     `{name: .metadata.name, status: (.status // {})}`,
 		},
 		{
+			// StatefulSets, Certificates, PVCs and Pods live in tenant
+			// namespaces: tenants can create look-alikes with any labels and
+			// annotations. Every field is coerced to its type (shared.JqTypes)
+			// so no item can fail the decoding of the snapshot, and the hook
+			// counts an object only under the name the module gives it
+			// (observe).
 			Name:          SnapStatefulSets,
 			APIVersion:    "apps/v1",
 			Kind:          "StatefulSet",
 			LabelSelector: instanceSel,
-			JqFilter: `{namespace: .metadata.namespace, instance: .metadata.labels["` + shared.LabelInstance + `"], component: .metadata.labels["` + shared.LabelComponent + `"],` +
-				` replicas: (.spec.replicas // 1), readyReplicas: (.status.readyReplicas // 0),` +
+			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), uid: (.metadata.uid | str),` +
+				` instance: (.metadata.labels["` + shared.LabelInstance + `"] | str), component: (.metadata.labels["` + shared.LabelComponent + `"] | str),` +
+				` replicas: (.spec.replicas // 1 | num), readyReplicas: (.status.readyReplicas | num),` +
 				// The size the StatefulSet was created with: volumeClaimTemplates cannot change.
-				` templateSize: ([(.spec.volumeClaimTemplates // [])[] | .spec.resources.requests.storage // empty][0] // "")}`,
+				` templateSize: ([(.spec.volumeClaimTemplates // [])[] | .spec.resources.requests.storage // empty][0] | str)}`,
 		},
 		{
-			// Only the TLS verdict and the membership of the agent status: the
-			// agent rewrites its timestamp on every pass, which must not rerun
-			// the hook. The membership is normalised here (hosts as strings,
-			// tablets as numbers) or marked unreadable, so a malformed
-			// annotation cannot fail the decoding of the whole snapshot.
+			// Only the verdicts of the agent status (TLS, accounts) and the
+			// membership: the agent rewrites its timestamp on every pass,
+			// which must not rerun the hook. A tenant can write any
+			// annotation on any pod: an annotation that is not JSON or has a
+			// field of the wrong type makes the pod's report unreadable (a
+			// reason naming the field), never a failed snapshot. The
+			// controller owner is kept: only pods of the instance's FE
+			// StatefulSet count.
 			Name:          SnapPods,
 			APIVersion:    "v1",
 			Kind:          "Pod",
 			LabelSelector: frontendSel,
-			JqFilter: `((.metadata.annotations // {})["` + agentconfig.StatusAnnotation + `"]) as $raw |` +
-				` {namespace: .metadata.namespace, name: .metadata.name, instance: .metadata.labels["` + shared.LabelInstance + `"],` +
-				` agentTLS: ($raw | if . == null then null else (try (fromjson | .tls | {ready, reason, message}) catch {ready: false, reason: "AgentStatusUnreadable", message: "the agent-status annotation is not valid JSON"}) end),` +
-				` membership: ($raw | if . == null then null else (try (fromjson | .membership | if . == null then null else` +
-				` {leader: (.leader // "" | tostring), backends: [(.backends // [])[] | tostring], draining: [(.draining // [])[] | {host: (.host | tostring), tabletNum: (.tabletNum // 0 | tonumber)}]} end)` +
-				` catch {unreadable: true}) end)}`,
+			JqFilter: shared.JqTypes + podFilter,
 		},
 		{
 			Name:          SnapCertificates,
 			APIVersion:    "cert-manager.io/v1",
 			Kind:          "Certificate",
 			LabelSelector: instanceSel,
-			JqFilter: `{namespace: .metadata.namespace, instance: .metadata.labels["` + shared.LabelInstance + `"],` +
-				` ready: ([(.status.conditions // [])[] | select(.type == "Ready")][0] // null), notAfter: .status.notAfter, revision: (.status.revision // 0)}`,
+			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str),` +
+				` ready: ([(.status.conditions // [])[] | select(.type == "Ready") | {type: (.type | str), status: (.status | str), reason: (.reason | str), message: (.message | str), lastTransitionTime: (.lastTransitionTime // null)}][0] // null),` +
+				` notAfter: (.status.notAfter // null), revision: (.status.revision | num)}`,
 		},
 		{
-			Name:          SnapLastValid,
-			APIVersion:    "v1",
-			Kind:          "ConfigMap",
-			LabelSelector: lastValidSel,
-			JqFilter:      `{namespace: .metadata.namespace, name: .metadata.name, entry: (.data["` + shared.LastValidKey + `"] // "")}`,
+			// The module's memory: only in the module namespace, where no
+			// tenant can write; a copy anywhere else is not even seen.
+			Name:              SnapLastValid,
+			APIVersion:        "v1",
+			Kind:              "ConfigMap",
+			NamespaceSelector: shared.ModuleNamespaceSelector,
+			LabelSelector:     lastValidSel,
+			JqFilter:          shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), entry: (.data["` + shared.LastValidKey + `"] | str)}`,
 		},
 		{
 			// The PVCs the StatefulSets create from their volumeClaimTemplates
@@ -138,8 +146,8 @@ var Config = &pkg.HookConfig{
 			APIVersion:    "v1",
 			Kind:          "PersistentVolumeClaim",
 			LabelSelector: instanceSel,
-			JqFilter: `{namespace: .metadata.namespace, name: .metadata.name, instance: .metadata.labels["` + shared.LabelInstance + `"], component: .metadata.labels["` + shared.LabelComponent + `"],` +
-				` storageClassName: (.spec.storageClassName // ""), requested: (.spec.resources.requests.storage // ""), capacity: (.status.capacity.storage // ""), phase: (.status.phase // "")}`,
+			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str), component: (.metadata.labels["` + shared.LabelComponent + `"] | str),` +
+				` storageClassName: (.spec.storageClassName | str), requested: (.spec.resources.requests.storage | str), capacity: (.status.capacity.storage | str), phase: (.status.phase | str)}`,
 		},
 		{
 			// Whether a PVC may be expanded at all: the apiserver refuses it
@@ -152,6 +160,25 @@ var Config = &pkg.HookConfig{
 	},
 }
 
+// podFilter reads an FE pod: its controller owner and the verdicts of its
+// agent status. want/whole raise an error naming the field of a wrong type;
+// the try turns any error into an unreadable report for this pod alone.
+const podFilter = `((.metadata.annotations // {}) | if type == "object" then .["` + agentconfig.StatusAnnotation + `"] else null end) as $raw |` +
+	` (if $raw == null then {} else (try ($raw | want("string"; "the annotation") | (try fromjson catch error("the agent-status annotation is not valid JSON")) |` +
+	` want("object"; "the agent status") | {` +
+	` tls: (.tls | want("object"; "tls") | if . == null then null else {ready: (.ready | want("boolean"; "tls.ready") // false), reason: (.reason | want("string"; "tls.reason") // ""), message: (.message | want("string"; "tls.message") // "")} end),` +
+	` accounts: (.accounts | want("object"; "accounts") | if . == null then null else {ready: (.ready | want("boolean"; "accounts.ready") // false), reason: (.reason | want("string"; "accounts.reason") // ""), message: (.message | want("string"; "accounts.message") // "")} end),` +
+	` membership: (.membership | want("object"; "membership") | if . == null then null else {leader: (.leader | want("string"; "membership.leader") // ""),` +
+	` backends: [(.backends | want("array"; "membership.backends") // [])[] | want("string"; "membership.backends[]")],` +
+	` draining: [(.draining | want("array"; "membership.draining") // [])[] | want("object"; "membership.draining[]") |` +
+	` {host: (.host | want("string"; "membership.draining[].host") // ""), tabletNum: (.tabletNum | whole("membership.draining[].tabletNum") // 0)}]} end)})` +
+	` catch {unreadable: (if type == "string" then . else "the agent-status annotation is not readable" end)}) end) as $agent |` +
+	` {namespace: (.metadata.namespace | str), name: (.metadata.name | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str),` +
+	` owner: ([(.metadata.ownerReferences // [])[] | select(.controller == true and .kind == "StatefulSet") | {name: (.name | str), uid: (.uid | str)}][0] // null)} +` +
+	` (if $agent.unreadable then {agentTLS: {ready: false, reason: "` + ReasonAgentStatusUnreadable + `", message: $agent.unreadable},` +
+	` accounts: {ready: false, reason: "` + ReasonAgentStatusUnreadable + `", message: $agent.unreadable}, membership: {unreadable: true}}` +
+	` else {agentTLS: $agent.tls, accounts: $agent.accounts, membership: $agent.membership} end)`
+
 // cache only memoizes compiled CEL per class generation (a pure function of
 // the class): no decision depends on it surviving a restart.
 var cache = classrules.NewCache()
@@ -163,6 +190,9 @@ func Handle(_ context.Context, input *pkg.HookInput) error {
 	if err != nil {
 		return err
 	}
+	for _, w := range state.Warnings {
+		input.Logger.Warn(w)
+	}
 	now := metav1.NewTime(input.DC.GetClock().Now()).Rfc3339Copy()
 	plan := Reconcile(state, cache, now)
 	for _, w := range plan.Warnings {
@@ -172,6 +202,9 @@ func Handle(_ context.Context, input *pkg.HookInput) error {
 	input.Values.Set(shared.InstancesValuesPath, plan.Values)
 	for _, cm := range plan.LastValid {
 		input.PatchCollector.CreateOrUpdate(cm)
+	}
+	for _, name := range plan.StaleLastValid {
+		input.PatchCollector.DeleteInBackground("v1", "ConfigMap", shared.ModuleNamespace, name)
 	}
 	for _, v := range plan.VolumeExpansions {
 		// Only the size: a merge patch leaves the rest of the PVC alone.
@@ -235,7 +268,10 @@ func publishMetrics(mc pkg.MetricsCollector, plan Plan) {
 	}
 }
 
-// ReadState decodes the snapshots.
+// ReadState decodes the snapshots. Objects in tenant namespaces are decoded
+// one by one: an item that still does not decode (the jq filters coerce
+// every field, so this is a last line of defence) becomes an item marked
+// unreadable, for its own instance only; the run never fails on one.
 func ReadState(input *pkg.HookInput) (State, error) {
 	type srStatus struct {
 		Namespace string                   `json:"namespace"`
@@ -246,27 +282,27 @@ func ReadState(input *pkg.HookInput) (State, error) {
 		Name   string                        `json:"name"`
 		Status v1alpha1.StarrocksClassStatus `json:"status"`
 	}
-	var (
-		s        State
-		statuses []srStatus
-		classes  []clStatus
-	)
+	var s State
 	snaps := input.Snapshots
-	err := errors.Join(
-		decodePtrs(snaps, SnapStarrocks, &s.Instances),
-		decodePtrs(snaps, SnapClasses, &s.Classes),
-		decode(snaps, SnapStarrocksStatus, &statuses),
-		decode(snaps, SnapClassStatus, &classes),
-		decode(snaps, SnapStatefulSets, &s.StatefulSets),
-		decode(snaps, SnapPods, &s.Pods),
-		decode(snaps, SnapCertificates, &s.Certificates),
-		decode(snaps, SnapLastValid, &s.LastValid),
-		decode(snaps, SnapPVCs, &s.PVCs),
-		decode(snaps, SnapStorageClasses, &s.StorageClasses),
-	)
-	if err != nil {
-		return s, err
-	}
+	var statuses []srStatus
+	var classes []clStatus
+	// Starrocks and StarrocksClass objects are checked by their CRD schema
+	// (and status by the hooks' own patches): one that does not decode is
+	// skipped with a warning instead of failing every other instance.
+	s.Instances = decodePtrs[v1alpha1.Starrocks](snaps, SnapStarrocks, &s.Warnings)
+	s.Classes = decodePtrs[v1alpha1.StarrocksClass](snaps, SnapClasses, &s.Warnings)
+	statuses = decodeEach[srStatus](snaps, SnapStarrocksStatus, func(v *srStatus, err error) {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the status of Starrocks %s/%s is not readable and is recomputed: %v", v.Namespace, v.Name, err))
+		v.Status = v1alpha1.StarrocksStatus{}
+	})
+	classes = decodeEach[clStatus](snaps, SnapClassStatus, func(v *clStatus, err error) { v.Status = v1alpha1.StarrocksClassStatus{} })
+	s.StatefulSets = decodeEach[StatefulSetSnap](snaps, SnapStatefulSets, func(v *StatefulSetSnap, err error) { v.Unreadable = err.Error() })
+	s.Pods = decodeEach[PodSnap](snaps, SnapPods, func(v *PodSnap, err error) { v.markUnreadable(err.Error()) })
+	s.Certificates = decodeEach[CertificateSnap](snaps, SnapCertificates, func(v *CertificateSnap, err error) { v.Unreadable = err.Error() })
+	s.LastValid = decodeEach[LastValidSnap](snaps, SnapLastValid, func(v *LastValidSnap, err error) { v.Entry = "" })
+	s.PVCs = decodeEach[PVCSnap](snaps, SnapPVCs, func(v *PVCSnap, err error) { v.Unreadable = err.Error() })
+	s.StorageClasses = decodeEach[StorageClassSnap](snaps, SnapStorageClasses, func(v *StorageClassSnap, err error) { v.AllowVolumeExpansion = false })
+
 	s.InstanceStatus = make(map[string]v1alpha1.StarrocksStatus, len(statuses))
 	for _, st := range statuses {
 		s.InstanceStatus[desired.Key(st.Namespace, st.Name)] = st.Status
@@ -279,26 +315,36 @@ func ReadState(input *pkg.HookInput) (State, error) {
 	return s, nil
 }
 
-func decode[T any](snaps pkg.Snapshots, name string, out *[]T) error {
-	v, err := objectpatch.UnmarshalToStruct[T](snaps, name)
-	if err != nil {
-		return fmt.Errorf("decode snapshot %s: %w", name, err)
+// decodeEach decodes every item of a snapshot on its own. encoding/json
+// fills what it can before it reports a type error, so a bad item keeps its
+// namespace and instance, and unreadable marks it.
+func decodeEach[T any](snaps pkg.Snapshots, name string, unreadable func(*T, error)) []T {
+	items := snaps.Get(name)
+	out := make([]T, 0, len(items))
+	for _, it := range items {
+		var v T
+		if err := it.UnmarshalTo(&v); err != nil {
+			unreadable(&v, fmt.Errorf("snapshot %s: %w", name, err))
+		}
+		out = append(out, v)
 	}
-	*out = v
-	return nil
+	return out
 }
 
-func decodePtrs[T any](snaps pkg.Snapshots, name string, out *[]*T) error {
+// decodePtrs decodes objects checked by a CRD schema, skipping one that
+// does not decode.
+func decodePtrs[T any](snaps pkg.Snapshots, name string, warnings *[]string) []*T {
 	items := snaps.Get(name)
-	*out = make([]*T, 0, len(items))
+	out := make([]*T, 0, len(items))
 	for _, it := range items {
 		v := new(T)
 		if err := it.UnmarshalTo(v); err != nil {
-			return fmt.Errorf("decode snapshot %s: %w", name, err)
+			*warnings = append(*warnings, fmt.Sprintf("an object of snapshot %s is not readable and is skipped: %v", name, err))
+			continue
 		}
-		*out = append(*out, v)
+		out = append(out, v)
 	}
-	return nil
+	return out
 }
 
 // metricGroup puts a metric into a group. module-sdk v0.12.2's

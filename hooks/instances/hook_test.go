@@ -57,6 +57,7 @@ kind: StatefulSet
 metadata:
   name: d8ms-sr-%[1]s%[2]s
   namespace: team
+  uid: sts-uid-%[1]s%[2]s
   labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: %[1]s, app.kubernetes.io/component: %[3]s}
 spec: {replicas: 1}
 status: {readyReplicas: %[4]d}
@@ -79,6 +80,7 @@ metadata:
   name: d8ms-sr-%[1]s-0
   namespace: team
   labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: %[1]s, app.kubernetes.io/component: frontend}
+  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: d8ms-sr-%[1]s, uid: sts-uid-%[1]s, controller: true}]
   annotations:
     managed-starrocks.deckhouse.io/agent-status: '{"tls":{"ready":true,"notAfter":"2027-03-01T00:00:00Z"},"lastApply":{"succeeded":true},"updatedAt":"2026-12-02T10:00:00Z"}'
 `, name)
@@ -144,9 +146,10 @@ func TestHookRendersAValidInstanceAndReportsStatus(t *testing.T) {
 	assert.Equal(t, "d8ms-sr-olap.team.svc.cluster.local", entries[0].Get("agentConfig.queryHost").String())
 	assert.Equal(t, int64(1024), entries[0].Get("configuration.streamingLoadMaxMb").Int())
 
-	cm := f.KubernetesResource("ConfigMap", "team", "d8ms-sr-olap-last-valid")
-	require.NotNil(t, cm, "the last valid configuration is persisted in the cluster")
-	assert.Equal(t, "uid-olap", string(cm.GetOwnerReferences()[0].UID))
+	cm := f.KubernetesResource("ConfigMap", shared.ModuleNamespace, "last-valid-uid-olap")
+	require.NotNil(t, cm, "the last valid configuration is persisted in the module namespace, named by the UID")
+	assert.Empty(t, cm.GetOwnerReferences(), "an owner cannot be in another namespace: the hook deletes it")
+	assert.Nil(t, f.KubernetesResource("ConfigMap", "team", "d8ms-sr-olap-last-valid"), "nothing of the module's memory is in the tenant namespace")
 
 	st := statusOf(t, f, "olap")
 	assert.Equal(t, v1alpha1.PhasePending, st.Phase, "nothing deployed yet")
@@ -197,7 +200,7 @@ func TestHookRendersAValidInstanceAndReportsStatus(t *testing.T) {
 	})
 
 	t.Run("becomes Degraded when a pod stops being ready", func(t *testing.T) {
-		f.KubeStateSet(classYAML + "---" + starrocksYAMLWithStatus(t, f, "olap", 1, 2, 1024) + "---" + readyObjectsYAML("olap", 1, 0) + "---" + configMapYAML(t, f, "d8ms-sr-olap-last-valid"))
+		f.KubeStateSet(classYAML + "---" + starrocksYAMLWithStatus(t, f, "olap", 1, 2, 1024) + "---" + readyObjectsYAML("olap", 1, 0) + "---" + lastValidYAML(t, f, "uid-olap"))
 		f.RunHook()
 		require.NoError(t, f.HookError())
 		st := statusOf(t, f, "olap")
@@ -217,9 +220,11 @@ func starrocksYAMLWithStatus(t *testing.T, f *framework.HookExecutionConfig, nam
 	return starrocksYAML(name, gen, cores, streaming) + "status: " + string(data) + "\n"
 }
 
-func configMapYAML(t *testing.T, f *framework.HookExecutionConfig, name string) string {
+// lastValidYAML is the module's memory of the Starrocks with this UID as
+// the fake cluster holds it now.
+func lastValidYAML(t *testing.T, f *framework.HookExecutionConfig, uid string) string {
 	t.Helper()
-	cm := f.KubernetesResource("ConfigMap", "team", name)
+	cm := f.KubernetesResource("ConfigMap", shared.ModuleNamespace, shared.LastValidConfigMapName(uid))
 	require.NotNil(t, cm)
 	data, err := json.Marshal(cm.Object)
 	require.NoError(t, err)
@@ -237,7 +242,7 @@ func TestHookKeepsTheLastValidConfigurationOfAnInstanceThatBecameInvalid(t *test
 	// persisted ConfigMap and the status of generation 1. The values store is
 	// reset so only the cluster can carry the last valid state.
 	f.ValuesDelete(shared.InstancesValuesPath)
-	f.KubeStateSet(classYAML + "---" + starrocksYAMLWithStatus(t, f, "olap", 2, 2, 4096) + "---" + configMapYAML(t, f, "d8ms-sr-olap-last-valid"))
+	f.KubeStateSet(classYAML + "---" + starrocksYAMLWithStatus(t, f, "olap", 2, 2, 4096) + "---" + lastValidYAML(t, f, "uid-olap"))
 	f.RunHook()
 	require.NoError(t, f.HookError())
 
@@ -257,7 +262,7 @@ func TestHookKeepsTheLastValidConfigurationOfAnInstanceThatBecameInvalid(t *test
 	assert.Equal(t, []string{"True", ReasonLastValidKept}, []string{s, r})
 	assertMetric(t, f, MetricConfigurationValid, map[string]string{"namespace": "team", "name": "olap", "class": "default"}, 0)
 
-	cm := f.KubernetesResource("ConfigMap", "team", "d8ms-sr-olap-last-valid")
+	cm := f.KubernetesResource("ConfigMap", shared.ModuleNamespace, "last-valid-uid-olap")
 	var persisted desired.Instance
 	require.NoError(t, json.Unmarshal([]byte(cm.Object["data"].(map[string]any)[shared.LastValidKey].(string)), &persisted))
 	assert.EqualValues(t, 1, persisted.Generation, "the persisted state is not overwritten by an invalid spec")
@@ -270,7 +275,7 @@ func TestHookRendersNothingForABrandNewInvalidInstance(t *testing.T) {
 	require.NoError(t, f.HookError())
 
 	assert.Empty(t, f.ValuesGet(shared.InstancesValuesPath).Array())
-	assert.Nil(t, f.KubernetesResource("ConfigMap", "team", "d8ms-sr-bad-last-valid"))
+	assert.Nil(t, f.KubernetesResource("ConfigMap", shared.ModuleNamespace, "last-valid-uid-bad"))
 	st := statusOf(t, f, "bad")
 	assert.Equal(t, v1alpha1.PhaseInvalid, st.Phase)
 	assert.Empty(t, st.CredentialsSecretName)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,23 +29,46 @@ type State struct {
 	PVCs           []PVCSnap
 	StorageClasses []StorageClassSnap
 	ClusterDomain  string
+	// Warnings are snapshot items that could not be read at all.
+	Warnings []string
 }
 
 // StatefulSetSnap is the jq-filtered StatefulSet.
 type StatefulSetSnap struct {
 	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	UID       string `json:"uid"`
 	Instance  string `json:"instance"`
 	Component string `json:"component"`
 	StatefulSetState
+	// Unreadable says why the item did not decode (it is then ignored).
+	Unreadable string `json:"-"`
 }
 
 // PodSnap is the jq-filtered FE pod.
 type PodSnap struct {
-	Namespace  string          `json:"namespace"`
-	Name       string          `json:"name"`
-	Instance   string          `json:"instance"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Instance  string `json:"instance"`
+	// Owner is the pod's controller, when it is a StatefulSet: only pods
+	// of the instance's FE StatefulSet count.
+	Owner      *OwnerSnap      `json:"owner"`
 	AgentTLS   *AgentTLS       `json:"agentTLS"`
+	Accounts   *AgentAccounts  `json:"accounts"`
 	Membership *MembershipSnap `json:"membership"`
+}
+
+// OwnerSnap is a controller ownerReference.
+type OwnerSnap struct {
+	Name string `json:"name"`
+	UID  string `json:"uid"`
+}
+
+// markUnreadable makes every report of the pod unreadable, saying why.
+func (p *PodSnap) markUnreadable(why string) {
+	p.AgentTLS = &AgentTLS{Reason: ReasonAgentStatusUnreadable, Message: why}
+	p.Accounts = &AgentAccounts{Reason: ReasonAgentStatusUnreadable, Message: why}
+	p.Membership = &MembershipSnap{Unreadable: true}
 }
 
 // MembershipSnap is the membership of the agent status (the FE leader's
@@ -57,8 +81,11 @@ type MembershipSnap struct {
 // CertificateSnap is the jq-filtered Certificate.
 type CertificateSnap struct {
 	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
 	Instance  string `json:"instance"`
 	CertificateState
+	// Unreadable says why the item did not decode (it is then ignored).
+	Unreadable string `json:"-"`
 }
 
 // LastValidSnap is the jq-filtered last-valid ConfigMap.
@@ -74,6 +101,10 @@ type Plan struct {
 	Values []desired.Instance
 	// LastValid are the ConfigMaps to create or update.
 	LastValid []*corev1.ConfigMap
+	// StaleLastValid are the names of last-valid ConfigMaps (in the module
+	// namespace) whose Starrocks is gone: no ownerReference can cross
+	// namespaces, so the hook deletes them.
+	StaleLastValid []string
 	// StatusPatches are the instance statuses that changed.
 	StatusPatches []StatusPatch
 	// VolumeExpansions are the PVCs to grow to their desired size.
@@ -103,20 +134,10 @@ type ClassStatusPatch struct {
 // Reconcile decides the whole desired state from the snapshots.
 func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 	plan := Plan{Phases: map[string]v1alpha1.Phase{}}
-	lastValid := map[string]*desired.Instance{}
-	persisted := map[string]string{}
-	for _, lv := range s.LastValid {
-		var e desired.Instance
-		if err := json.Unmarshal([]byte(lv.Entry), &e); err != nil {
-			plan.Warnings = append(plan.Warnings, fmt.Sprintf("ConfigMap %s/%s: the persisted last valid configuration is not readable and is ignored: %v", lv.Namespace, lv.Name, err))
-			continue
-		}
-		key := desired.Key(e.Namespace, e.Name)
-		lastValid[key] = &e
-		persisted[key] = lv.Entry
-	}
+	plan.Warnings = append(plan.Warnings, s.Warnings...)
+	lastValid, persisted := trustedLastValid(s, &plan)
 
-	obs := observe(s)
+	obs := observe(s, &plan.Warnings)
 	backends := make(map[string]desired.BackendObservation, len(obs))
 	existing := make(map[string]desired.Existing, len(obs))
 	for key, o := range obs {
@@ -135,6 +156,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 		if o.Certificate != nil {
 			ex.CertificateRevision = o.Certificate.Revision
 		}
+		ex.AccountsReady = accountsReady(o, s.InstanceStatus[key]).OK
 		existing[key] = ex
 	}
 	out := desired.Compute(desired.Input{
@@ -161,7 +183,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 		sr := res.Object
 		if res.Current {
 			data, err := json.Marshal(res.Entry)
-			if err == nil && !bytes.Equal(data, []byte(persisted[res.Key])) {
+			if err == nil && !bytes.Equal(data, []byte(persisted[string(sr.UID)])) {
 				plan.LastValid = append(plan.LastValid, lastValidConfigMap(res.Entry, string(data)))
 			}
 		}
@@ -191,38 +213,109 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 	return plan
 }
 
-func observe(s State) map[string]Observed {
+// trustedLastValid reads the module's memory: ConfigMaps
+// last-valid-<uid> in the module namespace. An entry counts only when the
+// UID in its name and in its content is a live Starrocks and its namespace
+// and name are that object's; memory of a Starrocks that is gone is deleted.
+// It returns the trusted entries by namespace/name and the persisted JSON
+// by UID (to rewrite only on change).
+func trustedLastValid(s State, plan *Plan) (map[string]*desired.Instance, map[string]string) {
+	live := make(map[string]*v1alpha1.Starrocks, len(s.Instances))
+	for _, sr := range s.Instances {
+		live[string(sr.UID)] = sr
+	}
+	lastValid := map[string]*desired.Instance{}
+	persisted := map[string]string{}
+	for _, lv := range s.LastValid {
+		uid, ok := strings.CutPrefix(lv.Name, shared.LastValidPrefix)
+		if lv.Namespace != shared.ModuleNamespace || !ok || uid == "" {
+			continue // not the module's memory (the binding sees only the module namespace)
+		}
+		sr := live[uid]
+		if sr == nil {
+			plan.StaleLastValid = append(plan.StaleLastValid, lv.Name)
+			continue
+		}
+		persisted[uid] = lv.Entry
+		var e desired.Instance
+		if err := json.Unmarshal([]byte(lv.Entry), &e); err != nil {
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("ConfigMap %s/%s: the persisted last valid configuration is not readable and is ignored: %v", lv.Namespace, lv.Name, err))
+			continue
+		}
+		if e.UID != uid || e.Namespace != sr.Namespace || e.Name != sr.Name {
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("ConfigMap %s/%s: the persisted last valid configuration names %s/%s (uid %s), not the Starrocks %s/%s of this UID, and is ignored", lv.Namespace, lv.Name, e.Namespace, e.Name, e.UID, sr.Namespace, sr.Name))
+			continue
+		}
+		lastValid[desired.Key(sr.Namespace, sr.Name)] = &e
+	}
+	return lastValid, persisted
+}
+
+// observe groups the objects of the tenant namespaces by instance. An
+// object counts only under the name the module gives it in the instance's
+// namespace (desired.NamesFor), and a pod only when its controller is the
+// instance's FE StatefulSet: a look-alike elsewhere changes nothing.
+func observe(s State, warnings *[]string) map[string]Observed {
 	obs := map[string]Observed{}
 	get := func(ns, inst string) Observed { return obs[desired.Key(ns, inst)] }
 	put := func(ns, inst string, o Observed) { obs[desired.Key(ns, inst)] = o }
+	feUID := map[string]string{}
 	for _, st := range s.StatefulSets {
+		if st.Unreadable != "" {
+			*warnings = append(*warnings, fmt.Sprintf("StatefulSet %s/%s is not readable and is ignored: %s", st.Namespace, st.Name, st.Unreadable))
+			continue
+		}
+		names := desired.NamesFor(st.Instance)
 		o := get(st.Namespace, st.Instance)
 		state := st.StatefulSetState
-		switch st.Component {
-		case shared.ComponentFrontend:
+		switch {
+		case st.Component == shared.ComponentFrontend && st.Name == names.FrontendStatefulSet:
 			o.Frontend = &state
-		case shared.ComponentBackend:
+			feUID[desired.Key(st.Namespace, st.Instance)] = st.UID
+		case st.Component == shared.ComponentBackend && st.Name == names.BackendStatefulSet:
 			o.Backend = &state
+		default:
+			continue
 		}
 		put(st.Namespace, st.Instance, o)
 	}
 	for _, c := range s.Certificates {
+		if c.Unreadable != "" {
+			*warnings = append(*warnings, fmt.Sprintf("Certificate %s/%s is not readable and is ignored: %s", c.Namespace, c.Name, c.Unreadable))
+			continue
+		}
+		if c.Name != desired.NamesFor(c.Instance).FrontendStatefulSet {
+			continue
+		}
 		o := get(c.Namespace, c.Instance)
 		state := c.CertificateState
 		o.Certificate = &state
 		put(c.Namespace, c.Instance, o)
 	}
 	for _, pvc := range s.PVCs {
+		if pvc.Unreadable != "" {
+			*warnings = append(*warnings, fmt.Sprintf("PersistentVolumeClaim %s/%s is not readable and is ignored: %s", pvc.Namespace, pvc.Name, pvc.Unreadable))
+			continue
+		}
+		if !isInstancePVC(pvc) {
+			continue
+		}
 		o := get(pvc.Namespace, pvc.Instance)
 		o.PVCs = append(o.PVCs, pvc)
 		put(pvc.Namespace, pvc.Instance, o)
 	}
 	for _, p := range s.Pods {
+		uid := feUID[desired.Key(p.Namespace, p.Instance)]
+		if p.Owner == nil || uid == "" || p.Owner.UID != uid || p.Owner.Name != desired.NamesFor(p.Instance).FrontendStatefulSet {
+			continue
+		}
 		o := get(p.Namespace, p.Instance)
 		if o.AgentTLS == nil {
 			o.AgentTLS = map[string]*AgentTLS{}
+			o.Accounts = map[string]*AgentAccounts{}
 		}
 		o.AgentTLS[p.Name] = p.AgentTLS
+		o.Accounts[p.Name] = p.Accounts
 		switch m := p.Membership; {
 		case m == nil:
 		case m.Unreadable:
@@ -235,14 +328,51 @@ func observe(s State) map[string]Observed {
 	return obs
 }
 
+// PVC templates of the StatefulSets (templates/instance/statefulset-*.yaml):
+// the StatefulSet controller names a claim <template>-<StatefulSet>-<ordinal>.
+const (
+	frontendClaimTemplate = "meta"
+	backendClaimTemplate  = "storage"
+)
+
+// FrontendMetaPVCName is the first FE's metadata volume: the credentials
+// Secrets follow its lifetime.
+func FrontendMetaPVCName(instance string) string {
+	return frontendClaimTemplate + "-" + desired.NamesFor(instance).FrontendStatefulSet + "-0"
+}
+
+// isInstancePVC reports whether a PVC is one the instance's StatefulSets
+// created, by its name, for its component.
+func isInstancePVC(p PVCSnap) bool {
+	names := desired.NamesFor(p.Instance)
+	prefix := frontendClaimTemplate + "-" + names.FrontendStatefulSet + "-"
+	if p.Component == shared.ComponentBackend {
+		prefix = backendClaimTemplate + "-" + names.BackendStatefulSet + "-"
+	} else if p.Component != shared.ComponentFrontend {
+		return false
+	}
+	ordinal, ok := strings.CutPrefix(p.Name, prefix)
+	if !ok || ordinal == "" {
+		return false
+	}
+	for _, c := range ordinal {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 func lastValidConfigMap(e *desired.Instance, data string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            shared.LastValidConfigMapName(e.Name),
-			Namespace:       e.Namespace,
-			Labels:          shared.InstanceLabels(e.Name, shared.StateLastValid),
-			OwnerReferences: []metav1.OwnerReference{shared.OwnerReference(e.Name, e.UID)},
+			Name:      shared.LastValidConfigMapName(e.UID),
+			Namespace: shared.ModuleNamespace,
+			Labels:    shared.InstanceLabels(e.Name, shared.StateLastValid),
+			// No ownerReference: an owner must be in the same namespace.
+			// The hook deletes the ConfigMap when its Starrocks is gone.
+			Annotations: map[string]string{shared.AnnotationInstance: desired.Key(e.Namespace, e.Name)},
 		},
 		Data: map[string]string{shared.LastValidKey: data},
 	}

@@ -56,6 +56,16 @@ func clusterObjectsYAML(t *testing.T, beReplicas int, membership any) string {
 apiVersion: apps/v1
 kind: StatefulSet
 metadata:
+  name: d8ms-sr-olap
+  namespace: team
+  uid: sts-uid-olap
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
+spec: {replicas: 1}
+status: {readyReplicas: 1}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
   name: d8ms-sr-olap-be
   namespace: team
   labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: backend}
@@ -67,7 +77,8 @@ kind: Pod
 metadata:
   name: d8ms-sr-olap-0
   namespace: team
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}%s
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
+  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: d8ms-sr-olap, uid: sts-uid-olap, controller: true}]%s
 `, beReplicas, beReplicas, annotations)
 }
 
@@ -129,7 +140,7 @@ func TestHookPatchesBackendScaleInOnlyOnChange(t *testing.T) {
 	require.NoError(t, f.HookError())
 
 	again := func(membership *agentconfig.MembershipStatus) {
-		f.KubeStateSet(classYAML + "---" + clusterYAMLWithStatus(t, f, 2) + "---" + clusterObjectsYAML(t, 3, membership) + "---" + configMapYAML(t, f, "d8ms-sr-olap-last-valid"))
+		f.KubeStateSet(classYAML + "---" + clusterYAMLWithStatus(t, f, 2) + "---" + clusterObjectsYAML(t, 3, membership) + "---" + lastValidYAML(t, f, "uid-olap"))
 		f.RunHook()
 		require.NoError(t, f.HookError())
 	}

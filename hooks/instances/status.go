@@ -29,6 +29,14 @@ const (
 	ReasonCertificateMissing  = "CertificateMissing"
 	ReasonCertificateNotReady = "CertificateNotReady"
 	ReasonAgentNotReported    = "AgentNotReported"
+	// ReasonAgentStatusUnreadable: the agent-status annotation of an FE pod
+	// is not JSON or has a field of the wrong type.
+	ReasonAgentStatusUnreadable = "AgentStatusUnreadable"
+	// AccountsReady reasons (besides the agent's own and WaitingForAgent).
+	ReasonAccountsReady = "AccountsReady"
+	// ReasonNotManaged: nothing is rendered, the objects in the cluster are
+	// left as they are.
+	ReasonNotManaged = "NotManaged"
 	ReasonClassRulesCompiled  = "RulesCompiled"
 	// BackendScaleIn reasons.
 	ReasonDecommissionInProgress = "DecommissionInProgress"
@@ -42,7 +50,12 @@ const (
 	maxConditionMessageLength  = 32768
 	truncatedMessageSuffix     = " … (truncated)"
 	defaultAgentTLSNotReadyWhy = "TLSNotReady"
+	defaultAccountsNotReadyWhy = "AccountsNotReady"
 )
+
+// ConditionAccountsReady says root has its password and the module's and
+// the team's accounts exist; the client ports open only then.
+const ConditionAccountsReady = "AccountsReady"
 
 // Observed is what the cluster says about the objects of one instance.
 type Observed struct {
@@ -55,6 +68,9 @@ type Observed struct {
 	// Membership are the membership reports of the FE pods' agents (the
 	// leader's, and a former leader's until it republishes).
 	Membership []*agentconfig.MembershipStatus
+	// Accounts is the accounts part of the agent status of each FE pod, by
+	// pod name; nil for a pod whose agent has not reported it.
+	Accounts map[string]*AgentAccounts
 	// MembershipUnreadable is true when an FE pod's agent status could not be read.
 	MembershipUnreadable bool
 	// PVCs of the instance.
@@ -84,6 +100,62 @@ type AgentTLS struct {
 	Ready   bool   `json:"ready"`
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+}
+
+// AgentAccounts is the accounts field of pkg/agentconfig.Status.
+type AgentAccounts struct {
+	Ready   bool   `json:"ready"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Verdict is a condition's status, reason and message.
+type Verdict struct {
+	OK              bool
+	Reason, Message string
+}
+
+// accountsReady is the AccountsReady condition: True once the agent of any
+// pod of the instance's FE StatefulSet reports the accounts ready. It is
+// sticky, because it opens the client ports: once True it stays True
+// unless an agent reports ready=false with a reason (an FE restarting, an
+// agent not yet reporting or an unreadable annotation do not close the
+// ports on clients that were working).
+func accountsReady(obs Observed, prev v1alpha1.StarrocksStatus) Verdict {
+	pods := make([]string, 0, len(obs.Accounts))
+	for p := range obs.Accounts {
+		pods = append(pods, p)
+	}
+	sort.Strings(pods)
+	var refused, unreadable *Verdict
+	for _, p := range pods {
+		a := obs.Accounts[p]
+		switch {
+		case a == nil:
+		case a.Ready:
+			return Verdict{true, ReasonAccountsReady, fmt.Sprintf("The agent of pod %s reports root's password set and the accounts %s and %s created; the client ports are open to the allowed namespaces.", p, agentconfig.AgentUser, agentconfig.AdminUser)}
+		case a.Reason == ReasonAgentStatusUnreadable:
+			if unreadable == nil {
+				unreadable = &Verdict{false, a.Reason, fmt.Sprintf("The agent status of pod %s is not readable: %s. The client ports stay closed to other pods until the agent reports the accounts ready.", p, a.Message)}
+			}
+		case a.Reason != "":
+			if refused == nil {
+				refused = &Verdict{false, a.Reason, fmt.Sprintf("The agent of pod %s reports the accounts not ready: %s. The client ports are closed to other pods until it reports them ready.", p, a.Message)}
+			}
+		}
+	}
+	if refused != nil {
+		return *refused
+	}
+	for _, c := range prev.Conditions {
+		if c.Type == ConditionAccountsReady && c.Status == metav1.ConditionTrue {
+			return Verdict{true, c.Reason, c.Message}
+		}
+	}
+	if unreadable != nil {
+		return *unreadable
+	}
+	return Verdict{false, ReasonWaitingForAgent, "No agent of the instance's FE pods has reported root's password set and the accounts created yet; until then only the instance's own pods reach the client ports."}
 }
 
 // ComputeStatus is the status of one instance. prev is the status in the
@@ -121,6 +193,24 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 			"No generation of this spec has been valid yet, so nothing is deployed; fix the spec as ConfigurationValid says.")
 	}
 
+	accounts := accountsReady(obs, prev)
+	set(ConditionAccountsReady, accounts.OK, accounts.Reason, accounts.Message)
+
+	if e == nil && (obs.Frontend != nil || obs.Backend != nil) {
+		// No trusted memory (lost, or the module was upgraded while the spec
+		// was invalid) but the instance's StatefulSets exist: they carry
+		// helm.sh/resource-policy: keep, so Helm leaves them and their data
+		// as they are.
+		st.Phase = v1alpha1.PhaseInvalid
+		msg := "The spec is not valid and there is no last valid configuration to apply: the StatefulSets, volumes and Secrets of the instance are left as they are, unmanaged, until the spec is valid again."
+		set(v1alpha1.ConditionLastValidConfigurationApplied, false, ReasonNeverValid, "No valid configuration is known for this object; fix the spec as ConfigurationValid says. "+msg)
+		set(v1alpha1.ConditionAvailable, false, ReasonNotManaged, msg)
+		set(v1alpha1.ConditionTLSReady, false, ReasonNotManaged, msg)
+		set(v1alpha1.ConditionBackendScaleIn, true, ReasonNoScaleInPending, "The instance is not managed until its spec is valid, so no BE is being removed.")
+		set(v1alpha1.ConditionVolumesResized, true, ReasonVolumesAtDesiredSize, "The instance is not managed until its spec is valid, so no volume is being expanded.")
+		st.Conditions = conds
+		return st
+	}
 	if e == nil {
 		st.Phase = v1alpha1.PhaseInvalid
 		set(v1alpha1.ConditionAvailable, false, ReasonNotRendered, "Nothing is deployed because the spec has never been valid.")

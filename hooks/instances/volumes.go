@@ -23,6 +23,8 @@ type PVCSnap struct {
 	Requested string `json:"requested"`
 	Capacity  string `json:"capacity"`
 	Phase     string `json:"phase"`
+	// Unreadable says why the item did not decode (it is then ignored).
+	Unreadable string `json:"-"`
 }
 
 // StorageClassSnap is the jq-filtered StorageClass.

@@ -3,6 +3,7 @@
 package shared
 
 import (
+	"github.com/deckhouse/module-sdk/pkg"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -39,17 +40,40 @@ const LabelState = "managed-starrocks.deckhouse.io/state"
 
 // State values of LabelState.
 const (
-	StateLastValid   = "last-valid"
-	StateCredentials = "credentials"
-	StateKeystore    = "keystore-password"
+	StateLastValid        = "last-valid"
+	StateCredentials      = "credentials"
+	StateAgentCredentials = "agent-credentials"
+	StateKeystore         = "keystore-password"
 )
+
+// AnnotationInstance on a last-valid ConfigMap names its instance
+// (namespace/name) for people; the hooks go by the UID in the name.
+const AnnotationInstance = "managed-starrocks.deckhouse.io/instance"
 
 // LastValidKey is the ConfigMap key holding the last valid values entry (JSON).
 const LastValidKey = "instance.json"
 
-// LastValidConfigMapName is the ConfigMap that remembers the last valid
-// values entry of an instance.
-func LastValidConfigMapName(instance string) string { return "d8ms-sr-" + instance + "-last-valid" }
+// LastValidPrefix starts the name of every last-valid ConfigMap.
+const LastValidPrefix = "last-valid-"
+
+// LastValidConfigMapName is the ConfigMap in ModuleNamespace that remembers
+// the last valid values entry of the Starrocks with this UID. It lives where
+// no tenant can write, and is keyed by the UID so an entry is found from the
+// live object, never from what the entry says about itself.
+func LastValidConfigMapName(uid string) string { return LastValidPrefix + uid }
+
+// ModuleNamespaceSelector binds a hook to objects of ModuleNamespace only:
+// copies anywhere else are never in the snapshot.
+var ModuleNamespaceSelector = &pkg.NamespaceSelector{NameSelector: &pkg.NameSelector{MatchNames: []string{ModuleNamespace}}}
+
+// JqTypes are jq functions the filters of tenant-writable objects use so a
+// field of the wrong type never fails the decoding of a snapshot: str and
+// num coerce (a wrong type reads as empty), want and whole raise an error
+// naming the field, for filters that report an unreadable item instead.
+const JqTypes = `def str: if type == "string" then . else "" end;` +
+	` def num: if type == "number" then . else 0 end;` +
+	` def want($t; $f): if . == null or type == $t then . else error("\($f) is a \(type), not a \($t)") end;` +
+	` def whole($f): want("number"; $f) | if . == null or (. == floor and . >= 0 and . < 1000000000000) then . else error("\($f) is not a whole number") end; `
 
 // InstanceLabels are the labels of an object the hooks create for an
 // instance, matching the templates' ms.instanceLabels so selectors and
