@@ -118,7 +118,7 @@ var Config = &pkg.HookConfig{
 			APIVersion:    "v1",
 			Kind:          "Pod",
 			LabelSelector: frontendSel,
-			JqFilter: shared.JqTypes + podFilter,
+			JqFilter:      shared.JqTypes + podFilter,
 		},
 		{
 			Name:          SnapCertificates,

@@ -36,8 +36,8 @@ const (
 	ReasonAccountsReady = "AccountsReady"
 	// ReasonNotManaged: nothing is rendered, the objects in the cluster are
 	// left as they are.
-	ReasonNotManaged = "NotManaged"
-	ReasonClassRulesCompiled  = "RulesCompiled"
+	ReasonNotManaged         = "NotManaged"
+	ReasonClassRulesCompiled = "RulesCompiled"
 	// BackendScaleIn reasons.
 	ReasonDecommissionInProgress = "DecommissionInProgress"
 	ReasonWaitingForAgent        = "WaitingForAgent"

@@ -21,8 +21,8 @@ import (
 func forgedEntry(namespace, name, uid string) string {
 	e := map[string]any{
 		"name": name, "namespace": namespace, "uid": uid, "className": "default", "type": "Cluster", "generation": 1, "topology": "Ignored",
-		"frontend": map[string]any{"replicas": 1, "javaHeapMb": 1024, "resources": map[string]any{"requests": map[string]any{"cpu": "256", "memory": "1Ti"}, "limits": map[string]any{"cpu": "256", "memory": "1Ti"}}, "storage": map[string]any{"size": "1Ti"}, "configChecksum": "x", "hosts": []string{}},
-		"backend":  map[string]any{"replicas": 50, "memLimitBytes": 1, "resources": map[string]any{"requests": map[string]any{"cpu": "256", "memory": "1Ti"}, "limits": map[string]any{"cpu": "256", "memory": "1Ti"}}, "storage": map[string]any{"size": "1Ti"}, "configChecksum": "x", "hosts": []string{}},
+		"frontend":   map[string]any{"replicas": 1, "javaHeapMb": 1024, "resources": map[string]any{"requests": map[string]any{"cpu": "256", "memory": "1Ti"}, "limits": map[string]any{"cpu": "256", "memory": "1Ti"}}, "storage": map[string]any{"size": "1Ti"}, "configChecksum": "x", "hosts": []string{}},
+		"backend":    map[string]any{"replicas": 50, "memLimitBytes": 1, "resources": map[string]any{"requests": map[string]any{"cpu": "256", "memory": "1Ti"}, "limits": map[string]any{"cpu": "256", "memory": "1Ti"}}, "storage": map[string]any{"size": "1Ti"}, "configChecksum": "x", "hosts": []string{}},
 		"scheduling": map[string]any{"tolerations": []any{map[string]any{"operator": "Exists"}}, "nodeSelector": map[string]any{"node-role.kubernetes.io/control-plane": ""}},
 		"names":      map[string]any{"frontendStatefulSet": "x\nkind: ClusterRoleBinding"},
 	}
