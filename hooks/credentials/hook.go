@@ -1,57 +1,74 @@
 // Package credentials creates the Secrets of each deployed instance that hold
-// generated passwords: the root credentials (keys username, password) the
-// agent sets and users read, and the password of the PKCS12 keystore
-// cert-manager writes for the FE (key password).
+// generated passwords (the contract in pkg/agentconfig):
 //
-// A Secret is created once, with a password from crypto/rand, and never
+//   - d8ms-sr-<name>-credentials: the team's admin account (username admin,
+//     password); status.credentialsSecretName names it.
+//   - d8ms-sr-<name>-agent-credentials: the module's own accounts (username
+//     d8_agent, password, root-password), mounted into the agent only.
+//   - d8ms-sr-<name>-keystore: the password of the PKCS12 keystore
+//     cert-manager writes for the FE (password).
+//
+// A Secret is created once, with passwords from crypto/rand, and never
 // updated: rotating a password by accident would lock the agent and every
-// client out. The snapshot holds only Secret names, never their data, so no
-// password reaches values, logs or the hook's memory.
+// client out. The snapshots hold only Secret names and owners, never their
+// data, so no password reaches values, logs or the hook's memory.
 //
-// Secrets are created for instances that have a last valid configuration (the
-// ConfigMap the instances hook writes): a brand-new invalid instance gets no
-// objects at all.
+// The passwords are stored in the FE's metadata volume, so the Secrets live
+// exactly as long as that volume: owned by the Starrocks object until the
+// first FE's metadata PVC (meta-d8ms-sr-<name>-0) exists, then owned by
+// that PVC. Deleting the instance with persistentVolumeClaimRetention Retain
+// keeps the PVC and the Secrets; an instance re-created under the same name
+// finds both and its agent still logs in.
+//
+// Secrets are created for instances that have a last valid configuration
+// (the module's memory in namespace d8-managed-starrocks, written by the
+// instances hook): a brand-new invalid instance gets no objects at all.
 package credentials
 
 import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"strings"
 
 	"github.com/deckhouse/module-sdk/pkg"
 	objectpatch "github.com/deckhouse/module-sdk/pkg/object-patch"
 	"github.com/deckhouse/module-sdk/pkg/registry"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
 // Snapshot names.
 const (
 	SnapInstances = "deployed_instances"
 	SnapSecrets   = "password_secrets"
+	SnapPVCs      = "frontend_pvcs"
 )
-
-// RootUser is the StarRocks superuser the credentials are for.
-const RootUser = "root"
 
 var _ = registry.RegisterFunc(Config, Handle)
 
-// Config watches the last-valid ConfigMaps (one per deployed instance) and
-// the password Secrets.
+// Config watches the module's memory (one ConfigMap per deployed instance,
+// in the module namespace only), the password Secrets and the FE PVCs.
+// Secrets and PVCs are in tenant namespaces: every field is coerced to its
+// type, so no item can fail the snapshot.
 var Config = &pkg.HookConfig{
 	Queue: "main",
 	Kubernetes: []pkg.KubernetesConfig{
 		{
-			Name:       SnapInstances,
-			APIVersion: "v1",
-			Kind:       "ConfigMap",
+			Name:              SnapInstances,
+			APIVersion:        "v1",
+			Kind:              "ConfigMap",
+			NamespaceSelector: shared.ModuleNamespaceSelector,
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
 				shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelState: shared.StateLastValid,
 			}},
-			JqFilter: `{namespace: .metadata.namespace} + ((.data["` + shared.LastValidKey + `"] // "{}") | try fromjson catch {} |` +
-				` {name: .name, uid: .uid, credentialsSecret: .names.credentialsSecret, keystoreSecret: .tls.keystorePasswordSecretName})`,
+			JqFilter: shared.JqTypes + `{configMap: (.metadata.name | str)} + ((.data["` + shared.LastValidKey + `"] | str) | try fromjson catch {} | if type == "object" then . else {} end |` +
+				` {namespace: (.namespace | str), name: (.name | str), uid: (.uid | str)})`,
 		},
 		{
 			Name:       SnapSecrets,
@@ -60,50 +77,90 @@ var Config = &pkg.HookConfig{
 			LabelSelector: &metav1.LabelSelector{
 				MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue},
 				MatchExpressions: []metav1.LabelSelectorRequirement{{
-					Key: shared.LabelState, Operator: metav1.LabelSelectorOpIn, Values: []string{shared.StateCredentials, shared.StateKeystore},
+					Key: shared.LabelState, Operator: metav1.LabelSelectorOpIn, Values: []string{shared.StateCredentials, shared.StateAgentCredentials, shared.StateKeystore},
 				}},
 			},
-			JqFilter: `{namespace: .metadata.namespace, name: .metadata.name}`,
+			// Names and owners only, never data.
+			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str),` +
+				` owners: [(.metadata.ownerReferences // [])[] | {kind: (.kind | str), name: (.name | str), uid: (.uid | str)}]}`,
+		},
+		{
+			Name:       SnapPVCs,
+			APIVersion: "v1",
+			Kind:       "PersistentVolumeClaim",
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+				shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelComponent: shared.ComponentFrontend,
+			}},
+			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), uid: (.metadata.uid | str)}`,
 		},
 	},
 }
 
-// Instance is a deployed instance as the last-valid ConfigMap names it.
+// Instance is a deployed instance as the module's memory names it.
 type Instance struct {
-	Namespace         string `json:"namespace"`
-	Name              string `json:"name"`
-	UID               string `json:"uid"`
-	CredentialsSecret string `json:"credentialsSecret"`
-	KeystoreSecret    string `json:"keystoreSecret"`
-}
-
-type secretRef struct {
+	ConfigMap string `json:"configMap"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
+	UID       string `json:"uid"`
 }
 
-// Handle creates the missing Secrets.
+// SecretSnap is a password Secret: its name and owners, never its data.
+type SecretSnap struct {
+	Namespace string  `json:"namespace"`
+	Name      string  `json:"name"`
+	Owners    []Owner `json:"owners"`
+}
+
+// Owner is an ownerReference.
+type Owner struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	UID  string `json:"uid"`
+}
+
+// PVCSnap is an FE PersistentVolumeClaim.
+type PVCSnap struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	UID       string `json:"uid"`
+}
+
+// Handle creates the missing Secrets and moves their ownership to the
+// FE's metadata PVC once it exists.
 func Handle(_ context.Context, input *pkg.HookInput) error {
-	instances, err := objectpatch.UnmarshalToStruct[Instance](input.Snapshots, SnapInstances)
-	if err != nil {
-		return fmt.Errorf("decode snapshot %s: %w", SnapInstances, err)
-	}
-	secrets, err := objectpatch.UnmarshalToStruct[secretRef](input.Snapshots, SnapSecrets)
-	if err != nil {
-		return fmt.Errorf("decode snapshot %s: %w", SnapSecrets, err)
-	}
-	existing := make(map[secretRef]bool, len(secrets))
-	for _, s := range secrets {
-		existing[s] = true
-	}
-	for _, m := range Missing(instances, existing) {
-		s := NewSecret(m)
+	instances := decodeEach[Instance](input, SnapInstances)
+	secrets := decodeEach[SecretSnap](input, SnapSecrets)
+	pvcs := decodeEach[PVCSnap](input, SnapPVCs)
+	plan := Decide(instances, secrets, pvcs)
+	for _, w := range plan.Create {
 		// CreateIfNotExists: a Secret made by an earlier run whose snapshot
 		// has not arrived yet is left as it is.
-		input.PatchCollector.CreateIfNotExists(s)
-		input.Logger.Info("creating password Secret", "namespace", m.Namespace, "name", m.Name, "kind", m.State)
+		input.PatchCollector.CreateIfNotExists(NewSecret(w))
+		input.Logger.Info("creating password Secret", "namespace", w.Namespace, "name", w.Name, "kind", w.State)
+	}
+	for _, r := range plan.Reown {
+		// A merge patch replaces the list: the PVC becomes the only owner.
+		input.PatchCollector.PatchWithMerge(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{r.Owner}}},
+			"v1", "Secret", r.Namespace, r.Name, objectpatch.WithIgnoreMissingObject(true))
+		input.Logger.Info("password Secret now follows the FE metadata volume", "namespace", r.Namespace, "name", r.Name, "pvc", r.Owner.Name)
 	}
 	return nil
+}
+
+// decodeEach decodes a snapshot item by item: an item that does not decode
+// is skipped (the filters coerce every field, so this is a last resort).
+func decodeEach[T any](input *pkg.HookInput, name string) []T {
+	items := input.Snapshots.Get(name)
+	out := make([]T, 0, len(items))
+	for _, it := range items {
+		var v T
+		if err := it.UnmarshalTo(&v); err != nil {
+			input.Logger.Warn("an item of a snapshot is not readable and is skipped", "snapshot", name, "error", err.Error())
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // Want is one Secret an instance needs.
@@ -111,31 +168,87 @@ type Want struct {
 	Instance
 	Name  string
 	State string
+	Owner metav1.OwnerReference
 }
 
-// Missing lists the Secrets that do not exist yet, in input order.
-func Missing(instances []Instance, existing map[secretRef]bool) []Want {
-	var out []Want
+// Reown is a Secret whose owner becomes the FE's metadata PVC.
+type Reown struct {
+	Namespace, Name string
+	Owner           metav1.OwnerReference
+}
+
+// Plan is what one run writes.
+type Plan struct {
+	Create []Want
+	Reown  []Reown
+}
+
+// Decide lists the Secrets to create and to re-own, in input order. Only
+// memory named after the UID it holds counts (the instances hook writes
+// exactly that).
+func Decide(instances []Instance, secrets []SecretSnap, pvcs []PVCSnap) Plan {
+	existing := make(map[string]SecretSnap, len(secrets))
+	for _, s := range secrets {
+		existing[desired.Key(s.Namespace, s.Name)] = s
+	}
+	pvcUID := make(map[string]string, len(pvcs))
+	for _, p := range pvcs {
+		pvcUID[desired.Key(p.Namespace, p.Name)] = p.UID
+	}
+	var plan Plan
 	for _, in := range instances {
-		if in.Name == "" || in.UID == "" {
-			continue // an unreadable ConfigMap: the instances hook rewrites it
+		if in.Name == "" || in.Namespace == "" || in.UID == "" || in.ConfigMap != shared.LastValidConfigMapName(in.UID) {
+			continue // unreadable or not the module's: the instances hook rewrites or deletes it
 		}
-		for _, w := range []Want{{in, in.CredentialsSecret, shared.StateCredentials}, {in, in.KeystoreSecret, shared.StateKeystore}} {
-			if w.Name != "" && !existing[secretRef{Namespace: in.Namespace, Name: w.Name}] {
-				out = append(out, w)
+		owner := shared.OwnerReference(in.Name, in.UID)
+		meta := MetaPVCName(in.Name)
+		volume, hasVolume := pvcUID[desired.Key(in.Namespace, meta)]
+		if hasVolume && volume != "" {
+			owner = metav1.OwnerReference{APIVersion: "v1", Kind: "PersistentVolumeClaim", Name: meta, UID: types.UID(volume)}
+		}
+		names := desired.NamesFor(in.Name)
+		for _, w := range []Want{
+			{Instance: in, Name: names.CredentialsSecret, State: shared.StateCredentials},
+			{Instance: in, Name: names.AgentCredentialsSecret, State: shared.StateAgentCredentials},
+			{Instance: in, Name: desired.KeystoreSecretName(in.Name), State: shared.StateKeystore},
+		} {
+			s, ok := existing[desired.Key(in.Namespace, w.Name)]
+			switch {
+			case !ok:
+				w.Owner = owner
+				plan.Create = append(plan.Create, w)
+			case owner.Kind == "PersistentVolumeClaim" && !ownedOnlyBy(s, owner):
+				plan.Reown = append(plan.Reown, Reown{Namespace: in.Namespace, Name: w.Name, Owner: owner})
 			}
 		}
 	}
-	return out
+	return plan
 }
 
-// NewSecret builds a Secret with a fresh random password.
+func ownedOnlyBy(s SecretSnap, o metav1.OwnerReference) bool {
+	return len(s.Owners) == 1 && s.Owners[0].Kind == o.Kind && s.Owners[0].Name == o.Name && s.Owners[0].UID == string(o.UID)
+}
+
+// MetaPVCName is the first FE's metadata volume (volumeClaimTemplate "meta"
+// of the FE StatefulSet, ordinal 0).
+func MetaPVCName(instance string) string {
+	return "meta-" + desired.NamesFor(instance).FrontendStatefulSet + "-0"
+}
+
+// password is 26 base32 characters (130 bits) from crypto/rand: no
+// characters that need quoting in SQL, shell or a Java keystore password.
+func password() []byte { return []byte(rand.Text()) }
+
+// NewSecret builds a Secret with fresh random passwords.
 func NewSecret(w Want) *corev1.Secret {
-	// 26 base32 characters (130 bits) from crypto/rand: no characters that
-	// need quoting in SQL, shell or a Java keystore password.
-	data := map[string][]byte{"password": []byte(rand.Text())}
-	if w.State == shared.StateCredentials {
-		data["username"] = []byte(RootUser)
+	var data map[string][]byte
+	switch w.State {
+	case shared.StateCredentials:
+		data = map[string][]byte{agentconfig.UsernameKey: []byte(agentconfig.AdminUser), agentconfig.PasswordKey: password()}
+	case shared.StateAgentCredentials:
+		data = map[string][]byte{agentconfig.UsernameKey: []byte(agentconfig.AgentUser), agentconfig.PasswordKey: password(), agentconfig.RootPasswordKey: password()}
+	default:
+		data = map[string][]byte{agentconfig.PasswordKey: password()}
 	}
 	return &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
@@ -143,9 +256,14 @@ func NewSecret(w Want) *corev1.Secret {
 			Name:            w.Name,
 			Namespace:       w.Namespace,
 			Labels:          shared.InstanceLabels(w.Instance.Name, w.State),
-			OwnerReferences: []metav1.OwnerReference{shared.OwnerReference(w.Instance.Name, w.UID)},
+			OwnerReferences: []metav1.OwnerReference{w.Owner},
 		},
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}
+}
+
+// String names a Want in test failures.
+func (w Want) String() string {
+	return fmt.Sprintf("%s %s/%s owned by %s %s", strings.ToLower(w.State), w.Namespace, w.Name, w.Owner.Kind, w.Owner.Name)
 }

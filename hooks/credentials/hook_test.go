@@ -2,7 +2,7 @@ package credentials
 
 import (
 	"encoding/base64"
-	"strings"
+	"fmt"
 	"testing"
 
 	"github.com/deckhouse/module-sdk/testing/framework"
@@ -11,15 +11,32 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-const deployed = `
+// memory is the module's memory of a deployed instance, as the instances
+// hook writes it in the module namespace.
+func memory(namespace, cmName, entry string) string {
+	return fmt.Sprintf(`
 apiVersion: v1
 kind: ConfigMap
 metadata:
-  name: d8ms-sr-olap-last-valid
-  namespace: team
+  name: %s
+  namespace: %s
   labels: {managed-services.deckhouse.io/managed-service-type: starrocks, managed-starrocks.deckhouse.io/state: last-valid}
 data:
-  instance.json: '{"name":"olap","namespace":"team","uid":"uid-olap","names":{"credentialsSecret":"d8ms-sr-olap-credentials"},"tls":{"keystorePasswordSecretName":"d8ms-sr-olap-keystore"}}'
+  instance.json: '%s'
+`, cmName, namespace, entry)
+}
+
+var deployed = memory("d8-managed-starrocks", "last-valid-uid-olap", `{"name":"olap","namespace":"team","uid":"uid-olap"}`)
+
+const metaPVC = `
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: meta-d8ms-sr-olap-0
+  namespace: team
+  uid: pvc-uid
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}}
 `
 
 func secretData(t *testing.T, u *unstructured.Unstructured, key string) string {
@@ -32,25 +49,40 @@ func secretData(t *testing.T, u *unstructured.Unstructured, key string) string {
 	return string(b)
 }
 
+func newHook(t *testing.T) *framework.HookExecutionConfig {
+	return framework.HookExecutionConfigInit(t, Config, Handle, `{}`, `{}`)
+}
+
 func TestCreatesTheSecretsOfADeployedInstanceOnce(t *testing.T) {
-	f := framework.HookExecutionConfigInit(t, Config, Handle, `{}`, `{}`)
+	f := newHook(t)
 	f.KubeStateSet(deployed)
 	f.RunHook()
 	require.NoError(t, f.HookError())
 
-	creds := f.KubernetesResource("Secret", "team", "d8ms-sr-olap-credentials")
-	require.NotNil(t, creds)
-	assert.Equal(t, "root", secretData(t, creds, "username"))
-	password := secretData(t, creds, "password")
+	admin := f.KubernetesResource("Secret", "team", "d8ms-sr-olap-credentials")
+	require.NotNil(t, admin, "the team's Secret")
+	assert.Equal(t, "admin", secretData(t, admin, "username"))
+	password := secretData(t, admin, "password")
 	assert.Len(t, password, 26)
-	assert.Equal(t, "uid-olap", string(creds.GetOwnerReferences()[0].UID))
-	assert.Equal(t, "credentials", creds.GetLabels()["managed-starrocks.deckhouse.io/state"])
+	assert.Equal(t, "uid-olap", string(admin.GetOwnerReferences()[0].UID), "owned by the Starrocks while there is no FE volume")
+	assert.Equal(t, "credentials", admin.GetLabels()["managed-starrocks.deckhouse.io/state"])
+
+	agent := f.KubernetesResource("Secret", "team", "d8ms-sr-olap-agent-credentials")
+	require.NotNil(t, agent, "the module's Secret")
+	assert.Equal(t, "d8_agent", secretData(t, agent, "username"))
+	assert.Len(t, secretData(t, agent, "password"), 26)
+	assert.Len(t, secretData(t, agent, "root-password"), 26)
+	assert.Equal(t, "agent-credentials", agent.GetLabels()["managed-starrocks.deckhouse.io/state"])
 
 	ks := f.KubernetesResource("Secret", "team", "d8ms-sr-olap-keystore")
 	require.NotNil(t, ks)
-	assert.Len(t, secretData(t, ks, "password"), 26)
-	assert.NotEqual(t, password, secretData(t, ks, "password"), "every Secret gets its own password")
-	assert.NotContains(t, f.LoggerOutput().String(), password, "the password is never logged")
+	all := []string{password, secretData(t, agent, "password"), secretData(t, agent, "root-password"), secretData(t, ks, "password")}
+	seen := map[string]bool{}
+	for _, p := range all {
+		assert.False(t, seen[p], "every password is its own")
+		seen[p] = true
+		assert.NotContains(t, f.LoggerOutput().String(), p, "a password is never logged")
+	}
 
 	t.Run("never rotates an existing password", func(t *testing.T) {
 		f.RunHook()
@@ -58,22 +90,85 @@ func TestCreatesTheSecretsOfADeployedInstanceOnce(t *testing.T) {
 		assert.Empty(t, f.PatchedOperations(), "the Secrets are in the snapshot, nothing to create")
 		assert.Equal(t, password, secretData(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-credentials"), "password"))
 	})
+
+	t.Run("follow the FE metadata volume once it exists", func(t *testing.T) {
+		f.AddKubeObject(metaPVC)
+		f.RunHook()
+		require.NoError(t, f.HookError())
+		for _, name := range []string{"d8ms-sr-olap-credentials", "d8ms-sr-olap-agent-credentials", "d8ms-sr-olap-keystore"} {
+			s := f.KubernetesResource("Secret", "team", name)
+			require.Len(t, s.GetOwnerReferences(), 1, name)
+			o := s.GetOwnerReferences()[0]
+			assert.Equal(t, []string{"PersistentVolumeClaim", "meta-d8ms-sr-olap-0", "pvc-uid"}, []string{o.Kind, o.Name, string(o.UID)}, name)
+		}
+		assert.Equal(t, password, secretData(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-credentials"), "password"), "re-owning keeps the data")
+		f.RunHook()
+		require.NoError(t, f.HookError())
+		assert.Empty(t, f.PatchedOperations(), "already owned by the volume: nothing to patch")
+	})
 }
 
-func TestCreatesNothingWithoutADeployedInstance(t *testing.T) {
-	f := framework.HookExecutionConfigInit(t, Config, Handle, `{}`, `{}`)
-	f.KubeStateSet(strings.Replace(deployed, `'{"name"`, `'{"broken"`, 1))
+func TestARecreatedInstanceKeepsTheSecretsOfItsRetainedVolume(t *testing.T) {
+	// The Starrocks was deleted with Retain: its PVC and the Secrets it owns
+	// stay. The new object (another UID) finds them.
+	f := newHook(t)
+	f.KubeStateSet(deployed + "---" + metaPVC)
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	password := secretData(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-agent-credentials"), "root-password")
+	assert.Equal(t, "PersistentVolumeClaim", f.KubernetesResource("Secret", "team", "d8ms-sr-olap-agent-credentials").GetOwnerReferences()[0].Kind,
+		"created directly under the volume when it already exists")
+
+	f.KubeStateSet(memory("d8-managed-starrocks", "last-valid-uid-new", `{"name":"olap","namespace":"team","uid":"uid-new"}`) + "---" + metaPVC + "---" +
+		yamlOf(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-credentials")) + "---" +
+		yamlOf(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-agent-credentials")) + "---" +
+		yamlOf(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-keystore")))
 	f.RunHook()
 	require.NoError(t, f.HookError())
 	assert.Empty(t, f.PatchedOperations())
+	assert.Equal(t, password, secretData(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-agent-credentials"), "root-password"))
+}
+
+func yamlOf(t *testing.T, u *unstructured.Unstructured) string {
+	t.Helper()
+	require.NotNil(t, u)
+	data, err := u.MarshalJSON()
+	require.NoError(t, err)
+	return "\n" + string(data) + "\n"
+}
+
+func TestCreatesNothingWithoutTrustedMemory(t *testing.T) {
+	for _, tt := range []struct{ name, state string }{
+		{"unreadable memory", memory("d8-managed-starrocks", "last-valid-uid-olap", `{"broken"`)},
+		{"memory named after another UID", memory("d8-managed-starrocks", "last-valid-uid-other", `{"name":"olap","namespace":"team","uid":"uid-olap"}`)},
+		{"a copy in a tenant namespace", memory("team", "last-valid-uid-olap", `{"name":"olap","namespace":"team","uid":"uid-olap"}`)},
+		{"a Secret with a wrong-typed owner list does not fail the run", deployed[:0] + `
+apiVersion: v1
+kind: Secret
+metadata:
+  name: junk
+  namespace: team
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, managed-starrocks.deckhouse.io/state: credentials}
+`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newHook(t)
+			f.KubeStateSet(tt.state)
+			f.RunHook()
+			require.NoError(t, f.HookError())
+			assert.Empty(t, f.PatchedOperations())
+		})
+	}
 }
 
 func TestPasswordsAreRandom(t *testing.T) {
 	seen := map[string]bool{}
 	for range 100 {
-		s := NewSecret(Want{Instance: Instance{Namespace: "n", Name: "a", UID: "u"}, Name: "x", State: "credentials"})
-		p := string(s.Data["password"])
-		assert.False(t, seen[p], "password repeated")
-		seen[p] = true
+		s := NewSecret(Want{Instance: Instance{Namespace: "n", Name: "a", UID: "u"}, Name: "x", State: "agent-credentials"})
+		for _, k := range []string{"password", "root-password"} {
+			p := string(s.Data[k])
+			assert.False(t, seen[p], "password repeated")
+			seen[p] = true
+		}
 	}
 }
