@@ -99,6 +99,48 @@ metadata:
 spec: {replicas: 1}
 `
 
+// attackYAML is what a tenant with edit rights in namespace evil (or team)
+// can write: FE look-alike pods whose agent status has fields of the wrong
+// type, and copies of the module's memory with a forged entry for the
+// invalid instance (64 cores) outside the module namespace.
+const attackYAML = `
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: d8ms-sr-olap-0
+  namespace: evil
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
+  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: d8ms-sr-olap, uid: x, controller: true}]
+  annotations: {managed-starrocks.deckhouse.io/agent-status: '{"tls":{"ready":"yes"},"accounts":{"ready":true}}'}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: d8ms-sr-other-0
+  namespace: evil
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: other, app.kubernetes.io/component: frontend}
+  annotations: {managed-starrocks.deckhouse.io/agent-status: '{"membership":{"draining":[{"host":"x","tabletNum":1.5}]}}'}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: last-valid-uid-toobig
+  namespace: team
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, managed-starrocks.deckhouse.io/state: last-valid}
+data:
+  instance.json: '{"name":"toobig","namespace":"team","uid":"uid-toobig","backend":{"replicas":50}}'
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: d8ms-sr-toobig-last-valid
+  namespace: evil
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, managed-starrocks.deckhouse.io/state: last-valid}
+data:
+  instance.json: '{"name":"toobig","namespace":"team","uid":"uid-toobig","backend":{"replicas":50}}'
+`
+
 var (
 	buildOnce sync.Once
 	builtBin  string
@@ -239,7 +281,7 @@ func TestBuiltBinaryRunsThroughAddonOperatorsBatchHookRunner(t *testing.T) {
 			descs = append(descs, op.Description())
 		}
 		joined := strings.Join(descs, "\n")
-		assert.Contains(t, joined, "d8ms-sr-olap-last-valid", "the last valid state is persisted")
+		assert.Contains(t, joined, "ConfigMap/d8-managed-starrocks/last-valid-uid-olap", "the last valid state is persisted in the module namespace")
 		assert.Contains(t, joined, "olap", "status patch of the valid instance")
 		assert.Contains(t, joined, "toobig", "status patch of the invalid instance")
 
@@ -249,6 +291,23 @@ func TestBuiltBinaryRunsThroughAddonOperatorsBatchHookRunner(t *testing.T) {
 		}
 		assert.True(t, metrics["d8_managed_starrocks_instances"], "metrics: %+v", res.Metrics)
 		assert.True(t, metrics["d8_managed_starrocks_instance_configuration_valid"])
+	})
+
+	t.Run("instances: a malformed pod and forged memory elsewhere change no values", func(t *testing.T) {
+		_, h := hookID(t, cfg, "instances/hook")
+		runOn := func(objects string) utils.Values {
+			bc := bindingcontext.BindingContext{Binding: "starrocks", Type: kemtypes.TypeSynchronization, Snapshots: snapshotsFor(t, h, parseObjects(t, objects))}
+			bc.Metadata.BindingType = htypes.OnKubernetesEvent
+			bc.Metadata.Group = "main"
+			bc.Metadata.IncludeAllSnapshots = true
+			_, values := run(t, bin, cfg, "instances/hook", bc, startValues())
+			return values
+		}
+		clean := runOn(clusterYAML)
+		attacked := runOn(clusterYAML + attackYAML)
+		require.NoError(t, storage.ValidateValues("managedStarrocks", attacked))
+		assert.Equal(t, clean, attacked, "every instance is reconciled with the values it has without the tenant's objects")
+		require.Len(t, attacked["managedStarrocks"].(map[string]any)["internal"].(map[string]any)["instances"].([]any), 1, "the invalid instance gets no forged entry")
 	})
 
 	t.Run("webhookcert: a serving certificate lands in values", func(t *testing.T) {

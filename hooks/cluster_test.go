@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -114,7 +115,7 @@ func TestHooksAgainstARealAPIServer(t *testing.T) {
 	op := &operator{t: t, bin: bin, cfg: cfg, client: client, patcher: objectpatch.NewObjectPatcher(client, log.NewNop())}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	for _, ns := range []string{"d8-managed-starrocks", "team"} {
+	for _, ns := range []string{"d8-managed-starrocks", "team", "evil"} {
 		_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
@@ -183,12 +184,19 @@ spec:
 
 	secret, err := client.CoreV1().Secrets("team").Get(ctx, sr.Status.CredentialsSecretName, metav1.GetOptions{})
 	require.NoError(t, err, "the credentials Secret exists")
-	assert.Equal(t, "root", string(secret.Data["username"]))
+	assert.Equal(t, "admin", string(secret.Data["username"]), "the team's account, never root")
 	password := string(secret.Data["password"])
 	assert.Len(t, password, 26)
-	assert.Equal(t, sr.UID, secret.OwnerReferences[0].UID, "collected with the instance")
+	assert.Equal(t, sr.UID, secret.OwnerReferences[0].UID, "collected with the instance (no FE volume yet)")
+	agent, err := client.CoreV1().Secrets("team").Get(ctx, "d8ms-sr-olap-agent-credentials", metav1.GetOptions{})
+	require.NoError(t, err, "the module's accounts Secret exists")
+	assert.Equal(t, "d8_agent", string(agent.Data["username"]))
+	assert.Len(t, agent.Data["root-password"], 26)
 	_, err = client.CoreV1().Secrets("team").Get(ctx, "d8ms-sr-olap-keystore", metav1.GetOptions{})
 	require.NoError(t, err, "the keystore password Secret exists")
+	memory, err := client.CoreV1().ConfigMaps("d8-managed-starrocks").Get(ctx, "last-valid-"+string(sr.UID), metav1.GetOptions{})
+	require.NoError(t, err, "the module's memory is in the module namespace, named by the UID")
+	assert.Empty(t, memory.OwnerReferences)
 	statusJSON, _ := json.Marshal(sr.Status)
 	assert.NotContains(t, string(statusJSON), password, "the password is not in status")
 	valuesJSON, _ := json.Marshal(values)
@@ -227,14 +235,47 @@ spec:
 	assert.Equal(t, "LastValidConfigurationKept", kept.Reason)
 	assert.EqualValues(t, 1024, *sr.Status.Configuration.StreamingLoadMaxMb, "status shows the configuration in effect")
 
+	// A tenant forges the module's memory (in its own namespace and in
+	// another) and puts a pod with a malformed agent status in another
+	// namespace: nothing changes, every instance is still reconciled.
+	forged := `{"name":"olap","namespace":"team","uid":"` + string(sr.UID) + `","generation":1,"backend":{"replicas":50}}`
+	for _, ns := range []string{"team", "evil"} {
+		for _, name := range []string{"last-valid-" + string(sr.UID), "d8ms-sr-olap-last-valid"} {
+			_, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"managed-services.deckhouse.io/managed-service-type": "starrocks", "managed-starrocks.deckhouse.io/state": "last-valid"}},
+				Data:       map[string]string{"instance.json": forged},
+			}, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+	}
+	for _, bad := range []string{`{"tls":{"ready":"yes"}}`, `{"membership":{"draining":[{"host":"x","tabletNum":1.5}]}}`} {
+		_, err := client.CoreV1().Pods("evil").Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: "d8ms-sr-olap-", Labels: map[string]string{"managed-services.deckhouse.io/managed-service-type": "starrocks", "app.kubernetes.io/instance": "olap", "app.kubernetes.io/component": "frontend"},
+				Annotations: map[string]string{"managed-starrocks.deckhouse.io/agent-status": bad}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "x"}}},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+
 	// Nothing changed since: no status patch, no rewrite, no new password.
-	res, _ := op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
+	res, attacked := op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
+	assert.Equal(t, values, attacked, "forged memory and malformed pods elsewhere change no values")
 	assert.Empty(t, describe(res.ObjectPatcherOperations), "a reconcile over an unchanged cluster writes nothing")
 	res, _ = op.run("credentials/hook", htypes.OnKubernetesEvent, startValues())
 	assert.Empty(t, describe(res.ObjectPatcherOperations))
 	secret, err = client.CoreV1().Secrets("team").Get(ctx, "d8ms-sr-olap-credentials", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, password, string(secret.Data["password"]), "the password is never rotated")
+
+	// A deleted instance's memory is deleted by the hook: no ownerReference
+	// can reach across namespaces.
+	dev := op.starrocks("team", "dev")
+	require.NoError(t, client.Dynamic().Resource(v1alpha1.StarrocksGVR).Namespace("team").Delete(ctx, "dev", metav1.DeleteOptions{}))
+	op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
+	_, err = client.CoreV1().ConfigMaps("d8-managed-starrocks").Get(ctx, "last-valid-"+string(dev.UID), metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "memory of a gone Starrocks is deleted: %v", err)
+	_, err = client.CoreV1().ConfigMaps("team").Get(ctx, "last-valid-"+string(sr.UID), metav1.GetOptions{})
+	assert.NoError(t, err, "the hook never deletes in a tenant namespace")
 
 	// The admin deletes the default class; after the next Helm run it stays deleted.
 	require.NoError(t, client.Dynamic().Resource(v1alpha1.StarrocksClassGVR).Delete(ctx, "default", metav1.DeleteOptions{}))

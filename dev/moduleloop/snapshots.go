@@ -89,8 +89,8 @@ func snapshot(ctx context.Context, client *kubeutil.Client, b sdkhook.Kubernetes
 }
 
 // FilterSnapshot turns objects into a binding's snapshot the way
-// shell-operator keeps it: only objects of the binding's kind, labels and
-// names, each with its jq filter result (and without the object when there
+// shell-operator keeps it: only objects of the binding's kind, labels,
+// names and namespace names, each with its jq filter result (and without the object when there
 // is a filter), sorted by namespace/name.
 func FilterSnapshot(b sdkhook.KubernetesConfig, objs []*unstructured.Unstructured) ([]kemtypes.ObjectAndFilterResult, error) {
 	apiVersion := b.APIVersion
@@ -102,6 +102,15 @@ func FilterSnapshot(b sdkhook.KubernetesConfig, objs []*unstructured.Unstructure
 		var err error
 		if sel, err = metav1.LabelSelectorAsSelector(b.LabelSelector); err != nil {
 			return nil, fmt.Errorf("binding %s label selector: %w", b.Name, err)
+		}
+	}
+	// A namespace selector by names is applied here too (snapshot lists
+	// only those namespaces already): tests pass objects of every namespace.
+	var namespaces map[string]bool
+	if b.NamespaceSelector != nil && b.NamespaceSelector.NameSelector != nil && len(b.NamespaceSelector.NameSelector.MatchNames) > 0 {
+		namespaces = map[string]bool{}
+		for _, n := range b.NamespaceSelector.NameSelector.MatchNames {
+			namespaces[n] = true
 		}
 	}
 	var names map[string]bool
@@ -117,6 +126,9 @@ func FilterSnapshot(b sdkhook.KubernetesConfig, objs []*unstructured.Unstructure
 			continue
 		}
 		if names != nil && !names[obj.GetName()] {
+			continue
+		}
+		if namespaces != nil && !namespaces[obj.GetNamespace()] {
 			continue
 		}
 		item := kemtypes.ObjectAndFilterResult{Object: obj}
