@@ -76,6 +76,26 @@ const (
 	releaseName      = "managed-starrocks-localrun-release"
 )
 
+// Helm's resource policy: an object annotated helm.sh/resource-policy: keep
+// is never deleted by Helm, neither when it leaves the chart nor on
+// uninstall (helm.sh/helm pkg/kube: ResourcePolicyAnno, KeepPolicy).
+const (
+	resourcePolicyAnnotation = "helm.sh/resource-policy"
+	keepPolicy               = "keep"
+)
+
+func keptByPolicy(annotations map[string]string) bool {
+	return annotations[resourcePolicyAnnotation] == keepPolicy
+}
+
+// releaseEntry is one object of the release and whether its rendered
+// manifest carried the keep policy (what Helm's uninstall goes by).
+type releaseEntry struct {
+	objectRef
+	Keep bool `json:"keep,omitempty"`
+}
+
+// loadRelease returns the objects of the release, each with its keep flag.
 func (l *Loop) loadRelease(ctx context.Context) (map[objectRef]bool, error) {
 	cm, err := l.kube.CoreV1().ConfigMaps(releaseNamespace).Get(ctx, releaseName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -84,24 +104,24 @@ func (l *Loop) loadRelease(ctx context.Context) (map[objectRef]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	var refs []objectRef
-	if err := json.Unmarshal([]byte(cm.Data["objects"]), &refs); err != nil {
+	var entries []releaseEntry
+	if err := json.Unmarshal([]byte(cm.Data["objects"]), &entries); err != nil {
 		return nil, fmt.Errorf("read release %s: %w", releaseName, err)
 	}
 	set := map[objectRef]bool{}
-	for _, r := range refs {
-		set[r] = true
+	for _, e := range entries {
+		set[e.objectRef] = e.Keep
 	}
 	return set, nil
 }
 
 func (l *Loop) saveRelease(ctx context.Context, set map[objectRef]bool) error {
-	refs := make([]objectRef, 0, len(set))
-	for r := range set {
-		refs = append(refs, r)
+	entries := make([]releaseEntry, 0, len(set))
+	for r, keep := range set {
+		entries = append(entries, releaseEntry{objectRef: r, Keep: keep})
 	}
-	sort.Slice(refs, func(i, j int) bool { return refs[i].String() < refs[j].String() })
-	data, err := json.Marshal(refs)
+	sort.Slice(entries, func(i, j int) bool { return entries[i].String() < entries[j].String() })
+	data, err := json.Marshal(entries)
 	if err != nil {
 		return err
 	}
@@ -117,8 +137,86 @@ func (l *Loop) saveRelease(ctx context.Context, set map[objectRef]bool) error {
 	return err
 }
 
+// deleteObject deletes an object of the release (background propagation,
+// as Helm does); a missing object is not an error.
+func (l *Loop) deleteObject(ctx context.Context, r objectRef) error {
+	res, err := l.resourceOf(r)
+	if err != nil {
+		return err
+	}
+	policy := metav1.DeletePropagationBackground
+	if err := res.Delete(ctx, r.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete %s: %w", r, err)
+	}
+	return nil
+}
+
+func (l *Loop) resourceOf(r objectRef) (dynamic.ResourceInterface, error) {
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion(r.APIVersion)
+	obj.SetKind(r.Kind)
+	obj.SetNamespace(r.Namespace)
+	obj.SetName(r.Name)
+	return l.client.ResourceFor(obj)
+}
+
+// Uninstall is what Deckhouse does when the module is disabled: Helm
+// uninstalls the release, deleting every object of its last render except
+// those whose manifest carries helm.sh/resource-policy: keep (Helm's
+// uninstall goes by the release's manifests, not the live objects). It
+// returns the objects deleted and kept. The loop must not run meanwhile.
+func (l *Loop) Uninstall(ctx context.Context) (deleted, kept []string, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	release, err := l.loadRelease(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	refs := make([]objectRef, 0, len(release))
+	for r := range release {
+		refs = append(refs, r)
+	}
+	// Reverse install order, as Helm uninstalls.
+	sort.SliceStable(refs, func(i, j int) bool {
+		if a, b := kindRank(refs[i].Kind), kindRank(refs[j].Kind); a != b {
+			return a > b
+		}
+		return refs[i].String() < refs[j].String()
+	})
+	for _, r := range refs {
+		if release[r] {
+			l.logger.Info("uninstall: skipping delete due to annotation "+resourcePolicyAnnotation+"="+keepPolicy, "object", r.String())
+			kept = append(kept, r.String())
+			continue
+		}
+		if r.Kind == "Namespace" {
+			continue // last: it holds the release record
+		}
+		if err := l.deleteObject(ctx, r); err != nil {
+			return deleted, kept, err
+		}
+		deleted = append(deleted, r.String())
+	}
+	if err := l.kube.CoreV1().ConfigMaps(releaseNamespace).Delete(ctx, releaseName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return deleted, kept, err
+	}
+	for _, r := range refs {
+		if r.Kind != "Namespace" || release[r] {
+			continue
+		}
+		if err := l.deleteObject(ctx, r); err != nil {
+			return deleted, kept, err
+		}
+		deleted = append(deleted, r.String())
+	}
+	return deleted, kept, nil
+}
+
 // applyRendered server-side applies every rendered object and deletes what
-// the previous render had and this one does not.
+// the previous render had and this one does not — except an object whose
+// live annotations say helm.sh/resource-policy: keep, which Helm's upgrade
+// skips (it reads the live object before deleting) and forgets: it is no
+// longer part of the release.
 func (l *Loop) applyRendered(ctx context.Context, objs []*unstructured.Unstructured) (applied, deleted int, err error) {
 	sort.SliceStable(objs, func(i, j int) bool { return kindRank(objs[i].GetKind()) < kindRank(objs[j].GetKind()) })
 	previous, err := l.loadRelease(ctx)
@@ -131,7 +229,7 @@ func (l *Loop) applyRendered(ctx context.Context, objs []*unstructured.Unstructu
 		if !l.keep(obj) {
 			continue
 		}
-		current[refOf(obj)] = true
+		current[refOf(obj)] = keptByPolicy(obj.GetAnnotations())
 		if _, err := l.client.Apply(ctx, obj, fieldManager); err != nil {
 			errs = append(errs, err.Error())
 			continue
@@ -141,11 +239,11 @@ func (l *Loop) applyRendered(ctx context.Context, objs []*unstructured.Unstructu
 	// Save the union first: a failed apply must not make the loop forget an
 	// object it may have to delete later.
 	union := map[objectRef]bool{}
-	for r := range current {
-		union[r] = true
+	for r, keep := range previous {
+		union[r] = keep
 	}
-	for r := range previous {
-		union[r] = true
+	for r, keep := range current {
+		union[r] = keep
 	}
 	if err := l.saveRelease(ctx, union); err != nil {
 		return applied, 0, err
@@ -154,21 +252,26 @@ func (l *Loop) applyRendered(ctx context.Context, objs []*unstructured.Unstructu
 		return applied, 0, fmt.Errorf("apply rendered objects:\n  %s", strings.Join(errs, "\n  "))
 	}
 	for r := range previous {
-		if current[r] {
+		if _, ok := current[r]; ok {
 			continue
 		}
-		obj := &unstructured.Unstructured{}
-		obj.SetAPIVersion(r.APIVersion)
-		obj.SetKind(r.Kind)
-		obj.SetNamespace(r.Namespace)
-		obj.SetName(r.Name)
-		res, err := l.client.ResourceFor(obj)
+		res, err := l.resourceOf(r)
 		if err != nil {
 			return applied, deleted, err
 		}
-		policy := metav1.DeletePropagationBackground
-		if err := res.Delete(ctx, r.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil && !apierrors.IsNotFound(err) {
-			return applied, deleted, fmt.Errorf("delete %s: %w", r, err)
+		live, err := res.Get(ctx, r.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return applied, deleted, fmt.Errorf("get %s: %w", r, err)
+		}
+		if keptByPolicy(live.GetAnnotations()) {
+			l.logger.Info("skipping delete due to annotation "+resourcePolicyAnnotation+"="+keepPolicy, "object", r.String())
+			continue
+		}
+		if err := l.deleteObject(ctx, r); err != nil {
+			return applied, deleted, err
 		}
 		deleted++
 	}

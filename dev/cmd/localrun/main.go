@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -26,7 +27,11 @@ func main() {
 	}
 }
 
+// disable plays Deckhouse disabling the module once the examples run.
+var disable = flag.Bool("disable", false, "after the examples are deployed, disable the module as Deckhouse does: stop its hooks and uninstall its Helm release (objects with helm.sh/resource-policy: keep stay), then keep the cluster for inspection")
+
 func run() error {
+	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -102,9 +107,11 @@ func run() error {
 	say("running the module: hooks through addon-operator's batch-hook runner, chart through Helm (log: %s)", hookLog.Name())
 	passes := make(chan *moduleloop.Result, 1)
 	loopDone := make(chan struct{})
+	loopCtx, stopLoop := context.WithCancel(ctx)
+	defer stopLoop()
 	go func() {
 		defer close(loopDone)
-		_ = loop.Run(ctx, func(res *moduleloop.Result, err error) {
+		_ = loop.Run(loopCtx, func(res *moduleloop.Result, err error) {
 			if err != nil {
 				say("module pass failed: %v", err)
 				return
@@ -142,6 +149,18 @@ func run() error {
 	}
 	if err := printInstances(ctx, client, os.Stdout); err != nil {
 		return err
+	}
+	if *disable {
+		stopLoop()
+		<-loopDone
+		deleted, kept, err := loop.Uninstall(ctx)
+		if err != nil {
+			return err
+		}
+		say("module disabled: the release's %d objects without helm.sh/resource-policy: keep were deleted; %d stay:", len(deleted), len(kept))
+		for _, k := range kept {
+			fmt.Println("  " + k)
+		}
 	}
 	fmt.Printf(`
 There is no kubelet and no scheduler here: the StatefulSet controller creates the
