@@ -1,6 +1,12 @@
 {{- /*
 Helper library of the module. No chart dependency: everything the templates
 share is defined here so rendering never fetches anything.
+
+Every value is emitted quoted (`| quote`) or JSON/YAML-encoded (`toJson`,
+`toYaml` of a structure), never raw: instance values carry strings a tenant
+wrote, and a raw one could end a YAML scalar and start an object of its own.
+openapi/values.yaml constrains those strings as well; the quoting holds even
+for an entry that slipped past it.
 */ -}}
 
 {{- /* Labels every object of the module carries (Deckhouse convention). */ -}}
@@ -19,7 +25,7 @@ managed-services.deckhouse.io/managed-service-name: {{ .i.name | quote }}
 app.kubernetes.io/name: starrocks
 app.kubernetes.io/instance: {{ .i.name | quote }}
 {{- with .component }}
-app.kubernetes.io/component: {{ . }}
+app.kubernetes.io/component: {{ . | quote }}
 {{- end }}
 {{- end }}
 
@@ -36,8 +42,8 @@ managed-services.deckhouse.io/managed-service-type: starrocks
 {{- /* Labels of the module's own components. Argument: component name. */ -}}
 {{- define "ms.componentLabels" -}}
 {{ include "ms.moduleLabels" . }}
-app: {{ . }}
-app.kubernetes.io/name: {{ . }}
+app: {{ . | quote }}
+app.kubernetes.io/name: {{ . | quote }}
 app.kubernetes.io/part-of: managed-starrocks
 {{- end }}
 
@@ -74,7 +80,7 @@ seccompProfile:
 {{- /* Container security context. Argument: readOnlyRootFilesystem (bool). */ -}}
 {{- define "ms.containerSecurityContext" -}}
 allowPrivilegeEscalation: false
-readOnlyRootFilesystem: {{ . }}
+readOnlyRootFilesystem: {{ toJson . }}
 privileged: false
 capabilities:
   drop: ["ALL"]
@@ -105,18 +111,49 @@ limits:
 {{- dig "logLevel" "Info" (.Values.managedStarrocks | default dict) | lower -}}
 {{- end }}
 
-{{- /* Name of the ClusterIssuer of the instance certificates. */ -}}
+{{- /* The admin's ClusterIssuer for the instance certificates (module setting
+certificates.clusterIssuerName); empty means each instance's own CA Issuer. */ -}}
 {{- define "ms.clusterIssuerName" -}}
-{{- $name := dig "certificates" "clusterIssuerName" "" (.Values.managedStarrocks | default dict) -}}
-{{- $name | default "d8-managed-starrocks" -}}
+{{- dig "certificates" "clusterIssuerName" "" (.Values.managedStarrocks | default dict) -}}
+{{- end }}
+
+{{- /* Name of an instance's own CA: its CA Certificate, the Secret holding
+the CA key and the namespaced Issuer. Argument: instance. */ -}}
+{{- define "ms.caName" -}}
+{{- printf "%s-ca" .names.frontendStatefulSet -}}
 {{- end }}
 
 {{- /*
-cert-manager looks up the CA Secret of a ClusterIssuer in its "cluster resource
-namespace", which in Deckhouse is the namespace cert-manager runs in. The
-module's root CA must therefore live there, not in d8-managed-starrocks.
+Metadata of every object of an instance. Argument: dict "i" <instance>
+"name" <object name>, optional "component" <frontend|backend> and "labels"
+<extra labels>.
+
+helm.sh/resource-policy keep: Helm never deletes an instance object, not
+when the entry leaves the values (an invalid spec without last valid memory,
+a hook error) and not when the module is disabled. The ownerReference to the
+Starrocks object lets Kubernetes garbage collection remove the objects with
+it, and only then. The per-instance object set is fixed (nothing appears or
+disappears with a setting), so keep never leaves a stale object behind.
+blockOwnerDeletion is left out: setting it needs delete rights on the
+owner's finalizers, and nothing here must block the Starrocks deletion.
 */ -}}
-{{- define "ms.certManagerNamespace" -}}d8-cert-manager{{- end }}
+{{- define "ms.instanceMetadata" -}}
+name: {{ .name | quote }}
+namespace: {{ .i.namespace | quote }}
+labels:
+  {{- include "ms.instanceLabels" . | nindent 2 }}
+  {{- with .labels }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+annotations:
+  helm.sh/resource-policy: keep
+ownerReferences:
+  - apiVersion: managed-services.deckhouse.io/v1alpha1
+    kind: Starrocks
+    name: {{ .i.name | quote }}
+    uid: {{ .i.uid | quote }}
+    controller: true
+{{- end }}
 
 {{- define "ms.clusterDomain" -}}
 {{- dig "discovery" "clusterDomain" "cluster.local" .Values.global -}}
@@ -193,11 +230,11 @@ topologySpreadConstraints:
 {{- /* Client part of a webhook entry. Argument: dict "ca" <base64 CA> "path" <URL path>. */ -}}
 {{- define "ms.webhookClient" -}}
 clientConfig:
-  caBundle: {{ .ca }}
+  caBundle: {{ .ca | quote }}
   service:
     name: managed-starrocks-webhook
     namespace: d8-managed-starrocks
-    path: {{ .path }}
+    path: {{ .path | quote }}
     port: 443
 admissionReviewVersions: ["v1"]
 sideEffects: None

@@ -2,6 +2,7 @@ package chartrender_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -9,7 +10,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -170,13 +171,28 @@ func TestInstanceObjects(t *testing.T) {
 				mustFind(t, objs, kind, ns, n.BackendStatefulSet)
 			}
 			mustFind(t, objs, "PodMonitor", ns, n.FrontendStatefulSet)
-			mustFind(t, objs, "Secret", ns, n.FrontendStatefulSet+"-registry")
+			// Nodes pull the module's images with the credentials Deckhouse
+			// gives containerd: no registry Secret lands in a tenant namespace.
+			for _, o := range objs {
+				if o.GetKind() == "Secret" && o.GetNamespace() == ns {
+					t.Errorf("Secret %s rendered into the tenant namespace", o.GetName())
+				}
+			}
+			for _, sts := range []*appsv1.StatefulSet{fe, be} {
+				if len(sts.Spec.Template.Spec.ImagePullSecrets) != 0 {
+					t.Errorf("%s pods name imagePullSecrets %v", sts.Name, sts.Spec.Template.Spec.ImagePullSecrets)
+				}
+			}
 			mustFind(t, objs, "ServiceAccount", ns, n.FrontendStatefulSet+"-agent")
 			mustFind(t, objs, "RoleBinding", ns, n.FrontendStatefulSet+"-agent")
-			role := mustFind(t, objs, "Role", ns, n.FrontendStatefulSet+"-agent")
-			rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
-			if b, _ := json.Marshal(rules); string(b) != `[{"apiGroups":[""],"resources":["pods"],"verbs":["get","patch"]}]` {
-				t.Errorf("agent Role rules %s, want only get and patch on pods", b)
+			role := typed[rbacv1.Role](t, mustFind(t, objs, "Role", ns, n.FrontendStatefulSet+"-agent"))
+			var pods []string
+			for i := 0; i < int(wantFE); i++ {
+				pods = append(pods, fmt.Sprintf("%s-%d", n.FrontendStatefulSet, i))
+			}
+			want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "patch"}, ResourceNames: pods}}
+			if !reflect.DeepEqual(role.Rules, want) {
+				t.Errorf("agent Role rules %+v, want only get and patch on the FE pods %v", role.Rules, pods)
 			}
 		})
 	}
@@ -199,6 +215,7 @@ func TestFrontendPod(t *testing.T) {
 				"--config=/etc/starrocks-agent/config/agent.json",
 				"--tls-ca-file=/etc/starrocks/tls/ca.crt",
 				"--credentials-dir=/etc/starrocks-agent/credentials",
+				"--admin-credentials-dir=/etc/starrocks-agent/admin-credentials",
 				"--pod-name=$(POD_NAME)",
 				"--pod-namespace=$(POD_NAMESPACE)",
 				"--self-host=" + self,
@@ -244,18 +261,45 @@ func TestFrontendPod(t *testing.T) {
 				return m
 			}
 			am, sm := mounts(agent), mounts(sr)
-			if am["credentials"] != "/etc/starrocks-agent/credentials" {
-				t.Errorf("agent does not mount the credentials: %v", am)
+			if am["credentials"] != "/etc/starrocks-agent/credentials" || am["admin-credentials"] != "/etc/starrocks-agent/admin-credentials" {
+				t.Errorf("agent does not mount both credentials Secrets: %v", am)
 			}
-			if _, ok := sm["credentials"]; ok {
-				t.Errorf("the StarRocks container mounts the root credentials")
+			const tokenDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+			if am["kube-api-access"] != tokenDir {
+				t.Errorf("agent does not mount its service-account token at %s: %v", tokenDir, am)
+			}
+			for _, v := range []string{"credentials", "admin-credentials", "kube-api-access"} {
+				if _, ok := sm[v]; ok {
+					t.Errorf("the StarRocks container mounts %s", v)
+				}
+			}
+			if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
+				t.Errorf("FE pod automounts the service-account token into every container")
 			}
 			if sm["meta"] != "/opt/starrocks/fe/meta" || sm["agent-run"] != "/opt/starrocks/agent-run" || am["agent-run"] != "/opt/starrocks/agent-run" {
 				t.Errorf("FE mounts %v, agent mounts %v", sm, am)
 			}
+			secretItems := func(v corev1.Volume) string {
+				var keys []string
+				for _, it := range v.Secret.Items {
+					keys = append(keys, it.Key)
+				}
+				return v.Secret.SecretName + " " + strings.Join(keys, ",")
+			}
 			for _, v := range spec.Volumes {
-				if v.Name == "credentials" && v.Secret.SecretName != e.Names.CredentialsSecret {
-					t.Errorf("credentials volume from %q, want %q", v.Secret.SecretName, e.Names.CredentialsSecret)
+				if want := e.Names.AgentCredentialsSecret + " username,password,root-password"; v.Name == "credentials" && secretItems(v) != want {
+					t.Errorf("credentials volume %q, want %q", secretItems(v), want)
+				}
+				if want := e.Names.CredentialsSecret + " username,password"; v.Name == "admin-credentials" && secretItems(v) != want {
+					t.Errorf("admin-credentials volume %q, want %q", secretItems(v), want)
+				}
+				if v.Name == "kube-api-access" {
+					p := v.Projected
+					if p == nil || len(p.Sources) != 3 || p.Sources[0].ServiceAccountToken == nil || p.Sources[0].ServiceAccountToken.Path != "token" ||
+						p.Sources[1].ConfigMap == nil || p.Sources[1].ConfigMap.Name != "kube-root-ca.crt" ||
+						p.Sources[2].DownwardAPI == nil || p.Sources[2].DownwardAPI.Items[0].Path != "namespace" {
+						t.Errorf("kube-api-access volume %+v, want the token, kube-root-ca.crt and the namespace as the kubelet projects them", v.VolumeSource)
+					}
 				}
 				if v.Name == "tls" && v.Secret.SecretName != e.TLS.SecretName {
 					t.Errorf("tls volume from %q, want %q", v.Secret.SecretName, e.TLS.SecretName)
@@ -400,12 +444,25 @@ func TestCertificate(t *testing.T) {
 			objs := render(t, sc.settings, sc.sr)
 			c := mustFind(t, objs, "Certificate", e.Namespace, e.Names.FrontendStatefulSet)
 			str := func(path ...string) string { s, _, _ := unstructured.NestedString(c.Object, path...); return s }
-			wantIssuer := "d8-managed-starrocks"
+			// The instance's own CA Issuer; the admin's ClusterIssuer when set.
+			ca := e.Names.FrontendStatefulSet + "-ca"
+			wantKind, wantIssuer := "Issuer", ca
 			if sc.name == "Cluster" {
-				wantIssuer = "corporate-ca"
+				wantKind, wantIssuer = "ClusterIssuer", "corporate-ca"
 			}
-			if str("spec", "issuerRef", "name") != wantIssuer || str("spec", "issuerRef", "kind") != "ClusterIssuer" {
-				t.Errorf("issuer %s %s, want ClusterIssuer %s", str("spec", "issuerRef", "kind"), str("spec", "issuerRef", "name"), wantIssuer)
+			if str("spec", "issuerRef", "name") != wantIssuer || str("spec", "issuerRef", "kind") != wantKind {
+				t.Errorf("issuer %s %s, want %s %s", str("spec", "issuerRef", "kind"), str("spec", "issuerRef", "name"), wantKind, wantIssuer)
+			}
+			// The instance's CA exists either way, so switching the setting
+			// back does not mint a new CA.
+			issuer := mustFind(t, objs, "Issuer", e.Namespace, ca)
+			if s, _, _ := unstructured.NestedString(issuer.Object, "spec", "ca", "secretName"); s != ca {
+				t.Errorf("Issuer %s signs with Secret %q, want its own CA %s", ca, s, ca)
+			}
+			caCert := mustFind(t, objs, "Certificate", e.Namespace, ca)
+			isCA, _, _ := unstructured.NestedBool(caCert.Object, "spec", "isCA")
+			if ref, _, _ := unstructured.NestedStringMap(caCert.Object, "spec", "issuerRef"); !isCA || ref["kind"] != "ClusterIssuer" || ref["name"] != "d8-managed-starrocks-selfsigned" {
+				t.Errorf("CA Certificate %s isCA %v issuer %v, want a CA from the self-signed ClusterIssuer", ca, isCA, ref)
 			}
 			if str("spec", "secretName") != e.TLS.SecretName {
 				t.Errorf("secretName %s", str("spec", "secretName"))
@@ -424,40 +481,6 @@ func TestCertificate(t *testing.T) {
 				t.Errorf("duration %s renewBefore %s, want the setting defaults", str("spec", "duration"), str("spec", "renewBefore"))
 			}
 		})
-	}
-}
-
-func TestNetworkPolicyLimitsPorts(t *testing.T) {
-	sc := scenarios()[1]
-	e := entries(t, sc.sr)[0]
-	np := typed[networkingv1.NetworkPolicy](t, mustFind(t, render(t, sc.settings, sc.sr), "NetworkPolicy", e.Namespace, e.Names.FrontendStatefulSet))
-	if np.Spec.PodSelector.MatchLabels["managed-services.deckhouse.io/managed-service-name"] != e.Name {
-		t.Fatalf("policy selects %v", np.Spec.PodSelector.MatchLabels)
-	}
-	var fromAnyone, fromMonitoring []int32
-	ownPods := false
-	for _, r := range np.Spec.Ingress {
-		switch {
-		case len(r.From) == 0:
-			for _, p := range r.Ports {
-				fromAnyone = append(fromAnyone, p.Port.IntVal)
-			}
-		case r.From[0].PodSelector != nil && r.From[0].NamespaceSelector == nil:
-			ownPods = r.From[0].PodSelector.MatchLabels["managed-services.deckhouse.io/managed-service-name"] == e.Name && len(r.Ports) == 0
-		case r.From[0].NamespaceSelector != nil:
-			for _, p := range r.Ports {
-				fromMonitoring = append(fromMonitoring, p.Port.IntVal)
-			}
-		}
-	}
-	if b, _ := json.Marshal(fromAnyone); string(b) != "[9030,8030,8040]" {
-		t.Errorf("ports open to clients %s, want MySQL, FE HTTP and BE HTTP (stream load redirect)", b)
-	}
-	if b, _ := json.Marshal(fromMonitoring); string(b) != "[8030,8040,8090]" {
-		t.Errorf("metrics ports %s", b)
-	}
-	if !ownPods {
-		t.Errorf("inter-node traffic is not limited to the instance's own pods")
 	}
 }
 

@@ -1,0 +1,217 @@
+package chartrender_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
+)
+
+// renderInstance renders one instance entry after the test changed it, held
+// to openapi/values.yaml like every other render.
+func renderInstance(t *testing.T, settings map[string]any, e desired.Instance) []*unstructured.Unstructured {
+	t.Helper()
+	vals, err := chartrender.ModuleValues([]desired.Instance{e}, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	internal := vals["internal"].(map[string]any)
+	internal["webhookCert"] = webhookCert(t)
+	if err := loadSchemas(t).ValidateValues(vals); err != nil {
+		t.Fatalf("values break openapi/: %v", err)
+	}
+	objs, err := chartrender.Render(vals)
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	return objs
+}
+
+// peer is a pod that may try to connect to an instance.
+type peer struct {
+	name        string
+	namespace   string
+	nsLabels    map[string]string
+	podLabels   map[string]string
+	ownInstance bool
+}
+
+// admits evaluates a NetworkPolicy as the Kubernetes API defines it: a
+// connection is allowed when some ingress rule matches both the port (no
+// ports: every port) and the peer (no from: every peer).
+func admits(np *networkingv1.NetworkPolicy, policyNamespace string, p peer, port int32) bool {
+	matches := func(sel *metav1.LabelSelector, l map[string]string) bool {
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		return err == nil && s.Matches(labels.Set(l))
+	}
+	for _, r := range np.Spec.Ingress {
+		portOK := len(r.Ports) == 0
+		for _, rp := range r.Ports {
+			portOK = portOK || rp.Port.IntVal == port
+		}
+		if !portOK {
+			continue
+		}
+		if len(r.From) == 0 {
+			return true
+		}
+		for _, f := range r.From {
+			switch {
+			case f.NamespaceSelector == nil && f.PodSelector != nil:
+				if p.namespace == policyNamespace && matches(f.PodSelector, p.podLabels) {
+					return true
+				}
+			case f.NamespaceSelector != nil:
+				if matches(f.NamespaceSelector, p.nsLabels) && (f.PodSelector == nil || matches(f.PodSelector, p.podLabels)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// The port matrix of issue 12: client ports reach the instance's namespace
+// and the allow list only once the accounts are ready; internal ports never
+// leave the instance; metrics ports reach Deckhouse's monitoring.
+func TestNetworkPolicyPortMatrix(t *testing.T) {
+	sr := starrocks("team-n", "olap", v1alpha1.TypeCluster)
+	base := entries(t, sr)[0]
+	base.Network.AllowedNamespaces = []desired.NamespaceSelector{{MatchLabels: map[string]string{"team.example.com/name": "reporting"}}}
+	own := map[string]string{
+		"managed-services.deckhouse.io/managed-service-name": sr.Name,
+		"app.kubernetes.io/name":                             "starrocks",
+		"app.kubernetes.io/instance":                         sr.Name,
+		"app.kubernetes.io/component":                        "backend",
+	}
+	nsLabels := func(name string, extra map[string]string) map[string]string {
+		l := map[string]string{"kubernetes.io/metadata.name": name}
+		for k, v := range extra {
+			l[k] = v
+		}
+		return l
+	}
+	peers := []peer{
+		{name: "own pod", namespace: "team-n", nsLabels: nsLabels("team-n", nil), podLabels: own, ownInstance: true},
+		{name: "pod of the namespace", namespace: "team-n", nsLabels: nsLabels("team-n", nil), podLabels: map[string]string{"app": "bi"}},
+		{name: "pod of an allowed namespace", namespace: "reporting", nsLabels: nsLabels("reporting", map[string]string{"team.example.com/name": "reporting"}), podLabels: map[string]string{"app": "bi"}},
+		{name: "pod of another namespace", namespace: "other", nsLabels: nsLabels("other", nil), podLabels: own},
+		{name: "Deckhouse monitoring", namespace: "d8-monitoring", nsLabels: nsLabels("d8-monitoring", nil), podLabels: map[string]string{"app": "prometheus"}},
+	}
+	ports := []int32{9030, 8030, 9010, 9020, 9060, 8040, 8060, 9050, 8090}
+	all := ports
+	metrics := []int32{8030, 8040, 8090}
+	client := []int32{9030, 8030}
+	want := map[bool]map[string][]int32{
+		false: {"own pod": all, "Deckhouse monitoring": metrics},
+		true:  {"own pod": all, "Deckhouse monitoring": metrics, "pod of the namespace": client, "pod of an allowed namespace": client},
+	}
+	var kinds []string
+	for _, open := range []bool{false, true} {
+		t.Run(fmt.Sprintf("clientPortsOpen=%v", open), func(t *testing.T) {
+			e := base
+			e.Network.ClientPortsOpen = open
+			objs := renderInstance(t, nil, e)
+			np := typed[networkingv1.NetworkPolicy](t, mustFind(t, objs, "NetworkPolicy", e.Namespace, e.Names.FrontendStatefulSet))
+			for _, p := range peers {
+				var got []int32
+				for _, port := range ports {
+					if admits(np, e.Namespace, p, port) {
+						got = append(got, port)
+					}
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want[open][p.name]) {
+					t.Errorf("%s reaches ports %v, want %v", p.name, got, want[open][p.name])
+				}
+			}
+			var ks []string
+			for _, k := range keysOf(objs) {
+				ks = append(ks, k.String())
+			}
+			kinds = append(kinds, fmt.Sprint(ks))
+		})
+	}
+	if len(kinds) == 2 && kinds[0] != kinds[1] {
+		t.Errorf("opening the client ports changed the set of objects:\n%s\n%s", kinds[0], kinds[1])
+	}
+}
+
+// Helm must never delete an instance object (an entry that leaves the values,
+// the module disabled): every object in a tenant namespace carries
+// resource-policy keep and is owned by its Starrocks, which Kubernetes GC
+// follows.
+func TestInstanceObjectsAreKeptAndOwnedByTheirStarrocks(t *testing.T) {
+	for _, sc := range scenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			e := entries(t, sc.sr)[0]
+			objs := render(t, sc.settings, sc.sr)
+			n := 0
+			for _, o := range objs {
+				if o.GetNamespace() != e.Namespace {
+					continue
+				}
+				n++
+				if o.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+					t.Errorf("%s %s lacks helm.sh/resource-policy: keep", o.GetKind(), o.GetName())
+				}
+				refs := o.GetOwnerReferences()
+				if len(refs) != 1 || refs[0].APIVersion != "managed-services.deckhouse.io/v1alpha1" || refs[0].Kind != "Starrocks" ||
+					refs[0].Name != e.Name || string(refs[0].UID) != e.UID || refs[0].Controller == nil || !*refs[0].Controller ||
+					(refs[0].BlockOwnerDeletion != nil && *refs[0].BlockOwnerDeletion) {
+					t.Errorf("%s %s ownerReferences %+v, want the controller reference to Starrocks %s (uid %s)", o.GetKind(), o.GetName(), refs, e.Name, e.UID)
+				}
+			}
+			if n < 12 {
+				t.Errorf("only %d objects in the instance namespace", n)
+			}
+		})
+	}
+}
+
+// No issuer a tenant can use signs with a CA that another instance's clients
+// trust: no ClusterIssuer with a ca section, and each instance's certificate
+// comes from the Issuer in its own namespace.
+func TestNoSharedCAIssuer(t *testing.T) {
+	a := starrocks("team-a", "one", v1alpha1.TypeStandalone)
+	b := starrocks("team-b", "two", v1alpha1.TypeStandalone)
+	objs := render(t, nil, a, b)
+	for _, o := range objs {
+		if o.GetKind() != "ClusterIssuer" {
+			continue
+		}
+		if _, found, _ := unstructured.NestedMap(o.Object, "spec", "ca"); found {
+			t.Errorf("ClusterIssuer %s signs with a CA: any tenant could obtain certificates from it", o.GetName())
+		}
+		if _, found, _ := unstructured.NestedMap(o.Object, "spec", "selfSigned"); !found {
+			t.Errorf("ClusterIssuer %s is not self-signing", o.GetName())
+		}
+		if o.GetNamespace() == "d8-cert-manager" {
+			t.Errorf("%s rendered into cert-manager's namespace", o.GetName())
+		}
+	}
+	if o := chartrender.Find(objs, "Certificate", "d8-cert-manager", "managed-starrocks-ca"); o != nil {
+		t.Errorf("the module's shared root CA is still rendered")
+	}
+	var secrets []string
+	for _, e := range entries(t, a, b) {
+		c := mustFind(t, objs, "Certificate", e.Namespace, e.Names.FrontendStatefulSet)
+		ref, _, _ := unstructured.NestedStringMap(c.Object, "spec", "issuerRef")
+		if ref["kind"] != "Issuer" || ref["name"] != e.Names.FrontendStatefulSet+"-ca" {
+			t.Errorf("%s/%s certificate issuer %v, want its own Issuer %s-ca", e.Namespace, c.GetName(), ref, e.Names.FrontendStatefulSet)
+		}
+		issuer := mustFind(t, objs, "Issuer", e.Namespace, ref["name"])
+		s, _, _ := unstructured.NestedString(issuer.Object, "spec", "ca", "secretName")
+		secrets = append(secrets, e.Namespace+"/"+s)
+	}
+	if len(slices.Compact(slices.Clone(secrets))) != 2 {
+		t.Errorf("instances share a CA: %v", secrets)
+	}
+}
