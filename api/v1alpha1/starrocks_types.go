@@ -55,6 +55,7 @@ type StarrocksSpec struct {
 	// Name of the StarrocksClass the instance is ordered from. Cannot change.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.starrocksClassName is immutable"
 	StarrocksClassName string `json:"starrocksClassName"`
 
@@ -84,8 +85,9 @@ type StarrocksSpec struct {
 	// +optional
 	TLS *TLSSpec `json:"tls,omitempty"`
 
-	// Who may reach the instance. By default only pods of the instance's
-	// own namespace reach its client ports.
+	// Who may reach the client ports (9030 MySQL protocol, 8030 FE HTTP) of
+	// the instance. By default the pods of the instance's own namespace,
+	// once the module has set the root password and created the accounts.
 	// +optional
 	Network *NetworkSpec `json:"network,omitempty"`
 }
@@ -95,14 +97,24 @@ type StarrocksSpec struct {
 // authentication on them.
 type NetworkSpec struct {
 	// Namespaces, by labels, whose pods may reach the client ports besides
-	// the instance's own namespace.
+	// the instance's own namespace. A namespace is allowed when it carries
+	// every label of one of the selectors. To allow one namespace by name, use
+	// the label `kubernetes.io/metadata.name`.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
 	// +optional
 	AllowedNamespaces []NamespaceSelector `json:"allowedNamespaces,omitempty"`
 }
 
 // NamespaceSelector selects the namespaces that carry every listed label.
 type NamespaceSelector struct {
-	// Labels a namespace must carry, all of them.
+	// Labels a namespace must carry, all of them. Keys are label keys
+	// (an optional DNS subdomain prefix and '/', then a name of at most 63
+	// characters), values label values (at most 63 characters).
+	// +kubebuilder:validation:MinProperties=1
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 317 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",message="matchLabels keys must be label keys: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 63 && self[k].matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))",message="matchLabels values must be label values: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
 	MatchLabels map[string]string `json:"matchLabels"`
 }
 
@@ -160,9 +172,10 @@ type PersistentVolumeClaimSpec struct {
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity(string(oldSelf))) >= 0",message="persistentVolumeClaim.size cannot shrink"
 	Size resource.Quantity `json:"size"`
 
-	// Storage class of the volume. Empty means the cluster default. Cannot
-	// change.
+	// Storage class of the volume (a DNS-1123 subdomain). Empty means the
+	// cluster default. Cannot change.
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	StorageClassName string `json:"storageClassName,omitempty"`
 }

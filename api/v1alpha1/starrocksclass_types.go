@@ -85,8 +85,11 @@ type ClassTopology struct {
 	DefaultTopology Topology `json:"defaultTopology"`
 
 	// Zones (`topology.kubernetes.io/zone` values) instance pods may run in.
-	// Empty means any zone.
+	// Empty means any zone. Each is a label value.
 	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`
 	// +listType=set
 	// +optional
 	AllowedZones []string `json:"allowedZones,omitempty"`

@@ -111,7 +111,8 @@ func (c *Compiled) policyFor(cores int32) (index, count int) {
 	return index, count
 }
 
-// Validate checks every class rule on the instance: the class itself is
+// Validate checks every class rule on the instance: its strings are of the
+// syntax the CRD demands (CheckInstanceStrings), the class itself is
 // valid, each component's size falls into exactly one sizing policy (cores,
 // memory min/max/step, coreFraction), the topology and zones are allowed,
 // only overridable configuration keys are set, and the class's CEL
@@ -125,7 +126,7 @@ func (c *Compiled) Validate(sr *v1alpha1.Starrocks) Violations {
 // user overrides) and sizes, and validates the result. With violations the
 // Resolved is nil.
 func (c *Compiled) Resolve(sr *v1alpha1.Starrocks) (*Resolved, Violations) {
-	var vs Violations
+	vs := CheckInstanceStrings(sr)
 	name := c.class.Name
 	if len(c.problems) > 0 {
 		vs = append(vs, Violation{
