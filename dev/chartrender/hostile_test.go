@@ -25,7 +25,7 @@ import (
 // clusterRoleBindingPayload is the storageClassName that made the chart of
 // issue 12 render a ClusterRoleBinding of system:authenticated to
 // cluster-admin: a second YAML document in an unquoted scalar.
-const clusterRoleBindingPayload = "fast\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: pwn\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n  name: system:authenticated\n#"
+const clusterRoleBindingPayload = "fast\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: x}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: Group, name: \"system:authenticated\"}]\nx:"
 
 // hostilePayloads are strings that break YAML or templates when emitted raw.
 var hostilePayloads = []string{

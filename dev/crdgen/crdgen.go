@@ -53,6 +53,7 @@ func Generate(inDir, outDir string) error {
 		if crd.Spec.Names.Kind == "Starrocks" {
 			boundName(doc)
 		}
+		boundLabelValues(doc)
 		out, err := yaml.Marshal(doc)
 		if err != nil {
 			return err
@@ -79,6 +80,31 @@ func boundName(doc map[string]any) {
 			"properties": map[string]any{
 				"name": map[string]any{"type": "string", "maxLength": 40},
 			},
+		}
+	}
+}
+
+// boundLabelValues declares the length of label values in every matchLabels
+// map (controller-gen has no marker for the value schema of a map). Label
+// values are at most 63 characters; without the bound the apiserver
+// estimates the CEL rules that check the values' syntax over strings of any
+// length and refuses the CRD for exceeding the cost budget.
+func boundLabelValues(node any) {
+	switch n := node.(type) {
+	case map[string]any:
+		for k, v := range n {
+			if k == "matchLabels" {
+				if m, ok := v.(map[string]any); ok {
+					if ap, ok := m["additionalProperties"].(map[string]any); ok && ap["type"] == "string" {
+						ap["maxLength"] = 63
+					}
+				}
+			}
+			boundLabelValues(v)
+		}
+	case []any:
+		for _, v := range n {
+			boundLabelValues(v)
 		}
 	}
 }

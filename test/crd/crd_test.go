@@ -215,6 +215,15 @@ func TestCRDs(t *testing.T) {
 				t.Errorf("valid object rejected: %v\n%s", err, doc)
 			}
 		}
+		open := set(t, parse(t, starrocksDoc("open", "Standalone")), manySelectors(16), "spec", "network", "allowedNamespaces")
+		set(t, open, "ceph-rbd.fast", "spec", "frontend", "persistentVolumeClaim", "storageClassName")
+		if _, err := c.create(open); err != nil {
+			t.Errorf("16 namespace selectors and a dotted storage class rejected: %v", err)
+		}
+		zones := set(t, parse(t, classDoc("zoned")), []any{"ru-central1-a", "zone_B.2"}, "spec", "topology", "allowedZones")
+		if _, err := c.create(zones); err != nil {
+			t.Errorf("class with label-value zones rejected: %v", err)
+		}
 	})
 
 	t.Run("invalid objects are rejected with a message naming the field", func(t *testing.T) {
@@ -253,6 +262,20 @@ func TestCRDs(t *testing.T) {
 			{"class: empty validation rule", set(t, cl(), []any{map[string]any{"rule": "", "message": "m"}}, "spec", "validations"), "spec.validations[0].rule in body should be at least 1 chars long"},
 			{"class: unknown overridable key", set(t, cl(), []any{"maxConnections"}, "spec", "overridableConfiguration"), `spec.overridableConfiguration[0]: Unsupported value: "maxConnections"`},
 			{"class: no sizing policies", set(t, cl(), []any{}, "spec", "sizingPolicies"), "spec.sizingPolicies in body should have at least 1 items"},
+			// Tenant strings that once reached the chart raw (issue 12).
+			{"storage class name holding a ClusterRoleBinding", set(t, sr("scn-doc"), hostileStorageClass, "spec", "backend", "persistentVolumeClaim", "storageClassName"), "spec.backend.persistentVolumeClaim.storageClassName in body should match"},
+			{"storage class name with ': '", set(t, sr("scn-colon"), "a: b: c", "spec", "frontend", "persistentVolumeClaim", "storageClassName"), "spec.frontend.persistentVolumeClaim.storageClassName in body should match"},
+			{"storage class name with '{{'", set(t, sr("scn-tpl"), "{{ .Values }}", "spec", "frontend", "persistentVolumeClaim", "storageClassName"), "spec.frontend.persistentVolumeClaim.storageClassName in body should match"},
+			{"storage class name in upper case", set(t, sr("scn-upper"), "Fast", "spec", "backend", "persistentVolumeClaim", "storageClassName"), "spec.backend.persistentVolumeClaim.storageClassName in body should match"},
+			{"class name with a newline", set(t, sr("cn-newline"), "default\nkind: Secret", "spec", "starrocksClassName"), "spec.starrocksClassName in body should match"},
+			{"allowed namespaces: label key with a space", set(t, sr("np-key"), []any{map[string]any{"matchLabels": map[string]any{"a b": "x"}}}, "spec", "network", "allowedNamespaces"), "matchLabels keys must be label keys"},
+			{"allowed namespaces: label key with a newline", set(t, sr("np-key-nl"), []any{map[string]any{"matchLabels": map[string]any{"a\n---": "x"}}}, "spec", "network", "allowedNamespaces"), "matchLabels keys must be label keys"},
+			{"allowed namespaces: label value with '{{'", set(t, sr("np-value"), []any{map[string]any{"matchLabels": map[string]any{"team": "{{ .Values }}"}}}, "spec", "network", "allowedNamespaces"), "matchLabels values must be label values"},
+			{"allowed namespaces: label value of 64 characters", set(t, sr("np-long"), []any{map[string]any{"matchLabels": map[string]any{"team": strings.Repeat("a", 64)}}}, "spec", "network", "allowedNamespaces"), "spec.network.allowedNamespaces[0].matchLabels.team: Too long: may not be more than 63 bytes"},
+			{"allowed namespaces: empty selector selects every namespace", set(t, sr("np-empty"), []any{map[string]any{"matchLabels": map[string]any{}}}, "spec", "network", "allowedNamespaces"), "spec.network.allowedNamespaces[0].matchLabels: Invalid value: 0: spec.network.allowedNamespaces[0].matchLabels in body should have at least 1 properties"},
+			{"allowed namespaces: more than 16 selectors", set(t, sr("np-many"), manySelectors(17), "spec", "network", "allowedNamespaces"), "spec.network.allowedNamespaces: Too many: 17: must have at most 16 items"},
+			{"class: zone with a newline", set(t, cl(), []any{"zone-a\n- zone-b"}, "spec", "topology", "allowedZones"), "spec.topology.allowedZones[0] in body should match"},
+			{"class: empty zone", set(t, cl(), []any{""}, "spec", "topology", "allowedZones"), "spec.topology.allowedZones[0] in body should be at least 1 chars long"},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -455,3 +478,22 @@ func documentedExamples(t *testing.T) []example {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// hostileStorageClass is a storageClassName like the 238-character one of
+// issue 12 that made the chart render a ClusterRoleBinding of
+// system:authenticated to cluster-admin: a second YAML document whose last
+// key absorbs the rest of the template.
+const hostileStorageClass = "fast\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: x}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: Group, name: \"system:authenticated\"}]\nx:"
+
+// manySelectors is n valid namespace selectors with label keys of every form.
+func manySelectors(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = map[string]any{"matchLabels": map[string]any{
+			"kubernetes.io/metadata.name":      "team-" + itoa(i),
+			"team.example.com/tier_" + itoa(i): "gold.v1",
+			"plain":                            "",
+		}}
+	}
+	return out
+}
