@@ -54,7 +54,7 @@ var hostilePayloads = []string{
 	"fast\r\nkind: Secret",
 	"null",
 	"~",
-	strings.Repeat("я", 300),
+	strings.Repeat("\u044f", 300),
 	strings.Repeat("a", 300),
 	"zone\u2028line",
 	"team-a/other",
@@ -74,7 +74,7 @@ var valuesPayloads = []string{
 	"fast #comment",
 	" fast",
 	"null",
-	strings.Repeat("я", 300),
+	strings.Repeat("\u044f", 300),
 }
 
 // objectKey is what an object is: kind, namespace, name.

@@ -94,7 +94,7 @@ func TestClassStrings(t *testing.T) {
 		}, "spec.tolerations[0].key"},
 		{"a node affinity value of 300 characters", func(c *v1alpha1.StarrocksClass) {
 			c.Spec.NodeAffinity = &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "disk", Operator: corev1.NodeSelectorOpIn, Values: []string{strings.Repeat("я", 150)}}},
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "disk", Operator: corev1.NodeSelectorOpIn, Values: []string{strings.Repeat("\u044f", 150)}}},
 			}}}}
 		}, "spec.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]"},
 	}
