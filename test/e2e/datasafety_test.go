@@ -1,0 +1,206 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Data is never removed by accident (issue 12, finding 8): while a
+// Starrocks exists nothing removes its StatefulSets, PVCs or credentials;
+// disabling the module leaves the instances in place; deleting and
+// re-creating an instance on retained volumes keeps its passwords.
+
+var credentialSecrets = []string{"credentials", "agent-credentials", "keystore"}
+
+// waitVolume waits for the FE's first metadata PVC (the StatefulSet
+// controller creates it with the pod) and the credentials Secrets the hook
+// moves under it.
+func (e *env) waitVolume(namespace, name string) *corev1.PersistentVolumeClaim {
+	e.t.Helper()
+	var pvc *corev1.PersistentVolumeClaim
+	e.eventually("FE metadata PVC and the Secrets it owns", func() (bool, string) {
+		var err error
+		pvc, err = e.kube.CoreV1().PersistentVolumeClaims(namespace).Get(context.Background(), "meta-d8ms-sr-"+name+"-0", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, s := range credentialSecrets {
+			sec, err := e.kube.CoreV1().Secrets(namespace).Get(context.Background(), "d8ms-sr-"+name+"-"+s, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			if len(sec.OwnerReferences) != 1 || sec.OwnerReferences[0].UID != pvc.UID {
+				return false, fmt.Sprintf("Secret %s owned by %v, want the PVC %s", sec.Name, sec.OwnerReferences, pvc.UID)
+			}
+		}
+		return true, ""
+	})
+	return pvc
+}
+
+func (e *env) secretData(namespace, name string) map[string][]byte {
+	e.t.Helper()
+	s, err := e.kube.CoreV1().Secrets(namespace).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s.Data
+}
+
+// assertStays checks for a few module passes that the objects exist and
+// are not being deleted.
+func (e *env) assertStays(namespace string, objects ...[2]string) {
+	e.t.Helper()
+	for range 3 {
+		time.Sleep(time.Second)
+		for _, o := range objects {
+			var (
+				obj metav1.Object
+				err error
+			)
+			switch o[0] {
+			case "PersistentVolumeClaim":
+				obj, err = e.kube.CoreV1().PersistentVolumeClaims(namespace).Get(context.Background(), o[1], metav1.GetOptions{})
+			case "Secret":
+				obj, err = e.kube.CoreV1().Secrets(namespace).Get(context.Background(), o[1], metav1.GetOptions{})
+			default:
+				var u *unstructured.Unstructured
+				u, err = e.get(o[0], namespace, o[1])
+				if err == nil {
+					obj = u
+				}
+			}
+			if err != nil {
+				e.t.Fatalf("%s %s/%s: %v, want it kept", o[0], namespace, o[1], err)
+			}
+			if obj.GetDeletionTimestamp() != nil {
+				e.t.Fatalf("%s %s/%s is being deleted, want it kept", o[0], namespace, o[1])
+			}
+		}
+	}
+}
+
+func instanceObjects(name string) [][2]string {
+	p := "d8ms-sr-" + name
+	return [][2]string{
+		{"StatefulSet", p}, {"StatefulSet", p + "-be"},
+		{"PersistentVolumeClaim", "meta-" + p + "-0"}, {"PersistentVolumeClaim", "storage-" + p + "-be-0"},
+		{"Secret", p + "-credentials"}, {"Secret", p + "-agent-credentials"}, {"Secret", p + "-keystore"},
+	}
+}
+
+func TestInvalidSpecWithoutMemoryKeepsTheObjects(t *testing.T) {
+	e := newEnv(t, envOptions{noWebhook: true})
+	e.apply(testClass)
+	sr := e.apply(instance("team", "olap", "Standalone", ""))
+	e.waitObjects("team", "olap", 1, 1)
+	e.waitVolume("team", "olap")
+
+	// The spec breaks the class (the webhook is down), then the module's
+	// memory is lost: no entry is rendered for the instance any more.
+	e.apply(instance("team", "olap", "Standalone", "    streamingLoadMaxMb: 204800"))
+	e.waitCondition("team", "olap", "LastValidConfigurationApplied", "True")
+	if err := e.kube.CoreV1().ConfigMaps("d8-managed-starrocks").Delete(context.Background(), "last-valid-"+string(sr.GetUID()), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	reason, message := e.waitCondition("team", "olap", "LastValidConfigurationApplied", "False")
+	t.Logf("LastValidConfigurationApplied: %s: %s", reason, message)
+	if r, _ := e.waitCondition("team", "olap", "Available", "False"); r != "NotManaged" {
+		t.Errorf("Available reason %q, want NotManaged (the objects are left as they are)", r)
+	}
+	e.eventually("no values entry for the instance", func() (bool, string) {
+		for _, obj := range e.loop.Rendered() {
+			if obj.GetKind() == "StatefulSet" && obj.GetNamespace() == "team" {
+				return false, "still rendered: " + obj.GetName()
+			}
+		}
+		return true, ""
+	})
+	e.assertStays("team", instanceObjects("olap")...)
+
+	// A valid spec again: the instance is managed again, on its old volumes.
+	e.apply(instance("team", "olap", "Standalone", ""))
+	e.waitCondition("team", "olap", "ConfigurationValid", "True")
+	e.waitCondition("team", "olap", "LastValidConfigurationApplied", "True")
+	e.assertStays("team", instanceObjects("olap")...)
+}
+
+func TestModuleDisableLeavesTheInstances(t *testing.T) {
+	e := newEnv(t, envOptions{noWebhook: true})
+	e.apply(testClass)
+	e.apply(instance("team", "olap", "Standalone", ""))
+	e.waitObjects("team", "olap", 1, 1)
+	e.waitVolume("team", "olap")
+	password := e.secretData("team", "d8ms-sr-olap-agent-credentials")["root-password"]
+
+	e.stopModule()
+	deleted, kept, err := e.loop.Uninstall(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("uninstall deleted %d objects, kept %v", len(deleted), kept)
+	if len(deleted) == 0 {
+		t.Fatal("the uninstall deleted nothing: the module's own objects should go")
+	}
+	e.assertStays("team", instanceObjects("olap")...)
+	if got := e.secretData("team", "d8ms-sr-olap-agent-credentials")["root-password"]; string(got) != string(password) {
+		t.Error("the agent's Secret changed")
+	}
+	for _, k := range []string{"Service", "ConfigMap"} {
+		if _, err := e.get(k, "team", map[string]string{"Service": "d8ms-sr-olap", "ConfigMap": "d8ms-sr-olap-config"}[k]); err != nil {
+			t.Errorf("%s of the instance: %v, want it kept (resource-policy keep)", k, err)
+		}
+	}
+}
+
+func TestRecreatedInstanceOnRetainedVolumesKeepsItsCredentials(t *testing.T) {
+	e := newEnv(t, envOptions{noWebhook: true})
+	e.apply(testClass)
+	sr := e.apply(instance("team", "olap", "Standalone", ""))
+	e.waitObjects("team", "olap", 1, 1)
+	pvc := e.waitVolume("team", "olap")
+	before := map[string]map[string][]byte{}
+	for _, s := range credentialSecrets {
+		before[s] = e.secretData("team", "d8ms-sr-olap-"+s)
+	}
+
+	// Delete the instance: Kubernetes GC removes its objects (owned by the
+	// Starrocks), the PVCs stay (persistentVolumeClaimRetention Retain) and
+	// with them the Secrets they own.
+	if err := e.resource("Starrocks", "team").Delete(context.Background(), "olap", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the StatefulSets collected with the Starrocks", func() (bool, string) {
+		_, err := e.get("StatefulSet", "team", "d8ms-sr-olap")
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	e.eventually("the module's memory of the deleted object deleted", func() (bool, string) {
+		_, err := e.kube.CoreV1().ConfigMaps("d8-managed-starrocks").Get(context.Background(), "last-valid-"+string(sr.GetUID()), metav1.GetOptions{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+	e.assertStays("team", [2]string{"PersistentVolumeClaim", "meta-d8ms-sr-olap-0"}, [2]string{"Secret", "d8ms-sr-olap-credentials"},
+		[2]string{"Secret", "d8ms-sr-olap-agent-credentials"}, [2]string{"Secret", "d8ms-sr-olap-keystore"})
+
+	// Re-create it under the same name: same volumes, same passwords.
+	again := e.apply(instance("team", "olap", "Standalone", ""))
+	if again.GetUID() == sr.GetUID() {
+		t.Fatal("the re-created Starrocks has the old UID")
+	}
+	e.waitObjects("team", "olap", 1, 1)
+	if got := e.waitVolume("team", "olap"); got.UID != pvc.UID {
+		t.Errorf("FE metadata PVC %s, want the retained %s", got.UID, pvc.UID)
+	}
+	for _, s := range credentialSecrets {
+		got := e.secretData("team", "d8ms-sr-olap-"+s)
+		if fmt.Sprint(got) != fmt.Sprint(before[s]) {
+			t.Errorf("Secret d8ms-sr-olap-%s changed on re-creation: the retained FE metadata would refuse the new passwords", s)
+		}
+	}
+}
