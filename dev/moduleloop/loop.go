@@ -7,9 +7,14 @@
 // change. `make run` and the end-to-end tests use it. Development tooling,
 // never shipped.
 //
+// Like Helm, it never deletes an object annotated helm.sh/resource-policy:
+// keep: not when it leaves the chart (prune reads the live object, as Helm's
+// upgrade does) and not on Uninstall, which plays Deckhouse disabling the
+// module (it goes by the last render's manifests, as Helm's uninstall does).
+//
 // What it leaves out, on purpose: Deckhouse's queues and retries per hook,
 // schedule bindings, and Helm's release history (a ConfigMap remembers the
-// rendered objects so they can be pruned).
+// rendered objects, and which were kept, so they can be pruned).
 package moduleloop
 
 import (
