@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -449,4 +450,23 @@ func FuzzValuesEntry(f *testing.F) {
 			t.Fatalf("%s = %q passed openapi/values.yaml and changed the rendered objects: %v", path, payload, err)
 		}
 	})
+}
+
+// Whatever canonical form a volume size the class rules accept takes, the
+// values schema accepts it too: an entry it refused would stop every
+// instance, not just this one.
+func TestEveryAcceptedVolumeSizePassesTheValuesSchema(t *testing.T) {
+	for _, size := range []string{"150Gi", "1e3", "1e-9", "500m", "1n", "1u", "0.1Ki", "1073741824n", "123456789012345678901234567890"} {
+		t.Run(size, func(t *testing.T) {
+			sr := hostileInstance()
+			sr.Spec.Backend.PersistentVolumeClaim.Size = resource.MustParse(size)
+			_, rejectedBy, err := layers(t, hostileClass(), sr)
+			if err != nil {
+				t.Fatalf("render: %v", err)
+			}
+			if strings.HasPrefix(rejectedBy, "openapi") {
+				t.Fatalf("size %s (%s) accepted by the class rules but refused by the values schema: %s", size, sr.Spec.Backend.PersistentVolumeClaim.Size.String(), rejectedBy)
+			}
+		})
+	}
 }
