@@ -470,3 +470,18 @@ func TestEveryAcceptedVolumeSizePassesTheValuesSchema(t *testing.T) {
 		})
 	}
 }
+
+// The longest name and namespace the CRD and the apiserver accept pass every
+// layer: every derived name and host fits the values patterns.
+func TestLongestNamesPassEveryLayer(t *testing.T) {
+	sr := hostileInstance()
+	sr.Name = "n" + strings.Repeat("a", 39)
+	sr.Namespace = "s" + strings.Repeat("b", 62)
+	objs, rejectedBy, err := layers(t, hostileClass(), sr)
+	if err != nil || rejectedBy != "" {
+		t.Fatalf("a %d-character name in a %d-character namespace: render error %v, refused by %s", len(sr.Name), len(sr.Namespace), err, rejectedBy)
+	}
+	if len(objs) == 0 {
+		t.Fatal("nothing rendered")
+	}
+}
