@@ -230,11 +230,11 @@ func TestModuleEndToEnd(t *testing.T) {
 		pa, _, _ := unstructured.NestedString(sa.Object, "data", "password")
 		pb, _, _ := unstructured.NestedString(sb.Object, "data", "password")
 		if pa == "" || pa == pb {
-			t.Error("the two instances share (or lack) a root password")
+			t.Error("the two instances share (or lack) an admin password")
 		}
 	})
 
-	run("a deleted instance loses its objects and keeps its volumes (Retain)", func(t *testing.T) {
+	run("a deleted instance loses its objects and keeps its volumes and their credentials (Retain)", func(t *testing.T) {
 		e.eventually("PVCs of team-b/small created by the StatefulSet controller", func() (bool, string) {
 			pvcs, err := e.kube.CoreV1().PersistentVolumeClaims("team-b").List(context.Background(), metav1.ListOptions{})
 			return err == nil && len(pvcs.Items) >= 2, fmt.Sprintf("%d PVCs (%v)", len(pvcs.Items), err)
@@ -245,7 +245,7 @@ func TestModuleEndToEnd(t *testing.T) {
 		e.eventually("objects of team-b/small gone", func() (bool, string) {
 			for _, o := range []struct{ kind, name string }{
 				{"StatefulSet", "d8ms-sr-small"}, {"StatefulSet", "d8ms-sr-small-be"}, {"Service", "d8ms-sr-small"},
-				{"ConfigMap", "d8ms-sr-small-config"}, {"Certificate", "d8ms-sr-small"}, {"Secret", "d8ms-sr-small-credentials"},
+				{"ConfigMap", "d8ms-sr-small-config"}, {"Certificate", "d8ms-sr-small"},
 			} {
 				if _, err := e.get(o.kind, "team-b", o.name); !apierrors.IsNotFound(err) {
 					return false, fmt.Sprintf("%s %s still there (%v)", o.kind, o.name, err)
@@ -256,6 +256,13 @@ func TestModuleEndToEnd(t *testing.T) {
 		pvcs, err := e.kube.CoreV1().PersistentVolumeClaims("team-b").List(context.Background(), metav1.ListOptions{})
 		if err != nil || len(pvcs.Items) < 2 {
 			t.Fatalf("PVCs after deletion with the Retain policy: %d (%v), want them kept", len(pvcs.Items), err)
+		}
+		// The passwords are in the retained FE metadata too: the Secrets
+		// follow the volume (test/e2e/datasafety_test.go re-creates the instance).
+		for _, s := range []string{"d8ms-sr-small-credentials", "d8ms-sr-small-agent-credentials", "d8ms-sr-small-keystore"} {
+			if _, err := e.get("Secret", "team-b", s); err != nil {
+				t.Errorf("Secret %s after deletion with the Retain policy: %v, want it kept with the volume", s, err)
+			}
 		}
 		if _, err := e.get("StatefulSet", "team-a", "d8ms-sr-small"); err != nil {
 			t.Errorf("deleting team-b/small touched team-a/small: %v", err)
