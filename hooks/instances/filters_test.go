@@ -130,3 +130,44 @@ func TestPVCFilterKeepsWhatTheExpansionNeeds(t *testing.T) {
 			`"spec":{"storageClassName":"fast","resources":{"requests":{"storage":"50Gi"}}},"status":{"phase":"Bound","capacity":{"storage":"50Gi"}}}`, &got))
 	assert.Equal(t, PVCSnap{Namespace: "team", Name: "storage-d8ms-sr-olap-be-0", Instance: "olap", Component: "backend", StorageClassName: "fast", Requested: "50Gi", Capacity: "50Gi", Phase: "Bound"}, got)
 }
+
+func TestPodFilterMarksAWrongTypeUnreadableNamingTheField(t *testing.T) {
+	pod := func(status string) string {
+		data, _ := json.Marshal(status)
+		return `{"metadata":{"name":"p-0","namespace":"team","labels":{"app.kubernetes.io/instance":"olap"},` +
+			`"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"d8ms-sr-olap","uid":"u1","controller":true}],` +
+			`"annotations":{"managed-starrocks.deckhouse.io/agent-status":` + string(data) + `}}}`
+	}
+	for _, tt := range []struct{ status, why string }{
+		{`{"tls":{"ready":"yes"}}`, "tls.ready is of type string, want boolean"},
+		{`{"membership":{"draining":[{"host":"h","tabletNum":1.5}]}}`, "membership.draining[].tabletNum is not a whole number"},
+		{`{"accounts":{"ready":true,"reason":7}}`, "accounts.reason is of type number, want string"},
+		{`[1]`, "the agent status is of type array, want object"},
+	} {
+		t.Run(tt.status, func(t *testing.T) {
+			var got PodSnap
+			require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapPods), pod(tt.status), &got))
+			assert.Equal(t, &OwnerSnap{Name: "d8ms-sr-olap", UID: "u1"}, got.Owner)
+			assert.Equal(t, &AgentTLS{Reason: ReasonAgentStatusUnreadable, Message: tt.why}, got.AgentTLS)
+			assert.Equal(t, &AgentAccounts{Reason: ReasonAgentStatusUnreadable, Message: tt.why}, got.Accounts)
+			assert.Equal(t, &MembershipSnap{Unreadable: true}, got.Membership)
+		})
+	}
+	t.Run("accounts are kept", func(t *testing.T) {
+		var got PodSnap
+		require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapPods), pod(`{"accounts":{"ready":false,"reason":"RootPasswordRefused","message":"m"},"updatedAt":"x"}`), &got))
+		assert.Equal(t, &AgentAccounts{Reason: "RootPasswordRefused", Message: "m"}, got.Accounts)
+		assert.Nil(t, got.AgentTLS, "no tls report: not reported")
+	})
+}
+
+func TestTenantFiltersCoerceTypes(t *testing.T) {
+	var sts StatefulSetSnap
+	require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapStatefulSets),
+		`{"metadata":{"name":"d8ms-sr-olap","namespace":"team","uid":"u","labels":{"app.kubernetes.io/instance":"olap","app.kubernetes.io/component":"frontend"}},"spec":{"replicas":"3"},"status":{"readyReplicas":"x"}}`, &sts))
+	assert.Equal(t, StatefulSetState{}, sts.StatefulSetState, "a field of the wrong type reads as empty, never as a failed snapshot")
+	var pvc PVCSnap
+	require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapPVCs),
+		`{"metadata":{"name":"meta-d8ms-sr-olap-0","namespace":"team","labels":{"app.kubernetes.io/instance":"olap"}},"spec":{"storageClassName":5,"resources":{"requests":{"storage":[]}}}}`, &pvc))
+	assert.Equal(t, PVCSnap{Namespace: "team", Name: "meta-d8ms-sr-olap-0", Instance: "olap"}, pvc)
+}

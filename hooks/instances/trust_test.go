@@ -151,7 +151,7 @@ func TestAMalformedAgentStatusAffectsOnlyItsInstance(t *testing.T) {
 		f.RunHook()
 		require.NoError(t, f.HookError())
 		_, _, m := condition(statusOf(t, f, "olap"), v1alpha1.ConditionTLSReady)
-		assert.Equal(t, "The agent of pod d8ms-sr-olap-1 reports TLS not working: tls.ready is a string, not a boolean", m)
+		assert.Equal(t, "The agent of pod d8ms-sr-olap-1 reports TLS not working: tls.ready is of type string, want boolean", m)
 	})
 }
 

@@ -72,7 +72,7 @@ var ModuleNamespaceSelector = &pkg.NamespaceSelector{NameSelector: &pkg.NameSele
 // naming the field, for filters that report an unreadable item instead.
 const JqTypes = `def str: if type == "string" then . else "" end;` +
 	` def num: if type == "number" then . else 0 end;` +
-	` def want($t; $f): if . == null or type == $t then . else error("\($f) is a \(type), not a \($t)") end;` +
+	` def want($t; $f): if . == null or type == $t then . else error("\($f) is of type \(type), want \($t)") end;` +
 	` def whole($f): want("number"; $f) | if . == null or (. == floor and . >= 0 and . < 1000000000000) then . else error("\($f) is not a whole number") end; `
 
 // InstanceLabels are the labels of an object the hooks create for an
