@@ -289,8 +289,8 @@ func ReadState(input *pkg.HookInput) (State, error) {
 	// Starrocks and StarrocksClass objects are checked by their CRD schema
 	// (and status by the hooks' own patches): one that does not decode is
 	// skipped with a warning instead of failing every other instance.
-	s.Instances = decodePtrs[v1alpha1.Starrocks](snaps, SnapStarrocks, &s.Warnings)
-	s.Classes = decodePtrs[v1alpha1.StarrocksClass](snaps, SnapClasses, &s.Warnings)
+	s.Instances, s.UnreadableUIDs = decodePtrs[v1alpha1.Starrocks](snaps, SnapStarrocks, &s.Warnings)
+	s.Classes, _ = decodePtrs[v1alpha1.StarrocksClass](snaps, SnapClasses, &s.Warnings)
 	statuses = decodeEach[srStatus](snaps, SnapStarrocksStatus, func(v *srStatus, err error) {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the status of Starrocks %s/%s is not readable and is recomputed: %v", v.Namespace, v.Name, err))
 		v.Status = v1alpha1.StarrocksStatus{}
@@ -332,19 +332,28 @@ func decodeEach[T any](snaps pkg.Snapshots, name string, unreadable func(*T, err
 }
 
 // decodePtrs decodes objects checked by a CRD schema, skipping one that
-// does not decode.
-func decodePtrs[T any](snaps pkg.Snapshots, name string, warnings *[]string) []*T {
+// does not decode; it returns the UIDs of the skipped ones, whose memory
+// must not be taken for stale.
+func decodePtrs[T any](snaps pkg.Snapshots, name string, warnings *[]string) ([]*T, map[string]bool) {
 	items := snaps.Get(name)
 	out := make([]*T, 0, len(items))
+	skipped := map[string]bool{}
 	for _, it := range items {
 		v := new(T)
 		if err := it.UnmarshalTo(v); err != nil {
-			*warnings = append(*warnings, fmt.Sprintf("an object of snapshot %s is not readable and is skipped: %v", name, err))
+			var meta struct {
+				Metadata struct {
+					UID string `json:"uid"`
+				} `json:"metadata"`
+			}
+			_ = it.UnmarshalTo(&meta)
+			skipped[meta.Metadata.UID] = true
+			*warnings = append(*warnings, fmt.Sprintf("object %s of snapshot %s is not readable and is skipped: %v", meta.Metadata.UID, name, err))
 			continue
 		}
 		out = append(out, v)
 	}
-	return out
+	return out, skipped
 }
 
 // metricGroup puts a metric into a group. module-sdk v0.12.2's

@@ -31,6 +31,9 @@ type State struct {
 	ClusterDomain  string
 	// Warnings are snapshot items that could not be read at all.
 	Warnings []string
+	// UnreadableUIDs are Starrocks objects skipped because they did not
+	// decode: they exist, so their memory is kept.
+	UnreadableUIDs map[string]bool
 }
 
 // StatefulSetSnap is the jq-filtered StatefulSet.
@@ -233,7 +236,9 @@ func trustedLastValid(s State, plan *Plan) (map[string]*desired.Instance, map[st
 		}
 		sr := live[uid]
 		if sr == nil {
-			plan.StaleLastValid = append(plan.StaleLastValid, lv.Name)
+			if !s.UnreadableUIDs[uid] {
+				plan.StaleLastValid = append(plan.StaleLastValid, lv.Name)
+			}
 			continue
 		}
 		persisted[uid] = lv.Entry

@@ -8,9 +8,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
+	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 )
 
 // Tenants control every object in their namespaces. These tests play a
@@ -219,4 +221,13 @@ func TestAllowedNamespacesReachTheValues(t *testing.T) {
 	f.RunHook()
 	require.NoError(t, f.HookError())
 	assert.JSONEq(t, `[{"matchLabels":{"team":"bi"}}]`, f.ValuesGet(shared.InstancesValuesPath).Array()[0].Get("network.allowedNamespaces").Raw)
+}
+
+func TestMemoryOfAnUnreadableStarrocksIsKept(t *testing.T) {
+	s := State{
+		UnreadableUIDs: map[string]bool{"uid-olap": true},
+		LastValid:      []LastValidSnap{{Namespace: shared.ModuleNamespace, Name: "last-valid-uid-olap", Entry: "{}"}, {Namespace: shared.ModuleNamespace, Name: "last-valid-uid-gone", Entry: "{}"}},
+	}
+	plan := Reconcile(s, classrules.NewCache(), metav1.Now())
+	assert.Equal(t, []string{"last-valid-uid-gone"}, plan.StaleLastValid, "a Starrocks that exists but did not decode keeps its memory")
 }
