@@ -236,8 +236,13 @@ func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, han
 	case reSetOwnPass.MatchString(q):
 		me.password = unescape(reSetOwnPass.FindStringSubmatch(q)[1])
 		return ok, true, nil
-	case reSetPassFor.MatchString(q):
+	case reSetPassFor.MatchString(q), reAlterUser.MatchString(q):
+		// SET PASSWORD FOR and ALTER USER ... IDENTIFIED BY change another
+		// user's password alike (both regexps: user in group 1, password in 3).
 		m := reSetPassFor.FindStringSubmatch(q)
+		if m == nil {
+			m = reAlterUser.FindStringSubmatch(q)
+		}
 		name := userOf(m, 1)
 		if err := mayChange(name); err != nil {
 			return nil, true, err
@@ -271,18 +276,6 @@ func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, han
 			}
 		}
 		s.users[name] = u
-		return ok, true, nil
-	case reAlterUser.MatchString(q):
-		m := reAlterUser.FindStringSubmatch(q)
-		name := userOf(m, 1)
-		if err := mayChange(name); err != nil {
-			return nil, true, err
-		}
-		u, err := lookup(name)
-		if err != nil {
-			return nil, true, err
-		}
-		u.password = unescape(m[3])
 		return ok, true, nil
 	case reDropUser.MatchString(q):
 		m := reDropUser.FindStringSubmatch(q)
