@@ -47,7 +47,9 @@ type Options struct {
 	// ControllerManager also runs kube-controller-manager with the controllers
 	// that need no nodes or cloud: garbage collection (ownerReferences),
 	// StatefulSets (Pods and PVCs from volumeClaimTemplates, PVC retention),
-	// namespaces and ServiceAccounts. Pods stay Pending: there is no kubelet.
+	// namespaces, ServiceAccounts and ClusterRole aggregation (aggregationRule,
+	// which Deckhouse's access roles are built on). Pods stay Pending: there
+	// is no kubelet.
 	ControllerManager bool
 }
 
@@ -238,7 +240,7 @@ func startControllerManager(dir, bin, kubeconfig string, pki *pki) (*process, er
 		"--use-service-account-credentials=false",
 		"--service-account-private-key-file="+pki.saKey,
 		"--root-ca-file="+pki.caFile,
-		"--controllers=garbage-collector-controller,statefulset-controller,namespace-controller,serviceaccount-controller,replicaset-controller,deployment-controller,persistentvolume-protection-controller,persistentvolumeclaim-protection-controller",
+		"--controllers=garbage-collector-controller,statefulset-controller,namespace-controller,serviceaccount-controller,replicaset-controller,deployment-controller,persistentvolume-protection-controller,persistentvolumeclaim-protection-controller,clusterrole-aggregation-controller",
 		"--concurrent-gc-syncs=5",
 		"--v=1",
 	)
