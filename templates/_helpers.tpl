@@ -156,7 +156,7 @@ ownerReferences:
 {{- end }}
 
 {{- define "ms.clusterDomain" -}}
-{{- dig "discovery" "clusterDomain" "cluster.local" .Values.global -}}
+{{- required "global.discovery.clusterDomain is not set" .Values.global.discovery.clusterDomain -}}
 {{- end }}
 
 {{- /*

@@ -27,7 +27,7 @@ func devCRDDir() string { return filepath.Join(controlplane.RepoRoot(), "dev", "
 // Every object the chart renders, for every scenario and for the module
 // settings that change what is rendered, must be accepted by a real
 // kube-apiserver with the real CRDs (ours, cert-manager's,
-// prometheus-operator's, Deckhouse's) under strict field validation.
+// prometheus-operator's, Deckhouse's, the VPA's) under strict field validation.
 func TestRealAPIServerAcceptsEveryRenderedObject(t *testing.T) {
 	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: []string{
 		controlplane.ModuleCRDDir(),
@@ -124,7 +124,7 @@ func TestRealAPIServerAcceptsEveryRenderedObject(t *testing.T) {
 					t.Errorf("apply %s %s/%s rejected: %v", gvk.Kind, o.GetNamespace(), o.GetName(), err)
 				}
 			}
-			for _, k := range []string{"StatefulSet", "Certificate", "PodMonitor", "PrometheusRule", "GrafanaDashboardDefinition", "ValidatingWebhookConfiguration", "NetworkPolicy"} {
+			for _, k := range []string{"StatefulSet", "Certificate", "PodMonitor", "PrometheusRule", "GrafanaDashboardDefinition", "ValidatingWebhookConfiguration", "NetworkPolicy", "VerticalPodAutoscaler"} {
 				if kinds[k] == 0 {
 					t.Errorf("no %s was rendered, so none was checked", k)
 				}

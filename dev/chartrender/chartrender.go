@@ -76,6 +76,8 @@ func DefaultGlobals() map[string]any {
 	digest := func(c byte) string { return "sha256:" + strings.Repeat(string(c), 64) }
 	return map[string]any{
 		"highAvailability": false,
+		// Modules the templates check for (has ... .Values.global.enabledModules).
+		"enabledModules": []any{"cert-manager", "vertical-pod-autoscaler"},
 		"discovery": map[string]any{
 			"clusterDomain": "cluster.local",
 		},

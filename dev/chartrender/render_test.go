@@ -10,6 +10,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -574,8 +575,9 @@ func TestModuleObjects(t *testing.T) {
 			if *d.Spec.Replicas != wantReplicas {
 				t.Errorf("webhook replicas %d, want %d", *d.Spec.Replicas, wantReplicas)
 			}
-			if (chartrender.Find(objs, "PodDisruptionBudget", ns, "webhook") != nil) != tc.wantHA {
-				t.Errorf("webhook PDB rendered = %v, want %v", !tc.wantHA, tc.wantHA)
+			pdb := typed[policyv1.PodDisruptionBudget](t, mustFind(t, objs, "PodDisruptionBudget", ns, "webhook"))
+			if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 {
+				t.Errorf("webhook PDB maxUnavailable %v, want 1 (a lone replica must stay evictable)", pdb.Spec.MaxUnavailable)
 			}
 			wh := container(t, d.Spec.Template.Spec, "webhook")
 			wantArgs := "--listen=:9443 --tls-cert-file=/etc/webhook/certs/tls.crt --tls-key-file=/etc/webhook/certs/tls.key --health-listen=:8080"
@@ -623,7 +625,7 @@ func TestModuleObjects(t *testing.T) {
 			}
 			cr := mustFind(t, objs, "ClusterRole", "", "d8:managed-starrocks:webhook")
 			rules, _, _ := unstructured.NestedSlice(cr.Object, "rules")
-			if mustJSON(rules) != `[{"apiGroups":["managed-services.deckhouse.io"],"resources":["starrocksclasses"],"verbs":["get","list","watch"]}]` {
+			if mustJSON(rules) != `[{"apiGroups":["managed-services.deckhouse.io"],"resources":["starrocksclasses"],"verbs":["get","list","watch"]},{"apiGroups":["managed-services.deckhouse.io"],"resources":["starrocks"],"verbs":["list"]}]` {
 				t.Errorf("webhook ClusterRole rules %s", mustJSON(rules))
 			}
 		})

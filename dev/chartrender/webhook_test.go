@@ -1,0 +1,97 @@
+package chartrender_test
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+)
+
+// The webhook follows Deckhouse's conventions for module components (what
+// dmt lint checks): a priority class of the platform, ephemeral-storage
+// requests, a VPA when the vertical-pod-autoscaler module is on, a PDB, and
+// webhook configurations registered only after the webhook serves.
+func TestWebhookFollowsDeckhouseConventions(t *testing.T) {
+	const ns = chartrender.Namespace
+	for _, vpaOn := range []bool{true, false} {
+		g := chartrender.DefaultGlobals()
+		if !vpaOn {
+			g["enabledModules"] = []any{"cert-manager"}
+		}
+		r, err := chartrender.Default()
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := r.Render(moduleValues(t, nil), g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := mustFind(t, objs, "Deployment", ns, "webhook")
+		spec, _, _ := unstructured.NestedMap(d.Object, "spec", "template", "spec")
+		if pc := spec["priorityClassName"]; pc != "cluster-medium" {
+			t.Errorf("webhook priorityClassName %v, want cluster-medium", pc)
+		}
+		containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+		limits := map[string]string{}
+		for _, c := range containers {
+			c := c.(map[string]any)
+			name := c["name"].(string)
+			es, _, _ := unstructured.NestedString(c, "resources", "requests", "ephemeral-storage")
+			if es == "" {
+				t.Errorf("container %s requests no ephemeral-storage", name)
+			}
+			limits[name], _, _ = unstructured.NestedString(c, "resources", "limits", "memory")
+		}
+
+		vpa := chartrender.Find(objs, "VerticalPodAutoscaler", ns, "webhook")
+		if (vpa != nil) != vpaOn {
+			t.Fatalf("VPA rendered = %v with vertical-pod-autoscaler enabled = %v", vpa != nil, vpaOn)
+		}
+		if vpa != nil {
+			ref, _, _ := unstructured.NestedStringMap(vpa.Object, "spec", "targetRef")
+			if ref["kind"] != "Deployment" || ref["name"] != "webhook" {
+				t.Errorf("VPA targets %v", ref)
+			}
+			policies, _, _ := unstructured.NestedSlice(vpa.Object, "spec", "resourcePolicy", "containerPolicies")
+			covered := map[string]bool{}
+			for _, p := range policies {
+				p := p.(map[string]any)
+				name := p["containerName"].(string)
+				covered[name] = true
+				maxMem, _, _ := unstructured.NestedString(p, "maxAllowed", "memory")
+				lim := limits[name]
+				if lim == "" || maxMem == "" {
+					t.Errorf("VPA container %s: maxAllowed.memory %q, container memory limit %q", name, maxMem, lim)
+					continue
+				}
+				// Above the limit, RequestsOnly would aim requests past what the pod may use.
+				if maxQ, limQ := resource.MustParse(maxMem), resource.MustParse(lim); maxQ.Cmp(limQ) > 0 {
+					t.Errorf("VPA container %s: maxAllowed.memory %s above the limit %s", name, maxMem, lim)
+				}
+			}
+			for name := range limits {
+				if !covered[name] {
+					t.Errorf("VPA has no containerPolicy for container %s", name)
+				}
+			}
+		}
+
+		mustFind(t, objs, "PodDisruptionBudget", ns, "webhook")
+
+		for _, kind := range []string{"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"} {
+			wc := mustFind(t, objs, kind, "", "d8-managed-starrocks")
+			dep := ""
+			for k, v := range wc.GetAnnotations() {
+				if strings.HasPrefix(k, "werf.io/deploy-dependency-") {
+					dep = v
+				}
+			}
+			if !strings.Contains(dep, "state=ready") || !strings.Contains(dep, "kind=Deployment") || !strings.Contains(dep, "name=webhook") || !strings.Contains(dep, "namespace="+ns) {
+				t.Errorf("%s deploy dependency %q, want the webhook Deployment ready", kind, dep)
+			}
+		}
+	}
+}

@@ -1,0 +1,63 @@
+{{- /*
+Monitoring shipped with the module, written by the monitoring engineer as
+plain files:
+  monitoring/prometheus-rules/<name>.yaml      a list of rule groups (or a map with `groups`)
+  monitoring/grafana-dashboards/<folder>/<name>.json   one Grafana dashboard
+
+The two helpers carry the names and call shapes of Deckhouse's helm_lib
+(deckhouse_lib_helm), which this module does not vendor: templates/monitoring.yaml
+reads as in every Deckhouse module (dmt's prometheus-rules and
+grafana-dashboards rules expect exactly these includes), and if helm_lib is
+ever vendored, the parent chart's defines here still win over the library's.
+*/}}
+
+{{- /* Usage: include "helm_lib_prometheus_rules" (list . <namespace>) */}}
+{{- define "helm_lib_prometheus_rules" }}
+{{- $ctx := index . 0 }}
+{{- $namespace := index . 1 }}
+{{- range $path, $_ := $ctx.Files.Glob "monitoring/prometheus-rules/*.yaml" }}
+{{- $content := $ctx.Files.Get $path }}
+{{- $doc := fromYaml $content }}
+{{- $groups := list }}
+{{- if hasKey $doc "groups" }}
+{{- $groups = $doc.groups }}
+{{- else }}
+{{- $groups = fromYamlArray $content }}
+{{- end }}
+---
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata:
+  name: {{ printf "managed-starrocks-%s" (base $path | trimSuffix ".yaml") | quote }}
+  namespace: {{ $namespace | quote }}
+  labels:
+    {{- include "ms.moduleLabels" $ctx | nindent 4 }}
+    prometheus: main
+    component: rules
+spec:
+  groups:
+    {{- toYaml $groups | nindent 4 }}
+{{- end }}
+{{- end }}
+
+{{- /* Usage: include "helm_lib_grafana_dashboard_definitions" . */}}
+{{- define "helm_lib_grafana_dashboard_definitions" }}
+{{- $ctx := . }}
+{{- range $path, $_ := $ctx.Files.Glob "monitoring/grafana-dashboards/**.json" }}
+{{- $rel := trimPrefix "monitoring/grafana-dashboards/" $path }}
+{{- $dir := dir $rel }}
+{{- $folder := ternary "Managed services" ($dir | replace "-" " " | title) (eq $dir ".") }}
+{{- $slug := $rel | trimSuffix ".json" | replace "/" "-" | replace "_" "-" | lower }}
+---
+apiVersion: deckhouse.io/v1
+kind: GrafanaDashboardDefinition
+metadata:
+  name: {{ printf "d8-managed-starrocks-%s" $slug | quote }}
+  labels:
+    {{- include "ms.moduleLabels" $ctx | nindent 4 }}
+    prometheus.deckhouse.io/grafana-dashboard: ""
+spec:
+  folder: {{ $folder | quote }}
+  definition: {{ $ctx.Files.Get $path | quote }}
+{{- end }}
+{{- end }}
