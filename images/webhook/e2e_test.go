@@ -32,6 +32,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/kubectlrun"
 	"github.com/deckhouse/managed-starrocks/dev/testpki"
 	"github.com/deckhouse/managed-starrocks/images/webhook/internal/admission"
 	"github.com/deckhouse/managed-starrocks/images/webhook/internal/app"
@@ -374,7 +375,7 @@ func TestEndToEnd(t *testing.T) {
 			{"apply", "-f", filepath.Join(root, "docs", "examples", "starrocksclass.yaml")},
 			{"apply", "-f", "dev.yaml"},
 		} {
-			if r := kubectl(t, kc, dir, args...); r.Failed {
+			if r := kubectlrun.Run(t, kc, dir, args...); r.Failed {
 				t.Fatalf("kubectl %s: %s", strings.Join(args, " "), r.Err)
 			}
 		}
@@ -397,7 +398,7 @@ func TestEndToEnd(t *testing.T) {
 				docs: docs("ADMIN_GUIDE.md", "ADMIN_GUIDE.ru.md")},
 		}
 		for _, c := range checks {
-			r := kubectl(t, kc, dir, c.args...)
+			r := kubectlrun.Run(t, kc, dir, c.args...)
 			if !r.Failed || r.Err != c.want {
 				t.Errorf("kubectl %s printed\n  %s\nwant\n  %s", strings.Join(c.args, " "), r.Err, c.want)
 			}
@@ -410,7 +411,7 @@ func TestEndToEnd(t *testing.T) {
 
 		// The way out the message gives: the instances first, then the class.
 		for _, args := range [][]string{{"-n", "team-a", "delete", "starrocks", "dev"}, {"delete", "starrocksclass", "example"}} {
-			if r := kubectl(t, kc, dir, args...); r.Failed {
+			if r := kubectlrun.Run(t, kc, dir, args...); r.Failed {
 				t.Errorf("kubectl %s: %s", strings.Join(args, " "), r.Err)
 			}
 		}

@@ -1,4 +1,8 @@
-package main
+// Package kubectlrun runs kubectl commands in-process with kubectl's own code
+// (k8s.io/kubectl, the same release as the apiserver libraries), so tests see
+// exactly what a user sees: what docs quote, what `kubectl get` and `kubectl
+// explain` print.
+package kubectlrun
 
 import (
 	"bytes"
@@ -9,22 +13,21 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 )
 
-// kubectlFatal stops a kubectl command where the real binary would exit.
-type kubectlFatal struct{}
+// fatal stops a kubectl command where the real binary would exit.
+type fatal struct{}
 
-// kubectlResult is what a user sees: stdout, and on failure the text kubectl
+// Result is what a user sees: stdout, and on failure the text kubectl
 // writes to stderr before exiting (without its trailing newline).
-type kubectlResult struct {
+type Result struct {
 	Out    string
 	Failed bool
 	Err    string
 }
 
-// kubectl runs a kubectl command in-process with kubectl's own code
-// (k8s.io/kubectl, the same release as the apiserver libraries): its error
-// text is exactly what `kubectl ...` prints, which the docs quote. The
-// command runs in dir, so file arguments appear in messages as written.
-func kubectl(t *testing.T, kubeconfig, dir string, args ...string) kubectlResult {
+// Run runs `kubectl args...` against the cluster of kubeconfig. The command
+// runs in dir (t.Chdir: not for parallel tests), so file arguments appear in
+// messages as written.
+func Run(t *testing.T, kubeconfig, dir string, args ...string) Result {
 	t.Helper()
 	t.Chdir(dir)
 	t.Setenv("KUBERC", "off")
@@ -34,16 +37,16 @@ func kubectl(t *testing.T, kubeconfig, dir string, args ...string) kubectlResult
 	cmd.SetOut(out)
 	cmd.SetErr(errOut)
 
-	res := kubectlResult{}
+	res := Result{}
 	cmdutil.BehaviorOnFatal(func(msg string, _ int) {
 		res.Failed, res.Err = true, msg
-		panic(kubectlFatal{})
+		panic(fatal{})
 	})
 	defer cmdutil.DefaultBehaviorOnFatal()
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
-				if _, ok := r.(kubectlFatal); !ok {
+				if _, ok := r.(fatal); !ok {
 					panic(r)
 				}
 			}
