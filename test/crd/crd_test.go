@@ -286,6 +286,8 @@ func TestCRDs(t *testing.T) {
 			{"zero cores", set(t, sr("zero-cores"), int64(0), "spec", "frontend", "cpu", "cores"), "spec.frontend.cpu.cores in body should be greater than or equal to 1"},
 			{"core fraction above 100", set(t, sr("fraction-big"), int64(150), "spec", "backend", "cpu", "coreFraction"), "spec.backend.cpu.coreFraction in body should be less than or equal to 100"},
 			{"memory not a quantity", set(t, sr("mem-word"), "lots", "spec", "frontend", "memory", "size"), "spec.frontend.memory.size"},
+			{"memory as a bare number", set(t, sr("mem-number"), int64(8), "spec", "frontend", "memory", "size"), `spec.frontend.memory.size: Invalid value: "integer": spec.frontend.memory.size in body must be of type string`},
+			{"memory quantity longer than 64 characters", set(t, sr("mem-long"), strings.Repeat("1", 65), "spec", "frontend", "memory", "size"), "spec.frontend.memory.size: Too long"},
 			{"zero memory", set(t, sr("mem-zero"), "0", "spec", "backend", "memory", "size"), "memory.size must be greater than zero"},
 			{"zero volume", set(t, sr("pvc-zero"), "0Gi", "spec", "frontend", "persistentVolumeClaim", "size"), "persistentVolumeClaim.size must be greater than zero"},
 			{"name too long", sr(long), "metadata.name: Too long: may not be more than 40 bytes"},
