@@ -264,14 +264,14 @@ func (h *Handler) validateClassDelete(ctx context.Context, req *admissionv1.Admi
 	if more := len(users) - maxNamedUsers; more > 0 {
 		named += fmt.Sprintf(" and %d more", more)
 	}
-	instances := "instances"
+	instances, these := "instances", "these instances"
 	if len(users) == 1 {
-		instances = "instance"
+		instances, these = "instance", "this instance"
 	}
 	msg := fmt.Sprintf("StarrocksClass %q is used by %d Starrocks %s: %s. "+
 		"An instance cannot move to another class, so without its class it could no longer be changed or repaired. "+
-		"Delete these instances first (kubectl get starrocks -A lists each instance with its class), then the class.",
-		req.Name, len(users), instances, named)
+		"Delete %s first (kubectl get starrocks -A lists each instance with its class), then the class.",
+		req.Name, len(users), instances, named, these)
 	return forbidden(req, msg, nil), nil
 }
 
