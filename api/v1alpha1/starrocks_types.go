@@ -248,11 +248,17 @@ type StarrocksStatus struct {
 	// +optional
 	LastValidGeneration int64 `json:"lastValidGeneration,omitempty"`
 
-	// One-word state.
+	// One-word state: Pending (accepted, nothing rendered yet), Provisioning
+	// (not all pods are ready yet), Running (every pod is ready), Degraded (it
+	// ran, some pods are not ready now) or Invalid (no valid configuration is
+	// in effect). Whether the current spec is valid is the ConfigurationValid
+	// condition (column VALID): an instance keeps running its last valid
+	// configuration while a newer spec breaks a rule.
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
 
-	// ConfigurationValid, LastValidConfigurationApplied, Available, TLSReady, BackendScaleIn, VolumesResized.
+	// Condition types: ConfigurationValid, LastValidConfigurationApplied,
+	// Available, TLSReady, BackendScaleIn, VolumesResized.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
