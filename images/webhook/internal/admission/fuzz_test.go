@@ -20,7 +20,7 @@ import (
 // and classes. Properties:
 //   - it never panics and never fails to answer (the class source here
 //     cannot fail, so every error is a bug);
-//   - a denial carries a 422 status, a non-empty message and at least one
+//   - a denial carries a 403 status, a non-empty message and at least one
 //     cause, each with a field message;
 //   - the mutating webhook's patch applies to the raw object, and the
 //     patched object gets the same verdict (defaulting never changes
