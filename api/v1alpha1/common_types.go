@@ -1,6 +1,8 @@
 package v1alpha1
 
-// Topology says how the pods of an instance are spread over zones.
+// How the pods of an instance are spread over zones: Ignored (wherever the
+// scheduler likes), Zonal (all in one zone) or TransZonal (evenly over the
+// allowed zones).
 // +kubebuilder:validation:Enum=Ignored;Zonal;TransZonal
 type Topology string
 
@@ -13,7 +15,8 @@ const (
 	TopologyTransZonal Topology = "TransZonal"
 )
 
-// ConfigurationKey names one StarRocks parameter a user may tune.
+// The name of one StarRocks parameter users may set in
+// `Starrocks.spec.configuration`.
 // +kubebuilder:validation:Enum=streamingLoadMaxMb;loadProcessMaxMemoryLimitPercent;catalogTrashExpireSecond
 type ConfigurationKey string
 

@@ -20,11 +20,16 @@ const (
 // number keeps a quorum when one FE is lost.
 const ClusterFrontendReplicas = 3
 
-// Starrocks is a managed StarRocks instance.
+// The maxLength of metadata.name is added to the schema by dev/crdgen
+// (controller-gen has no marker for it). The text of the doc comment below
+// is what `kubectl explain starrocks` shows: user docs, no internals.
+
+// A managed StarRocks instance, sized and placed within the limits of its
+// StarrocksClass.
 //
-// Object names become parts of Service and pod DNS names, so they must be
-// DNS-1035 labels of at most 40 characters (the limit is added to the schema
-// by dev/cmd/gencrds), short enough for the longest derived name.
+// The name becomes part of Service and pod DNS names, so it must be a DNS-1035
+// label (lowercase letters, digits and '-', starting with a letter) of at
+// most 40 characters, short enough for the longest derived name.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Namespaced,shortName=sr,categories=managed-services
@@ -32,9 +37,9 @@ const ClusterFrontendReplicas = 3
 // +kubebuilder:printcolumn:name="Class",type=string,JSONPath=`.spec.starrocksClassName`
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Valid",type=string,JSONPath=`.status.conditions[?(@.type=="ConfigurationValid")].status`
 // +kubebuilder:printcolumn:name="FE Ready",type=integer,JSONPath=`.status.frontend.readyReplicas`
 // +kubebuilder:printcolumn:name="BE Ready",type=integer,JSONPath=`.status.backend.readyReplicas`
-// +kubebuilder:printcolumn:name="Valid",type=string,JSONPath=`.status.conditions[?(@.type=="ConfigurationValid")].status`,priority=1
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoints.query`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must start with a lowercase letter and contain only lowercase letters, digits and '-' (a DNS-1035 label)"
@@ -42,7 +47,9 @@ type Starrocks struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// What the user orders: class, type, sizes, configuration, access.
 	Spec StarrocksSpec `json:"spec"`
+	// What the module reports. Written by the module only.
 	// +optional
 	Status StarrocksStatus `json:"status,omitempty"`
 }
@@ -106,7 +113,7 @@ type NetworkSpec struct {
 	AllowedNamespaces []NamespaceSelector `json:"allowedNamespaces,omitempty"`
 }
 
-// NamespaceSelector selects the namespaces that carry every listed label.
+// Selects the namespaces that carry every listed label.
 type NamespaceSelector struct {
 	// Labels a namespace must carry, all of them. Keys are label keys
 	// (an optional DNS subdomain prefix and '/', then a name of at most 63
@@ -155,11 +162,14 @@ type CPUSpec struct {
 	CoreFraction int32 `json:"coreFraction,omitempty"`
 }
 
-// MemorySpec is the memory of a pod.
+// MemorySpec is the memory of a pod. In the CRD a quantity is a string
+// (dev/crdgen), so CEL rules call quantity(self), not quantity(string(self)),
+// whose cost the apiserver cannot bound. (Type comments of fields that have
+// their own comment do not reach kubectl explain.)
 type MemorySpec struct {
 	// Memory request and limit of the pod, e.g. 8Gi. FE JVM heap and BE
 	// mem_limit are derived from it with headroom.
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="memory.size must be greater than zero"
+	// +kubebuilder:validation:XValidation:rule="quantity(self).isGreaterThan(quantity('0'))",message="memory.size must be greater than zero"
 	Size resource.Quantity `json:"size"`
 }
 
@@ -168,8 +178,8 @@ type MemorySpec struct {
 type PersistentVolumeClaimSpec struct {
 	// Size of the volume. It may grow (if the storage class allows
 	// expansion), never shrink.
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="persistentVolumeClaim.size must be greater than zero"
-	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity(string(oldSelf))) >= 0",message="persistentVolumeClaim.size cannot shrink"
+	// +kubebuilder:validation:XValidation:rule="quantity(self).isGreaterThan(quantity('0'))",message="persistentVolumeClaim.size must be greater than zero"
+	// +kubebuilder:validation:XValidation:rule="quantity(self).compareTo(quantity(oldSelf)) >= 0",message="persistentVolumeClaim.size cannot shrink"
 	Size resource.Quantity `json:"size"`
 
 	// Storage class of the volume (a DNS-1123 subdomain). Empty means the
@@ -238,11 +248,17 @@ type StarrocksStatus struct {
 	// +optional
 	LastValidGeneration int64 `json:"lastValidGeneration,omitempty"`
 
-	// One-word state.
+	// One-word state: Pending (accepted, nothing rendered yet), Provisioning
+	// (not all pods are ready yet), Running (every pod is ready), Degraded (it
+	// ran, some pods are not ready now) or Invalid (no valid configuration is
+	// in effect). Whether the current spec is valid is the ConfigurationValid
+	// condition (column VALID): an instance keeps running its last valid
+	// configuration while a newer spec breaks a rule.
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
 
-	// ConfigurationValid, LastValidConfigurationApplied, Available, TLSReady, BackendScaleIn, VolumesResized.
+	// Condition types: ConfigurationValid, LastValidConfigurationApplied,
+	// Available, TLSReady, BackendScaleIn, VolumesResized.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

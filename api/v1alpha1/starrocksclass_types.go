@@ -6,9 +6,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// StarrocksClass is a cluster-wide offer of the platform admin: which sizes,
-// topologies and parameters users may order, the defaults they get, rules
-// every instance must satisfy and where the pods run.
+// What users may order, published cluster-wide by the platform admin: the
+// sizes, topologies and parameters of StarRocks instances, the defaults they
+// get, rules every instance must satisfy and where the pods run. A class
+// that instances use cannot be deleted.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster,shortName=srclass,categories=managed-services
@@ -21,7 +22,10 @@ type StarrocksClass struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// What the admin publishes: sizing policies, topologies, configuration
+	// defaults and what users may override, validation rules, placement.
 	Spec StarrocksClassSpec `json:"spec"`
+	// What the module reports. Written by the module only.
 	// +optional
 	Status StarrocksClassStatus `json:"status,omitempty"`
 }
@@ -95,7 +99,8 @@ type ClassTopology struct {
 	AllowedZones []string `json:"allowedZones,omitempty"`
 }
 
-// SizingPolicy is one allowed range of component sizes.
+// One allowed range of component sizes: a core range, the memory allowed
+// with it and the guaranteed core fractions.
 type SizingPolicy struct {
 	// Range of CPU cores this policy covers.
 	Cores CoreRange `json:"cores"`
@@ -140,7 +145,8 @@ type MemoryRange struct {
 	Step *resource.Quantity `json:"step,omitempty"`
 }
 
-// ValidationRule is one admin rule written in CEL.
+// One rule of the admin, written in CEL, and the message users see when it
+// does not hold.
 type ValidationRule struct {
 	// A CEL expression that must evaluate to true. Variables: `configuration`
 	// (streamingLoadMaxMb, loadProcessMaxMemoryLimitPercent,

@@ -1,6 +1,7 @@
 // Package crdgen turns controller-gen's CRD output into the module's crds/
 // files: Deckhouse file names, the labels every Deckhouse object carries and
-// the schema bits controller-gen has no marker for.
+// the schema bits controller-gen has no marker for (the bound of
+// metadata.name, label value lengths, quantities as strings).
 package crdgen
 
 import (
@@ -54,6 +55,7 @@ func Generate(inDir, outDir string) error {
 			boundName(doc)
 		}
 		boundLabelValues(doc)
+		quantitiesAsStrings(doc)
 		out, err := yaml.Marshal(doc)
 		if err != nil {
 			return err
@@ -105,6 +107,37 @@ func boundLabelValues(node any) {
 	case []any:
 		for _, v := range n {
 			boundLabelValues(v)
+		}
+	}
+}
+
+// quantityPattern is the pattern controller-gen gives resource.Quantity.
+const quantityPattern = `^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`
+
+// maxQuantityLength bounds a quantity string ("512Gi", "1.5Ti"); the bound
+// also keeps the CEL cost estimate of quantity(string(self)) small.
+const maxQuantityLength = 64
+
+// quantitiesAsStrings declares resource.Quantity fields as strings with the
+// quantity pattern. controller-gen writes them as int-or-string (anyOf
+// integer/string, no type), which `kubectl explain` shows as `<Object>`; a
+// string reads right (`size <string>`), and every quantity a user means is
+// written with a unit anyway ("8Gi"), as kubectl and client-go write them.
+func quantitiesAsStrings(node any) {
+	switch n := node.(type) {
+	case map[string]any:
+		if n["x-kubernetes-int-or-string"] == true && n["pattern"] == quantityPattern {
+			delete(n, "x-kubernetes-int-or-string")
+			delete(n, "anyOf")
+			n["type"] = "string"
+			n["maxLength"] = maxQuantityLength
+		}
+		for _, v := range n {
+			quantitiesAsStrings(v)
+		}
+	case []any:
+		for _, v := range n {
+			quantitiesAsStrings(v)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +32,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/kubectlrun"
 	"github.com/deckhouse/managed-starrocks/dev/testpki"
 	"github.com/deckhouse/managed-starrocks/images/webhook/internal/admission"
 	"github.com/deckhouse/managed-starrocks/images/webhook/internal/app"
@@ -214,8 +216,13 @@ func TestEndToEnd(t *testing.T) {
 				if !strings.Contains(msg, prefix) || !strings.Contains(msg, tc.want) {
 					t.Fatalf("rejection\n  %s\nwant it from %s containing\n  %s", msg, webhook, tc.want)
 				}
-				if !apierrors.IsInvalid(err) {
-					t.Errorf("rejection reason %q, want Invalid", apierrors.ReasonForError(err))
+				// Forbidden: kubectl prints a Forbidden denial whole (see
+				// admission.forbidden); each field is named once.
+				if !apierrors.IsForbidden(err) {
+					t.Errorf("rejection reason %q, want Forbidden", apierrors.ReasonForError(err))
+				}
+				if field, _, ok := strings.Cut(tc.want, ": "); ok && strings.HasPrefix(field, "spec.") && strings.Count(msg, field+":") != 1 {
+					t.Errorf("rejection names %s more than once:\n  %s", field, msg)
 				}
 				rejected[tc.name] = true
 			})
@@ -325,6 +332,88 @@ func TestEndToEnd(t *testing.T) {
 				t.Fatalf("spec change under the tightened class: got %v, want rejection with \"FE needs 6Gi\"", err)
 			}
 			time.Sleep(200 * time.Millisecond)
+		}
+	})
+
+	t.Run("an empty class name gets the schema's answer, not a webhook failure", func(t *testing.T) {
+		// The mutating webhook runs before the schema is checked; an error
+		// there (client-go refuses to GET an empty name) made the apiserver
+		// apply the failure policy instead of naming the field.
+		_, err := dyn.Resource(v1alpha1.StarrocksGVR).Namespace(ns).Create(ctx,
+			toUnstructured(t, instance("no-class", func(sr *v1alpha1.Starrocks) { sr.Spec.StarrocksClassName = "" })),
+			metav1.CreateOptions{})
+		if err == nil || strings.Contains(err.Error(), "failed calling webhook") || !apierrors.IsInvalid(err) ||
+			!strings.Contains(err.Error(), "spec.starrocksClassName") {
+			t.Fatalf("create with an empty class name: got %v, want the CRD schema's Invalid naming spec.starrocksClassName", err)
+		}
+	})
+
+	t.Run("kubectl prints what the docs show", func(t *testing.T) {
+		root, err := filepath.Abs("../..")
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs := func(names ...string) map[string]string {
+			out := map[string]string{}
+			for _, n := range names {
+				b, err := os.ReadFile(filepath.Join(root, "docs", n))
+				if err != nil {
+					t.Fatal(err)
+				}
+				out[n] = string(b)
+			}
+			return out
+		}
+		usage := docs("USAGE.md", "USAGE.ru.md")
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "dev.yaml"), []byte(yamlBlockWith(t, usage["USAGE.md"], "name: dev\n")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		kc := cp.KubeconfigPath()
+		for _, args := range [][]string{
+			{"create", "namespace", "team-a"},
+			{"apply", "-f", filepath.Join(root, "docs", "examples", "starrocksclass.yaml")},
+			{"apply", "-f", "dev.yaml"},
+		} {
+			if r := kubectlrun.Run(t, kc, dir, args...); r.Failed {
+				t.Fatalf("kubectl %s: %s", strings.Join(args, " "), r.Err)
+			}
+		}
+
+		checks := []struct {
+			args []string
+			want string
+			docs map[string]string
+		}{
+			{args: []string{"-n", "team-a", "patch", "starrocks", "dev", "--type", "merge", "-p", `{"spec":{"backend":{"cpu":{"coreFraction":30}}}}`},
+				want: `Error from server (Forbidden): admission webhook "validate-starrocks.managed-services.deckhouse.io" denied the request: ` +
+					`Starrocks "team-a/dev" is invalid: spec.backend.cpu.coreFraction: core fraction 30% is not one the policy for 1-4 cores allows ` +
+					`(value 30; class "example" sizingPolicies[0].coreFractions [50, 100])`,
+				docs: usage},
+			{args: []string{"delete", "starrocksclass", "example"},
+				want: `Error from server (Forbidden): admission webhook "validate-starrocksclass.managed-services.deckhouse.io" denied the request: ` +
+					`StarrocksClass "example" is used by 1 Starrocks instance: team-a/dev. An instance cannot move to another class, ` +
+					`so without its class it could no longer be changed or repaired. ` +
+					`Delete this instance first (kubectl get starrocks -A lists each instance with its class), then the class.`,
+				docs: docs("ADMIN_GUIDE.md", "ADMIN_GUIDE.ru.md")},
+		}
+		for _, c := range checks {
+			r := kubectlrun.Run(t, kc, dir, c.args...)
+			if !r.Failed || r.Err != c.want {
+				t.Errorf("kubectl %s printed\n  %s\nwant\n  %s", strings.Join(c.args, " "), r.Err, c.want)
+			}
+			for name, text := range c.docs {
+				if !strings.Contains(text, "\n"+c.want+"\n") {
+					t.Errorf("docs/%s does not show what kubectl prints:\n  %s", name, c.want)
+				}
+			}
+		}
+
+		// The way out the message gives: the instances first, then the class.
+		for _, args := range [][]string{{"-n", "team-a", "delete", "starrocks", "dev"}, {"delete", "starrocksclass", "example"}} {
+			if r := kubectlrun.Run(t, kc, dir, args...); r.Failed {
+				t.Errorf("kubectl %s: %s", strings.Join(args, " "), r.Err)
+			}
 		}
 	})
 
@@ -535,9 +624,9 @@ func registerWebhooks(ctx context.Context, t *testing.T, kube kubernetes.Interfa
 	fail := admissionregistrationv1.Fail
 	none := admissionregistrationv1.SideEffectClassNone
 	timeout := int32(5)
-	rule := func(resource string) []admissionregistrationv1.RuleWithOperations {
+	rule := func(resource string, ops ...admissionregistrationv1.OperationType) []admissionregistrationv1.RuleWithOperations {
 		return []admissionregistrationv1.RuleWithOperations{{
-			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+			Operations: append([]admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}, ops...),
 			Rule: admissionregistrationv1.Rule{APIGroups: []string{v1alpha1.GroupName}, APIVersions: []string{v1alpha1.Version},
 				Resources: []string{resource}},
 		}}
@@ -561,7 +650,7 @@ func registerWebhooks(ctx context.Context, t *testing.T, kube kubernetes.Interfa
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{
 			{Name: validateSRName, ClientConfig: client(admission.PathValidateStarrocks), Rules: rule("starrocks"),
 				FailurePolicy: &fail, SideEffects: &none, TimeoutSeconds: &timeout, AdmissionReviewVersions: []string{"v1"}},
-			{Name: validateClassName, ClientConfig: client(admission.PathValidateStarrocksClass), Rules: rule("starrocksclasses"),
+			{Name: validateClassName, ClientConfig: client(admission.PathValidateStarrocksClass), Rules: rule("starrocksclasses", admissionregistrationv1.Delete),
 				FailurePolicy: &fail, SideEffects: &none, TimeoutSeconds: &timeout, AdmissionReviewVersions: []string{"v1"}},
 		},
 	}
@@ -678,6 +767,20 @@ func httpGet(ctx context.Context, t *testing.T, url string) string {
 		t.Fatalf("read %s: %v", url, err)
 	}
 	return string(body)
+}
+
+// yamlBlockWith returns the first ```yaml block of a Markdown text that
+// contains marker.
+func yamlBlockWith(t *testing.T, markdown, marker string) string {
+	t.Helper()
+	for _, part := range strings.Split(markdown, "```yaml\n")[1:] {
+		block, _, _ := strings.Cut(part, "```")
+		if strings.Contains(block, marker) {
+			return block
+		}
+	}
+	t.Fatalf("no yaml block with %q", marker)
+	return ""
 }
 
 func q(s string) resource.Quantity { return resource.MustParse(s) }

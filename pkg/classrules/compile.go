@@ -136,11 +136,11 @@ func checkPolicies(class *v1alpha1.StarrocksClass) Violations {
 		}
 		if p.Memory.Step != nil && p.Memory.Step.Sign() <= 0 {
 			vs = append(vs, Violation{Field: f + ".memory.step", Value: p.Memory.Step.String(), Rule: rule + ".memory.step",
-				Message: "memory.step must be greater than zero"})
+				Message: "the memory step must be greater than zero"})
 		}
 		if len(p.CoreFractions) == 0 {
 			vs = append(vs, Violation{Field: f + ".coreFractions", Value: "[]", Rule: rule + ".coreFractions",
-				Message: "coreFractions must list at least one fraction"})
+				Message: "the policy must list at least one core fraction"})
 		}
 		for _, fr := range p.CoreFractions {
 			if fr < 1 || fr > 100 {

@@ -162,19 +162,19 @@ func (c *Compiled) Resolve(sr *v1alpha1.Starrocks) (*Resolved, Violations) {
 			// The CRD bounds, repeated: a count outside them must not reach
 			// the desired state.
 			vs = append(vs, Violation{Field: "spec.backend.replicas", Value: fmt.Sprint(*n),
-				Rule: "spec.backend.replicas in [1, 100]", Message: "spec.backend.replicas must be from 1 to 100"})
+				Rule: "spec.backend.replicas in [1, 100]", Message: "the BE count must be from 1 to 100"})
 		} else if n != nil {
 			r.Backend.Replicas = *n
 		}
 	} else if sr.Spec.Backend.Replicas != nil {
 		vs = append(vs, Violation{Field: "spec.backend.replicas", Value: fmt.Sprint(*sr.Spec.Backend.Replicas),
 			Rule:    "spec.type Standalone has exactly one BE",
-			Message: "spec.backend.replicas may only be set when spec.type is Cluster"})
+			Message: "a Standalone has exactly one BE; only a Cluster sets the BE count"})
 	}
 	if r.Type == v1alpha1.TypeCluster && sr.Spec.Backend.Replicas == nil {
 		vs = append(vs, Violation{Field: "spec.backend.replicas", Value: "<unset>",
 			Rule:    "spec.type Cluster needs spec.backend.replicas",
-			Message: "spec.backend.replicas is required when spec.type is Cluster"})
+			Message: "a Cluster needs the BE count (1 to 100)"})
 	}
 
 	top := c.class.Spec.Topology
@@ -229,12 +229,12 @@ func (c *Compiled) component(prefix string, spec v1alpha1.ComponentSpec) (Resolv
 	case n == 0:
 		vs = append(vs, Violation{Field: prefix + ".cpu.cores", Value: fmt.Sprint(rc.Cores),
 			Rule:    fmt.Sprintf("class %q sizingPolicies cores ranges %s", name, c.coreRanges()),
-			Message: fmt.Sprintf("%d cores fall into no sizing policy of the class", rc.Cores)})
+			Message: coreCount(rc.Cores) + " into no sizing policy of the class"})
 		return rc, vs
 	case n > 1:
 		vs = append(vs, Violation{Field: prefix + ".cpu.cores", Value: fmt.Sprint(rc.Cores),
 			Rule:    fmt.Sprintf("class %q sizingPolicies cores ranges %s", name, c.coreRanges()),
-			Message: fmt.Sprintf("%d cores fall into more than one sizing policy of the class; the class must be fixed", rc.Cores)})
+			Message: coreCount(rc.Cores) + " into more than one sizing policy of the class; the class must be fixed"})
 		return rc, vs
 	}
 	rc.PolicyIndex = i
@@ -245,18 +245,18 @@ func (c *Compiled) component(prefix string, spec v1alpha1.ComponentSpec) (Resolv
 	} else if !slices.Contains(p.CoreFractions, rc.CoreFraction) {
 		vs = append(vs, Violation{Field: prefix + ".cpu.coreFraction", Value: fmt.Sprint(rc.CoreFraction),
 			Rule:    fmt.Sprintf("%s.coreFractions %s", rule, int32List(p.CoreFractions)),
-			Message: fmt.Sprintf("core fraction %d%% is not one the policy for %d-%d cores allows", rc.CoreFraction, p.Cores.Min, p.Cores.Max)})
+			Message: fmt.Sprintf("core fraction %d%% is not one the policy for %s allows", rc.CoreFraction, policyCores(p))})
 	}
 	if rc.Memory.Sign() > 0 {
 		switch {
 		case rc.Memory.Cmp(p.Memory.Min) < 0:
 			vs = append(vs, Violation{Field: prefix + ".memory.size", Value: rc.Memory.String(),
 				Rule:    fmt.Sprintf("%s.memory.min %s", rule, p.Memory.Min.String()),
-				Message: fmt.Sprintf("memory is below the minimum of the policy for %d-%d cores", p.Cores.Min, p.Cores.Max)})
+				Message: "memory is below the minimum of the policy for " + policyCores(p)})
 		case rc.Memory.Cmp(p.Memory.Max) > 0:
 			vs = append(vs, Violation{Field: prefix + ".memory.size", Value: rc.Memory.String(),
 				Rule:    fmt.Sprintf("%s.memory.max %s", rule, p.Memory.Max.String()),
-				Message: fmt.Sprintf("memory is above the maximum of the policy for %d-%d cores", p.Cores.Min, p.Cores.Max)})
+				Message: "memory is above the maximum of the policy for " + policyCores(p)})
 		}
 		if p.Memory.Step != nil && p.Memory.Step.Sign() > 0 && !multipleOf(rc.Memory, *p.Memory.Step) {
 			vs = append(vs, Violation{Field: prefix + ".memory.size", Value: rc.Memory.String(),
@@ -265,6 +265,26 @@ func (c *Compiled) component(prefix string, spec v1alpha1.ComponentSpec) (Resolv
 		}
 	}
 	return rc, vs
+}
+
+// coreCount is "1 core falls" or "<n> cores fall".
+func coreCount(n int32) string {
+	if n == 1 {
+		return "1 core falls"
+	}
+	return fmt.Sprintf("%d cores fall", n)
+}
+
+// policyCores is "1-4 cores" or, for a one-size policy, "2 cores" / "1 core".
+func policyCores(p v1alpha1.SizingPolicy) string {
+	switch {
+	case p.Cores.Min != p.Cores.Max:
+		return fmt.Sprintf("%d-%d cores", p.Cores.Min, p.Cores.Max)
+	case p.Cores.Min == 1:
+		return "1 core"
+	default:
+		return fmt.Sprintf("%d cores", p.Cores.Min)
+	}
 }
 
 // largestFraction is the default core fraction of a policy; 0 for a policy
@@ -437,16 +457,16 @@ func ValidateUpdate(oldSR, newSR *v1alpha1.Starrocks) Violations {
 	o, n := oldSR.Spec, newSR.Spec
 	if o.Type == v1alpha1.TypeCluster && n.Type != v1alpha1.TypeCluster {
 		vs = append(vs, Violation{Field: "spec.type", Value: string(n.Type), Rule: "spec.type Cluster -> Standalone is not allowed",
-			Message: "spec.type cannot change from Cluster to Standalone: the data of the other BEs would be lost"})
+			Message: "a Cluster cannot become a Standalone: the data of the other BEs would be lost"})
 	}
 	if o.StarrocksClassName != n.StarrocksClassName {
 		vs = append(vs, Violation{Field: "spec.starrocksClassName", Value: n.StarrocksClassName, Rule: fmt.Sprintf("immutable (was %q)", o.StarrocksClassName),
-			Message: "spec.starrocksClassName is immutable"})
+			Message: "the class of an instance cannot change; order a new instance of the other class instead"})
 	}
 	oldBE, newBE := backendCount(o), backendCount(n)
 	if newBE < oldBE-1 {
 		vs = append(vs, Violation{Field: "spec.backend.replicas", Value: fmt.Sprint(newBE), Rule: fmt.Sprintf("shrink by at most one (was %d)", oldBE),
-			Message: "spec.backend.replicas may shrink by at most one at a time: each removed BE is decommissioned first so its tablets move to the others"})
+			Message: "the BE count may shrink by at most one at a time: each removed BE is decommissioned first so its tablets move to the others"})
 	}
 	for _, comp := range []struct {
 		prefix   string
@@ -458,12 +478,12 @@ func ValidateUpdate(oldSR, newSR *v1alpha1.Starrocks) Violations {
 		if comp.old.StorageClassName != comp.new.StorageClassName {
 			vs = append(vs, Violation{Field: comp.prefix + ".storageClassName", Value: comp.new.StorageClassName,
 				Rule:    fmt.Sprintf("immutable (was %q)", comp.old.StorageClassName),
-				Message: "persistentVolumeClaim.storageClassName is immutable: a StatefulSet cannot move its volumes to another storage class"})
+				Message: "the storage class cannot change: a StatefulSet cannot move its volumes to another storage class"})
 		}
 		if comp.new.Size.Cmp(comp.old.Size) < 0 {
 			vs = append(vs, Violation{Field: comp.prefix + ".size", Value: comp.new.Size.String(),
 				Rule:    fmt.Sprintf("must not shrink (was %s)", comp.old.Size.String()),
-				Message: "persistentVolumeClaim.size cannot shrink"})
+				Message: "a volume cannot shrink"})
 		}
 	}
 	return vs

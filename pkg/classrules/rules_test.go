@@ -65,6 +65,15 @@ func testInstance() *v1alpha1.Starrocks {
 	}
 }
 
+// assertFieldOnce: Error() prefixes the field, and kubectl prints a cause as
+// "<field>: <message>", so a message that starts with its field shows it twice.
+func assertFieldOnce(t *testing.T, v Violation) {
+	t.Helper()
+	if v.Field != "" && strings.HasPrefix(v.Message, v.Field) {
+		t.Errorf("message repeats the field %s: %q", v.Field, v.Message)
+	}
+}
+
 func mustCompile(t *testing.T, cl *v1alpha1.StarrocksClass) *Compiled {
 	t.Helper()
 	c, vs := Compile(cl)
@@ -236,24 +245,24 @@ func TestValidate(t *testing.T) {
 			name:   "survives a class whose policy has no core fractions",
 			class:  func(c *v1alpha1.StarrocksClass) { c.Spec.SizingPolicies[0].CoreFractions = nil },
 			mutate: func(*v1alpha1.Starrocks) {},
-			want:   []string{`spec.starrocksClassName: StarrocksClass "default" is invalid, so no instance can be checked against it; the platform admin must fix: spec.sizingPolicies[0].coreFractions: coreFractions must list at least one fraction (value []; class "default" sizingPolicies[0].coreFractions) (value default; class "default" must be valid)`},
+			want:   []string{`spec.starrocksClassName: StarrocksClass "default" is invalid, so no instance can be checked against it; the platform admin must fix: spec.sizingPolicies[0].coreFractions: the policy must list at least one core fraction (value []; class "default" sizingPolicies[0].coreFractions) (value default; class "default" must be valid)`},
 		},
 		{
 			name: "rejects a BE count below one",
 			mutate: func(s *v1alpha1.Starrocks) {
 				s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(0))
 			},
-			want: []string{`spec.backend.replicas: spec.backend.replicas must be from 1 to 100 (value 0; spec.backend.replicas in [1, 100])`},
+			want: []string{`spec.backend.replicas: the BE count must be from 1 to 100 (value 0; spec.backend.replicas in [1, 100])`},
 		},
 		{
 			name:   "rejects backend.replicas on a Standalone",
 			mutate: func(s *v1alpha1.Starrocks) { s.Spec.Backend.Replicas = ptr(int32(2)) },
-			want:   []string{`spec.backend.replicas: spec.backend.replicas may only be set when spec.type is Cluster (value 2; spec.type Standalone has exactly one BE)`},
+			want:   []string{`spec.backend.replicas: a Standalone has exactly one BE; only a Cluster sets the BE count (value 2; spec.type Standalone has exactly one BE)`},
 		},
 		{
 			name:   "rejects a Cluster without backend.replicas",
 			mutate: func(s *v1alpha1.Starrocks) { s.Spec.Type = v1alpha1.TypeCluster },
-			want:   []string{`spec.backend.replicas: spec.backend.replicas is required when spec.type is Cluster (value <unset>; spec.type Cluster needs spec.backend.replicas)`},
+			want:   []string{`spec.backend.replicas: a Cluster needs the BE count (1 to 100) (value <unset>; spec.type Cluster needs spec.backend.replicas)`},
 		},
 		{
 			name: "rejects every instance of an invalid class, naming the class problem",
@@ -290,6 +299,7 @@ func TestValidate(t *testing.T) {
 			got := make([]string, len(vs))
 			for i, v := range vs {
 				got[i] = v.Error()
+				assertFieldOnce(t, v)
 			}
 			if len(tt.want) == 0 {
 				assert.Empty(t, got)
@@ -322,7 +332,7 @@ func TestCompileReportsClassProblems(t *testing.T) {
 		{
 			name:  "rejects a policy without core fractions",
 			class: func(c *v1alpha1.StarrocksClass) { c.Spec.SizingPolicies[0].CoreFractions = nil },
-			want:  []string{`spec.sizingPolicies[0].coreFractions: coreFractions must list at least one fraction (value []; class "default" sizingPolicies[0].coreFractions)`},
+			want:  []string{`spec.sizingPolicies[0].coreFractions: the policy must list at least one core fraction (value []; class "default" sizingPolicies[0].coreFractions)`},
 		},
 		{
 			name:  "accepts a rule typed dyn, checked at evaluation",
@@ -355,7 +365,7 @@ func TestCompileReportsClassProblems(t *testing.T) {
 		{
 			name:  "rejects a zero memory step",
 			class: func(c *v1alpha1.StarrocksClass) { c.Spec.SizingPolicies[0].Memory.Step = qp("0") },
-			want:  []string{`spec.sizingPolicies[0].memory.step: memory.step must be greater than zero (value 0; class "default" sizingPolicies[0].memory.step)`},
+			want:  []string{`spec.sizingPolicies[0].memory.step: the memory step must be greater than zero (value 0; class "default" sizingPolicies[0].memory.step)`},
 		},
 		{
 			name:  "rejects a core fraction above 100",
@@ -399,6 +409,7 @@ func TestCompileReportsClassProblems(t *testing.T) {
 			got := make([]string, len(vs))
 			for i, v := range vs {
 				got[i] = v.Error()
+				assertFieldOnce(t, v)
 			}
 			if len(tt.want) == 0 {
 				assert.Nil(t, vs)
@@ -515,7 +526,7 @@ func TestValidateUpdate(t *testing.T) {
 			mutate: func(s *v1alpha1.Starrocks) {
 				s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(1))
 			},
-			want: []string{`spec.backend.replicas: spec.backend.replicas may shrink by at most one at a time: each removed BE is decommissioned first so its tablets move to the others (value 1; shrink by at most one (was 3))`},
+			want: []string{`spec.backend.replicas: the BE count may shrink by at most one at a time: each removed BE is decommissioned first so its tablets move to the others (value 1; shrink by at most one (was 3))`},
 		},
 		{
 			name: "rejects Cluster to Standalone",
@@ -523,22 +534,22 @@ func TestValidateUpdate(t *testing.T) {
 				s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(2))
 			},
 			mutate: func(s *v1alpha1.Starrocks) { s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeStandalone, nil },
-			want:   []string{`spec.type: spec.type cannot change from Cluster to Standalone: the data of the other BEs would be lost (value Standalone; spec.type Cluster -> Standalone is not allowed)`},
+			want:   []string{`spec.type: a Cluster cannot become a Standalone: the data of the other BEs would be lost (value Standalone; spec.type Cluster -> Standalone is not allowed)`},
 		},
 		{
 			name:   "rejects a class change",
 			mutate: func(s *v1alpha1.Starrocks) { s.Spec.StarrocksClassName = "other" },
-			want:   []string{`spec.starrocksClassName: spec.starrocksClassName is immutable (value other; immutable (was "default"))`},
+			want:   []string{`spec.starrocksClassName: the class of an instance cannot change; order a new instance of the other class instead (value other; immutable (was "default"))`},
 		},
 		{
 			name:   "rejects a storage class change",
 			mutate: func(s *v1alpha1.Starrocks) { s.Spec.Frontend.PersistentVolumeClaim.StorageClassName = "fast" },
-			want:   []string{`spec.frontend.persistentVolumeClaim.storageClassName: persistentVolumeClaim.storageClassName is immutable: a StatefulSet cannot move its volumes to another storage class (value fast; immutable (was ""))`},
+			want:   []string{`spec.frontend.persistentVolumeClaim.storageClassName: the storage class cannot change: a StatefulSet cannot move its volumes to another storage class (value fast; immutable (was ""))`},
 		},
 		{
 			name:   "rejects a volume shrink",
 			mutate: func(s *v1alpha1.Starrocks) { s.Spec.Backend.PersistentVolumeClaim.Size = q("9Gi") },
-			want:   []string{`spec.backend.persistentVolumeClaim.size: persistentVolumeClaim.size cannot shrink (value 9Gi; must not shrink (was 10Gi))`},
+			want:   []string{`spec.backend.persistentVolumeClaim.size: a volume cannot shrink (value 9Gi; must not shrink (was 10Gi))`},
 		},
 	}
 	for _, tt := range tests {
@@ -553,6 +564,7 @@ func TestValidateUpdate(t *testing.T) {
 			got := make([]string, len(vs))
 			for i, v := range vs {
 				got[i] = v.Error()
+				assertFieldOnce(t, v)
 			}
 			if len(tt.want) == 0 {
 				assert.Empty(t, got)
@@ -627,4 +639,12 @@ func TestViolationsError(t *testing.T) {
 	vs := Violations{{Field: "a", Value: "1", Rule: "r", Message: "m"}, {Field: "b", Value: "2", Rule: "s", Message: "n"}}
 	assert.EqualError(t, vs, "a: m (value 1; r); b: n (value 2; s)")
 	assert.Equal(t, `spec.starrocksClassName: StarrocksClass "x" does not exist; ask the platform admin which classes are available (kubectl get starrocksclasses) (value x; the referenced StarrocksClass must exist)`, MissingClass("x").Error())
+}
+
+func TestCountsReadAsEnglish(t *testing.T) {
+	assert.Equal(t, "1 core falls", coreCount(1))
+	assert.Equal(t, "17 cores fall", coreCount(17))
+	assert.Equal(t, "1-4 cores", policyCores(v1alpha1.SizingPolicy{Cores: v1alpha1.CoreRange{Min: 1, Max: 4}}))
+	assert.Equal(t, "1 core", policyCores(v1alpha1.SizingPolicy{Cores: v1alpha1.CoreRange{Min: 1, Max: 1}}))
+	assert.Equal(t, "2 cores", policyCores(v1alpha1.SizingPolicy{Cores: v1alpha1.CoreRange{Min: 2, Max: 2}}))
 }

@@ -33,7 +33,17 @@ type Violation struct {
 
 // Error renders "<field>: <message> (value <v>; <rule>)".
 func (v Violation) Error() string {
-	return fmt.Sprintf("%s: %s (value %s; %s)", v.Field, v.Message, v.Value, v.Rule)
+	if v.Field == "" {
+		return v.Detail()
+	}
+	return v.Field + ": " + v.Detail()
+}
+
+// Detail is Error without the field: "<message> (value <v>; <rule>)", for
+// places that show the field apart (a StatusCause carries it in Field, and
+// kubectl prints "<field>: <message>").
+func (v Violation) Detail() string {
+	return fmt.Sprintf("%s (value %s; %s)", v.Message, v.Value, v.Rule)
 }
 
 // Violations is every broken rule of one object. A nil or empty Violations

@@ -24,14 +24,16 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/kubectlrun"
 	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 )
 
 const namespace = "team-a"
 
 type cluster struct {
-	dyn  dynamic.Interface
-	kube kubernetes.Interface
+	dyn        dynamic.Interface
+	kube       kubernetes.Interface
+	kubeconfig string
 }
 
 func startCluster(t *testing.T) *cluster {
@@ -45,7 +47,7 @@ func startCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{dyn: dyn, kube: kube}
+	c := &cluster{dyn: dyn, kube: kube, kubeconfig: cp.KubeconfigPath()}
 	c.ensureNamespace(t, namespace)
 	return c
 }
@@ -190,6 +192,44 @@ func del(obj *unstructured.Unstructured, path ...string) *unstructured.Unstructu
 func TestCRDs(t *testing.T) {
 	c := startCluster(t)
 
+	t.Run("kubectl explain reads as user docs", func(t *testing.T) {
+		// From the OpenAPI the apiserver publishes (it may take a moment to
+		// include new CRDs).
+		explain := func(field string) string {
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				r := kubectlrun.Run(t, c.kubeconfig, t.TempDir(), "explain", field)
+				if !r.Failed {
+					return r.Out
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("kubectl explain %s: %s", field, r.Err)
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+		checks := []struct {
+			field string
+			want  *regexp.Regexp
+		}{
+			{"starrocks", regexp.MustCompile(`DESCRIPTION:\n\s+A managed StarRocks instance`)},
+			{"starrocks", regexp.MustCompile(`\n\s+spec\s+<Object> -required-\n\s+What the user orders`)},
+			{"starrocks.spec.frontend.memory", regexp.MustCompile(`\n\s+size\s+<string> -required-\n`)},
+			{"starrocks.spec.backend.persistentVolumeClaim", regexp.MustCompile(`\n\s+size\s+<string> -required-\n`)},
+			{"starrocksclass.spec.sizingPolicies.memory", regexp.MustCompile(`\n\s+min\s+<string> -required-\n`)},
+			{"starrocksclass", regexp.MustCompile(`\n\s+status\s+<Object>\n\s+What the module reports`)},
+		}
+		for _, ch := range checks {
+			out := explain(ch.field)
+			if !ch.want.MatchString(out) {
+				t.Errorf("kubectl explain %s lacks %s:\n%s", ch.field, ch.want, out)
+			}
+			if w := internalWords.FindString(out); w != "" {
+				t.Errorf("kubectl explain %s mentions %q:\n%s", ch.field, w, out)
+			}
+		}
+	})
+
 	t.Run("documented examples are accepted", func(t *testing.T) {
 		docs := documentedExamples(t)
 		if len(docs) < 2 {
@@ -246,6 +286,8 @@ func TestCRDs(t *testing.T) {
 			{"zero cores", set(t, sr("zero-cores"), int64(0), "spec", "frontend", "cpu", "cores"), "spec.frontend.cpu.cores in body should be greater than or equal to 1"},
 			{"core fraction above 100", set(t, sr("fraction-big"), int64(150), "spec", "backend", "cpu", "coreFraction"), "spec.backend.cpu.coreFraction in body should be less than or equal to 100"},
 			{"memory not a quantity", set(t, sr("mem-word"), "lots", "spec", "frontend", "memory", "size"), "spec.frontend.memory.size"},
+			{"memory as a bare number", set(t, sr("mem-number"), int64(8), "spec", "frontend", "memory", "size"), `spec.frontend.memory.size: Invalid value: "integer": spec.frontend.memory.size in body must be of type string`},
+			{"memory quantity longer than 64 characters", set(t, sr("mem-long"), strings.Repeat("1", 65), "spec", "frontend", "memory", "size"), "spec.frontend.memory.size: Too long"},
 			{"zero memory", set(t, sr("mem-zero"), "0", "spec", "backend", "memory", "size"), "memory.size must be greater than zero"},
 			{"zero volume", set(t, sr("pvc-zero"), "0Gi", "spec", "frontend", "persistentVolumeClaim", "size"), "persistentVolumeClaim.size must be greater than zero"},
 			{"name too long", sr(long), "metadata.name: Too long: may not be more than 40 bytes"},
@@ -364,6 +406,9 @@ func TestCRDs(t *testing.T) {
 		set(t, updated, "Running", "status", "phase")
 		set(t, updated, int64(1), "status", "frontend", "readyReplicas")
 		set(t, updated, int64(1), "status", "frontend", "replicas")
+		// A later spec broke a class rule; the last valid one still runs.
+		set(t, updated, []any{map[string]any{"type": "ConfigurationValid", "status": "False", "reason": "ClassRuleViolated",
+			"message": "The spec breaks a class rule.", "lastTransitionTime": "2026-01-01T00:00:00Z"}}, "status", "conditions")
 		viaStatus, err := c.resource(updated).UpdateStatus(context.Background(), updated, metav1.UpdateOptions{})
 		if err != nil {
 			t.Fatalf("update status: %v", err)
@@ -377,13 +422,21 @@ func TestCRDs(t *testing.T) {
 
 		t.Run("printer columns show", func(t *testing.T) {
 			table := getTable(t, c, "/apis/managed-services.deckhouse.io/v1alpha1/namespaces/team-a/starrocks/status-test")
-			want := []string{"Name", "Class", "Type", "Phase", "FE Ready", "BE Ready", "Valid", "Endpoint", "Age"}
+			want := []string{"Name", "Class", "Type", "Phase", "Valid", "FE Ready", "BE Ready", "Endpoint", "Age"}
 			if got := table.columnNames(); strings.Join(got, ",") != strings.Join(want, ",") {
 				t.Fatalf("columns %v, want %v", got, want)
 			}
 			row := table.Rows[0].Cells
-			if row[1] != "default" || row[2] != "Standalone" || row[3] != "Running" || row[4] != float64(1) {
-				t.Fatalf("row %v, want class default, type Standalone, phase Running, FE ready 1", row)
+			if row[1] != "default" || row[2] != "Standalone" || row[3] != "Running" || row[4] != "False" || row[5] != float64(1) {
+				t.Fatalf("row %v, want class default, type Standalone, phase Running, valid False, FE ready 1", row)
+			}
+			// Plain `kubectl get` (no -o wide) shows whether the spec is valid:
+			// a phase of Running alone would hide that a change was refused.
+			got := kubectlrun.Run(t, c.kubeconfig, t.TempDir(), "-n", namespace, "get", "starrocks", "status-test")
+			lines := strings.Split(strings.TrimSpace(got.Out), "\n")
+			if got.Failed || len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAME CLASS TYPE PHASE VALID FE READY BE READY AGE" ||
+				!strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "status-test default Standalone Running False 1") {
+				t.Fatalf("kubectl get starrocks printed\n%s%s\nwant the VALID column (False) without -o wide", got.Out, got.Err)
 			}
 			classTable := getTable(t, c, "/apis/managed-services.deckhouse.io/v1alpha1/starrocksclasses/default")
 			if got := strings.Join(classTable.columnNames(), ","); got != "Name,Default topology,Policies,Valid,Age" {

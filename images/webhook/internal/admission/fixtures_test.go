@@ -29,12 +29,17 @@ func (m classMap) Get(_ context.Context, name string) (*v1alpha1.StarrocksClass,
 	return nil, classes.ErrNotFound
 }
 
+// usersMap stands in for the live list of instances: class -> "ns/name".
+type usersMap map[string][]string
+
+func (m usersMap) Users(_ context.Context, class string) ([]string, error) { return m[class], nil }
+
 func newHandler(cls ...*v1alpha1.StarrocksClass) *Handler {
 	m := classMap{}
 	for _, c := range cls {
 		m[c.Name] = c
 	}
-	return &Handler{Classes: m, Compile: classrules.NewCache().Get, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	return &Handler{Classes: m, Instances: usersMap{}, Compile: classrules.NewCache().Get, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 
 func ptr[T any](v T) *T { return &v }

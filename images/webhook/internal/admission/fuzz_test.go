@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -19,7 +20,7 @@ import (
 // and classes. Properties:
 //   - it never panics and never fails to answer (the class source here
 //     cannot fail, so every error is a bug);
-//   - a denial carries a 422 status, a non-empty message and at least one
+//   - a denial carries a 403 status, a non-empty message and at least one
 //     cause, each with a field message;
 //   - the mutating webhook's patch applies to the raw object, and the
 //     patched object gets the same verdict (defaulting never changes
@@ -66,8 +67,8 @@ func FuzzValidateStarrocks(f *testing.F) {
 		verdict := answer(t, h, h.ValidateStarrocks, req)
 		if !verdict.Allowed {
 			r := verdict.Result
-			if r == nil || r.Message == "" || r.Code != http.StatusUnprocessableEntity {
-				t.Fatalf("denial without a message or 422: %+v", r)
+			if r == nil || r.Message == "" || r.Code != http.StatusForbidden {
+				t.Fatalf("denial without a message or 403: %+v", r)
 			}
 			if r.Details == nil || len(r.Details.Causes) == 0 {
 				t.Fatalf("denial without causes: %q", r.Message)
@@ -75,6 +76,9 @@ func FuzzValidateStarrocks(f *testing.F) {
 			for _, c := range r.Details.Causes {
 				if c.Message == "" {
 					t.Fatalf("cause without a message in %q", r.Message)
+				}
+				if c.Field != "" && strings.HasPrefix(c.Message, c.Field) {
+					t.Fatalf("cause message repeats its field %s: %q", c.Field, c.Message)
 				}
 			}
 		}

@@ -42,16 +42,22 @@ type ClassGetter interface {
 	Get(ctx context.Context, name string) (*v1alpha1.StarrocksClass, error)
 }
 
+// InstanceLister finds the Starrocks of a class ("namespace/name", sorted).
+type InstanceLister interface {
+	Users(ctx context.Context, class string) ([]string, error)
+}
+
 // CompileFunc compiles a class: (*classrules.Cache).Get in production,
 // classrules.Compile in the benchmark's baseline.
 type CompileFunc func(*v1alpha1.StarrocksClass) (*classrules.Compiled, classrules.Violations)
 
 // Handler serves the four admission paths.
 type Handler struct {
-	Classes ClassGetter
-	Compile CompileFunc
-	Log     *slog.Logger
-	Metrics *Metrics // optional
+	Classes   ClassGetter
+	Instances InstanceLister
+	Compile   CompileFunc
+	Log       *slog.Logger
+	Metrics   *Metrics // optional
 }
 
 // reviewFunc answers one request. An error means "could not decide" (the
@@ -214,10 +220,14 @@ func (h *Handler) MutateStarrocks(ctx context.Context, req *admissionv1.Admissio
 }
 
 // ValidateStarrocksClass rejects a class whose CEL rules do not compile or
-// whose policies are inconsistent. Instances of a class are not re-checked
-// here: the hooks report them as ConfigurationValid=False, which tells their
-// owners, while a rejected class edit would tell only the admin.
-func (h *Handler) ValidateStarrocksClass(_ context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
+// whose policies are inconsistent, and the deletion of a class instances
+// still use. Instances of a class are not re-checked on an edit: the hooks
+// report them as ConfigurationValid=False, which tells their owners, while a
+// rejected class edit would tell only the admin.
+func (h *Handler) ValidateStarrocksClass(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
+	if req.Operation == admissionv1.Delete {
+		return h.validateClassDelete(ctx, req)
+	}
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return allowed(), nil
 	}
@@ -234,6 +244,35 @@ func (h *Handler) ValidateStarrocksClass(_ context.Context, req *admissionv1.Adm
 		return denied(req, vs), nil
 	}
 	return allowed(), nil
+}
+
+// maxNamedUsers bounds the instances a refused class deletion names.
+const maxNamedUsers = 3
+
+// validateClassDelete refuses to delete a class that instances use: an
+// instance cannot move to another class (spec.starrocksClassName is
+// immutable), so without its class it could never be changed or repaired.
+func (h *Handler) validateClassDelete(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
+	users, err := h.Instances.Users(ctx, req.Name)
+	if err != nil {
+		return nil, fmt.Errorf("delete StarrocksClass %s: %w", req.Name, err)
+	}
+	if len(users) == 0 {
+		return allowed(), nil
+	}
+	named := strings.Join(users[:min(len(users), maxNamedUsers)], ", ")
+	if more := len(users) - maxNamedUsers; more > 0 {
+		named += fmt.Sprintf(" and %d more", more)
+	}
+	instances, these := "instances", "these instances"
+	if len(users) == 1 {
+		instances, these = "instance", "this instance"
+	}
+	msg := fmt.Sprintf("StarrocksClass %q is used by %d Starrocks %s: %s. "+
+		"An instance cannot move to another class, so without its class it could no longer be changed or repaired. "+
+		"Delete %s first (kubectl get starrocks -A lists each instance with its class), then the class.",
+		req.Name, len(users), instances, named, these)
+	return forbidden(req, msg, nil), nil
 }
 
 // MutateStarrocksClass normalises a class (sorted policies and lists,
@@ -279,14 +318,13 @@ func skipUnchanged(sr, old *v1alpha1.Starrocks) bool {
 
 func allowed() *admissionv1.AdmissionResponse { return &admissionv1.AdmissionResponse{Allowed: true} }
 
-// denied answers 422 Invalid with one cause per violation. The message is
-// what kubectl prints after `admission webhook ... denied the request:`.
+// denied answers with every broken rule in the message, one per violation:
+// `<Kind> "<namespace>/<name>" is invalid: <field>: <message> (value <v>; <rule>)`.
 func denied(req *admissionv1.AdmissionRequest, vs classrules.Violations) *admissionv1.AdmissionResponse {
 	causes := make([]metav1.StatusCause, 0, len(vs))
-	lines := make([]string, 0, len(vs))
 	for _, v := range vs {
-		causes = append(causes, metav1.StatusCause{Type: metav1.CauseTypeFieldValueInvalid, Field: v.Field, Message: v.Error()})
-		lines = append(lines, v.Error())
+		// The cause carries the field apart, so its message must not repeat it.
+		causes = append(causes, metav1.StatusCause{Type: metav1.CauseTypeFieldValueInvalid, Field: v.Field, Message: v.Detail()})
 	}
 	what := req.Kind.Kind
 	if what == "" {
@@ -296,13 +334,25 @@ func denied(req *admissionv1.AdmissionRequest, vs classrules.Violations) *admiss
 	if req.Namespace != "" {
 		name = req.Namespace + "/" + name
 	}
-	msg := fmt.Sprintf("%s %q is invalid: %s", what, name, strings.Join(lines, "; "))
+	return forbidden(req, fmt.Sprintf("%s %q is invalid: %s", what, name, vs.Error()), causes)
+}
+
+// forbidden is a denial as kubectl shows it in full:
+//
+//	Error from server (Forbidden): admission webhook "<webhook>" denied the request: <message>
+//
+// Forbidden, not Invalid: for a 422 Invalid with details kubectl prints only
+// `The <Kind> "<name>" is invalid:` and `<field>: <cause message>`, dropping
+// the message and so the webhook's name, and the user cannot tell the
+// module's class rules from the CRD schema. The causes still name each field
+// for API clients.
+func forbidden(req *admissionv1.AdmissionRequest, msg string, causes []metav1.StatusCause) *admissionv1.AdmissionResponse {
 	return &admissionv1.AdmissionResponse{
 		Allowed: false,
 		Result: &metav1.Status{
 			Status:  metav1.StatusFailure,
-			Code:    http.StatusUnprocessableEntity,
-			Reason:  metav1.StatusReasonInvalid,
+			Code:    http.StatusForbidden,
+			Reason:  metav1.StatusReasonForbidden,
 			Message: msg,
 			Details: &metav1.StatusDetails{Name: req.Name, Group: req.Kind.Group, Kind: req.Kind.Kind, Causes: causes},
 		},

@@ -96,8 +96,10 @@ func TestValidateStarrocks(t *testing.T) {
 			if resp.Allowed {
 				t.Fatalf("want denied with %q, got allowed", tt.want)
 			}
-			if resp.Result.Code != http.StatusUnprocessableEntity || resp.Result.Reason != metav1.StatusReasonInvalid {
-				t.Errorf("denial status %d %s, want 422 Invalid", resp.Result.Code, resp.Result.Reason)
+			// Forbidden: kubectl prints the message of a Forbidden denial
+			// whole, with the webhook's name (see forbidden).
+			if resp.Result.Code != http.StatusForbidden || resp.Result.Reason != metav1.StatusReasonForbidden {
+				t.Errorf("denial status %d %s, want 403 Forbidden", resp.Result.Code, resp.Result.Reason)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(resp.Result.Message, w) {
@@ -106,6 +108,15 @@ func TestValidateStarrocks(t *testing.T) {
 			}
 			if len(resp.Result.Details.Causes) == 0 || resp.Result.Details.Causes[0].Field == "" {
 				t.Errorf("denial has no field causes: %+v", resp.Result.Details)
+			}
+			// kubectl and API clients print "<field>: <cause message>".
+			for _, c := range resp.Result.Details.Causes {
+				if strings.Contains(c.Message, c.Field+":") {
+					t.Errorf("cause message repeats its field %s: %q", c.Field, c.Message)
+				}
+			}
+			if n := strings.Count(resp.Result.Message, tt.want[0]+":"); n != 1 {
+				t.Errorf("denial message names %s %d times, want once:\n%s", tt.want[0], n, resp.Result.Message)
 			}
 		})
 	}
@@ -329,4 +340,45 @@ func equalAny(a, b any) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return bytes.Equal(ja, jb)
+}
+
+func TestValidateStarrocksClassDelete(t *testing.T) {
+	tests := []struct {
+		name  string
+		users []string
+		want  string // empty: allowed
+	}{
+		{name: "allows deleting a class no instance uses"},
+		{name: "refuses deleting a class one instance uses", users: []string{"team-a/dev"},
+			want: `StarrocksClass "small" is used by 1 Starrocks instance: team-a/dev. An instance cannot move to another class, ` +
+				`so without its class it could no longer be changed or repaired. ` +
+				`Delete this instance first (kubectl get starrocks -A lists each instance with its class), then the class.`},
+		{name: "names at most three instances and counts the rest", users: []string{"a/one", "a/two", "b/three", "b/four", "c/five"},
+			want: `StarrocksClass "small" is used by 5 Starrocks instances: a/one, a/two, b/three and 2 more. An instance cannot move to another class, ` +
+				`so without its class it could no longer be changed or repaired. Delete these instances first (`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHandler(testClass())
+			h.Instances = usersMap{"small": tt.users}
+			req := request(t, admissionv1.Delete, testClass(), nil)
+			req.OldObject, req.Object = req.Object, runtime.RawExtension{} // as the apiserver sends a DELETE
+			resp, err := h.ValidateStarrocksClass(context.Background(), req)
+			if err != nil {
+				t.Fatalf("ValidateStarrocksClass: %v", err)
+			}
+			if tt.want == "" {
+				if !resp.Allowed {
+					t.Fatalf("want allowed, got %s", describe(resp))
+				}
+				return
+			}
+			if resp.Allowed || !strings.HasPrefix(resp.Result.Message, tt.want) {
+				t.Fatalf("got %s\nwant denied with\n  %s", describe(resp), tt.want)
+			}
+			if resp.Result.Reason != metav1.StatusReasonForbidden {
+				t.Errorf("reason %s, want Forbidden", resp.Result.Reason)
+			}
+		})
+	}
 }

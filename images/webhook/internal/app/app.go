@@ -73,7 +73,7 @@ func New(opts Options, cfg *rest.Config, log *slog.Logger) (*App, error) {
 	}
 	src := classes.New(client)
 	cache := classrules.NewCache()
-	h := &admission.Handler{Classes: src, Compile: cache.Get, Log: log, Metrics: admission.NewMetrics(reg)}
+	h := &admission.Handler{Classes: src, Instances: src, Compile: cache.Get, Log: log, Metrics: admission.NewMetrics(reg)}
 
 	a := &App{opts: opts, log: log, certs: certs, classes: src}
 	mux := http.NewServeMux()

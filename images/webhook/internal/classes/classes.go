@@ -6,12 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
@@ -50,6 +52,13 @@ func (s *Source) HasSynced() bool { return s.informer.HasSynced() }
 // live GET: a class created a moment ago may not have reached the informer
 // yet, and rejecting an instance for that would be a false "does not exist".
 func (s *Source) Get(ctx context.Context, name string) (*v1alpha1.StarrocksClass, error) {
+	// No object can have such a name (an empty one, say, before the CRD
+	// schema rejects it), and client-go refuses to GET it: an error here
+	// would make the apiserver apply the failurePolicy instead of showing
+	// the schema's message.
+	if len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return nil, ErrNotFound
+	}
 	obj, exists, err := s.informer.GetStore().GetByKey(name)
 	if err != nil {
 		return nil, fmt.Errorf("read StarrocksClass %q from cache: %w", name, err)
@@ -74,4 +83,31 @@ func (s *Source) Get(ctx context.Context, name string) (*v1alpha1.StarrocksClass
 		return nil, fmt.Errorf("decode StarrocksClass %q: %w", name, err)
 	}
 	return class, nil
+}
+
+// Users returns "namespace/name" of every Starrocks of the class, sorted;
+// instances being deleted do not count. It lists live, page by page: a class
+// is deleted rarely, and the webhook keeps no cache of instances.
+func (s *Source) Users(ctx context.Context, class string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	var users []string
+	opts := metav1.ListOptions{Limit: 500}
+	for {
+		list, err := s.client.Resource(v1alpha1.StarrocksGVR).List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list Starrocks: %w", err)
+		}
+		for _, u := range list.Items {
+			name, _, _ := unstructured.NestedString(u.Object, "spec", "starrocksClassName")
+			if name == class && u.GetDeletionTimestamp() == nil {
+				users = append(users, u.GetNamespace()+"/"+u.GetName())
+			}
+		}
+		if opts.Continue = list.GetContinue(); opts.Continue == "" {
+			break
+		}
+	}
+	sort.Strings(users)
+	return users, nil
 }
