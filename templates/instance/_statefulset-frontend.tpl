@@ -1,7 +1,11 @@
-{{- $retention := dig "instances" "persistentVolumeClaimRetention" "Retain" (.Values.managedStarrocks | default dict) }}
-{{- $clusterDomain := include "ms.clusterDomain" . }}
-{{- range $i := .Values.managedStarrocks.internal.instances }}
+{{- /* The frontend StatefulSet of an instance. Argument: dict "root" <root
+context> "i" <instance>; rendered by statefulsets.yaml. */}}
+{{- define "ms.frontendStatefulSet" }}
+{{- $root := .root }}
+{{- $i := .i }}
 {{- $c := dict "i" $i "component" "frontend" }}
+{{- $retention := dig "instances" "persistentVolumeClaimRetention" "Retain" ($root.Values.managedStarrocks | default dict) }}
+{{- $clusterDomain := include "ms.clusterDomain" $root }}
 ---
 apiVersion: apps/v1
 kind: StatefulSet
@@ -54,8 +58,8 @@ spec:
       {{- include "ms.scheduling" $c | nindent 6 }}
       containers:
         - name: starrocks
-          image: {{ include "ms.image" (list $ "starrocksFe") | quote }}
-          command: ["/bin/sh", "/etc/starrocks/scripts/fe-start.sh"]
+          image: {{ include "ms.image" (list $root "starrocksFe") | quote }}
+          command: ["/bin/sh", "/opt/managed-starrocks/fe-start.sh"]
           env:
             - name: POD_NAME
               valueFrom:
@@ -111,10 +115,6 @@ spec:
               mountPath: /opt/starrocks/fe/conf/fe.conf
               subPath: fe.conf
               readOnly: true
-            - name: config
-              mountPath: /etc/starrocks/scripts/fe-start.sh
-              subPath: fe-start.sh
-              readOnly: true
             - name: tls
               mountPath: /etc/starrocks/tls
               readOnly: true
@@ -122,7 +122,7 @@ spec:
               mountPath: /opt/starrocks/agent-run
               readOnly: true
         - name: agent
-          image: {{ include "ms.image" (list $ "agent") | quote }}
+          image: {{ include "ms.image" (list $root "agent") | quote }}
           args:
             - --config=/etc/starrocks-agent/config/agent.json
             - --tls-ca-file=/etc/starrocks/tls/ca.crt
@@ -133,7 +133,7 @@ spec:
             - {{ printf "--self-host=$(POD_NAME).%s.%s.svc.%s" $i.names.frontendHeadlessService $i.namespace $clusterDomain | quote }}
             - --listen=:8090
             - --helper-file=/opt/starrocks/agent-run/fe-helper
-            - {{ printf "--log-level=%s" (include "ms.logLevel" $) | quote }}
+            - {{ printf "--log-level=%s" (include "ms.logLevel" $root) | quote }}
           env:
             - name: POD_NAME
               valueFrom:
@@ -197,8 +197,6 @@ spec:
             items:
               - key: fe.conf
                 path: fe.conf
-              - key: fe-start.sh
-                path: fe-start.sh
         - name: agent-config
           configMap:
             name: {{ $i.names.configMap | quote }}

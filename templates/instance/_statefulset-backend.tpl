@@ -1,6 +1,10 @@
-{{- $retention := dig "instances" "persistentVolumeClaimRetention" "Retain" (.Values.managedStarrocks | default dict) }}
-{{- range $i := .Values.managedStarrocks.internal.instances }}
+{{- /* The backend StatefulSet of an instance. Argument: dict "root" <root
+context> "i" <instance>; rendered by statefulsets.yaml. */}}
+{{- define "ms.backendStatefulSet" }}
+{{- $root := .root }}
+{{- $i := .i }}
 {{- $c := dict "i" $i "component" "backend" }}
+{{- $retention := dig "instances" "persistentVolumeClaimRetention" "Retain" ($root.Values.managedStarrocks | default dict) }}
 ---
 apiVersion: apps/v1
 kind: StatefulSet
@@ -41,7 +45,7 @@ spec:
       {{- include "ms.scheduling" $c | nindent 6 }}
       containers:
         - name: starrocks
-          image: {{ include "ms.image" (list $ "starrocksBe") | quote }}
+          image: {{ include "ms.image" (list $root "starrocksBe") | quote }}
           {{- /* --be picks be.conf (the script also starts CNs); --logconsole sends
           glog to stderr so kubectl logs shows the BE log. */}}
           command: ["/opt/starrocks/be/bin/start_be.sh", "--be", "--logconsole"]
