@@ -754,3 +754,39 @@ func TestRestrictedVolumesAreReadableByTheNonRootUser(t *testing.T) {
 		}
 	}
 }
+
+// Deckhouse's conventions for the instance pods (dmt's container rules): a
+// priority class, and an ephemeral-storage request on every container.
+func TestInstancePodsHavePriorityAndEphemeralStorage(t *testing.T) {
+	for _, sc := range scenarios() {
+		for _, o := range render(t, sc.settings, sc.sr) {
+			if o.GetKind() != "StatefulSet" {
+				continue
+			}
+			spec := typed[appsv1.StatefulSet](t, o).Spec.Template.Spec
+			if spec.PriorityClassName != "production-high" {
+				t.Errorf("%s/%s priorityClassName %q, want production-high", o.GetNamespace(), o.GetName(), spec.PriorityClassName)
+			}
+			for _, c := range append(spec.InitContainers, spec.Containers...) {
+				if _, ok := c.Resources.Requests[corev1.ResourceEphemeralStorage]; !ok {
+					t.Errorf("%s/%s container %s requests no ephemeral-storage", o.GetNamespace(), o.GetName(), c.Name)
+				}
+			}
+		}
+	}
+}
+
+// The FE host names come from the cluster domain Deckhouse passes; without
+// it rendering fails instead of guessing one.
+func TestClusterDomainIsRequired(t *testing.T) {
+	r, err := chartrender.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	globals := chartrender.DefaultGlobals()
+	delete(globals, "discovery")
+	_, err = r.Render(moduleValues(t, nil, scenarios()[0].sr), globals)
+	if err == nil || !strings.Contains(err.Error(), "global.discovery.clusterDomain is required") {
+		t.Errorf("render without global.discovery.clusterDomain: %v, want it required", err)
+	}
+}

@@ -40,6 +40,7 @@ spec:
       tenant namespaces, where any team member could read it. */}}
       {{- /* Let running fragments and loads finish before the BE stops. */}}
       terminationGracePeriodSeconds: 120
+      priorityClassName: {{ include "ms.priorityClassName" $root | quote }}
       securityContext:
         {{- include "ms.podSecurityContext" . | nindent 8 }}
       {{- include "ms.scheduling" $c | nindent 6 }}

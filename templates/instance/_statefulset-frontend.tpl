@@ -53,6 +53,7 @@ spec:
       tenant namespaces, where any team member could read it. */}}
       {{- /* The FE needs time to flush its edit log and hand over leadership. */}}
       terminationGracePeriodSeconds: 120
+      priorityClassName: {{ include "ms.priorityClassName" $root | quote }}
       securityContext:
         {{- include "ms.podSecurityContext" . | nindent 8 }}
       {{- include "ms.scheduling" $c | nindent 6 }}
@@ -162,6 +163,7 @@ spec:
             requests:
               cpu: 10m
               memory: 32Mi
+              ephemeral-storage: 16Mi
             limits:
               memory: 128Mi
           securityContext:
