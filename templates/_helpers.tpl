@@ -168,10 +168,8 @@ ownerReferences:
     controller: true
 {{- end }}
 
-{{- /* The cluster DNS domain Deckhouse passes to every module; no default:
-a guessed domain would give the FEs names nobody resolves. */ -}}
 {{- define "ms.clusterDomain" -}}
-{{- required "global.discovery.clusterDomain is required" (dig "discovery" "clusterDomain" "" .Values.global) -}}
+{{- required "global.discovery.clusterDomain is not set" .Values.global.discovery.clusterDomain -}}
 {{- end }}
 
 {{- /*

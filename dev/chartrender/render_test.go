@@ -784,9 +784,9 @@ func TestClusterDomainIsRequired(t *testing.T) {
 		t.Fatal(err)
 	}
 	globals := chartrender.DefaultGlobals()
-	delete(globals, "discovery")
+	globals["discovery"] = map[string]any{}
 	_, err = r.Render(moduleValues(t, nil, scenarios()[0].sr), globals)
-	if err == nil || !strings.Contains(err.Error(), "global.discovery.clusterDomain is required") {
+	if err == nil || !strings.Contains(err.Error(), "global.discovery.clusterDomain is not set") {
 		t.Errorf("render without global.discovery.clusterDomain: %v, want it required", err)
 	}
 }

@@ -83,8 +83,9 @@ spec:
             failureThreshold: 3
           resources:
             {{- include "ms.resources" $i.backend.resources | nindent 12 }}
-          {{- /* The BE writes its pid file, logs and spill files under its
-          installation directory, so the root filesystem stays writable. */}}
+          {{- /* The BE writes its pid file, logs and UDF runtime files under
+          its installation directory, so the root filesystem stays writable
+          (see the FE StatefulSet). */}}
           securityContext:
             {{- include "ms.containerSecurityContext" false | nindent 12 }}
           volumeMounts:

@@ -105,8 +105,12 @@ spec:
             failureThreshold: 3
           resources:
             {{- include "ms.resources" $i.frontend.resources | nindent 12 }}
-          {{- /* StarRocks writes its pid file, logs and temporary files under
-          its installation directory, so the root filesystem stays writable. */}}
+          {{- /* StarRocks writes under its installation directory, so the root
+          filesystem stays writable: the FE process writes and locks
+          PID_DIR/fe.pid (bin/ by default) and logs to LOG_DIR, and
+          start_fe.sh --logconsole rewrites conf/ (StarRocks/starrocks
+          bin/start_fe.sh). Making it read-only needs each of those on a
+          volume and a start on the real image first. */}}
           securityContext:
             {{- include "ms.containerSecurityContext" false | nindent 12 }}
           volumeMounts:
