@@ -83,9 +83,10 @@ spec:
             failureThreshold: 3
           resources:
             {{- include "ms.resources" $i.backend.resources | nindent 12 }}
-          {{- /* The BE writes its pid file, logs and UDF runtime files under
-          its installation directory, so the root filesystem stays writable
-          (see the FE StatefulSet). */}}
+          {{- /* The BE writes under its installation directory, so the root
+          filesystem stays writable: start_backend.sh creates and empties
+          UDF_RUNTIME_DIR, chmods lib/starrocks_be and checks PID_DIR/be.pid
+          (StarRocks/starrocks bin/start_backend.sh). */}}
           securityContext:
             {{- include "ms.containerSecurityContext" false | nindent 12 }}
           volumeMounts:
