@@ -86,14 +86,27 @@ capabilities:
   drop: ["ALL"]
 {{- end }}
 
-{{- /* Resources in the values shape {requests {cpu, memory}, limits {cpu, memory}}. */ -}}
+{{- /* Resources of a StarRocks container in the values shape {requests {cpu,
+memory}, limits {cpu, memory}}. The ephemeral-storage request reserves room
+for what StarRocks writes outside its volume (logs, temporary files) so the
+scheduler places the pod on a node that has it. */ -}}
 {{- define "ms.resources" -}}
 requests:
   cpu: {{ .requests.cpu | quote }}
   memory: {{ .requests.memory | quote }}
+  ephemeral-storage: 1Gi
 limits:
   cpu: {{ .limits.cpu | quote }}
   memory: {{ .limits.memory | quote }}
+{{- end }}
+
+{{- /* Priority of the StarRocks pods. Deckhouse's priority-class module
+describes production-high as "stateful applications in the production
+environment; their unavailability leads to service downtime or data loss",
+naming PostgreSQL, Redis and MongoDB: a database the module runs for a team
+is that (deckhouse.io documentation, modules/priority-class). */ -}}
+{{- define "ms.priorityClassName" -}}
+production-high
 {{- end }}
 
 {{- /* Module setting highAvailability, falling back to the cluster-wide default. */ -}}

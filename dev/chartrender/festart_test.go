@@ -9,20 +9,45 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 )
 
-// The FE start wrapper from the rendered ConfigMap, run by a real /bin/sh
-// against a stand-in start_fe.sh that records its arguments.
-func TestFrontendStartWrapper(t *testing.T) {
+// feStartScript is where the FE start wrapper lives in the repository;
+// werf adds it to the FE image at feStartPath.
+const (
+	feStartScript = "images/starrocks-fe/fe-start.sh"
+	feStartPath   = "/opt/managed-starrocks/fe-start.sh"
+)
+
+// The FE StatefulSet runs the wrapper from where the image recipe puts it.
+func TestFrontendStartWrapperIsInTheImage(t *testing.T) {
 	sr := starrocks("team-b", "analytics", v1alpha1.TypeCluster)
 	e := entries(t, sr)[0]
-	cm := mustFind(t, render(t, nil, sr), "ConfigMap", e.Namespace, e.Names.ConfigMap)
-	data, _ := cm.Object["data"].(map[string]any)
-	script, _ := data["fe-start.sh"].(string)
-	if script == "" {
-		t.Fatal("no fe-start.sh in the ConfigMap")
+	sts := typed[appsv1.StatefulSet](t, mustFind(t, render(t, nil, sr), "StatefulSet", e.Namespace, e.Names.FrontendStatefulSet))
+	if got := strings.Join(sts.Spec.Template.Spec.Containers[0].Command, " "); got != "/bin/sh "+feStartPath {
+		t.Errorf("FE command %q, want /bin/sh %s", got, feStartPath)
 	}
+	recipe, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "images/starrocks-fe/werf.inc.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "- add: /" + feStartScript + "\n    to: " + feStartPath + "\n"
+	if !strings.Contains(string(recipe), want) {
+		t.Errorf("images/starrocks-fe/werf.inc.yaml does not add %s to %s", feStartScript, feStartPath)
+	}
+}
+
+// The FE start wrapper, run by a real /bin/sh against a stand-in
+// start_fe.sh that records its arguments.
+func TestFrontendStartWrapper(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), feStartScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(data)
 
 	cases := []struct {
 		name         string

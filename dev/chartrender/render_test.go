@@ -3,6 +3,8 @@ package chartrender_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
@@ -171,7 +174,11 @@ func TestInstanceObjects(t *testing.T) {
 				mustFind(t, objs, kind, ns, n.FrontendStatefulSet)
 				mustFind(t, objs, kind, ns, n.BackendStatefulSet)
 			}
-			mustFind(t, objs, "PodMonitor", ns, n.FrontendStatefulSet)
+			for _, o := range objs {
+				if o.GetKind() == "PodMonitor" && o.GetNamespace() == ns {
+					t.Errorf("PodMonitor %s rendered into the tenant namespace: the module's one PodMonitor covers every instance", o.GetName())
+				}
+			}
 			// Nodes pull the module's images with the credentials Deckhouse
 			// gives containerd: no registry Secret lands in a tenant namespace.
 			for _, o := range objs {
@@ -235,7 +242,7 @@ func TestFrontendPod(t *testing.T) {
 			}
 
 			sr := container(t, spec, "starrocks")
-			if strings.Join(sr.Command, " ") != "/bin/sh /etc/starrocks/scripts/fe-start.sh" {
+			if strings.Join(sr.Command, " ") != "/bin/sh "+feStartPath {
 				t.Errorf("FE command %q, want the start wrapper", sr.Command)
 			}
 			if sr.StartupProbe == nil || sr.StartupProbe.HTTPGet.Path != "/api/health" || sr.StartupProbe.HTTPGet.Port.String() != "fe-http" {
@@ -370,11 +377,19 @@ func TestConfigMap(t *testing.T) {
 					t.Errorf("be.conf %s = %q, want %q", k, be[k], v)
 				}
 			}
-			script := cm.Data["fe-start.sh"]
+			// The wrapper's default directories are where the FE pod mounts
+			// the agent's run directory and the FE home.
+			script, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), feStartScript))
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, want := range []string{"/opt/starrocks/agent-run}/fe-helper", "/opt/starrocks/fe}"} {
-				if !strings.Contains(script, want) {
-					t.Errorf("fe-start.sh lacks %q", want)
+				if !strings.Contains(string(script), want) {
+					t.Errorf("%s lacks %q", feStartScript, want)
 				}
+			}
+			if _, ok := cm.Data["fe-start.sh"]; ok {
+				t.Errorf("the instance ConfigMap carries fe-start.sh, which the FE image holds")
 			}
 			for k, v := range cm.Data {
 				if strings.Contains(v, "password =") && !strings.Contains(v, "${STARROCKS_KEYSTORE_PASSWORD}") {
@@ -634,27 +649,59 @@ func TestModuleObjects(t *testing.T) {
 
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 
+// One PodMonitor in the module's namespace scrapes every instance; the
+// labels the alerts and dashboards group by come from the pods.
 func TestPodMonitorLabelsWhatAlertsGroupBy(t *testing.T) {
 	sc := scenarios()[1]
 	e := entries(t, sc.sr)[0]
-	pm := mustFind(t, render(t, sc.settings, sc.sr), "PodMonitor", e.Namespace, e.Names.FrontendStatefulSet)
+	objs := render(t, sc.settings, sc.sr)
+	pm := mustFind(t, objs, "PodMonitor", chartrender.Namespace, "managed-starrocks-instances")
+	if anyNS, _, _ := unstructured.NestedBool(pm.Object, "spec", "namespaceSelector", "any"); !anyNS {
+		t.Errorf("the PodMonitor does not look in every namespace")
+	}
+	sel, _, _ := unstructured.NestedStringMap(pm.Object, "spec", "selector", "matchLabels")
+	if pm.GetLabels()["prometheus"] != "main" || len(sel) == 0 {
+		t.Fatalf("PodMonitor labels %v selector %v", pm.GetLabels(), sel)
+	}
+	// The selector picks the pods of both StatefulSets.
+	for _, name := range []string{e.Names.FrontendStatefulSet, e.Names.BackendStatefulSet} {
+		sts := typed[appsv1.StatefulSet](t, mustFind(t, objs, "StatefulSet", e.Namespace, name))
+		for k, v := range sel {
+			if sts.Spec.Template.Labels[k] != v {
+				t.Errorf("pods of %s lack the PodMonitor's selector label %s=%s", name, k, v)
+			}
+		}
+	}
+	ns := mustFind(t, objs, "Namespace", "", chartrender.Namespace)
+	if ns.GetLabels()["prometheus.deckhouse.io/monitor-watcher-enabled"] != "true" {
+		t.Errorf("the module namespace lacks the label that lets Deckhouse's Prometheus read its monitors")
+	}
 	eps, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
 	got := map[string]string{}
 	for _, raw := range eps {
 		ep := raw.(map[string]any)
-		labels := map[string]string{}
+		component, instanceFrom := "", ""
 		for _, r := range ep["relabelings"].([]any) {
 			rl := r.(map[string]any)
-			labels[rl["targetLabel"].(string)], _ = rl["replacement"].(string)
+			switch rl["targetLabel"] {
+			case "component":
+				component, _ = rl["replacement"].(string)
+			case "instance_name":
+				instanceFrom = mustJSON(rl["sourceLabels"])
+			}
 		}
-		if labels["instance_name"] != e.Name || ep["path"] != "/metrics" {
-			t.Errorf("endpoint %v: instance_name %q path %v", ep["port"], labels["instance_name"], ep["path"])
+		if instanceFrom != `["__meta_kubernetes_pod_label_app_kubernetes_io_instance"]` || ep["path"] != "/metrics" {
+			t.Errorf("endpoint %v: instance_name from %s path %v", ep["port"], instanceFrom, ep["path"])
 		}
-		got[ep["port"].(string)] = labels["component"]
+		got[ep["port"].(string)] = component
 	}
 	want := map[string]string{"fe-http": "frontend", "be-http": "backend", "agent-http": "agent"}
 	if mustJSON(got) != mustJSON(want) {
 		t.Errorf("scraped ports and their component label %v, want %v", got, want)
+	}
+	sts := typed[appsv1.StatefulSet](t, mustFind(t, objs, "StatefulSet", e.Namespace, e.Names.FrontendStatefulSet))
+	if sts.Spec.Template.Labels["app.kubernetes.io/instance"] != e.Name {
+		t.Errorf("FE pods carry app.kubernetes.io/instance %q, want the instance name %q", sts.Spec.Template.Labels["app.kubernetes.io/instance"], e.Name)
 	}
 }
 
@@ -707,5 +754,41 @@ func TestRestrictedVolumesAreReadableByTheNonRootUser(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Deckhouse's conventions for the instance pods (dmt's container rules): a
+// priority class, and an ephemeral-storage request on every container.
+func TestInstancePodsHavePriorityAndEphemeralStorage(t *testing.T) {
+	for _, sc := range scenarios() {
+		for _, o := range render(t, sc.settings, sc.sr) {
+			if o.GetKind() != "StatefulSet" {
+				continue
+			}
+			spec := typed[appsv1.StatefulSet](t, o).Spec.Template.Spec
+			if spec.PriorityClassName != "production-high" {
+				t.Errorf("%s/%s priorityClassName %q, want production-high", o.GetNamespace(), o.GetName(), spec.PriorityClassName)
+			}
+			for _, c := range append(spec.InitContainers, spec.Containers...) {
+				if _, ok := c.Resources.Requests[corev1.ResourceEphemeralStorage]; !ok {
+					t.Errorf("%s/%s container %s requests no ephemeral-storage", o.GetNamespace(), o.GetName(), c.Name)
+				}
+			}
+		}
+	}
+}
+
+// The FE host names come from the cluster domain Deckhouse passes; without
+// it rendering fails instead of guessing one.
+func TestClusterDomainIsRequired(t *testing.T) {
+	r, err := chartrender.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	globals := chartrender.DefaultGlobals()
+	globals["discovery"] = map[string]any{}
+	_, err = r.Render(moduleValues(t, nil, scenarios()[0].sr), globals)
+	if err == nil || !strings.Contains(err.Error(), "global.discovery.clusterDomain is not set") {
+		t.Errorf("render without global.discovery.clusterDomain: %v, want it required", err)
 	}
 }

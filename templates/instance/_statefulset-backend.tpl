@@ -1,6 +1,10 @@
-{{- $retention := dig "instances" "persistentVolumeClaimRetention" "Retain" (.Values.managedStarrocks | default dict) }}
-{{- range $i := .Values.managedStarrocks.internal.instances }}
+{{- /* The backend StatefulSet of an instance. Argument: dict "root" <root
+context> "i" <instance>; rendered by statefulsets.yaml. */}}
+{{- define "ms.backendStatefulSet" }}
+{{- $root := .root }}
+{{- $i := .i }}
 {{- $c := dict "i" $i "component" "backend" }}
+{{- $retention := dig "instances" "persistentVolumeClaimRetention" "Retain" ($root.Values.managedStarrocks | default dict) }}
 ---
 apiVersion: apps/v1
 kind: StatefulSet
@@ -36,12 +40,13 @@ spec:
       tenant namespaces, where any team member could read it. */}}
       {{- /* Let running fragments and loads finish before the BE stops. */}}
       terminationGracePeriodSeconds: 120
+      priorityClassName: {{ include "ms.priorityClassName" $root | quote }}
       securityContext:
         {{- include "ms.podSecurityContext" . | nindent 8 }}
       {{- include "ms.scheduling" $c | nindent 6 }}
       containers:
         - name: starrocks
-          image: {{ include "ms.image" (list $ "starrocksBe") | quote }}
+          image: {{ include "ms.image" (list $root "starrocksBe") | quote }}
           {{- /* --be picks be.conf (the script also starts CNs); --logconsole sends
           glog to stderr so kubectl logs shows the BE log. */}}
           command: ["/opt/starrocks/be/bin/start_be.sh", "--be", "--logconsole"]
@@ -78,8 +83,10 @@ spec:
             failureThreshold: 3
           resources:
             {{- include "ms.resources" $i.backend.resources | nindent 12 }}
-          {{- /* The BE writes its pid file, logs and spill files under its
-          installation directory, so the root filesystem stays writable. */}}
+          {{- /* The BE writes under its installation directory, so the root
+          filesystem stays writable: start_backend.sh creates and empties
+          UDF_RUNTIME_DIR, chmods lib/starrocks_be and checks PID_DIR/be.pid
+          (StarRocks/starrocks bin/start_backend.sh). */}}
           securityContext:
             {{- include "ms.containerSecurityContext" false | nindent 12 }}
           volumeMounts:

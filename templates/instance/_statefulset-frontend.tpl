@@ -1,7 +1,11 @@
-{{- $retention := dig "instances" "persistentVolumeClaimRetention" "Retain" (.Values.managedStarrocks | default dict) }}
-{{- $clusterDomain := include "ms.clusterDomain" . }}
-{{- range $i := .Values.managedStarrocks.internal.instances }}
+{{- /* The frontend StatefulSet of an instance. Argument: dict "root" <root
+context> "i" <instance>; rendered by statefulsets.yaml. */}}
+{{- define "ms.frontendStatefulSet" }}
+{{- $root := .root }}
+{{- $i := .i }}
 {{- $c := dict "i" $i "component" "frontend" }}
+{{- $retention := dig "instances" "persistentVolumeClaimRetention" "Retain" ($root.Values.managedStarrocks | default dict) }}
+{{- $clusterDomain := include "ms.clusterDomain" $root }}
 ---
 apiVersion: apps/v1
 kind: StatefulSet
@@ -49,13 +53,14 @@ spec:
       tenant namespaces, where any team member could read it. */}}
       {{- /* The FE needs time to flush its edit log and hand over leadership. */}}
       terminationGracePeriodSeconds: 120
+      priorityClassName: {{ include "ms.priorityClassName" $root | quote }}
       securityContext:
         {{- include "ms.podSecurityContext" . | nindent 8 }}
       {{- include "ms.scheduling" $c | nindent 6 }}
       containers:
         - name: starrocks
-          image: {{ include "ms.image" (list $ "starrocksFe") | quote }}
-          command: ["/bin/sh", "/etc/starrocks/scripts/fe-start.sh"]
+          image: {{ include "ms.image" (list $root "starrocksFe") | quote }}
+          command: ["/bin/sh", "/opt/managed-starrocks/fe-start.sh"]
           env:
             - name: POD_NAME
               valueFrom:
@@ -100,8 +105,12 @@ spec:
             failureThreshold: 3
           resources:
             {{- include "ms.resources" $i.frontend.resources | nindent 12 }}
-          {{- /* StarRocks writes its pid file, logs and temporary files under
-          its installation directory, so the root filesystem stays writable. */}}
+          {{- /* StarRocks writes under its installation directory, so the root
+          filesystem stays writable: the FE process writes and locks
+          PID_DIR/fe.pid (bin/ by default) and logs to LOG_DIR, and
+          start_fe.sh --logconsole rewrites conf/ (StarRocks/starrocks
+          bin/start_fe.sh). Making it read-only needs each of those on a
+          volume and a start on the real image first. */}}
           securityContext:
             {{- include "ms.containerSecurityContext" false | nindent 12 }}
           volumeMounts:
@@ -111,10 +120,6 @@ spec:
               mountPath: /opt/starrocks/fe/conf/fe.conf
               subPath: fe.conf
               readOnly: true
-            - name: config
-              mountPath: /etc/starrocks/scripts/fe-start.sh
-              subPath: fe-start.sh
-              readOnly: true
             - name: tls
               mountPath: /etc/starrocks/tls
               readOnly: true
@@ -122,7 +127,7 @@ spec:
               mountPath: /opt/starrocks/agent-run
               readOnly: true
         - name: agent
-          image: {{ include "ms.image" (list $ "agent") | quote }}
+          image: {{ include "ms.image" (list $root "agent") | quote }}
           args:
             - --config=/etc/starrocks-agent/config/agent.json
             - --tls-ca-file=/etc/starrocks/tls/ca.crt
@@ -133,7 +138,7 @@ spec:
             - {{ printf "--self-host=$(POD_NAME).%s.%s.svc.%s" $i.names.frontendHeadlessService $i.namespace $clusterDomain | quote }}
             - --listen=:8090
             - --helper-file=/opt/starrocks/agent-run/fe-helper
-            - {{ printf "--log-level=%s" (include "ms.logLevel" $) | quote }}
+            - {{ printf "--log-level=%s" (include "ms.logLevel" $root) | quote }}
           env:
             - name: POD_NAME
               valueFrom:
@@ -162,6 +167,7 @@ spec:
             requests:
               cpu: 10m
               memory: 32Mi
+              ephemeral-storage: 16Mi
             limits:
               memory: 128Mi
           securityContext:
@@ -197,8 +203,6 @@ spec:
             items:
               - key: fe.conf
                 path: fe.conf
-              - key: fe-start.sh
-                path: fe-start.sh
         - name: agent-config
           configMap:
             name: {{ $i.names.configMap | quote }}

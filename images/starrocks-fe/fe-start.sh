@@ -1,0 +1,29 @@
+#!/bin/sh
+# FE start wrapper of managed-starrocks, added to the FE image by werf
+# (images/starrocks-fe/werf.inc.yaml) and run by the FE StatefulSet.
+#
+# It is deliberately not the image's fe_entrypoint.sh: that script joins the
+# cluster by logging into the leader as root without a password over
+# plaintext MySQL, which breaks as soon as the agent has set the root
+# password and requireSecureTransport is on. Here the agent owns membership
+# (ALTER SYSTEM ADD FOLLOWER over TLS) and, once this FE has been added,
+# writes the helper address into the shared emptyDir; the wrapper only waits
+# for it on the very first start of a follower.
+set -eu
+# The directories can be moved for tests of this script; the pod uses the defaults.
+fe_home="${FE_HOME:-/opt/starrocks/fe}"
+meta="$fe_home/meta"
+helper_file="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}/fe-helper"
+ordinal="${POD_NAME##*-}"
+# Ordinal 0 bootstraps the cluster; any FE with metadata already knows
+# its peers and must not be given a helper again.
+if [ "$ordinal" = "0" ] || [ -f "$meta/image/VERSION" ]; then
+  exec "$fe_home/bin/start_fe.sh" --host_type FQDN --logconsole
+fi
+echo "waiting for the agent to add this FE as a follower ($helper_file)"
+while [ ! -s "$helper_file" ]; do
+  sleep 1
+done
+helper="$(cat "$helper_file")"
+echo "joining the cluster through helper $helper"
+exec "$fe_home/bin/start_fe.sh" --helper "$helper" --host_type FQDN --logconsole
