@@ -34,6 +34,7 @@ const (
 	SnapLastValid       = "last_valid"
 	SnapPVCs            = "pvcs"
 	SnapStorageClasses  = "storage_classes"
+	SnapNamespaces      = "namespaces"
 )
 
 // Metric names (alerts in monitoring/ use exactly these).
@@ -157,6 +158,17 @@ var Config = &pkg.HookConfig{
 			Kind:       "StorageClass",
 			JqFilter:   `{name: .metadata.name, allowVolumeExpansion: (.allowVolumeExpansion // false)}`,
 		},
+		{
+			// Where an Event may be created: the apiserver refuses new
+			// objects in a terminating namespace, and a refused object patch
+			// fails the whole run. A snapshot only, never a reason to run.
+			Name:                         SnapNamespaces,
+			APIVersion:                   "v1",
+			Kind:                         "Namespace",
+			ExecuteHookOnEvents:          &no,
+			ExecuteHookOnSynchronization: &no,
+			JqFilter:                     `{name: .metadata.name, terminating: (.metadata.deletionTimestamp != null or .status.phase == "Terminating")}`,
+		},
 	},
 }
 
@@ -221,6 +233,14 @@ func Handle(_ context.Context, input *pkg.HookInput) error {
 	for _, p := range plan.ClassStatusPatches {
 		input.PatchCollector.PatchWithJSON(statusPatch(p.Status), v1alpha1.SchemeGroupVersion.String(), v1alpha1.StarrocksClassKind, "", p.Name,
 			objectpatch.WithSubresource("status"), objectpatch.WithIgnoreMissingObject(true))
+	}
+	// Events last: the patcher runs every operation and reports the
+	// failures at the end, so an Event the apiserver still refuses (a
+	// ResourceQuota on events, an admission plugin) comes after the status
+	// that records its transition; the retried run finds no transition and
+	// succeeds. An existing Event of the same name is left alone.
+	for _, e := range plan.Events {
+		input.PatchCollector.CreateIfNotExists(e)
 	}
 	// Log a broken instance when its status changes, not on every run:
 	// the status holds the same text for as long as it stays broken.
@@ -302,6 +322,12 @@ func ReadState(input *pkg.HookInput) (State, error) {
 	s.LastValid = decodeEach[LastValidSnap](snaps, SnapLastValid, func(v *LastValidSnap, err error) { v.Entry = "" })
 	s.PVCs = decodeEach[PVCSnap](snaps, SnapPVCs, func(v *PVCSnap, err error) { v.Unreadable = err.Error() })
 	s.StorageClasses = decodeEach[StorageClassSnap](snaps, SnapStorageClasses, func(v *StorageClassSnap, err error) { v.AllowVolumeExpansion = false })
+	s.EventNamespaces = map[string]bool{}
+	for _, ns := range decodeEach[NamespaceSnap](snaps, SnapNamespaces, func(v *NamespaceSnap, err error) { v.Terminating = true }) {
+		if !ns.Terminating {
+			s.EventNamespaces[ns.Name] = true
+		}
+	}
 
 	s.InstanceStatus = make(map[string]v1alpha1.StarrocksStatus, len(statuses))
 	for _, st := range statuses {

@@ -28,7 +28,10 @@ type State struct {
 	LastValid      []LastValidSnap
 	PVCs           []PVCSnap
 	StorageClasses []StorageClassSnap
-	ClusterDomain  string
+	// EventNamespaces are the namespaces that exist and are not
+	// terminating: only there may the hook create Events.
+	EventNamespaces map[string]bool
+	ClusterDomain   string
 	// Warnings are snapshot items that could not be read at all.
 	Warnings []string
 	// UnreadableUIDs are Starrocks objects skipped because they did not
@@ -81,6 +84,12 @@ type MembershipSnap struct {
 	Unreadable bool `json:"unreadable,omitempty"`
 }
 
+// NamespaceSnap is the jq-filtered Namespace.
+type NamespaceSnap struct {
+	Name        string `json:"name"`
+	Terminating bool   `json:"terminating"`
+}
+
 // CertificateSnap is the jq-filtered Certificate.
 type CertificateSnap struct {
 	Namespace string `json:"namespace"`
@@ -112,6 +121,9 @@ type Plan struct {
 	StatusPatches []StatusPatch
 	// VolumeExpansions are the PVCs to grow to their desired size.
 	VolumeExpansions []VolumeExpansion
+	// Events are the Events of the status transitions (instanceEvents), to
+	// create after every other write.
+	Events []*corev1.Event
 	// ClassStatusPatches are the class statuses that changed.
 	ClassStatusPatches []ClassStatusPatch
 	// Results per instance (for metrics and logs).
@@ -201,6 +213,11 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 		plan.Phases[res.Key] = st.Phase
 		if !sameJSON(st, prev) {
 			plan.StatusPatches = append(plan.StatusPatches, StatusPatch{Namespace: sr.Namespace, Name: sr.Name, Status: st})
+			if s.EventNamespaces[sr.Namespace] {
+				for _, e := range instanceEvents(sr, prev, st) {
+					plan.Events = append(plan.Events, eventObject(e, now))
+				}
+			}
 		}
 	}
 
