@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -235,6 +236,29 @@ spec:
 	assert.Equal(t, "LastValidConfigurationKept", kept.Reason)
 	assert.EqualValues(t, 1024, *sr.Status.Configuration.StreamingLoadMaxMb, "status shows the configuration in effect")
 
+	// `kubectl describe starrocks olap` shows what happened, as Events the
+	// apiserver found by the object's kind, name, namespace and UID.
+	describeEvents := func() map[string]corev1.Event {
+		t.Helper()
+		list, err := client.CoreV1().Events("team").List(ctx, metav1.ListOptions{FieldSelector: fmt.Sprintf(
+			"involvedObject.kind=Starrocks,involvedObject.name=olap,involvedObject.namespace=team,involvedObject.uid=%s", sr.UID)})
+		require.NoError(t, err)
+		out := map[string]corev1.Event{}
+		for _, e := range list.Items {
+			_, dup := out[e.Reason]
+			assert.False(t, dup, "one Event per transition: %s", e.Reason)
+			out[e.Reason] = e
+		}
+		return out
+	}
+	events := describeEvents()
+	require.Len(t, events, 2, "the violation and the kept state")
+	assert.Equal(t, corev1.EventTypeWarning, events["ClassRuleViolated"].Type)
+	assert.Equal(t, valid.Message, events["ClassRuleViolated"].Message, "the Event names the field and the rule")
+	assert.Contains(t, events["LastValidConfigurationKept"].Message, "the last valid generation 1 stays in effect")
+	assert.Equal(t, "managed-starrocks", events["ClassRuleViolated"].Source.Component)
+	assert.EqualValues(t, 1, events["ClassRuleViolated"].Count)
+
 	// A tenant forges the module's memory (in its own namespace and in
 	// another) and puts a pod with a malformed agent status in another
 	// namespace: nothing changes, every instance is still reconciled.
@@ -266,6 +290,38 @@ spec:
 	secret, err = client.CoreV1().Secrets("team").Get(ctx, "d8ms-sr-olap-credentials", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, password, string(secret.Data["password"]), "the password is never rotated")
+	assert.Equal(t, events, describeEvents(), "no Event again without a transition")
+
+	// Where the apiserver would refuse an Event (a terminating namespace, a
+	// ResourceQuota counting Events), none is written: the run succeeds
+	// (a refused object patch would fail it for every instance) and the
+	// status still tells.
+	for _, ns := range []string{"leaving", "quota"} {
+		_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		apply(fmt.Sprintf(`
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata: {name: huge, namespace: %s}
+spec:
+  starrocksClassName: analytics
+  frontend: {cpu: {cores: 16}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 10Gi}}
+  backend: {cpu: {cores: 1}, memory: {size: 2Gi}, persistentVolumeClaim: {size: 5Gi}}
+`, ns))
+	}
+	_, err = client.CoreV1().ResourceQuotas("quota").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "events"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/events": resource.MustParse("0")}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	// No namespace controller runs here: the namespace stays Terminating.
+	require.NoError(t, client.CoreV1().Namespaces().Delete(ctx, "leaving", metav1.DeleteOptions{}))
+	op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
+	for _, ns := range []string{"leaving", "quota"} {
+		huge := op.starrocks(ns, "huge")
+		assert.Equal(t, "ClassRuleViolated", findCondition(huge.Status, v1alpha1.ConditionConfigurationValid).Reason, ns)
+		list, err := client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		assert.Empty(t, list.Items, ns)
+	}
 
 	// A deleted instance's memory is deleted by the hook: no ownerReference
 	// can reach across namespaces.

@@ -191,6 +191,12 @@ metadata: {name: team, deletionTimestamp: "2026-12-02T09:00:00Z", finalizers: [k
 status: {phase: Terminating}
 `},
 		{"a namespace not seen yet", ""},
+		{"a namespace whose ResourceQuota counts Events", teamNamespaceYAML + `---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: events, namespace: team}
+spec: {hard: {count/events: "100"}}
+`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newHook(t)

@@ -35,6 +35,7 @@ const (
 	SnapPVCs            = "pvcs"
 	SnapStorageClasses  = "storage_classes"
 	SnapNamespaces      = "namespaces"
+	SnapEventQuotas     = "event_quotas"
 )
 
 // Metric names (alerts in monitoring/ use exactly these).
@@ -169,6 +170,16 @@ var Config = &pkg.HookConfig{
 			ExecuteHookOnSynchronization: &no,
 			JqFilter:                     `{name: .metadata.name, terminating: (.metadata.deletionTimestamp != null or .status.phase == "Terminating")}`,
 		},
+		{
+			// A ResourceQuota that counts Events may refuse one: the hook
+			// writes none in its namespace (the status still says it all).
+			Name:                         SnapEventQuotas,
+			APIVersion:                   "v1",
+			Kind:                         "ResourceQuota",
+			ExecuteHookOnEvents:          &no,
+			ExecuteHookOnSynchronization: &no,
+			JqFilter:                     `{namespace: .metadata.namespace, countsEvents: ((.spec.hard // {}) | has("count/events") or has("count/events.events.k8s.io"))}`,
+		},
 	},
 }
 
@@ -234,11 +245,11 @@ func Handle(_ context.Context, input *pkg.HookInput) error {
 		input.PatchCollector.PatchWithJSON(statusPatch(p.Status), v1alpha1.SchemeGroupVersion.String(), v1alpha1.StarrocksClassKind, "", p.Name,
 			objectpatch.WithSubresource("status"), objectpatch.WithIgnoreMissingObject(true))
 	}
-	// Events last: the patcher runs every operation and reports the
-	// failures at the end, so an Event the apiserver still refuses (a
-	// ResourceQuota on events, an admission plugin) comes after the status
-	// that records its transition; the retried run finds no transition and
-	// succeeds. An existing Event of the same name is left alone.
+	// Events go only where the apiserver takes them (State.EventNamespaces)
+	// and an existing one of the same name is left alone. Should one still
+	// be refused (an admission plugin), the patcher has run every other
+	// operation, the status that records the transition included: the run
+	// fails once and its retry finds no transition to announce.
 	for _, e := range plan.Events {
 		input.PatchCollector.CreateIfNotExists(e)
 	}
@@ -326,6 +337,11 @@ func ReadState(input *pkg.HookInput) (State, error) {
 	for _, ns := range decodeEach[NamespaceSnap](snaps, SnapNamespaces, func(v *NamespaceSnap, err error) { v.Terminating = true }) {
 		if !ns.Terminating {
 			s.EventNamespaces[ns.Name] = true
+		}
+	}
+	for _, q := range decodeEach[EventQuotaSnap](snaps, SnapEventQuotas, func(v *EventQuotaSnap, err error) { v.CountsEvents = true }) {
+		if q.CountsEvents {
+			delete(s.EventNamespaces, q.Namespace)
 		}
 	}
 

@@ -28,8 +28,9 @@ type State struct {
 	LastValid      []LastValidSnap
 	PVCs           []PVCSnap
 	StorageClasses []StorageClassSnap
-	// EventNamespaces are the namespaces that exist and are not
-	// terminating: only there may the hook create Events.
+	// EventNamespaces are the namespaces that exist, are not terminating
+	// and have no ResourceQuota counting Events: only there does the hook
+	// create Events, since a refused object patch fails the whole run.
 	EventNamespaces map[string]bool
 	ClusterDomain   string
 	// Warnings are snapshot items that could not be read at all.
@@ -88,6 +89,12 @@ type MembershipSnap struct {
 type NamespaceSnap struct {
 	Name        string `json:"name"`
 	Terminating bool   `json:"terminating"`
+}
+
+// EventQuotaSnap is the jq-filtered ResourceQuota.
+type EventQuotaSnap struct {
+	Namespace    string `json:"namespace"`
+	CountsEvents bool   `json:"countsEvents"`
 }
 
 // CertificateSnap is the jq-filtered Certificate.
