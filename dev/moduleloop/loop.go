@@ -114,6 +114,15 @@ func New(opts Options) (*Loop, error) {
 		opts.Globals = chartrender.DefaultGlobals()
 	}
 	logger := log.NewLogger(log.WithOutput(opts.Log), log.WithLevel(opts.LogLevel))
+	// A module-sdk hook logs nothing below $LOG_LEVEL, which defaults to
+	// FATAL; Deckhouse runs its hooks with its own level (Info unless
+	// configured), and addon-operator hands its environment to every hook
+	// run. Without this the hooks' own messages never reach the log.
+	if os.Getenv("LOG_LEVEL") == "" {
+		if err := os.Setenv("LOG_LEVEL", strings.ToLower(opts.LogLevel.String())); err != nil {
+			return nil, err
+		}
+	}
 	client, err := kubeutil.NewClient(opts.RESTConfig)
 	if err != nil {
 		return nil, err

@@ -185,6 +185,10 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	case e != nil && res.Current:
 		set(v1alpha1.ConditionLastValidConfigurationApplied, true, ReasonCurrentSpecApplied,
 			fmt.Sprintf("Generation %d is valid and is the configuration in effect.", e.Generation))
+	case e != nil && e.Generation == gen:
+		// The spec did not change: its class did, under it.
+		set(v1alpha1.ConditionLastValidConfigurationApplied, true, ReasonLastValidKept,
+			fmt.Sprintf("Generation %d was valid when it was applied and no longer is (its class changed; see ConfigurationValid); it stays in effect as it was applied until the spec or the class is fixed.", gen))
 	case e != nil:
 		set(v1alpha1.ConditionLastValidConfigurationApplied, true, ReasonLastValidKept,
 			fmt.Sprintf("Generation %d is not valid (see ConfigurationValid); the last valid generation %d stays in effect until the spec is fixed.", gen, e.Generation))

@@ -128,3 +128,21 @@ func TestAMissingClassIsNotCalledABrokenRule(t *testing.T) {
 }
 
 func msgOf(_ bool, _ string, msg string) string { return msg }
+
+func TestTheKeptStateSaysWhetherTheSpecOrTheClassChanged(t *testing.T) {
+	entry := &desired.Instance{Generation: 2, Frontend: desired.Frontend{Replicas: 1}, Backend: desired.Backend{Replicas: 1}}
+	broken := classrules.Violations{{Field: "spec.x", Value: "1", Rule: "r", Message: "m"}}
+	for _, tt := range []struct {
+		gen  int64
+		want string
+	}{
+		{3, "Generation 3 is not valid (see ConfigurationValid); the last valid generation 2 stays in effect until the spec is fixed."},
+		{2, "Generation 2 was valid when it was applied and no longer is (its class changed; see ConfigurationValid); it stays in effect as it was applied until the spec or the class is fixed."},
+	} {
+		res := desired.Result{Object: &v1alpha1.Starrocks{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "n", Generation: tt.gen}}, Entry: entry, Violations: broken}
+		st := ComputeStatus(res, v1alpha1.StarrocksStatus{}, Observed{}, "cluster.local", metav1.Now())
+		_, r, m := condition(st, v1alpha1.ConditionLastValidConfigurationApplied)
+		assert.Equal(t, ReasonLastValidKept, r)
+		assert.Equal(t, tt.want, m)
+	}
+}

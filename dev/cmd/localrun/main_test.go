@@ -192,10 +192,12 @@ func TestCtrlCStopsEverythingAndExitsZero(t *testing.T) {
 		assert.True(t, apiserverGone(t, lr.dir), "kube-apiserver is stopped")
 
 		// module.log, which the program and the README point to, holds the
-		// module's passes and every hook run with what it wrote.
+		// module's passes, every hook run with what it wrote, and what the
+		// hooks themselves log (module-sdk logs nothing unless told a level).
 		log, err := os.ReadFile(filepath.Join(lr.dir, "module.log"))
 		require.NoError(t, err)
-		for _, want := range []string{`"msg":"hook ran"`, `"hook":"instances/hook"`, `"msg":"module pass done"`, `object managed-services.deckhouse.io/v1alpha1/Starrocks/team-a/analytics`} {
+		for _, want := range []string{`"msg":"hook ran"`, `"hook":"instances/hook"`, `"msg":"module pass done"`, `object managed-services.deckhouse.io/v1alpha1/Starrocks/team-a/analytics`,
+			`creating the default StarrocksClass`, `creating password Secret`} {
 			assert.Truef(t, strings.Contains(string(log), want), "module.log has %s", want)
 		}
 	})
