@@ -19,6 +19,7 @@ import (
 	kemtypes "github.com/flant/shell-operator/pkg/kube_events_manager/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -338,6 +339,31 @@ spec:
 	op.run("defaultclass/hook", htypes.BindingType("afterHelm"), startValues())
 	_, err = client.Dynamic().Resource(v1alpha1.StarrocksClassGVR).Get(ctx, "default", metav1.GetOptions{})
 	assert.Error(t, err, "the default class does not come back")
+
+	// A tenant writes a "reason" the CRD would refuse in a condition on a
+	// real FE pod of its instance: the run still succeeds (a refused status
+	// patch would fail it for every instance) and only that instance says
+	// its agent status is unreadable.
+	replicas := int32(1)
+	labels := map[string]string{"managed-services.deckhouse.io/managed-service-type": "starrocks", "app.kubernetes.io/instance": "olap", "app.kubernetes.io/component": "frontend"}
+	sts, err := client.AppsV1().StatefulSets("team").Create(ctx, &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "d8ms-sr-olap", Labels: labels},
+		Spec: appsv1.StatefulSetSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "x"}}}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	controller := true
+	_, err = client.CoreV1().Pods("team").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "d8ms-sr-olap-0", Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: &controller}},
+			Annotations:     map[string]string{"managed-starrocks.deckhouse.io/agent-status": `{"accounts":{"ready":false,"reason":"root refused!","message":"m"}}`}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "x"}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
+	accounts := findCondition(op.starrocks("team", "olap").Status, "AccountsReady")
+	assert.Equal(t, "AgentStatusUnreadable", accounts.Reason)
+	assert.Contains(t, accounts.Message, "accounts.reason is not a CamelCase word")
 }
 
 func describe(ops []sdkpkg.PatchCollectorOperation) []string {

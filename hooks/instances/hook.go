@@ -329,6 +329,9 @@ func ReadState(input *pkg.HookInput) (State, error) {
 	classes = decodeEach[clStatus](snaps, SnapClassStatus, func(v *clStatus, err error) { v.Status = v1alpha1.StarrocksClassStatus{} })
 	s.StatefulSets = decodeEach[StatefulSetSnap](snaps, SnapStatefulSets, func(v *StatefulSetSnap, err error) { v.Unreadable = err.Error() })
 	s.Pods = decodeEach[PodSnap](snaps, SnapPods, func(v *PodSnap, err error) { v.markUnreadable(err.Error()) })
+	for i := range s.Pods {
+		s.Pods[i].checkReasons()
+	}
 	s.Certificates = decodeEach[CertificateSnap](snaps, SnapCertificates, func(v *CertificateSnap, err error) { v.Unreadable = err.Error() })
 	s.LastValid = decodeEach[LastValidSnap](snaps, SnapLastValid, func(v *LastValidSnap, err error) { v.Entry = "" })
 	s.PVCs = decodeEach[PVCSnap](snaps, SnapPVCs, func(v *PVCSnap, err error) { v.Unreadable = err.Error() })

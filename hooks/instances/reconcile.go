@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -69,6 +70,42 @@ type PodSnap struct {
 type OwnerSnap struct {
 	Name string `json:"name"`
 	UID  string `json:"uid"`
+}
+
+// conditionReason is the pattern and length the CRD (metav1.Condition)
+// demands of a condition's reason.
+var conditionReason = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
+
+const maxReasonLength = 1024
+
+// checkReasons makes the report unreadable when a reason the agent wrote
+// (anyone with edit rights in the namespace can write the annotation) could
+// not be a condition's reason: the apiserver would refuse the status patch,
+// and a refused object patch fails the whole run, every instance with it.
+func (p *PodSnap) checkReasons() {
+	for _, r := range []struct{ field, reason string }{
+		{"tls.reason", reasonOf(p.AgentTLS)},
+		{"accounts.reason", reasonOfAccounts(p.Accounts)},
+	} {
+		if r.reason != "" && (len(r.reason) > maxReasonLength || !conditionReason.MatchString(r.reason)) {
+			p.markUnreadable(r.field + " is not a CamelCase word (the form of a condition reason)")
+			return
+		}
+	}
+}
+
+func reasonOf(t *AgentTLS) string {
+	if t == nil {
+		return ""
+	}
+	return t.Reason
+}
+
+func reasonOfAccounts(a *AgentAccounts) string {
+	if a == nil {
+		return ""
+	}
+	return a.Reason
 }
 
 // markUnreadable makes every report of the pod unreadable, saying why.
