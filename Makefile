@@ -9,9 +9,14 @@ export CGO_ENABLED := 0
 
 .PHONY: run test tools generate build lint vet bench
 
-## run: start a local control plane with the module on loopback (Ctrl-C stops it)
+## run: start a local control plane with the module on loopback (Ctrl-C stops it);
+## `make run RUN_FLAGS=-disable` then disables the module as Deckhouse does
+# Built, then run, not `go run`: that exits 1 on Ctrl-C whatever the program
+# does, and make would report a clean stop as an error.
+RUN_FLAGS ?=
 run: tools
-	go run ./dev/cmd/localrun
+	@go build -o bin/localrun ./dev/cmd/localrun
+	bin/localrun $(RUN_FLAGS)
 
 ## test: every test of the repository, against real components
 test: tools

@@ -19,8 +19,10 @@ import (
 	kemtypes "github.com/flant/shell-operator/pkg/kube_events_manager/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -235,6 +237,29 @@ spec:
 	assert.Equal(t, "LastValidConfigurationKept", kept.Reason)
 	assert.EqualValues(t, 1024, *sr.Status.Configuration.StreamingLoadMaxMb, "status shows the configuration in effect")
 
+	// `kubectl describe starrocks olap` shows what happened, as Events the
+	// apiserver found by the object's kind, name, namespace and UID.
+	describeEvents := func() map[string]corev1.Event {
+		t.Helper()
+		list, err := client.CoreV1().Events("team").List(ctx, metav1.ListOptions{FieldSelector: fmt.Sprintf(
+			"involvedObject.kind=Starrocks,involvedObject.name=olap,involvedObject.namespace=team,involvedObject.uid=%s", sr.UID)})
+		require.NoError(t, err)
+		out := map[string]corev1.Event{}
+		for _, e := range list.Items {
+			_, dup := out[e.Reason]
+			assert.False(t, dup, "one Event per transition: %s", e.Reason)
+			out[e.Reason] = e
+		}
+		return out
+	}
+	events := describeEvents()
+	require.Len(t, events, 2, "the violation and the kept state")
+	assert.Equal(t, corev1.EventTypeWarning, events["ClassRuleViolated"].Type)
+	assert.Equal(t, valid.Message, events["ClassRuleViolated"].Message, "the Event names the field and the rule")
+	assert.Contains(t, events["LastValidConfigurationKept"].Message, "the last valid generation 1 stays in effect")
+	assert.Equal(t, "managed-starrocks", events["ClassRuleViolated"].Source.Component)
+	assert.EqualValues(t, 1, events["ClassRuleViolated"].Count)
+
 	// A tenant forges the module's memory (in its own namespace and in
 	// another) and puts a pod with a malformed agent status in another
 	// namespace: nothing changes, every instance is still reconciled.
@@ -266,6 +291,38 @@ spec:
 	secret, err = client.CoreV1().Secrets("team").Get(ctx, "d8ms-sr-olap-credentials", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, password, string(secret.Data["password"]), "the password is never rotated")
+	assert.Equal(t, events, describeEvents(), "no Event again without a transition")
+
+	// Where the apiserver would refuse an Event (a terminating namespace, a
+	// ResourceQuota counting Events), none is written: the run succeeds
+	// (a refused object patch would fail it for every instance) and the
+	// status still tells.
+	for _, ns := range []string{"leaving", "quota"} {
+		_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		apply(fmt.Sprintf(`
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata: {name: huge, namespace: %s}
+spec:
+  starrocksClassName: analytics
+  frontend: {cpu: {cores: 16}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 10Gi}}
+  backend: {cpu: {cores: 1}, memory: {size: 2Gi}, persistentVolumeClaim: {size: 5Gi}}
+`, ns))
+	}
+	_, err = client.CoreV1().ResourceQuotas("quota").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "events"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/events": resource.MustParse("0")}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	// No namespace controller runs here: the namespace stays Terminating.
+	require.NoError(t, client.CoreV1().Namespaces().Delete(ctx, "leaving", metav1.DeleteOptions{}))
+	op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
+	for _, ns := range []string{"leaving", "quota"} {
+		huge := op.starrocks(ns, "huge")
+		assert.Equal(t, "ClassRuleViolated", findCondition(huge.Status, v1alpha1.ConditionConfigurationValid).Reason, ns)
+		list, err := client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		assert.Empty(t, list.Items, ns)
+	}
 
 	// A deleted instance's memory is deleted by the hook: no ownerReference
 	// can reach across namespaces.
@@ -282,6 +339,31 @@ spec:
 	op.run("defaultclass/hook", htypes.BindingType("afterHelm"), startValues())
 	_, err = client.Dynamic().Resource(v1alpha1.StarrocksClassGVR).Get(ctx, "default", metav1.GetOptions{})
 	assert.Error(t, err, "the default class does not come back")
+
+	// A tenant writes a "reason" the CRD would refuse in a condition on a
+	// real FE pod of its instance: the run still succeeds (a refused status
+	// patch would fail it for every instance) and only that instance says
+	// its agent status is unreadable.
+	replicas := int32(1)
+	labels := map[string]string{"managed-services.deckhouse.io/managed-service-type": "starrocks", "app.kubernetes.io/instance": "olap", "app.kubernetes.io/component": "frontend"}
+	sts, err := client.AppsV1().StatefulSets("team").Create(ctx, &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "d8ms-sr-olap", Labels: labels},
+		Spec: appsv1.StatefulSetSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "x"}}}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	controller := true
+	_, err = client.CoreV1().Pods("team").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "d8ms-sr-olap-0", Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: &controller}},
+			Annotations:     map[string]string{"managed-starrocks.deckhouse.io/agent-status": `{"accounts":{"ready":false,"reason":"root refused!","message":"m"}}`}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "x"}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
+	accounts := findCondition(op.starrocks("team", "olap").Status, "AccountsReady")
+	assert.Equal(t, "AgentStatusUnreadable", accounts.Reason)
+	assert.Contains(t, accounts.Message, "accounts.reason is not a CamelCase word")
 }
 
 func describe(ops []sdkpkg.PatchCollectorOperation) []string {

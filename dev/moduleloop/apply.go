@@ -273,6 +273,7 @@ func (l *Loop) applyRendered(ctx context.Context, objs []*unstructured.Unstructu
 		if err := l.deleteObject(ctx, r); err != nil {
 			return applied, deleted, err
 		}
+		l.logger.Info("deleted an object that left the chart", "object", r.String())
 		deleted++
 	}
 	return applied, deleted, l.saveRelease(ctx, current)

@@ -83,7 +83,9 @@ func StartWebhook(ctx context.Context, binary, kubeconfig, dir string) (*Webhook
 		"--shutdown-grace=2s",
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own process group: a Ctrl-C in the terminal reaches the program
+	// that started it, which stops it in order, not the webhook directly.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("start webhook: %w", err)

@@ -14,13 +14,21 @@ import (
 // CRDDirs are the CRDs a Deckhouse cluster has that the module's objects
 // need: the module's own, cert-manager's, prometheus-operator's and the
 // Deckhouse fixtures in dev/crds.
-func CRDDirs() []string {
+func CRDDirs() ([]string, error) {
+	certManager, err := controlplane.Tool("cert-manager-crds")
+	if err != nil {
+		return nil, err
+	}
+	prometheusOperator, err := controlplane.Tool("prometheus-operator-crds")
+	if err != nil {
+		return nil, err
+	}
 	return []string{
 		controlplane.ModuleCRDDir(),
-		controlplane.CertManagerCRDDir(),
-		controlplane.PrometheusOperatorCRDDir(),
+		certManager,
+		prometheusOperator,
 		filepath.Join(controlplane.RepoRoot(), "dev", "crds"),
-	}
+	}, nil
 }
 
 // DeckhouseNamespaces exist in every Deckhouse cluster the module runs in;

@@ -114,6 +114,15 @@ func New(opts Options) (*Loop, error) {
 		opts.Globals = chartrender.DefaultGlobals()
 	}
 	logger := log.NewLogger(log.WithOutput(opts.Log), log.WithLevel(opts.LogLevel))
+	// A module-sdk hook logs nothing below $LOG_LEVEL, which defaults to
+	// FATAL; Deckhouse runs its hooks with its own level (Info unless
+	// configured), and addon-operator hands its environment to every hook
+	// run. Without this the hooks' own messages never reach the log.
+	if os.Getenv("LOG_LEVEL") == "" {
+		if err := os.Setenv("LOG_LEVEL", strings.ToLower(opts.LogLevel.String())); err != nil {
+			return nil, err
+		}
+	}
 	client, err := kubeutil.NewClient(opts.RESTConfig)
 	if err != nil {
 		return nil, err
@@ -241,6 +250,8 @@ func (l *Loop) RunOnce(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	res.Duration = time.Since(start)
+	l.logger.Info("module pass done", slog.Int("hookRuns", res.HooksRun), slog.Int("objectsApplied", res.Applied),
+		slog.Int("objectsDeleted", res.Deleted), slog.Duration("duration", res.Duration))
 	return res, nil
 }
 
@@ -270,6 +281,17 @@ func (l *Loop) runHook(ctx context.Context, h *hook, startup bool) error {
 	if patch := result.Patches[utils.ConfigMapPatch]; patch != nil && len(patch.Operations) > 0 {
 		l.logger.Warn("hook patched config values; the local loop ignores that", slog.String("hook", h.batch.GetName()))
 	}
+	// What the hook wrote, by object (Description names the operation and
+	// the object, never its data: no Secret content reaches the log).
+	writes := make([]string, 0, len(result.ObjectPatcherOperations))
+	for _, op := range result.ObjectPatcherOperations {
+		writes = append(writes, op.Description())
+	}
+	valuesPatched := 0
+	if patch := result.Patches[utils.MemoryValuesPatch]; patch != nil {
+		valuesPatched = len(patch.Operations)
+	}
+	l.logger.Info("hook ran", slog.String("hook", h.batch.GetName()), slog.Int("valuesPatchOperations", valuesPatched), slog.Any("objectPatches", writes))
 	if err := l.patcher.ExecuteOperations(result.ObjectPatcherOperations); err != nil {
 		return fmt.Errorf("hook %s: object patches: %w", h.batch.GetName(), err)
 	}
@@ -362,6 +384,7 @@ func (l *Loop) Run(ctx context.Context, onPass func(*Result, error)) error {
 			onPass(res, err)
 		}
 		if err != nil {
+			l.logger.Error("module pass failed; retrying in 2s", log.Err(err))
 			time.AfterFunc(2*time.Second, poke)
 			continue
 		}

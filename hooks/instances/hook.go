@@ -34,6 +34,8 @@ const (
 	SnapLastValid       = "last_valid"
 	SnapPVCs            = "pvcs"
 	SnapStorageClasses  = "storage_classes"
+	SnapNamespaces      = "namespaces"
+	SnapEventQuotas     = "event_quotas"
 )
 
 // Metric names (alerts in monitoring/ use exactly these).
@@ -157,6 +159,27 @@ var Config = &pkg.HookConfig{
 			Kind:       "StorageClass",
 			JqFilter:   `{name: .metadata.name, allowVolumeExpansion: (.allowVolumeExpansion // false)}`,
 		},
+		{
+			// Where an Event may be created: the apiserver refuses new
+			// objects in a terminating namespace, and a refused object patch
+			// fails the whole run. A snapshot only, never a reason to run.
+			Name:                         SnapNamespaces,
+			APIVersion:                   "v1",
+			Kind:                         "Namespace",
+			ExecuteHookOnEvents:          &no,
+			ExecuteHookOnSynchronization: &no,
+			JqFilter:                     `{name: .metadata.name, terminating: (.metadata.deletionTimestamp != null or .status.phase == "Terminating")}`,
+		},
+		{
+			// A ResourceQuota that counts Events may refuse one: the hook
+			// writes none in its namespace (the status still says it all).
+			Name:                         SnapEventQuotas,
+			APIVersion:                   "v1",
+			Kind:                         "ResourceQuota",
+			ExecuteHookOnEvents:          &no,
+			ExecuteHookOnSynchronization: &no,
+			JqFilter:                     `{namespace: .metadata.namespace, countsEvents: ((.spec.hard // {}) | has("count/events") or has("count/events.events.k8s.io"))}`,
+		},
 	},
 }
 
@@ -221,6 +244,14 @@ func Handle(_ context.Context, input *pkg.HookInput) error {
 	for _, p := range plan.ClassStatusPatches {
 		input.PatchCollector.PatchWithJSON(statusPatch(p.Status), v1alpha1.SchemeGroupVersion.String(), v1alpha1.StarrocksClassKind, "", p.Name,
 			objectpatch.WithSubresource("status"), objectpatch.WithIgnoreMissingObject(true))
+	}
+	// Events go only where the apiserver takes them (State.EventNamespaces)
+	// and an existing one of the same name is left alone. Should one still
+	// be refused (an admission plugin), the patcher has run every other
+	// operation, the status that records the transition included: the run
+	// fails once and its retry finds no transition to announce.
+	for _, e := range plan.Events {
+		input.PatchCollector.CreateIfNotExists(e)
 	}
 	// Log a broken instance when its status changes, not on every run:
 	// the status holds the same text for as long as it stays broken.
@@ -298,10 +329,24 @@ func ReadState(input *pkg.HookInput) (State, error) {
 	classes = decodeEach[clStatus](snaps, SnapClassStatus, func(v *clStatus, err error) { v.Status = v1alpha1.StarrocksClassStatus{} })
 	s.StatefulSets = decodeEach[StatefulSetSnap](snaps, SnapStatefulSets, func(v *StatefulSetSnap, err error) { v.Unreadable = err.Error() })
 	s.Pods = decodeEach[PodSnap](snaps, SnapPods, func(v *PodSnap, err error) { v.markUnreadable(err.Error()) })
+	for i := range s.Pods {
+		s.Pods[i].checkReasons()
+	}
 	s.Certificates = decodeEach[CertificateSnap](snaps, SnapCertificates, func(v *CertificateSnap, err error) { v.Unreadable = err.Error() })
 	s.LastValid = decodeEach[LastValidSnap](snaps, SnapLastValid, func(v *LastValidSnap, err error) { v.Entry = "" })
 	s.PVCs = decodeEach[PVCSnap](snaps, SnapPVCs, func(v *PVCSnap, err error) { v.Unreadable = err.Error() })
 	s.StorageClasses = decodeEach[StorageClassSnap](snaps, SnapStorageClasses, func(v *StorageClassSnap, err error) { v.AllowVolumeExpansion = false })
+	s.EventNamespaces = map[string]bool{}
+	for _, ns := range decodeEach[NamespaceSnap](snaps, SnapNamespaces, func(v *NamespaceSnap, err error) { v.Terminating = true }) {
+		if !ns.Terminating {
+			s.EventNamespaces[ns.Name] = true
+		}
+	}
+	for _, q := range decodeEach[EventQuotaSnap](snaps, SnapEventQuotas, func(v *EventQuotaSnap, err error) { v.CountsEvents = true }) {
+		if q.CountsEvents {
+			delete(s.EventNamespaces, q.Namespace)
+		}
+	}
 
 	s.InstanceStatus = make(map[string]v1alpha1.StarrocksStatus, len(statuses))
 	for _, st := range statuses {

@@ -206,7 +206,7 @@ func TestHookRendersAValidInstanceAndReportsStatus(t *testing.T) {
 		st := statusOf(t, f, "olap")
 		assert.Equal(t, v1alpha1.PhaseDegraded, st.Phase)
 		s, r, m := condition(st, v1alpha1.ConditionAvailable)
-		assert.Equal(t, []string{"False", ReasonReplicasNotReady, "1 of 1 FE and 0 of 1 BE pods are ready."}, []string{s, r, m})
+		assert.Equal(t, []string{"False", ReasonReplicasNotReady, "Ready pods: 1 of 1 FE, 0 of 1 BE."}, []string{s, r, m})
 	})
 }
 

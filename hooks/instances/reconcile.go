@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,7 +29,11 @@ type State struct {
 	LastValid      []LastValidSnap
 	PVCs           []PVCSnap
 	StorageClasses []StorageClassSnap
-	ClusterDomain  string
+	// EventNamespaces are the namespaces that exist, are not terminating
+	// and have no ResourceQuota counting Events: only there does the hook
+	// create Events, since a refused object patch fails the whole run.
+	EventNamespaces map[string]bool
+	ClusterDomain   string
 	// Warnings are snapshot items that could not be read at all.
 	Warnings []string
 	// UnreadableUIDs are Starrocks objects skipped because they did not
@@ -67,6 +72,42 @@ type OwnerSnap struct {
 	UID  string `json:"uid"`
 }
 
+// conditionReason is the pattern and length the CRD (metav1.Condition)
+// demands of a condition's reason.
+var conditionReason = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
+
+const maxReasonLength = 1024
+
+// checkReasons makes the report unreadable when a reason the agent wrote
+// (anyone with edit rights in the namespace can write the annotation) could
+// not be a condition's reason: the apiserver would refuse the status patch,
+// and a refused object patch fails the whole run, every instance with it.
+func (p *PodSnap) checkReasons() {
+	for _, r := range []struct{ field, reason string }{
+		{"tls.reason", reasonOf(p.AgentTLS)},
+		{"accounts.reason", reasonOfAccounts(p.Accounts)},
+	} {
+		if r.reason != "" && (len(r.reason) > maxReasonLength || !conditionReason.MatchString(r.reason)) {
+			p.markUnreadable(r.field + " is not a CamelCase word (the form of a condition reason)")
+			return
+		}
+	}
+}
+
+func reasonOf(t *AgentTLS) string {
+	if t == nil {
+		return ""
+	}
+	return t.Reason
+}
+
+func reasonOfAccounts(a *AgentAccounts) string {
+	if a == nil {
+		return ""
+	}
+	return a.Reason
+}
+
 // markUnreadable makes every report of the pod unreadable, saying why.
 func (p *PodSnap) markUnreadable(why string) {
 	p.AgentTLS = &AgentTLS{Reason: ReasonAgentStatusUnreadable, Message: why}
@@ -79,6 +120,18 @@ func (p *PodSnap) markUnreadable(why string) {
 type MembershipSnap struct {
 	agentconfig.MembershipStatus
 	Unreadable bool `json:"unreadable,omitempty"`
+}
+
+// NamespaceSnap is the jq-filtered Namespace.
+type NamespaceSnap struct {
+	Name        string `json:"name"`
+	Terminating bool   `json:"terminating"`
+}
+
+// EventQuotaSnap is the jq-filtered ResourceQuota.
+type EventQuotaSnap struct {
+	Namespace    string `json:"namespace"`
+	CountsEvents bool   `json:"countsEvents"`
 }
 
 // CertificateSnap is the jq-filtered Certificate.
@@ -112,6 +165,9 @@ type Plan struct {
 	StatusPatches []StatusPatch
 	// VolumeExpansions are the PVCs to grow to their desired size.
 	VolumeExpansions []VolumeExpansion
+	// Events are the Events of the status transitions (instanceEvents), to
+	// create after every other write.
+	Events []*corev1.Event
 	// ClassStatusPatches are the class statuses that changed.
 	ClassStatusPatches []ClassStatusPatch
 	// Results per instance (for metrics and logs).
@@ -201,6 +257,11 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 		plan.Phases[res.Key] = st.Phase
 		if !sameJSON(st, prev) {
 			plan.StatusPatches = append(plan.StatusPatches, StatusPatch{Namespace: sr.Namespace, Name: sr.Name, Status: st})
+			if s.EventNamespaces[sr.Namespace] {
+				for _, e := range instanceEvents(sr, prev, st) {
+					plan.Events = append(plan.Events, eventObject(e, now))
+				}
+			}
 		}
 	}
 

@@ -185,9 +185,13 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	case e != nil && res.Current:
 		set(v1alpha1.ConditionLastValidConfigurationApplied, true, ReasonCurrentSpecApplied,
 			fmt.Sprintf("Generation %d is valid and is the configuration in effect.", e.Generation))
+	case e != nil && e.Generation == gen:
+		// The spec did not change: its class did, under it.
+		set(v1alpha1.ConditionLastValidConfigurationApplied, true, ReasonLastValidKept,
+			fmt.Sprintf("Generation %d was valid when it was applied and no longer is (its class changed; see ConfigurationValid); it stays in effect as it was applied until the spec or the class is fixed.", gen))
 	case e != nil:
 		set(v1alpha1.ConditionLastValidConfigurationApplied, true, ReasonLastValidKept,
-			fmt.Sprintf("Generation %d breaks a class rule (see ConfigurationValid); the last valid generation %d stays in effect until the spec is fixed.", gen, e.Generation))
+			fmt.Sprintf("Generation %d is not valid (see ConfigurationValid); the last valid generation %d stays in effect until the spec is fixed.", gen, e.Generation))
 	default:
 		set(v1alpha1.ConditionLastValidConfigurationApplied, false, ReasonNeverValid,
 			"No generation of this spec has been valid yet, so nothing is deployed; fix the spec as ConfigurationValid says.")
@@ -244,14 +248,14 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	case allReady:
 		st.Phase = v1alpha1.PhaseRunning
 		set(v1alpha1.ConditionAvailable, true, ReasonAllReplicasReady,
-			fmt.Sprintf("All %d FE and %d BE pods are ready.", st.Frontend.Replicas, st.Backend.Replicas))
+			fmt.Sprintf("%s and %s are ready.", count(int64(st.Frontend.Replicas), "FE pod"), count(int64(st.Backend.Replicas), "BE pod")))
 	default:
 		st.Phase = v1alpha1.PhaseProvisioning
 		if prev.Phase == v1alpha1.PhaseRunning || prev.Phase == v1alpha1.PhaseDegraded {
 			st.Phase = v1alpha1.PhaseDegraded
 		}
 		set(v1alpha1.ConditionAvailable, false, ReasonReplicasNotReady,
-			fmt.Sprintf("%d of %d FE and %d of %d BE pods are ready.", st.Frontend.ReadyReplicas, st.Frontend.Replicas, st.Backend.ReadyReplicas, st.Backend.Replicas))
+			fmt.Sprintf("Ready pods: %d of %d FE, %d of %d BE.", st.Frontend.ReadyReplicas, st.Frontend.Replicas, st.Backend.ReadyReplicas, st.Backend.Replicas))
 	}
 
 	ok, reason, msg := tlsReady(obs, e)
@@ -274,14 +278,14 @@ func backendScaleIn(s desired.ScaleIn) (bool, string, string) {
 		parts := make([]string, len(s.Kept))
 		for i, k := range s.Kept {
 			if k.Decommissioned {
-				parts[i] = fmt.Sprintf("%s (decommissioned, %d tablets left)", k.Host, k.TabletNum)
+				parts[i] = fmt.Sprintf("%s (decommissioned, %s left)", k.Host, count(k.TabletNum, "tablet"))
 			} else {
 				parts[i] = fmt.Sprintf("%s (still a member, not decommissioned yet)", k.Host)
 			}
 		}
 		return false, ReasonDecommissionInProgress, fmt.Sprintf("spec.backend.replicas is %d, %d BE pods are kept: StarRocks still lists %s. Each pod keeps running until StarRocks has moved its tablets to the other BEs and the agent has dropped it.", s.Desired, s.Rendered, strings.Join(parts, ", "))
 	}
-	return true, ReasonNoScaleInPending, fmt.Sprintf("No BE is being removed: the BE StatefulSet runs the %d pods of the configuration in effect.", s.Rendered)
+	return true, ReasonNoScaleInPending, fmt.Sprintf("No BE is being removed: the BE StatefulSet runs the %s of the configuration in effect.", count(int64(s.Rendered), "pod"))
 }
 
 func tlsReady(obs Observed, e *desired.Instance) (bool, string, string) {
@@ -317,7 +321,7 @@ func tlsReady(obs Observed, e *desired.Instance) (bool, string, string) {
 	if len(pods) == 0 {
 		return false, ReasonAgentNotReported, "The certificate is issued, but no FE pod has confirmed TLS on the query port yet."
 	}
-	return true, ReasonCertificateReady, fmt.Sprintf("The certificate is issued and every FE pod (%d) serves it on the query port.", len(pods))
+	return true, ReasonCertificateReady, fmt.Sprintf("The certificate is issued and %s on the query port.", servedBy(len(pods)))
 }
 
 func invalidReason(vs classrules.Violations) string {
@@ -334,13 +338,33 @@ func invalidReason(vs classrules.Violations) string {
 
 func invalidMessage(vs classrules.Violations) string {
 	if len(vs) == 1 {
-		return "The spec breaks a class rule: " + vs[0].Error() + "."
+		if invalidReason(vs) == ReasonClassRuleViolated {
+			return "The spec breaks a class rule: " + vs[0].Error() + "."
+		}
+		// The class is missing or broken: no class rule was checked, and
+		// the violation itself says so.
+		return vs[0].Error() + "."
 	}
 	parts := make([]string, len(vs))
 	for i, v := range vs {
 		parts[i] = fmt.Sprintf("(%d) %s", i+1, v.Error())
 	}
 	return fmt.Sprintf("The spec breaks %d class rules: %s.", len(vs), strings.Join(parts, "; "))
+}
+
+// count is "1 pod", "3 pods": messages are read by people.
+func count(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func servedBy(pods int) string {
+	if pods == 1 {
+		return "the FE pod serves it"
+	}
+	return fmt.Sprintf("every FE pod (%d) serves it", pods)
 }
 
 // setCondition replaces the condition of the same type, keeping its
@@ -389,11 +413,33 @@ func ComputeClassStatus(class *v1alpha1.StarrocksClass, problems classrules.Viol
 	c := metav1.Condition{Type: ConditionClassValid, ObservedGeneration: class.Generation}
 	if len(problems) == 0 {
 		c.Status, c.Reason = metav1.ConditionTrue, ReasonClassRulesCompiled
-		c.Message = fmt.Sprintf("The %d validation rules compile and the %d sizing policies are consistent.", len(class.Spec.Validations), len(class.Spec.SizingPolicies))
+		c.Message = classValidMessage(len(class.Spec.Validations), len(class.Spec.SizingPolicies))
 	} else {
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonClassInvalid
 		c.Message = truncate(fmt.Sprintf("Instances of this class are not deployed or changed until it is fixed: %s.", problems.Error()))
 	}
 	st.Conditions = setCondition(prev.Conditions, c, now)
 	return st
+}
+
+func classValidMessage(rules, policies int) string {
+	var r string
+	switch rules {
+	case 0:
+		r = "The class has no validation rules"
+	case 1:
+		r = "The validation rule compiles"
+	default:
+		r = fmt.Sprintf("The %d validation rules compile", rules)
+	}
+	var p string
+	switch policies {
+	case 0:
+		p = "there is no sizing policy"
+	case 1:
+		p = "the sizing policy is consistent"
+	default:
+		p = fmt.Sprintf("the %d sizing policies are consistent", policies)
+	}
+	return r + " and " + p + "."
 }

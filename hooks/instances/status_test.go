@@ -96,3 +96,53 @@ func TestInvalidMessageListsEveryViolationAndIsBounded(t *testing.T) {
 	assert.Len(t, long, maxConditionMessageLength)
 	assert.True(t, strings.HasSuffix(long, truncatedMessageSuffix))
 }
+
+func TestMessagesAgreeInNumber(t *testing.T) {
+	for _, tt := range []struct{ got, want string }{
+		{classValidMessage(0, 2), "The class has no validation rules and the 2 sizing policies are consistent."},
+		{classValidMessage(1, 1), "The validation rule compiles and the sizing policy is consistent."},
+		{classValidMessage(3, 2), "The 3 validation rules compile and the 2 sizing policies are consistent."},
+		{msgOf(backendScaleIn(desired.ScaleIn{Rendered: 1})), "No BE is being removed: the BE StatefulSet runs the 1 pod of the configuration in effect."},
+		{msgOf(backendScaleIn(desired.ScaleIn{Rendered: 3})), "No BE is being removed: the BE StatefulSet runs the 3 pods of the configuration in effect."},
+		{msgOf(backendScaleIn(desired.ScaleIn{State: desired.ScaleInDraining, Desired: 2, Rendered: 3, Kept: []desired.KeptBackend{{Host: "be-2", Decommissioned: true, TabletNum: 1}}})),
+			"spec.backend.replicas is 2, 3 BE pods are kept: StarRocks still lists be-2 (decommissioned, 1 tablet left). Each pod keeps running until StarRocks has moved its tablets to the other BEs and the agent has dropped it."},
+	} {
+		assert.Equal(t, tt.want, tt.got)
+	}
+
+	entry := &desired.Instance{Generation: 1, Frontend: desired.Frontend{Replicas: 1}, Backend: desired.Backend{Replicas: 1}, TLS: desired.TLS{SecretName: "s"}}
+	one := &StatefulSetState{Replicas: 1, ReadyReplicas: 1}
+	ready := &metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue}
+	res := desired.Result{Object: &v1alpha1.Starrocks{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "n", Generation: 1}}, Entry: entry, Current: true}
+	st := ComputeStatus(res, v1alpha1.StarrocksStatus{}, Observed{Frontend: one, Backend: one, Certificate: &CertificateState{Ready: ready}, AgentTLS: map[string]*AgentTLS{"a-0": {Ready: true}}}, "cluster.local", metav1.Now())
+	_, _, m := condition(st, v1alpha1.ConditionAvailable)
+	assert.Equal(t, "1 FE pod and 1 BE pod are ready.", m)
+	_, _, m = condition(st, v1alpha1.ConditionTLSReady)
+	assert.Equal(t, "The certificate is issued and the FE pod serves it on the query port.", m)
+}
+
+func TestAMissingClassIsNotCalledABrokenRule(t *testing.T) {
+	vs := classrules.MissingClass("gone")
+	assert.Equal(t, ReasonClassNotFound, invalidReason(vs))
+	assert.Equal(t, `spec.starrocksClassName: StarrocksClass "gone" does not exist; ask the platform admin which classes are available (kubectl get starrocksclasses) (value gone; the referenced StarrocksClass must exist).`, invalidMessage(vs))
+}
+
+func msgOf(_ bool, _ string, msg string) string { return msg }
+
+func TestTheKeptStateSaysWhetherTheSpecOrTheClassChanged(t *testing.T) {
+	entry := &desired.Instance{Generation: 2, Frontend: desired.Frontend{Replicas: 1}, Backend: desired.Backend{Replicas: 1}}
+	broken := classrules.Violations{{Field: "spec.x", Value: "1", Rule: "r", Message: "m"}}
+	for _, tt := range []struct {
+		gen  int64
+		want string
+	}{
+		{3, "Generation 3 is not valid (see ConfigurationValid); the last valid generation 2 stays in effect until the spec is fixed."},
+		{2, "Generation 2 was valid when it was applied and no longer is (its class changed; see ConfigurationValid); it stays in effect as it was applied until the spec or the class is fixed."},
+	} {
+		res := desired.Result{Object: &v1alpha1.Starrocks{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "n", Generation: tt.gen}}, Entry: entry, Violations: broken}
+		st := ComputeStatus(res, v1alpha1.StarrocksStatus{}, Observed{}, "cluster.local", metav1.Now())
+		_, r, m := condition(st, v1alpha1.ConditionLastValidConfigurationApplied)
+		assert.Equal(t, ReasonLastValidKept, r)
+		assert.Equal(t, tt.want, m)
+	}
+}

@@ -231,3 +231,24 @@ func TestMemoryOfAnUnreadableStarrocksIsKept(t *testing.T) {
 	plan := Reconcile(s, classrules.NewCache(), metav1.Now())
 	assert.Equal(t, []string{"last-valid-uid-gone"}, plan.StaleLastValid, "a Starrocks that exists but did not decode keeps its memory")
 }
+
+func TestAnAgentReasonThatCannotBeAConditionReasonIsUnreadable(t *testing.T) {
+	// The CRD gives a condition's reason a pattern: a status patch carrying
+	// a tenant's "reason" verbatim would be refused, failing the whole run.
+	for _, status := range []string{
+		`{"accounts":{"ready":false,"reason":"root refused!","message":"m"}}`,
+		`{"tls":{"ready":false,"reason":"` + strings.Repeat("A", 1025) + `"}}`,
+		`{"accounts":{"ready":false,"reason":"Ends_with,"}}`,
+	} {
+		f := newHook(t)
+		f.KubeStateSet(classYAML + "---" + starrocksYAML("olap", 1, 2, 1024) + "---" + readyObjectsYAML("olap", 1, 1) + "---" + podYAML("team", "olap", "d8ms-sr-olap-1", "sts-uid-olap", status))
+		f.RunHook()
+		require.NoError(t, f.HookError())
+		st := statusOf(t, f, "olap")
+		s, r, m := condition(st, ConditionAccountsReady)
+		assert.Equal(t, []string{"False", ReasonAgentStatusUnreadable}, []string{s, r})
+		assert.Contains(t, m, "is not a CamelCase word")
+		_, r, _ = condition(st, v1alpha1.ConditionTLSReady)
+		assert.Equal(t, ReasonAgentStatusUnreadable, r)
+	}
+}

@@ -133,6 +133,11 @@ func TestInvalidSpecWithoutMemoryKeepsTheObjects(t *testing.T) {
 		return true, ""
 	})
 	e.assertStays("team", instanceObjects("olap")...)
+	// kubectl describe warns that the objects are left unmanaged.
+	e.eventually("a Warning Event NotManaged", func() (bool, string) {
+		ev := e.starrocksEvents("team", "olap")["NotManaged"]
+		return len(ev) == 1 && ev[0].Type == corev1.EventTypeWarning, fmt.Sprint(ev)
+	})
 
 	// A valid spec again: the instance is managed again, on its old volumes.
 	e.apply(instance("team", "olap", "Standalone", ""))

@@ -77,13 +77,16 @@ type envOptions struct {
 func newEnv(t testing.TB, opts envOptions) *env {
 	t.Helper()
 	_, webhookBin := buildBinaries(t)
-	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: moduleloop.CRDDirs(), ControllerManager: true})
+	crdDirs, err := moduleloop.CRDDirs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: crdDirs, ControllerManager: true})
 	ctx := context.Background()
 	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
 		t.Fatal(err)
 	}
 	e := &env{t: t, cp: cp, settings: opts.settings}
-	var err error
 	if e.dyn, err = dynamic.NewForConfig(cp.RESTConfig()); err != nil {
 		t.Fatal(err)
 	}

@@ -69,6 +69,26 @@ spec:
 `, name, namespace, typ, replicas, config)
 }
 
+// starrocksEvents are the Events `kubectl describe starrocks` lists (by
+// the object's kind, name, namespace and UID), by reason.
+func (e *env) starrocksEvents(namespace, name string) map[string][]corev1.Event {
+	e.t.Helper()
+	sr, err := e.get("Starrocks", namespace, name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	list, err := e.kube.CoreV1().Events(namespace).List(context.Background(), metav1.ListOptions{FieldSelector: fmt.Sprintf(
+		"involvedObject.kind=Starrocks,involvedObject.name=%s,involvedObject.namespace=%s,involvedObject.uid=%s", name, namespace, sr.GetUID())})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string][]corev1.Event{}
+	for _, ev := range list.Items {
+		out[ev.Reason] = append(out[ev.Reason], ev)
+	}
+	return out
+}
+
 func (e *env) waitObjects(namespace, name string, feReplicas, beReplicas int64) {
 	e.t.Helper()
 	prefix := "d8ms-sr-" + name
@@ -175,9 +195,28 @@ func TestModuleEndToEnd(t *testing.T) {
 		if got := fmt.Sprint(e.configMapData("team-a", "d8ms-sr-small-config")); got != cmBefore || strings.Contains(got, "204800") {
 			t.Error("the invalid value reached the instance's configuration")
 		}
+		// kubectl describe shows it as Events, each once however many
+		// passes ran since.
+		e.eventually("Events of the violation and the kept state", func() (bool, string) {
+			ev := e.starrocksEvents("team-a", "small")
+			return len(ev["ClassRuleViolated"]) > 0 && len(ev["LastValidConfigurationKept"]) > 0, fmt.Sprint(ev)
+		})
+		ev := e.starrocksEvents("team-a", "small")
+		for _, reason := range []string{"ClassRuleViolated", "LastValidConfigurationKept"} {
+			if len(ev[reason]) != 1 || ev[reason][0].Type != corev1.EventTypeWarning || ev[reason][0].Count != 1 {
+				t.Errorf("Events %s: %+v, want one Warning", reason, ev[reason])
+			}
+		}
+		if msg := ev["ClassRuleViolated"][0].Message; !strings.Contains(msg, "spec.configuration.streamingLoadMaxMb") || !strings.Contains(msg, "Stream Load requests may be at most 100 GB") {
+			t.Errorf("the Event %q does not name the field and the rule", msg)
+		}
 		// Back to a valid spec: the condition clears.
 		e.apply(instance("team-a", "small", "Standalone", "    streamingLoadMaxMb: 20480\n    catalogTrashExpireSecond: 3600\n    loadProcessMaxMemoryLimitPercent: 50"))
 		e.waitCondition("team-a", "small", "ConfigurationValid", "True")
+		e.eventually("an Event of the fix", func() (bool, string) {
+			ev := e.starrocksEvents("team-a", "small")
+			return len(ev["Valid"]) == 1 && ev["Valid"][0].Type == corev1.EventTypeNormal, fmt.Sprint(ev["Valid"])
+		})
 		e.loop.SetWebhook(&e.webhook.Endpoint)
 		e.eventually("webhook configurations back", func() (bool, string) {
 			list, err := e.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(context.Background(), metav1.ListOptions{})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -63,6 +64,16 @@ func TestBackendScaleInWaitsForTheDecommission(t *testing.T) {
 	reason, _ = e.waitCondition(ns, name, "BackendScaleIn", "True")
 	if reason != "NoScaleInPending" {
 		t.Errorf("BackendScaleIn reason %q after the scale-in, want NoScaleInPending", reason)
+	}
+	// kubectl describe tells the wait and its end, once each: the tablet
+	// count is progress, not news.
+	e.eventually("an Event of the end of the scale-in", func() (bool, string) {
+		ev := e.starrocksEvents(ns, name)
+		return len(ev["NoScaleInPending"]) == 1, fmt.Sprint(ev)
+	})
+	ev := e.starrocksEvents(ns, name)
+	if d := ev["DecommissionInProgress"]; len(d) != 1 || d[0].Type != corev1.EventTypeNormal || !strings.Contains(d[0].Message, hosts[2]) {
+		t.Errorf("Events DecommissionInProgress: %+v, want one naming %s", d, hosts[2])
 	}
 }
 

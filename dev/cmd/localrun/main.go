@@ -6,9 +6,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -21,20 +23,34 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		// A second Ctrl-C ends the program at once.
+		stop()
+	}()
+	err := run(ctx)
+	if ctx.Err() != nil || interrupted(err) {
+		// Ctrl-C or SIGTERM: run has stopped everything it started (its
+		// deferred stops ran), which is the clean end the user asked for,
+		// even when the signal cut a step short.
+		say("stopped")
+		return
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "localrun:", err)
 		os.Exit(1)
 	}
 }
 
+// runDirFlag lets a test run localrun next to a developer's `make run`.
+var runDirFlag = flag.String("dir", "", "where the control plane keeps its files and logs, emptied first (default: $MANAGED_STARROCKS_CACHE/run, else ~/.cache/managed-starrocks/run)")
+
 // disable plays Deckhouse disabling the module once the examples run.
 var disable = flag.Bool("disable", false, "after the examples are deployed, disable the module as Deckhouse does: stop its hooks and uninstall its Helm release (objects with helm.sh/resource-policy: keep stay), then keep the cluster for inspection")
 
-func run() error {
-	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
+func run(ctx context.Context) error {
 	say("building the local control plane tools (first run only, about 10 minutes on 2 cores)")
 	if err := controlplane.BuildTools(os.Stderr); err != nil {
 		return err
@@ -44,18 +60,23 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	crdDirs, err := moduleloop.CRDDirs()
+	if err != nil {
+		return err
+	}
 	say("starting etcd and kube-apiserver on 127.0.0.1")
 	started := time.Now()
 	cp, err := controlplane.Start(ctx, controlplane.Options{
 		Dir:               dir,
-		CRDDirs:           moduleloop.CRDDirs(),
+		CRDDirs:           crdDirs,
 		ControllerManager: true,
 	})
 	if err != nil {
 		return err
 	}
 	defer func() {
-		say("stopping kube-apiserver and etcd")
+		// controlplane stops kube-apiserver before etcd.
+		say("stopping kube-controller-manager, kube-apiserver and etcd")
 		cp.Stop()
 	}()
 	say("control plane ready in %s", time.Since(started).Round(100*time.Millisecond))
@@ -85,7 +106,10 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer webhook.Stop()
+	defer func() {
+		say("stopping the webhook")
+		webhook.Stop()
+	}()
 	say("webhook serving on %s (log: %s)", webhook.Endpoint.URL, webhook.Log)
 
 	hookLog, err := os.Create(filepath.Join(dir, "module.log"))
@@ -125,7 +149,7 @@ func run() error {
 	defer func() { <-loopDone }()
 	select {
 	case res := <-passes:
-		say("first module pass: %d hook runs, %d objects applied in %s", res.HooksRun, res.Applied, res.Duration.Round(time.Millisecond))
+		say("first module pass: %s, %s applied in %s", count(res.HooksRun, "hook run"), count(res.Applied, "object"), res.Duration.Round(time.Millisecond))
 	case <-ctx.Done():
 		return nil
 	}
@@ -138,7 +162,11 @@ func run() error {
 	}
 	// Let the passes that follow the first render (StatefulSets, Pods and
 	// PVCs appearing) update the status before printing it.
-	time.Sleep(3 * time.Second)
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(3 * time.Second):
+	}
 
 	fmt.Println()
 	if err := client.PrintTable(ctx, os.Stdout, "StarrocksClasses", "/apis/managed-services.deckhouse.io/v1alpha1/starrocksclasses"); err != nil {
@@ -157,23 +185,29 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		say("module disabled: the release's %d objects without helm.sh/resource-policy: keep were deleted; %d stay:", len(deleted), len(kept))
+		say("module disabled: its hooks no longer run; Helm's uninstall deleted %s of the release; %s annotated helm.sh/resource-policy: keep stay:", count(len(deleted), "object"), count(len(kept), "object"))
 		for _, k := range kept {
 			fmt.Println("  " + k)
 		}
+	}
+	running := "The module keeps running"
+	if *disable {
+		running = "The module is disabled; the cluster and the webhook keep running"
 	}
 	fmt.Printf(`
 There is no kubelet and no scheduler here: the StatefulSet controller creates the
 Pods and PVCs, but no container ever runs, so instances stay Provisioning and
 Available=False. Everything else (hooks, webhook, Helm render, status) is real.
 
-The module keeps running until Ctrl-C. In another terminal:
+%s until Ctrl-C. Logs are in %s.
+In another terminal:
 
   export KUBECONFIG=%s
   kubectl explain starrocks.spec
   kubectl get starrocksclasses,starrocks -A -o wide
+  kubectl -n team-a describe starrocks analytics
 
-`, cp.KubeconfigPath())
+`, running, dir, cp.KubeconfigPath())
 	<-ctx.Done()
 	fmt.Println()
 	return nil
@@ -182,6 +216,12 @@ The module keeps running until Ctrl-C. In another terminal:
 // runDir is a fixed place for the control plane's files, so the printed
 // kubeconfig path stays the same from run to run.
 func runDir() (string, error) {
+	if *runDirFlag != "" {
+		if err := os.RemoveAll(*runDirFlag); err != nil {
+			return "", err
+		}
+		return *runDirFlag, os.MkdirAll(*runDirFlag, 0o700)
+	}
 	cache := os.Getenv("MANAGED_STARROCKS_CACHE")
 	if cache == "" {
 		home, err := os.UserHomeDir()
@@ -221,6 +261,26 @@ func applyExamples(ctx context.Context, cp *controlplane.ControlPlane, client *k
 		}
 	}
 	return nil
+}
+
+// interrupted reports whether err comes from a child process (a tool
+// build, go build) that the terminal's Ctrl-C ended: the signal reaches the
+// whole foreground process group, and the child may fail before ctx says so.
+func interrupted(err error) bool {
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return false
+	}
+	ws, ok := exit.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && (ws.Signal() == syscall.SIGINT || ws.Signal() == syscall.SIGTERM)
+}
+
+// count is "1 object", "3 objects".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func say(format string, args ...any) {

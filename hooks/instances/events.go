@@ -1,0 +1,170 @@
+package instances
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+)
+
+// EventSource is the component named in the Events the hook writes
+// (`kubectl describe` shows it under "From").
+const EventSource = "managed-starrocks"
+
+// maxEventMessageLength keeps a message within what events.k8s.io/v1 accepts
+// as a note (1 KiB), so the Event reads the same through either API.
+const maxEventMessageLength = 1024
+
+// Event is a Kubernetes Event about one Starrocks, decided by
+// instanceEvents from a change of its conditions.
+type Event struct {
+	Object  *v1alpha1.Starrocks
+	Type    string // corev1.EventTypeNormal or corev1.EventTypeWarning
+	Reason  string
+	Message string
+}
+
+// instanceEvents are the Events a status change is worth: a condition that
+// turned into a problem the user must act on (the spec breaks its class,
+// the last valid state is kept, the instance is left unmanaged, TLS stopped
+// working, a volume cannot grow) or a wait the user caused (BE scale-in),
+// and the end of each. Only transitions count: the same status computed
+// again gives no Event, so a run that writes no status writes no Event.
+// Progress messages (tablets left) change no reason and give none either.
+func instanceEvents(sr *v1alpha1.Starrocks, prev, next v1alpha1.StarrocksStatus) []Event {
+	var out []Event
+	add := func(typ string, c metav1.Condition) {
+		out = append(out, Event{Object: sr, Type: typ, Reason: c.Reason, Message: c.Message})
+	}
+	for _, n := range next.Conditions {
+		p := findCondition(prev.Conditions, n.Type)
+		changed := p == nil || p.Status != n.Status || p.Reason != n.Reason
+		wasFalse := p != nil && p.Status == metav1.ConditionFalse
+		isTrue := n.Status == metav1.ConditionTrue
+		switch n.Type {
+		case v1alpha1.ConditionConfigurationValid:
+			switch {
+			// A new message while still invalid is a different violation
+			// (the user changed the spec or the admin the class).
+			case !isTrue && (changed || p.Message != n.Message):
+				add(corev1.EventTypeWarning, n)
+			case isTrue && wasFalse:
+				add(corev1.EventTypeNormal, n)
+			}
+		case v1alpha1.ConditionLastValidConfigurationApplied:
+			if n.Reason == ReasonLastValidKept && changed {
+				add(corev1.EventTypeWarning, n)
+			}
+		case v1alpha1.ConditionAvailable:
+			if n.Reason == ReasonNotManaged && changed {
+				add(corev1.EventTypeWarning, n)
+			}
+		case v1alpha1.ConditionBackendScaleIn:
+			switch {
+			case !isTrue && changed:
+				add(corev1.EventTypeNormal, n)
+			case isTrue && wasFalse:
+				add(corev1.EventTypeNormal, n)
+			}
+		case v1alpha1.ConditionTLSReady:
+			// Waiting for cert-manager, or for the agent of a pod that has
+			// just (re)started, is how every instance starts and every
+			// rollout goes: a problem is a certificate that stopped being
+			// ready, or an agent reporting TLS broken.
+			wasTrue := p != nil && p.Status == metav1.ConditionTrue
+			switch {
+			case !isTrue && changed && !tlsQuietReasons[n.Reason] && (wasTrue || !tlsWaitReasons[n.Reason]):
+				add(corev1.EventTypeWarning, n)
+			case isTrue && wasFalse && !tlsWaitReasons[p.Reason] && !tlsQuietReasons[p.Reason]:
+				add(corev1.EventTypeNormal, n)
+			}
+		case v1alpha1.ConditionVolumesResized:
+			if n.Reason == ReasonExpansionBlocked && changed {
+				add(corev1.EventTypeWarning, n)
+			}
+		}
+	}
+	return out
+}
+
+// tlsWaitReasons are the TLSReady reasons of an instance whose certificate
+// is still on its way; a problem only once TLS had been ready.
+var tlsWaitReasons = map[string]bool{
+	ReasonCertificateMissing:  true,
+	ReasonCertificateNotReady: true,
+	ReasonNotRendered:         true,
+}
+
+// tlsQuietReasons never make a TLS Event: an agent that has not reported
+// yet (every FE restart) and an unmanaged instance (it has its own Event).
+var tlsQuietReasons = map[string]bool{
+	ReasonAgentNotReported: true,
+	ReasonNotManaged:       true,
+}
+
+func findCondition(conds []metav1.Condition, typ string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// eventObject is the core/v1 Event, in the Starrocks's namespace (the
+// apiserver requires it) and named after the object and a hash of what it
+// says: the same transition computed twice (a run whose status patch did not
+// land) creates nothing new, and CreateIfNotExists leaves an existing one
+// alone. The message is a condition message: field names, values and class
+// rules, never a credential (the hooks never read Secret data).
+func eventObject(e Event, now metav1.Time) *corev1.Event {
+	sr := e.Object
+	sum := sha256.Sum256([]byte(strings.Join([]string{string(sr.UID), strconv.FormatInt(sr.Generation, 10), e.Type, e.Reason, e.Message}, "\x00")))
+	suffix := "." + hex.EncodeToString(sum[:8])
+	// A Starrocks name is a DNS subdomain; keep the Event's one too.
+	base := sr.Name
+	if max := 253 - len(suffix); len(base) > max {
+		base = strings.TrimRight(base[:max], ".-")
+	}
+	return &corev1.Event{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      base + suffix,
+			Namespace: sr.Namespace,
+			Labels:    map[string]string{"heritage": "deckhouse", "module": "managed-starrocks"},
+		},
+		InvolvedObject: corev1.ObjectReference{
+			APIVersion: v1alpha1.SchemeGroupVersion.String(),
+			Kind:       v1alpha1.StarrocksKind,
+			Namespace:  sr.Namespace,
+			Name:       sr.Name,
+			UID:        sr.UID,
+		},
+		Type:                e.Type,
+		Reason:              e.Reason,
+		Message:             truncateBytes(e.Message, maxEventMessageLength),
+		Source:              corev1.EventSource{Component: EventSource},
+		ReportingController: EventSource,
+		FirstTimestamp:      now,
+		LastTimestamp:       now,
+		Count:               1,
+	}
+}
+
+// truncateBytes cuts s to at most n bytes on a rune boundary.
+func truncateBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len(truncatedMessageSuffix)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + truncatedMessageSuffix
+}
