@@ -2,13 +2,18 @@ package chartrender_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
@@ -66,5 +71,83 @@ func TestValuesExamplesAreWhatTheHooksCompute(t *testing.T) {
 	if !reflect.DeepEqual(examples[0], want) {
 		text, _ := yaml.Marshal(want)
 		t.Fatalf("openapi/values.yaml: the x-examples of internal.instances differ from what pkg/desired computes for them; replace the example with:\n%s", text)
+	}
+}
+
+// dmt matches an exclusion in .dmtlint.yaml by kind and exact name, so the
+// exclusions of instance rules name the objects rendered from the example
+// above. Every such entry must still name a rendered object (and container):
+// a renamed object would bring the finding back in Deckhouse CI, and a
+// stale entry would hide nothing and mislead.
+func TestDmtExclusionsNameRenderedExampleObjects(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), ".dmtlint.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg any
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	var entries []map[string]any
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if _, ok := v["kind"]; ok {
+				entries = append(entries, v)
+				return
+			}
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(cfg)
+	if len(entries) == 0 {
+		t.Fatal(".dmtlint.yaml has no kind/name exclusions: the walk found nothing")
+	}
+	vals, err := chartrender.ModuleValues(exampleInstances(t), map[string]any{
+		"registry": map[string]any{"dockercfg": "eyJhdXRocyI6e319"},
+		"internal": map[string]any{"webhookCert": webhookCert(t)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := chartrender.Render(vals)
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	for _, e := range entries {
+		kind, _ := e["kind"].(string)
+		name, _ := e["name"].(string)
+		var found *unstructured.Unstructured
+		for _, o := range objs {
+			if o.GetKind() == kind && o.GetName() == name {
+				found = o
+				break
+			}
+		}
+		if found == nil {
+			t.Errorf(".dmtlint.yaml excludes %s %q, which the example values do not render", kind, name)
+			continue
+		}
+		container, _ := e["container"].(string)
+		if container == "" {
+			continue
+		}
+		list, _, _ := unstructured.NestedSlice(found.Object, "spec", "template", "spec", "containers")
+		has := false
+		for _, c := range list {
+			if m, ok := c.(map[string]any); ok && m["name"] == container {
+				has = true
+			}
+		}
+		if !has {
+			t.Errorf(".dmtlint.yaml excludes container %q of %s %q, which has no such container", container, kind, name)
+		}
 	}
 }
