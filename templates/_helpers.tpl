@@ -65,7 +65,8 @@ name as werf names it (camelCase: agent, webhook, starrocksFe, starrocksBe).
 {{- dig "registry" "dockercfg" "" (.Values.managedStarrocks | default dict) -}}
 {{- end }}
 
-{{- /* Pod security context: StarRocks images run as the starrocks user 1000;
+{{- /* Pod security context: StarRocks images run as the starrocks user 1000,
+owner of /opt/starrocks (why not 65534 or 64535 as dmt asks: .dmtlint.yaml);
 fsGroup lets the non-root processes write the volumes. */ -}}
 {{- define "ms.podSecurityContext" -}}
 runAsNonRoot: true

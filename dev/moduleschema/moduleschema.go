@@ -24,6 +24,7 @@ const ValuesKey = "managedStarrocks"
 type Schemas struct {
 	storage *validation.SchemaStorage
 	config  []byte
+	values  []byte
 }
 
 // Load reads openapi/config-values.yaml and openapi/values.yaml.
@@ -41,7 +42,7 @@ func Load() (*Schemas, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load openapi schemas: %w", err)
 	}
-	return &Schemas{storage: storage, config: config}, nil
+	return &Schemas{storage: storage, config: config, values: values}, nil
 }
 
 // ValidateSettings checks ModuleConfig settings (spec.settings).
@@ -63,6 +64,27 @@ func (s *Schemas) ConfigExamples() ([]map[string]any, error) {
 		return nil, err
 	}
 	return doc.Examples, nil
+}
+
+// InstanceExamples returns the x-examples of internal.instances in
+// values.yaml: each is a whole instance list, the values dmt (Deckhouse's
+// module linter) renders the instance templates with.
+func (s *Schemas) InstanceExamples() ([][]any, error) {
+	var doc struct {
+		Properties struct {
+			Internal struct {
+				Properties struct {
+					Instances struct {
+						Examples [][]any `json:"x-examples"`
+					} `json:"instances"`
+				} `json:"properties"`
+			} `json:"internal"`
+		} `json:"properties"`
+	}
+	if err := yaml.Unmarshal(s.values, &doc); err != nil {
+		return nil, err
+	}
+	return doc.Properties.Internal.Properties.Instances.Examples, nil
 }
 
 // ApplyDefaults fills the defaults of values.yaml (which extends

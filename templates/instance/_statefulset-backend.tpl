@@ -86,7 +86,7 @@ spec:
           {{- /* The BE writes under its installation directory, so the root
           filesystem stays writable: start_backend.sh creates and empties
           UDF_RUNTIME_DIR, chmods lib/starrocks_be and checks PID_DIR/be.pid
-          (StarRocks/starrocks bin/start_backend.sh). */}}
+          (StarRocks/starrocks bin/start_backend.sh; .dmtlint.yaml). */}}
           securityContext:
             {{- include "ms.containerSecurityContext" false | nindent 12 }}
           volumeMounts:

@@ -110,7 +110,7 @@ spec:
           PID_DIR/fe.pid (bin/ by default) and logs to LOG_DIR, and
           start_fe.sh --logconsole rewrites conf/ (StarRocks/starrocks
           bin/start_fe.sh). Making it read-only needs each of those on a
-          volume and a start on the real image first. */}}
+          volume and a start on the real image first (.dmtlint.yaml). */}}
           securityContext:
             {{- include "ms.containerSecurityContext" false | nindent 12 }}
           volumeMounts:

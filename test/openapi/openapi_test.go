@@ -34,6 +34,27 @@ func TestConfigExamplesAreValid(t *testing.T) {
 	}
 }
 
+// The x-examples of internal.instances (what dmt renders the instance
+// templates with) hold to the values schema like the hooks' output does.
+func TestInstanceExamplesAreValid(t *testing.T) {
+	s := load(t)
+	examples, err := s.InstanceExamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(examples) == 0 {
+		t.Fatal("values.yaml: internal.instances has no x-examples: dmt would lint no instance objects")
+	}
+	for i, ex := range examples {
+		if len(ex) == 0 {
+			t.Errorf("x-examples[%d] of internal.instances is empty", i)
+		}
+		if err := s.ValidateValues(map[string]any{"internal": map[string]any{"instances": ex}}); err != nil {
+			t.Errorf("x-examples[%d] of internal.instances rejected: %v", i, err)
+		}
+	}
+}
+
 func TestWrongSettingsAreRejected(t *testing.T) {
 	s := load(t)
 	cases := []struct {

@@ -1,0 +1,153 @@
+package chartrender_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
+)
+
+// exampleInstances are what the hooks compute for the two Starrocks objects
+// behind the x-examples of internal.instances in openapi/values.yaml: a
+// Standalone whose accounts are ready (client ports open) and a TransZonal
+// Cluster with TLS required and one allowed namespace.
+func exampleInstances(t testing.TB) []desired.Instance {
+	t.Helper()
+	standalone := starrocks("team-a", "example-standalone", v1alpha1.TypeStandalone)
+	standalone.UID = types.UID("7d3c9a52-1b6e-4f0a-9c2d-5e8f1a2b3c4d")
+	cluster := starrocks("team-a", "example-cluster", v1alpha1.TypeCluster)
+	cluster.UID = types.UID("0f4e8b21-6a9d-4c3e-b7f5-2d1c0a9e8b7f")
+	cluster.Spec.Cluster = &v1alpha1.ClusterSpec{Topology: v1alpha1.TopologyTransZonal}
+	cluster.Spec.TLS = &v1alpha1.TLSSpec{RequireSecureTransport: true}
+	cluster.Spec.Network = &v1alpha1.NetworkSpec{AllowedNamespaces: []v1alpha1.NamespaceSelector{
+		{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "team-a-apps"}},
+	}}
+	out := desired.Compute(desired.Input{
+		Instances:     []*v1alpha1.Starrocks{standalone, cluster},
+		Classes:       []*v1alpha1.StarrocksClass{testClass()},
+		ClusterDomain: "cluster.local",
+		Existing: map[string]desired.Existing{
+			desired.Key("team-a", "example-standalone"): {CertificateRevision: 1, AccountsReady: true},
+		},
+	})
+	for _, r := range out.Results {
+		if !r.Valid() {
+			t.Fatalf("example instance %s is invalid for the test class: %v", r.Key, r.Violations)
+		}
+	}
+	return out.Instances
+}
+
+// The x-examples of internal.instances are how dmt (Deckhouse's module
+// linter) renders the instance templates: it takes values from the openapi
+// schemas, and without an example the list is empty. They must be what the
+// hooks produce today, or dmt lints objects the module never renders.
+func TestValuesExamplesAreWhatTheHooksCompute(t *testing.T) {
+	examples, err := loadSchemas(t).InstanceExamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(examples) != 1 {
+		t.Fatalf("openapi/values.yaml: internal.instances has %d x-examples, want 1 (dmt renders one value set)", len(examples))
+	}
+	var want []any
+	raw, err := json.Marshal(exampleInstances(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(examples[0], want) {
+		text, _ := yaml.Marshal(want)
+		t.Fatalf("openapi/values.yaml: the x-examples of internal.instances differ from what pkg/desired computes for them; replace the example with:\n%s", text)
+	}
+}
+
+// dmt matches an exclusion in .dmtlint.yaml by kind and exact name, so the
+// exclusions of instance rules name the objects rendered from the example
+// above. Every such entry must still name a rendered object (and container):
+// a renamed object would bring the finding back in Deckhouse CI, and a
+// stale entry would hide nothing and mislead.
+func TestDmtExclusionsNameRenderedExampleObjects(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), ".dmtlint.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg any
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	var entries []map[string]any
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if _, ok := v["kind"]; ok {
+				entries = append(entries, v)
+				return
+			}
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(cfg)
+	if len(entries) == 0 {
+		t.Fatal(".dmtlint.yaml has no kind/name exclusions: the walk found nothing")
+	}
+	vals, err := chartrender.ModuleValues(exampleInstances(t), map[string]any{
+		"registry": map[string]any{"dockercfg": "eyJhdXRocyI6e319"},
+		"internal": map[string]any{"webhookCert": webhookCert(t)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := chartrender.Render(vals)
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	for _, e := range entries {
+		kind, _ := e["kind"].(string)
+		name, _ := e["name"].(string)
+		var found *unstructured.Unstructured
+		for _, o := range objs {
+			if o.GetKind() == kind && o.GetName() == name {
+				found = o
+				break
+			}
+		}
+		if found == nil {
+			t.Errorf(".dmtlint.yaml excludes %s %q, which the example values do not render", kind, name)
+			continue
+		}
+		container, _ := e["container"].(string)
+		if container == "" {
+			continue
+		}
+		list, _, _ := unstructured.NestedSlice(found.Object, "spec", "template", "spec", "containers")
+		has := false
+		for _, c := range list {
+			if m, ok := c.(map[string]any); ok && m["name"] == container {
+				has = true
+			}
+		}
+		if !has {
+			t.Errorf(".dmtlint.yaml excludes container %q of %s %q, which has no such container", container, kind, name)
+		}
+	}
+}
