@@ -2,8 +2,12 @@ package moduleloop
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -36,6 +40,12 @@ func CRDDirs() ([]string, error) {
 // lives in cert-manager's namespace).
 var DeckhouseNamespaces = []string{"d8-cert-manager", "d8-monitoring"}
 
+// DeckhousePriorityClasses are the PriorityClasses the module's pods name,
+// with the values Deckhouse's priority-class module gives them
+// (deckhouse/deckhouse modules/010-priority-class/docs/CONFIGURATION.md).
+// Without them the Priority admission plugin refuses the pods.
+var DeckhousePriorityClasses = map[string]int32{"production-high": 9000, "cluster-medium": 7000}
+
 // PrepareCluster creates what Deckhouse itself would provide.
 func PrepareCluster(ctx context.Context, cfg *rest.Config) error {
 	kube, err := kubernetes.NewForConfig(cfg)
@@ -45,6 +55,12 @@ func PrepareCluster(ctx context.Context, cfg *rest.Config) error {
 	for _, name := range DeckhouseNamespaces {
 		if err := kubeutil.EnsureNamespace(ctx, kube, name, map[string]string{"heritage": "deckhouse"}); err != nil {
 			return err
+		}
+	}
+	for name, value := range DeckhousePriorityClasses {
+		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"heritage": "deckhouse"}}, Value: value}
+		if _, err := kube.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create PriorityClass %s: %w", name, err)
 		}
 	}
 	return nil
