@@ -408,9 +408,8 @@ func TestEndToEnd(t *testing.T) {
 				docs: usage},
 			{args: []string{"delete", "starrocksclass", "example"},
 				want: `Error from server (Forbidden): admission webhook "validate-starrocksclass.managed-services.deckhouse.io" denied the request: ` +
-					`StarrocksClass "example" is used by 1 Starrocks instance: team-a/dev. An instance cannot move to another class, ` +
-					`so without its class it could no longer be changed or repaired. ` +
-					`Delete this instance first (kubectl get starrocks -A lists each instance with its class), then the class.`,
+					`StarrocksClass "example" is used by 1 Starrocks instance: team-a/dev. ` +
+					`An instance cannot change its class; delete this instance first, then the class.`,
 				docs: docs("ADMIN_GUIDE.md", "ADMIN_GUIDE.ru.md")},
 		}
 		for _, c := range checks {

@@ -285,8 +285,7 @@ func (h *Handler) validateClassDelete(ctx context.Context, req *admissionv1.Admi
 		instances, these = "instance", "this instance"
 	}
 	msg := fmt.Sprintf("StarrocksClass %q is used by %d Starrocks %s: %s. "+
-		"An instance cannot move to another class, so without its class it could no longer be changed or repaired. "+
-		"Delete %s first (kubectl get starrocks -A lists each instance with its class), then the class.",
+		"An instance cannot change its class; delete %s first, then the class.",
 		req.Name, len(users), instances, named, these)
 	return forbidden(req, msg, nil), nil
 }

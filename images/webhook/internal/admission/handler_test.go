@@ -366,12 +366,11 @@ func TestValidateStarrocksClassDelete(t *testing.T) {
 	}{
 		{name: "allows deleting a class no instance uses"},
 		{name: "refuses deleting a class one instance uses", users: []string{"team-a/dev"},
-			want: `StarrocksClass "small" is used by 1 Starrocks instance: team-a/dev. An instance cannot move to another class, ` +
-				`so without its class it could no longer be changed or repaired. ` +
-				`Delete this instance first (kubectl get starrocks -A lists each instance with its class), then the class.`},
+			want: `StarrocksClass "small" is used by 1 Starrocks instance: team-a/dev. ` +
+				`An instance cannot change its class; delete this instance first, then the class.`},
 		{name: "names at most three instances and counts the rest", users: []string{"a/one", "a/two", "b/three", "b/four", "c/five"},
-			want: `StarrocksClass "small" is used by 5 Starrocks instances: a/one, a/two, b/three and 2 more. An instance cannot move to another class, ` +
-				`so without its class it could no longer be changed or repaired. Delete these instances first (`},
+			want: `StarrocksClass "small" is used by 5 Starrocks instances: a/one, a/two, b/three and 2 more. ` +
+				`An instance cannot change its class; delete these instances first, then the class.`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
