@@ -40,20 +40,7 @@ func renderExisting(t *testing.T, sr *v1alpha1.Starrocks, ex desired.Existing) (
 	if len(out.Instances) != 1 {
 		t.Fatalf("instance not valid: %v", out.Results[0].Violations)
 	}
-	settings := map[string]any{"registry": map[string]any{"dockercfg": "eyJhdXRocyI6e319"}, "internal": map[string]any{"webhookCert": webhookCert(t)}}
-	vals, err := chartrender.ModuleValues(out.Instances, settings)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checked := map[string]any{}
-	for k, v := range vals {
-		if k != "registry" {
-			checked[k] = v
-		}
-	}
-	if err := loadSchemas(t).ValidateValues(checked); err != nil {
-		t.Fatalf("values break openapi/: %v", err)
-	}
+	vals := checkedValues(t, out.Instances, nil)
 	objs, err := chartrender.Render(vals)
 	if err != nil {
 		t.Fatalf("render: %v", err)

@@ -195,23 +195,7 @@ func realisticValues(t testing.TB, n int) map[string]any {
 			t.Fatalf("test instance %s is invalid for its class: %v", r.Key, r.Violations)
 		}
 	}
-	settings := map[string]any{
-		"registry": map[string]any{"dockercfg": "eyJhdXRocyI6e319"},
-		"internal": map[string]any{"webhookCert": webhookCert(t)},
-	}
-	vals, err := chartrender.ModuleValues(out.Instances, settings)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checked := map[string]any{}
-	for k, v := range vals {
-		if k != "registry" {
-			checked[k] = v
-		}
-	}
-	if err := loadSchemas(t).ValidateValues(checked); err != nil {
-		t.Fatalf("test values break openapi/: %v", err)
-	}
+	vals := checkedValues(t, out.Instances, nil)
 	return vals
 }
 

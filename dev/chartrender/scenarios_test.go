@@ -138,25 +138,31 @@ func entries(t testing.TB, objs ...*v1alpha1.Starrocks) []desired.Instance {
 
 func moduleValues(t testing.TB, settings map[string]any, objs ...*v1alpha1.Starrocks) map[string]any {
 	t.Helper()
+	return checkedValues(t, entries(t, objs...), settings)
+}
+
+// checkedValues are the module values for instances computed by the hooks'
+// code, with the settings Deckhouse adds, held to the contract the cluster
+// enforces (openapi/).
+func checkedValues(t testing.TB, instances []desired.Instance, settings map[string]any) map[string]any {
+	t.Helper()
 	if settings == nil {
 		settings = map[string]any{}
 	}
 	settings["registry"] = map[string]any{"dockercfg": "eyJhdXRocyI6e319"}
 	settings["internal"] = map[string]any{"webhookCert": webhookCert(t)}
-	vals, err := chartrender.ModuleValues(entries(t, objs...), settings)
+	vals, err := chartrender.ModuleValues(instances, settings)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Hold the values to the contract the cluster enforces. registry is
-	// injected by Deckhouse outside the module's schema.
+	// registry is injected by Deckhouse outside the module's schema.
 	checked := map[string]any{}
 	for k, v := range vals {
 		if k != "registry" {
 			checked[k] = v
 		}
 	}
-	schemas := loadSchemas(t)
-	if err := schemas.ValidateValues(checked); err != nil {
+	if err := loadSchemas(t).ValidateValues(checked); err != nil {
 		t.Fatalf("test values break openapi/: %v", err)
 	}
 	return vals
