@@ -185,17 +185,6 @@ func Compute(in Input) Output {
 	out.Instances = make([]Instance, 0, len(objs))
 	for _, sr := range objs {
 		res := Result{Key: Key(sr.Namespace, sr.Name), Object: sr}
-		if over[res.Key] {
-			// Still validated: its owner learns whether the spec would pass.
-			res.OverLimit = in.MaxInstances
-			if c, ok := classes[sr.Spec.StarrocksClassName]; ok {
-				_, res.Violations = c.Resolve(sr)
-			} else {
-				res.Violations = classrules.MissingClass(sr.Spec.StarrocksClassName)
-			}
-			out.Results = append(out.Results, res)
-			continue
-		}
 		c, ok := classes[sr.Spec.StarrocksClassName]
 		if !ok {
 			res.Violations = classrules.MissingClass(sr.Spec.StarrocksClassName)
@@ -218,6 +207,13 @@ func Compute(in Input) Output {
 				res.ScaleIn = describeScaleIn(&entry, in.Backends[res.Key])
 			}
 		}
+		if over[res.Key] {
+			// Validated like any other (its owner learns whether the spec
+			// would pass), but nothing is rendered, not its last valid
+			// entry either.
+			res.OverLimit = in.MaxInstances
+			res.Entry, res.Current, res.ScaleIn = nil, false, ScaleIn{}
+		}
 		if res.Entry != nil {
 			out.Instances = append(out.Instances, *res.Entry)
 		}
@@ -226,11 +222,11 @@ func Compute(in Input) Output {
 	return out
 }
 
-// beyondLimit returns the keys of the instances past the first max by
+// beyondLimit returns the keys of the instances past the first limit by
 // creation time (ties by namespace and name): the oldest keep their place,
 // so a newer instance never displaces one that is already managed.
-func beyondLimit(objs []*v1alpha1.Starrocks, max int) map[string]bool {
-	if max <= 0 || len(objs) <= max {
+func beyondLimit(objs []*v1alpha1.Starrocks, limit int) map[string]bool {
+	if limit <= 0 || len(objs) <= limit {
 		return nil
 	}
 	byAge := make([]*v1alpha1.Starrocks, len(objs))
@@ -238,8 +234,8 @@ func beyondLimit(objs []*v1alpha1.Starrocks, max int) map[string]bool {
 	sort.SliceStable(byAge, func(i, j int) bool {
 		return byAge[i].CreationTimestamp.Before(&byAge[j].CreationTimestamp)
 	})
-	over := make(map[string]bool, len(byAge)-max)
-	for _, sr := range byAge[max:] {
+	over := make(map[string]bool, len(byAge)-limit)
+	for _, sr := range byAge[limit:] {
 		over[Key(sr.Namespace, sr.Name)] = true
 	}
 	return over
