@@ -576,7 +576,7 @@ func TestModuleObjects(t *testing.T) {
 		{"one webhook replica by default", nil, false, false},
 		{"the cluster-wide highAvailability applies when the module has none", nil, true, true},
 		{"the module setting wins over the cluster-wide default", map[string]any{"highAvailability": false}, true, false},
-		{"the module setting turns HA on", map[string]any{"highAvailability": true, "logLevel": "Debug"}, false, true},
+		{"the module setting turns HA on", map[string]any{"highAvailability": true, "logLevel": "Debug", "instances": map[string]any{"maxCount": 40}}, false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -619,8 +619,13 @@ func TestModuleObjects(t *testing.T) {
 			if tc.settings["logLevel"] == "Debug" {
 				wantLevel = "debug"
 			}
-			if len(wh.Env) != 1 || wh.Env[0].Name != "LOG_LEVEL" || wh.Env[0].Value != wantLevel {
-				t.Errorf("webhook env %+v, want LOG_LEVEL=%s", wh.Env, wantLevel)
+			wantMax := "250"
+			if in, ok := tc.settings["instances"].(map[string]any); ok {
+				wantMax = fmt.Sprint(in["maxCount"])
+			}
+			if len(wh.Env) != 2 || wh.Env[0].Name != "LOG_LEVEL" || wh.Env[0].Value != wantLevel ||
+				wh.Env[1].Name != "MAX_INSTANCES" || wh.Env[1].Value != wantMax {
+				t.Errorf("webhook env %+v, want LOG_LEVEL=%s MAX_INSTANCES=%s (settings.instances.maxCount)", wh.Env, wantLevel, wantMax)
 			}
 			svc := typed[corev1.Service](t, mustFind(t, objs, "Service", ns, "managed-starrocks-webhook"))
 			if svc.Spec.Ports[0].Port != 443 || svc.Spec.Ports[0].TargetPort.String() != "https" {

@@ -78,7 +78,7 @@ func instanceEvents(sr *v1alpha1.Starrocks, prev, next v1alpha1.StarrocksStatus)
 				add(corev1.EventTypeWarning, n)
 			}
 		case v1alpha1.ConditionAvailable:
-			if n.Reason == ReasonNotManaged && changed {
+			if (n.Reason == ReasonNotManaged || n.Reason == ReasonInstanceLimitReached) && changed {
 				add(corev1.EventTypeWarning, n)
 			}
 		case v1alpha1.ConditionBackendScaleIn:
@@ -118,10 +118,12 @@ var tlsWaitReasons = map[string]bool{
 }
 
 // tlsQuietReasons never make a TLS Event: an agent that has not reported
-// yet (every FE restart) and an unmanaged instance (it has its own Event).
+// yet (every FE restart) and an unmanaged instance (it has its own Event,
+// on Available).
 var tlsQuietReasons = map[string]bool{
-	ReasonAgentNotReported: true,
-	ReasonNotManaged:       true,
+	ReasonAgentNotReported:     true,
+	ReasonNotManaged:           true,
+	ReasonInstanceLimitReached: true,
 }
 
 func findCondition(conds []metav1.Condition, typ string) *metav1.Condition {

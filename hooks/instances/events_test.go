@@ -58,6 +58,11 @@ func TestInstanceEvents(t *testing.T) {
 	tlsBroken := cond(v1alpha1.ConditionTLSReady, false, "TLSMisconfigured", "The agent of pod p-0 reports TLS not working: the FE does not offer TLS")
 	volumesBlocked := cond(v1alpha1.ConditionVolumesResized, false, ReasonExpansionBlocked, "PVC meta-d8ms-sr-a-0 cannot be expanded")
 	volumesGrowing := cond(v1alpha1.ConditionVolumesResized, false, ReasonExpansionInProgress, "growing")
+	const beyond = "The module manages at most 2 Starrocks instances ..."
+	overApplied := cond(v1alpha1.ConditionLastValidConfigurationApplied, false, ReasonInstanceLimitReached, beyond)
+	overAvailable := cond(v1alpha1.ConditionAvailable, false, ReasonInstanceLimitReached, beyond)
+	overTLS := cond(v1alpha1.ConditionTLSReady, false, ReasonInstanceLimitReached, beyond)
+	ready := cond(v1alpha1.ConditionAvailable, true, ReasonAllReplicasReady, "1 FE pod and 1 BE pod are ready.")
 
 	type ev struct{ Type, Reason string }
 	for _, tt := range []struct {
@@ -88,6 +93,10 @@ func TestInstanceEvents(t *testing.T) {
 		{"TLS working again after the agent's problem", []metav1.Condition{tlsBroken}, []metav1.Condition{tlsOK}, []ev{{"Normal", ReasonCertificateReady}}},
 		{"a volume that cannot grow", []metav1.Condition{volumesGrowing}, []metav1.Condition{volumesBlocked}, []ev{{"Warning", ReasonExpansionBlocked}}},
 		{"a volume growing is no news", nil, []metav1.Condition{volumesGrowing}, nil},
+		{"beyond the instance limit: one Warning, from Available", []metav1.Condition{valid, applied, ready, tlsOK},
+			[]metav1.Condition{valid, overApplied, overAvailable, overTLS}, []ev{{"Warning", ReasonInstanceLimitReached}}},
+		{"a new instance beyond the limit: the same Warning", nil,
+			[]metav1.Condition{valid, overApplied, overAvailable, overTLS}, []ev{{"Warning", ReasonInstanceLimitReached}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sr := &v1alpha1.Starrocks{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "team", UID: "uid-a", Generation: 2}}

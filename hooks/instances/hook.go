@@ -82,7 +82,8 @@ var Config = &pkg.HookConfig{
 			Name:       SnapStarrocks,
 			APIVersion: v1alpha1.SchemeGroupVersion.String(),
 			Kind:       v1alpha1.StarrocksKind,
-			JqFilter:   `{metadata: {name: .metadata.name, namespace: .metadata.namespace, uid: .metadata.uid, generation: .metadata.generation}, spec: .spec}`,
+			// creationTimestamp: past instances.maxCount the oldest instances are managed.
+			JqFilter: `{metadata: {name: .metadata.name, namespace: .metadata.namespace, uid: .metadata.uid, generation: .metadata.generation, creationTimestamp: .metadata.creationTimestamp}, spec: .spec}`,
 		},
 		{
 			Name:                         SnapStarrocksStatus,
@@ -373,6 +374,10 @@ func ReadState(input *pkg.HookInput) (State, error) {
 		s.ClassStatus[c.Name] = c.Status
 	}
 	s.ClusterDomain = input.Values.Get(shared.ClusterDomainPath).String()
+	s.MaxInstances = shared.DefaultMaxInstances
+	if v := input.Values.Get(shared.MaxInstancesPath); v.Exists() && v.Int() > 0 {
+		s.MaxInstances = int(v.Int())
+	}
 	return s, nil
 }
 

@@ -50,6 +50,8 @@ type State struct {
 	// create Events, since a refused object patch fails the whole run.
 	EventNamespaces map[string]bool
 	ClusterDomain   string
+	// MaxInstances is the module setting instances.maxCount (0: no limit).
+	MaxInstances int
 	// Warnings are snapshot items that could not be read at all.
 	Warnings []string
 	// UnreadableUIDs are Starrocks objects skipped because they did not
@@ -242,6 +244,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 		Cache:         cache,
 		Backends:      backends,
 		Existing:      existing,
+		MaxInstances:  s.MaxInstances,
 	})
 	plan.Values = out.Instances
 	expandable := make(map[string]bool, len(s.StorageClasses))

@@ -52,8 +52,11 @@ const (
 	ReasonAccountsReady = "AccountsReady"
 	// ReasonNotManaged: nothing is rendered, the objects in the cluster are
 	// left as they are.
-	ReasonNotManaged         = "NotManaged"
-	ReasonClassRulesCompiled = "RulesCompiled"
+	ReasonNotManaged = "NotManaged"
+	// ReasonInstanceLimitReached: the instance is beyond the module setting
+	// instances.maxCount, so it is not managed (desired.Result.OverLimit).
+	ReasonInstanceLimitReached = "InstanceLimitReached"
+	ReasonClassRulesCompiled   = "RulesCompiled"
 	// BackendScaleIn reasons.
 	ReasonDecommissionInProgress = "DecommissionInProgress"
 	ReasonWaitingForAgent        = "WaitingForAgent"
@@ -215,6 +218,23 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 
 	accounts := accountsReady(obs, prev)
 	set(ConditionAccountsReady, accounts.OK, accounts.Reason, accounts.Message)
+
+	if res.OverLimit > 0 {
+		// Every instance renders into one Helm release stored in one
+		// Secret: past the limit Helm would fail the release of all of
+		// them. The objects carry helm.sh/resource-policy: keep, the
+		// memory and credentials stay: nothing of this instance is deleted.
+		st.Phase = v1alpha1.PhasePending
+		msg := fmt.Sprintf("The module manages at most %d Starrocks instances, the oldest by creation time (ModuleConfig managed-starrocks settings.instances.maxCount), and this one is newer: "+
+			"nothing of it is deployed or changed, and objects it already has are left as they are, until older instances are deleted or your cluster admin raises the limit.", res.OverLimit)
+		set(v1alpha1.ConditionLastValidConfigurationApplied, false, ReasonInstanceLimitReached, msg)
+		set(v1alpha1.ConditionAvailable, false, ReasonInstanceLimitReached, msg)
+		set(v1alpha1.ConditionTLSReady, false, ReasonInstanceLimitReached, msg)
+		set(v1alpha1.ConditionBackendScaleIn, true, ReasonNoScaleInPending, "The instance is not managed (instance limit reached), so no BE is being removed.")
+		set(v1alpha1.ConditionVolumesResized, true, ReasonVolumesAtDesiredSize, "The instance is not managed (instance limit reached), so no volume is being expanded.")
+		st.Conditions = conds
+		return st
+	}
 
 	if e == nil && (obs.Frontend != nil || obs.Backend != nil) {
 		// No trusted memory (lost, or the module was upgraded while the spec

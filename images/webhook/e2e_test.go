@@ -571,13 +571,13 @@ type runningWebhook struct {
 	stop                    func() error
 }
 
-func startWebhook(ctx context.Context, t *testing.T, kubeconfig string, certs *testpki.SecretVolume) *runningWebhook {
+func startWebhook(ctx context.Context, t *testing.T, kubeconfig string, certs *testpki.SecretVolume, flags ...string) *runningWebhook {
 	t.Helper()
-	c, err := parseFlags([]string{
+	c, err := parseFlags(append([]string{
 		"--listen=127.0.0.1:0", "--health-listen=127.0.0.1:0",
 		"--tls-cert-file=" + certs.Path("tls.crt"), "--tls-key-file=" + certs.Path("tls.key"),
 		"--kubeconfig=" + kubeconfig, "--log-level=Debug", "--shutdown-delay=2s",
-	})
+	}, flags...))
 	if err != nil {
 		t.Fatalf("parse flags: %v", err)
 	}

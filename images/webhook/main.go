@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -62,12 +63,18 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 20*time.Second, "how long in-flight reviews may finish after SIGTERM")
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", 3*time.Second, "how long to keep serving, unready, after SIGTERM so endpoints drop the pod first")
 	level := fs.String("log-level", envOr("LOG_LEVEL", "Info"), "Debug, Info, Warn or Error (env LOG_LEVEL)")
+	maxInstances := fs.String("max-instances", envOr("MAX_INSTANCES", "250"), "refuse to create a Starrocks once the cluster has this many; 0: no limit (env MAX_INSTANCES, module setting instances.maxCount)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	n, err := strconv.Atoi(*maxInstances)
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("--max-instances %q: want a whole number, 0 or more", *maxInstances)
+	}
+	c.MaxInstances = n
 	if err := c.LogLevel.UnmarshalText([]byte(strings.ToUpper(*level))); err != nil {
 		return nil, fmt.Errorf("--log-level %q: want Debug, Info, Warn or Error", *level)
 	}

@@ -55,3 +55,33 @@ func TestParseFlags(t *testing.T) {
 		})
 	}
 }
+
+func TestParseFlagsMaxInstances(t *testing.T) {
+	for _, tt := range []struct {
+		env, arg string
+		want     int
+		wantErr  bool
+	}{
+		{want: 250},
+		{env: "40", want: 40},
+		{env: "40", arg: "--max-instances=7", want: 7},
+		{arg: "--max-instances=0", want: 0},
+		{arg: "--max-instances=-1", wantErr: true},
+		{env: "many", wantErr: true},
+	} {
+		t.Setenv("MAX_INSTANCES", tt.env)
+		var args []string
+		if tt.arg != "" {
+			args = []string{tt.arg}
+		}
+		c, err := parseFlags(args)
+		switch {
+		case tt.wantErr && err == nil:
+			t.Errorf("env %q args %q: parsed, want an error", tt.env, args)
+		case !tt.wantErr && err != nil:
+			t.Errorf("env %q args %q: %v", tt.env, args, err)
+		case !tt.wantErr && c.MaxInstances != tt.want:
+			t.Errorf("env %q args %q: MaxInstances %d, want %d", tt.env, args, c.MaxInstances, tt.want)
+		}
+	}
+}

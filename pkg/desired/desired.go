@@ -79,6 +79,11 @@ type Input struct {
 	// Existing is what the existing objects of an instance fix, per
 	// "namespace/name"; a missing entry means none exist yet.
 	Existing map[string]Existing
+	// MaxInstances is the most instances that get an entry (module setting
+	// instances.maxCount); 0 means no limit. All instances render into one
+	// Helm release, stored in one Secret of at most 1 MiB: past it Helm
+	// fails the release of every instance.
+	MaxInstances int
 }
 
 // Existing is what the objects already in the cluster fix in the values of
@@ -134,6 +139,10 @@ type Result struct {
 	Current bool
 	// ScaleIn says whether BE pods are kept beyond the spec's count.
 	ScaleIn ScaleIn
+	// OverLimit, when not 0, is the limit (Input.MaxInstances) this instance
+	// is beyond: MaxInstances older instances exist, so it gets no entry
+	// (Entry is nil) whatever its spec and memory.
+	OverLimit int
 }
 
 // Valid reports whether the current spec passes every class rule.
@@ -171,6 +180,7 @@ func Compute(in Input) Output {
 		return objs[i].Name < objs[j].Name
 	})
 
+	over := beyondLimit(objs, in.MaxInstances)
 	out.Results = make([]Result, 0, len(objs))
 	out.Instances = make([]Instance, 0, len(objs))
 	for _, sr := range objs {
@@ -197,12 +207,38 @@ func Compute(in Input) Output {
 				res.ScaleIn = describeScaleIn(&entry, in.Backends[res.Key])
 			}
 		}
+		if over[res.Key] {
+			// Validated like any other (its owner learns whether the spec
+			// would pass), but nothing is rendered, not its last valid
+			// entry either.
+			res.OverLimit = in.MaxInstances
+			res.Entry, res.Current, res.ScaleIn = nil, false, ScaleIn{}
+		}
 		if res.Entry != nil {
 			out.Instances = append(out.Instances, *res.Entry)
 		}
 		out.Results = append(out.Results, res)
 	}
 	return out
+}
+
+// beyondLimit returns the keys of the instances past the first limit by
+// creation time (ties by namespace and name): the oldest keep their place,
+// so a newer instance never displaces one that is already managed.
+func beyondLimit(objs []*v1alpha1.Starrocks, limit int) map[string]bool {
+	if limit <= 0 || len(objs) <= limit {
+		return nil
+	}
+	byAge := make([]*v1alpha1.Starrocks, len(objs))
+	copy(byAge, objs) // sorted by namespace/name: a stable sort keeps that for ties
+	sort.SliceStable(byAge, func(i, j int) bool {
+		return byAge[i].CreationTimestamp.Before(&byAge[j].CreationTimestamp)
+	})
+	over := make(map[string]bool, len(byAge)-limit)
+	for _, sr := range byAge[limit:] {
+		over[Key(sr.Namespace, sr.Name)] = true
+	}
+	return over
 }
 
 // NamesFor are the object names of an instance.

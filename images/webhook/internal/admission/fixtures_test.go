@@ -50,6 +50,15 @@ type usersMap map[string][]string
 
 func (m usersMap) Users(_ context.Context, class string) ([]string, error) { return m[class], nil }
 
+// Count counts the instances of every class.
+func (m usersMap) Count(context.Context) (int, error) {
+	n := 0
+	for _, users := range m {
+		n += len(users)
+	}
+	return n, nil
+}
+
 func newHandler(cls ...*v1alpha1.StarrocksClass) *Handler {
 	m := classMap{}
 	for _, c := range cls {

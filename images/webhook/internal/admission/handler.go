@@ -58,9 +58,12 @@ type ClassGetter interface {
 	Get(ctx context.Context, name string) (*v1alpha1.StarrocksClass, error)
 }
 
-// InstanceLister finds the Starrocks of a class ("namespace/name", sorted).
+// InstanceLister finds the Starrocks of a class ("namespace/name", sorted)
+// and counts the Starrocks of the cluster; instances being deleted do not
+// count in either.
 type InstanceLister interface {
 	Users(ctx context.Context, class string) ([]string, error)
+	Count(ctx context.Context) (int, error)
 }
 
 // CompileFunc compiles a class: (*classrules.Cache).Get in production,
@@ -74,6 +77,9 @@ type Handler struct {
 	Compile   CompileFunc
 	Log       *slog.Logger
 	Metrics   *Metrics // optional
+	// MaxInstances is the module setting instances.maxCount: a CREATE is
+	// refused once the cluster has that many Starrocks. 0 means no limit.
+	MaxInstances int
 }
 
 // reviewFunc answers one request. An error means "could not decide" (the
@@ -208,7 +214,33 @@ func (h *Handler) ValidateStarrocks(ctx context.Context, req *admissionv1.Admiss
 	if len(vs) > 0 {
 		return denied(req, vs), nil
 	}
+	if req.Operation == admissionv1.Create {
+		return h.validateInstanceCount(ctx, req)
+	}
 	return allowed(), nil
+}
+
+// validateInstanceCount refuses a new instance once the cluster has
+// MaxInstances: all instances render into the module's one Helm release,
+// stored in one Secret of at most 1 MiB, and a release Helm cannot store
+// fails for every instance. Checked last, so an invalid spec hears about
+// its spec first and only a valid CREATE pays for the list. Two CREATEs at
+// once may both pass; the hooks then manage only the oldest MaxInstances.
+func (h *Handler) validateInstanceCount(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
+	if h.MaxInstances <= 0 {
+		return allowed(), nil
+	}
+	n, err := h.Instances.Count(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("create Starrocks %s/%s: %w", req.Namespace, req.Name, err)
+	}
+	if n < h.MaxInstances {
+		return allowed(), nil
+	}
+	msg := fmt.Sprintf("Starrocks %q cannot be created: the cluster already has %d Starrocks instances, the most the module manages "+
+		"(ModuleConfig managed-starrocks settings.instances.maxCount: %d); ask your cluster admin.",
+		req.Namespace+"/"+req.Name, n, h.MaxInstances)
+	return forbidden(req, msg, nil), nil
 }
 
 // MutateStarrocks writes the class defaults the user left out into the spec,

@@ -397,3 +397,52 @@ func TestValidateStarrocksClassDelete(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateStarrocksRefusesACreateBeyondMaxInstances(t *testing.T) {
+	three := usersMap{"small": {"a/one", "a/two"}, "large": {"b/three"}}
+	tests := []struct {
+		name  string
+		max   int
+		users usersMap
+		op    admissionv1.Operation
+		want  string // empty: allowed
+	}{
+		{name: "allows a create below the limit", max: 4, users: three, op: admissionv1.Create},
+		{name: "refuses a create at the limit, counting every class", max: 3, users: three, op: admissionv1.Create,
+			want: `Starrocks "analytics/sales" cannot be created: the cluster already has 3 Starrocks instances, the most the module manages ` +
+				`(ModuleConfig managed-starrocks settings.instances.maxCount: 3); ask your cluster admin.`},
+		{name: "refuses a create beyond the limit (admitted while the webhook was down)", max: 2, users: three, op: admissionv1.Create,
+			want: `the cluster already has 3 Starrocks instances, the most the module manages (ModuleConfig managed-starrocks settings.instances.maxCount: 2)`},
+		{name: "allows an update at the limit: the instance exists", max: 3, users: three, op: admissionv1.Update},
+		{name: "no limit", max: 0, users: three, op: admissionv1.Create},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHandler(testClass())
+			h.Instances, h.MaxInstances = tt.users, tt.max
+			var old runtime.Object
+			sr := testInstance()
+			if tt.op == admissionv1.Update {
+				o := testInstance()
+				o.Spec.Backend.PersistentVolumeClaim.Size = resource.MustParse("50Gi")
+				old = o
+			}
+			resp, err := h.ValidateStarrocks(context.Background(), request(t, tt.op, sr, old))
+			if err != nil {
+				t.Fatalf("ValidateStarrocks: %v", err)
+			}
+			if tt.want == "" {
+				if !resp.Allowed {
+					t.Fatalf("want allowed, got %s", describe(resp))
+				}
+				return
+			}
+			if resp.Allowed || !strings.Contains(resp.Result.Message, tt.want) {
+				t.Fatalf("got %s\nwant denied with\n  %s", describe(resp), tt.want)
+			}
+			if resp.Result.Code != http.StatusForbidden || resp.Result.Reason != metav1.StatusReasonForbidden {
+				t.Errorf("code %d reason %s, want 403 Forbidden", resp.Result.Code, resp.Result.Reason)
+			}
+		})
+	}
+}

@@ -56,6 +56,9 @@ type Options struct {
 	// ShutdownDelay keeps serving after SIGTERM, unready, so the Service
 	// endpoints drop the pod before the listener closes.
 	ShutdownDelay time.Duration
+	// MaxInstances is the module setting instances.maxCount: the most
+	// Starrocks the cluster may have before a CREATE is refused; 0: no limit.
+	MaxInstances int
 }
 
 // App is a bound, not yet running webhook.
@@ -89,7 +92,7 @@ func New(opts Options, cfg *rest.Config, log *slog.Logger) (*App, error) {
 	}
 	src := classes.New(client)
 	cache := classrules.NewCache()
-	h := &admission.Handler{Classes: src, Instances: src, Compile: cache.Get, Log: log, Metrics: admission.NewMetrics(reg)}
+	h := &admission.Handler{Classes: src, Instances: src, Compile: cache.Get, Log: log, Metrics: admission.NewMetrics(reg), MaxInstances: opts.MaxInstances}
 
 	a := &App{opts: opts, log: log, certs: certs, classes: src}
 	mux := http.NewServeMux()

@@ -105,25 +105,45 @@ func (s *Source) Get(ctx context.Context, name string) (*v1alpha1.StarrocksClass
 // instances being deleted do not count. It lists live, page by page: a class
 // is deleted rarely, and the webhook keeps no cache of instances.
 func (s *Source) Users(ctx context.Context, class string) ([]string, error) {
+	var users []string
+	err := s.eachLive(ctx, func(u *unstructured.Unstructured) {
+		if name, _, _ := unstructured.NestedString(u.Object, "spec", "starrocksClassName"); name == class {
+			users = append(users, u.GetNamespace()+"/"+u.GetName())
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(users)
+	return users, nil
+}
+
+// Count returns how many Starrocks exist in the cluster, those being
+// deleted left out. Listed live like Users: it is asked on a CREATE only.
+func (s *Source) Count(ctx context.Context) (int, error) {
+	n := 0
+	err := s.eachLive(ctx, func(*unstructured.Unstructured) { n++ })
+	return n, err
+}
+
+// eachLive calls fn for every Starrocks that is not being deleted, listing
+// page by page.
+func (s *Source) eachLive(ctx context.Context, fn func(*unstructured.Unstructured)) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	var users []string
 	opts := metav1.ListOptions{Limit: 500}
 	for {
 		list, err := s.client.Resource(v1alpha1.StarrocksGVR).List(ctx, opts)
 		if err != nil {
-			return nil, fmt.Errorf("list Starrocks: %w", err)
+			return fmt.Errorf("list Starrocks: %w", err)
 		}
-		for _, u := range list.Items {
-			name, _, _ := unstructured.NestedString(u.Object, "spec", "starrocksClassName")
-			if name == class && u.GetDeletionTimestamp() == nil {
-				users = append(users, u.GetNamespace()+"/"+u.GetName())
+		for i := range list.Items {
+			if list.Items[i].GetDeletionTimestamp() == nil {
+				fn(&list.Items[i])
 			}
 		}
 		if opts.Continue = list.GetContinue(); opts.Continue == "" {
-			break
+			return nil
 		}
 	}
-	sort.Strings(users)
-	return users, nil
 }

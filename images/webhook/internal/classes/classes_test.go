@@ -76,6 +76,21 @@ func TestUsersListsTheInstancesOfTheClassSorted(t *testing.T) {
 	}
 }
 
+func TestCountLeavesOutInstancesBeingDeleted(t *testing.T) {
+	client := newFake(t,
+		instance("team-b", "warehouse", "small", false),
+		instance("team-a", "other", "large", false),
+		instance("team-c", "going", "small", true),
+	)
+	n, err := New(client).Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Fatalf("Count() = %d, want 2 (every class, the instance being deleted left out)", n)
+	}
+}
+
 func TestGetAnswersNotFoundForANameNoObjectCanHave(t *testing.T) {
 	for _, name := range []string{"", "Upper", "a/b", "-x"} {
 		client := newFake(t)
