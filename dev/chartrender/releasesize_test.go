@@ -295,7 +295,7 @@ func BenchmarkHelmRelease(b *testing.B) {
 }
 
 // maxStoredBytesPerInstance guards what each realistic instance adds to the
-// stored release today (about 1750 bytes, so about 550 instances fit in the
+// stored release today (about 1720 bytes, so about 570 instances fit in the
 // Secret). The goal above (releaseBudgetInstances in releaseBudget, about
 // 430 bytes each) is not met: every instance object carries an
 // ownerReference with the instance's random UID, and Helm's manifest orders
