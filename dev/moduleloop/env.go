@@ -51,9 +51,10 @@ func CRDDirs() ([]string, error) {
 	}, nil
 }
 
-// DeckhouseNamespaces exist in every Deckhouse cluster the module runs in;
-// the module's objects refer to them (the CA of the module's ClusterIssuer
-// lives in cert-manager's namespace).
+// DeckhouseNamespaces exist in every Deckhouse cluster the module runs in:
+// d8-monitoring is the Prometheus namespace the instances' NetworkPolicies
+// admit to the metrics ports, d8-cert-manager is where cert-manager runs
+// (the module puts nothing there any more; the render tests check that).
 var DeckhouseNamespaces = []string{"d8-cert-manager", "d8-monitoring"}
 
 // DeckhousePriorityClasses are the PriorityClasses the module's pods name,
