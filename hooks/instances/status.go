@@ -219,6 +219,15 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	accounts := accountsReady(obs, prev)
 	set(ConditionAccountsReady, accounts.OK, accounts.Reason, accounts.Message)
 
+	// leftAlone sets the conditions of an instance whose objects the module
+	// leaves as they are (not managed for the reason given).
+	leftAlone := func(reason, msg, why string) {
+		set(v1alpha1.ConditionAvailable, false, reason, msg)
+		set(v1alpha1.ConditionTLSReady, false, reason, msg)
+		set(v1alpha1.ConditionBackendScaleIn, true, ReasonNoScaleInPending, "The instance is not managed "+why+", so no BE is being removed.")
+		set(v1alpha1.ConditionVolumesResized, true, ReasonVolumesAtDesiredSize, "The instance is not managed "+why+", so no volume is being expanded.")
+	}
+
 	if res.OverLimit > 0 {
 		// Every instance renders into one Helm release stored in one
 		// Secret: past the limit Helm would fail the release of all of
@@ -228,10 +237,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 		msg := fmt.Sprintf("The module manages at most %d Starrocks instances, the oldest by creation time (ModuleConfig managed-starrocks settings.instances.maxCount), and this one is newer: "+
 			"nothing of it is deployed or changed, and objects it already has are left as they are, until older instances are deleted or your cluster admin raises the limit.", res.OverLimit)
 		set(v1alpha1.ConditionLastValidConfigurationApplied, false, ReasonInstanceLimitReached, msg)
-		set(v1alpha1.ConditionAvailable, false, ReasonInstanceLimitReached, msg)
-		set(v1alpha1.ConditionTLSReady, false, ReasonInstanceLimitReached, msg)
-		set(v1alpha1.ConditionBackendScaleIn, true, ReasonNoScaleInPending, "The instance is not managed (instance limit reached), so no BE is being removed.")
-		set(v1alpha1.ConditionVolumesResized, true, ReasonVolumesAtDesiredSize, "The instance is not managed (instance limit reached), so no volume is being expanded.")
+		leftAlone(ReasonInstanceLimitReached, msg, "(instance limit reached)")
 		st.Conditions = conds
 		return st
 	}
@@ -244,10 +250,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 		st.Phase = v1alpha1.PhaseInvalid
 		msg := "The spec is not valid and there is no last valid configuration to apply: the StatefulSets, volumes and Secrets of the instance are left as they are, unmanaged, until the spec is valid again."
 		set(v1alpha1.ConditionLastValidConfigurationApplied, false, ReasonNeverValid, "No valid configuration is known for this object; fix the spec as ConfigurationValid says. "+msg)
-		set(v1alpha1.ConditionAvailable, false, ReasonNotManaged, msg)
-		set(v1alpha1.ConditionTLSReady, false, ReasonNotManaged, msg)
-		set(v1alpha1.ConditionBackendScaleIn, true, ReasonNoScaleInPending, "The instance is not managed until its spec is valid, so no BE is being removed.")
-		set(v1alpha1.ConditionVolumesResized, true, ReasonVolumesAtDesiredSize, "The instance is not managed until its spec is valid, so no volume is being expanded.")
+		leftAlone(ReasonNotManaged, msg, "until its spec is valid")
 		st.Conditions = conds
 		return st
 	}
