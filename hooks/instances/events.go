@@ -24,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
@@ -59,7 +60,7 @@ func instanceEvents(sr *v1alpha1.Starrocks, prev, next v1alpha1.StarrocksStatus)
 		out = append(out, Event{Object: sr, Type: typ, Reason: c.Reason, Message: c.Message})
 	}
 	for _, n := range next.Conditions {
-		p := findCondition(prev.Conditions, n.Type)
+		p := meta.FindStatusCondition(prev.Conditions, n.Type)
 		changed := p == nil || p.Status != n.Status || p.Reason != n.Reason
 		wasFalse := p != nil && p.Status == metav1.ConditionFalse
 		isTrue := n.Status == metav1.ConditionTrue
@@ -126,15 +127,6 @@ var tlsQuietReasons = map[string]bool{
 	ReasonInstanceLimitReached: true,
 }
 
-func findCondition(conds []metav1.Condition, typ string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == typ {
-			return &conds[i]
-		}
-	}
-	return nil
-}
-
 // eventObject is the core/v1 Event, in the Starrocks's namespace (the
 // apiserver requires it) and named after the object and a hash of what it
 // says: the same transition computed twice (a run whose status patch did not
@@ -175,7 +167,8 @@ func eventObject(e Event, now metav1.Time) *corev1.Event {
 	}
 }
 
-// truncateBytes cuts s to at most n bytes on a rune boundary.
+// truncateBytes cuts s to at most n bytes on a rune boundary, marking the
+// cut (condition messages and Event messages share it).
 func truncateBytes(s string, n int) string {
 	if len(s) <= n {
 		return s

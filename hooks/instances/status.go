@@ -27,6 +27,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
+	"github.com/deckhouse/managed-starrocks/pkg/plural"
 )
 
 // Condition reasons (CamelCase, stable: alerts and users match on them).
@@ -287,7 +288,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	case allReady:
 		st.Phase = v1alpha1.PhaseRunning
 		set(v1alpha1.ConditionAvailable, true, ReasonAllReplicasReady,
-			fmt.Sprintf("%s and %s are ready.", count(int64(st.Frontend.Replicas), "FE pod"), count(int64(st.Backend.Replicas), "BE pod")))
+			fmt.Sprintf("%s and %s are ready.", plural.Count(st.Frontend.Replicas, "FE pod"), plural.Count(st.Backend.Replicas, "BE pod")))
 	default:
 		st.Phase = v1alpha1.PhaseProvisioning
 		if prev.Phase == v1alpha1.PhaseRunning || prev.Phase == v1alpha1.PhaseDegraded {
@@ -317,14 +318,14 @@ func backendScaleIn(s desired.ScaleIn) (bool, string, string) {
 		parts := make([]string, len(s.Kept))
 		for i, k := range s.Kept {
 			if k.Decommissioned {
-				parts[i] = fmt.Sprintf("%s (decommissioned, %s left)", k.Host, count(k.TabletNum, "tablet"))
+				parts[i] = fmt.Sprintf("%s (decommissioned, %s left)", k.Host, plural.Count(k.TabletNum, "tablet"))
 			} else {
 				parts[i] = fmt.Sprintf("%s (still a member, not decommissioned yet)", k.Host)
 			}
 		}
 		return false, ReasonDecommissionInProgress, fmt.Sprintf("spec.backend.replicas is %d, %d BE pods are kept: StarRocks still lists %s. Each pod keeps running until StarRocks has moved its tablets to the other BEs and the agent has dropped it.", s.Desired, s.Rendered, strings.Join(parts, ", "))
 	}
-	return true, ReasonNoScaleInPending, fmt.Sprintf("No BE is being removed: the BE StatefulSet runs the %s of the configuration in effect.", count(int64(s.Rendered), "pod"))
+	return true, ReasonNoScaleInPending, fmt.Sprintf("No BE is being removed: the BE StatefulSet runs the %s of the configuration in effect.", plural.Count(s.Rendered, "pod"))
 }
 
 func tlsReady(obs Observed, e *desired.Instance) (bool, string, string) {
@@ -391,14 +392,6 @@ func invalidMessage(vs classrules.Violations) string {
 	return fmt.Sprintf("The spec breaks %d class rules: %s.", len(vs), strings.Join(parts, "; "))
 }
 
-// count is "1 pod", "3 pods": messages are read by people.
-func count(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 func servedBy(pods int) string {
 	if pods == 1 {
 		return "the FE pod serves it"
@@ -437,12 +430,7 @@ func condStatus(ok bool) metav1.ConditionStatus {
 	return metav1.ConditionFalse
 }
 
-func truncate(s string) string {
-	if len(s) <= maxConditionMessageLength {
-		return s
-	}
-	return s[:maxConditionMessageLength-len(truncatedMessageSuffix)] + truncatedMessageSuffix
-}
+func truncate(s string) string { return truncateBytes(s, maxConditionMessageLength) }
 
 func ptrTo[T any](v T) *T { return &v }
 

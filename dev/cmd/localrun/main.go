@@ -35,6 +35,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 	"github.com/deckhouse/managed-starrocks/dev/moduleloop"
+	"github.com/deckhouse/managed-starrocks/pkg/plural"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -165,7 +166,7 @@ func run(ctx context.Context) error {
 	defer func() { <-loopDone }()
 	select {
 	case res := <-passes:
-		say("first module pass: %s, %s applied in %s", count(res.HooksRun, "hook run"), count(res.Applied, "object"), res.Duration.Round(time.Millisecond))
+		say("first module pass: %s, %s applied in %s", plural.Count(res.HooksRun, "hook run"), plural.Count(res.Applied, "object"), res.Duration.Round(time.Millisecond))
 	case <-ctx.Done():
 		return nil
 	}
@@ -201,7 +202,7 @@ func run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		say("module disabled: its hooks no longer run; Helm's uninstall deleted %s of the release; %s annotated helm.sh/resource-policy: keep stay:", count(len(deleted), "object"), count(len(kept), "object"))
+		say("module disabled: its hooks no longer run; Helm's uninstall deleted %s of the release; %s annotated helm.sh/resource-policy: keep stay:", plural.Count(len(deleted), "object"), plural.Count(len(kept), "object"))
 		for _, k := range kept {
 			fmt.Println("  " + k)
 		}
@@ -289,14 +290,6 @@ func interrupted(err error) bool {
 	}
 	ws, ok := exit.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled() && (ws.Signal() == syscall.SIGINT || ws.Signal() == syscall.SIGTERM)
-}
-
-// count is "1 object", "3 objects".
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func say(format string, args ...any) {

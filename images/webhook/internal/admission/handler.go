@@ -38,6 +38,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/images/webhook/internal/classes"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
+	"github.com/deckhouse/managed-starrocks/pkg/plural"
 )
 
 // Paths the webhook serves; the WebhookConfigurations in templates/webhook
@@ -312,13 +313,13 @@ func (h *Handler) validateClassDelete(ctx context.Context, req *admissionv1.Admi
 	if more := len(users) - maxNamedUsers; more > 0 {
 		named += fmt.Sprintf(" and %d more", more)
 	}
-	instances, these := "instances", "these instances"
+	these := "these instances"
 	if len(users) == 1 {
-		instances, these = "instance", "this instance"
+		these = "this instance"
 	}
-	msg := fmt.Sprintf("StarrocksClass %q is used by %d Starrocks %s: %s. "+
+	msg := fmt.Sprintf("StarrocksClass %q is used by %s: %s. "+
 		"An instance cannot change its class; delete %s first, then the class.",
-		req.Name, len(users), instances, named, these)
+		req.Name, plural.Count(len(users), "Starrocks instance"), named, these)
 	return forbidden(req, msg, nil), nil
 }
 
