@@ -23,6 +23,7 @@ import (
 
 	_ "github.com/deckhouse/managed-starrocks/hooks/credentials"
 	_ "github.com/deckhouse/managed-starrocks/hooks/defaultclass"
+	_ "github.com/deckhouse/managed-starrocks/hooks/instanceobjects"
 	_ "github.com/deckhouse/managed-starrocks/hooks/instances"
 	_ "github.com/deckhouse/managed-starrocks/hooks/webhookcert"
 )

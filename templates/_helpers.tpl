@@ -15,30 +15,6 @@ heritage: deckhouse
 module: managed-starrocks
 {{- end }}
 
-{{- /*
-Labels that select the pods of one component of one instance. They are the
-StatefulSet selectors, so they must never change for an existing instance.
-Argument: dict "i" <instance> "component" <frontend|backend>.
-*/ -}}
-{{- define "ms.selectorLabels" -}}
-managed-services.deckhouse.io/managed-service-name: {{ .i.name | quote }}
-app.kubernetes.io/name: starrocks
-app.kubernetes.io/instance: {{ .i.name | quote }}
-{{- with .component }}
-app.kubernetes.io/component: {{ . | quote }}
-{{- end }}
-{{- end }}
-
-{{- /* Labels of every object of an instance. Argument as ms.selectorLabels
-(component optional). */ -}}
-{{- define "ms.instanceLabels" -}}
-{{ include "ms.moduleLabels" . }}
-{{ include "ms.selectorLabels" . }}
-app.kubernetes.io/managed-by: deckhouse
-app.kubernetes.io/part-of: managed-starrocks
-managed-services.deckhouse.io/managed-service-type: starrocks
-{{- end }}
-
 {{- /* Labels of the module's own components. Argument: component name. */ -}}
 {{- define "ms.componentLabels" -}}
 {{ include "ms.moduleLabels" . }}
@@ -65,19 +41,6 @@ name as werf names it (camelCase: agent, webhook, starrocksFe, starrocksBe).
 {{- dig "registry" "dockercfg" "" (.Values.managedStarrocks | default dict) -}}
 {{- end }}
 
-{{- /* Pod security context: StarRocks images run as the starrocks user 1000,
-owner of /opt/starrocks (why not 65534 or 64535 as dmt asks: .dmtlint.yaml);
-fsGroup lets the non-root processes write the volumes. */ -}}
-{{- define "ms.podSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: 1000
-runAsGroup: 1000
-fsGroup: 1000
-fsGroupChangePolicy: OnRootMismatch
-seccompProfile:
-  type: RuntimeDefault
-{{- end }}
-
 {{- /* Container security context. Argument: readOnlyRootFilesystem (bool). */ -}}
 {{- define "ms.containerSecurityContext" -}}
 allowPrivilegeEscalation: false
@@ -85,29 +48,6 @@ readOnlyRootFilesystem: {{ toJson . }}
 privileged: false
 capabilities:
   drop: ["ALL"]
-{{- end }}
-
-{{- /* Resources of a StarRocks container in the values shape {requests {cpu,
-memory}, limits {cpu, memory}}. The ephemeral-storage request reserves room
-for what StarRocks writes outside its volume (logs, temporary files) so the
-scheduler places the pod on a node that has it. */ -}}
-{{- define "ms.resources" -}}
-requests:
-  cpu: {{ .requests.cpu | quote }}
-  memory: {{ .requests.memory | quote }}
-  ephemeral-storage: 1Gi
-limits:
-  cpu: {{ .limits.cpu | quote }}
-  memory: {{ .limits.memory | quote }}
-{{- end }}
-
-{{- /* Priority of the StarRocks pods. Deckhouse's priority-class module
-describes production-high as "stateful applications in the production
-environment; their unavailability leads to service downtime or data loss",
-naming PostgreSQL, Redis and MongoDB: a database the module runs for a team
-is that (deckhouse.io documentation, modules/priority-class). */ -}}
-{{- define "ms.priorityClassName" -}}
-production-high
 {{- end }}
 
 {{- /* Module setting highAvailability, falling back to the cluster-wide default. */ -}}
@@ -123,122 +63,6 @@ production-high
 {{- /* Deckhouse log level (Debug|Info|Warn|Error) lowercased for the programs. */ -}}
 {{- define "ms.logLevel" -}}
 {{- dig "logLevel" "Info" (.Values.managedStarrocks | default dict) | lower -}}
-{{- end }}
-
-{{- /* The admin's ClusterIssuer for the instance certificates (module setting
-certificates.clusterIssuerName); empty means each instance's own CA Issuer. */ -}}
-{{- define "ms.clusterIssuerName" -}}
-{{- dig "certificates" "clusterIssuerName" "" (.Values.managedStarrocks | default dict) -}}
-{{- end }}
-
-{{- /* Name of an instance's own CA: its CA Certificate, the Secret holding
-the CA key and the namespaced Issuer. Argument: instance. */ -}}
-{{- define "ms.caName" -}}
-{{- printf "%s-ca" .names.frontendStatefulSet -}}
-{{- end }}
-
-{{- /*
-Metadata of every object of an instance. Argument: dict "i" <instance>
-"name" <object name>, optional "component" <frontend|backend> and "labels"
-<extra labels>.
-
-helm.sh/resource-policy keep: Helm never deletes an instance object, not
-when the entry leaves the values (an invalid spec without last valid memory,
-a hook error) and not when the module is disabled. The ownerReference to the
-Starrocks object lets Kubernetes garbage collection remove the objects with
-it, and only then. The per-instance object set is fixed (nothing appears or
-disappears with a setting), so keep never leaves a stale object behind.
-blockOwnerDeletion is left out: setting it needs delete rights on the
-owner's finalizers, and nothing here must block the Starrocks deletion.
-*/ -}}
-{{- define "ms.instanceMetadata" -}}
-name: {{ .name | quote }}
-namespace: {{ .i.namespace | quote }}
-labels:
-  {{- include "ms.instanceLabels" . | nindent 2 }}
-  {{- with .labels }}
-  {{- toYaml . | nindent 2 }}
-  {{- end }}
-annotations:
-  helm.sh/resource-policy: keep
-ownerReferences:
-  - apiVersion: managed-services.deckhouse.io/v1alpha1
-    kind: Starrocks
-    name: {{ .i.name | quote }}
-    uid: {{ .i.uid | quote }}
-    controller: true
-{{- end }}
-
-{{- define "ms.clusterDomain" -}}
-{{- required "global.discovery.clusterDomain is not set" .Values.global.discovery.clusterDomain -}}
-{{- end }}
-
-{{- /*
-Scheduling of an instance's pods: nodeSelector and tolerations from the class,
-node affinity from the class with the instance's zones ANDed into every node
-selector term (terms are ORed by Kubernetes, so the zone must be in each).
-Argument: dict "i" <instance> "component" <frontend|backend>.
-*/ -}}
-{{- define "ms.scheduling" -}}
-{{- $i := .i -}}
-{{- $s := $i.scheduling | default dict -}}
-{{- with $s.nodeSelector }}
-nodeSelector:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
-{{- with $s.tolerations }}
-tolerations:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
-{{- $na := deepCopy ($s.nodeAffinity | default dict) -}}
-{{- if $i.zones -}}
-{{- $zone := dict "key" "topology.kubernetes.io/zone" "operator" "In" "values" $i.zones -}}
-{{- $req := $na.requiredDuringSchedulingIgnoredDuringExecution | default dict -}}
-{{- $terms := list -}}
-{{- range ($req.nodeSelectorTerms | default (list dict)) -}}
-{{- $t := deepCopy . -}}
-{{- $_ := set $t "matchExpressions" (append ($t.matchExpressions | default list) $zone) -}}
-{{- $terms = append $terms $t -}}
-{{- end -}}
-{{- $_ := set $req "nodeSelectorTerms" $terms -}}
-{{- $_ := set $na "requiredDuringSchedulingIgnoredDuringExecution" $req -}}
-{{- end }}
-affinity:
-  {{- with $na }}
-  nodeAffinity:
-    {{- toYaml . | nindent 4 }}
-  {{- end }}
-  {{- if eq $i.topology "Zonal" }}
-  {{- /* Zonal: every pod of the instance in the zone of the first one, so
-  FE-BE traffic never crosses zones. The first pod matches its own selector,
-  which lets it schedule anywhere. */}}
-  podAffinity:
-    requiredDuringSchedulingIgnoredDuringExecution:
-      - topologyKey: topology.kubernetes.io/zone
-        labelSelector:
-          matchLabels:
-            {{- include "ms.selectorLabels" (dict "i" $i) | nindent 12 }}
-  {{- end }}
-  {{- /* Spread replicas of a component over nodes when the cluster allows it:
-  a lost node must not take the FE quorum or several BE replicas with it. */}}
-  podAntiAffinity:
-    preferredDuringSchedulingIgnoredDuringExecution:
-      - weight: 100
-        podAffinityTerm:
-          topologyKey: kubernetes.io/hostname
-          labelSelector:
-            matchLabels:
-              {{- include "ms.selectorLabels" . | nindent 14 }}
-{{- if eq $i.topology "TransZonal" }}
-{{- /* TransZonal: replicas must be spread evenly over zones, hard constraint. */}}
-topologySpreadConstraints:
-  - maxSkew: 1
-    topologyKey: topology.kubernetes.io/zone
-    whenUnsatisfiable: DoNotSchedule
-    labelSelector:
-      matchLabels:
-        {{- include "ms.selectorLabels" . | nindent 8 }}
-{{- end }}
 {{- end }}
 
 {{- /* Client part of a webhook entry. Argument: dict "ca" <base64 CA> "path" <URL path>. */ -}}

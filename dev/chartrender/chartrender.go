@@ -28,6 +28,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tidwall/gjson"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -35,7 +36,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
-	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
+	"github.com/deckhouse/managed-starrocks/pkg/instanceobjects"
+	"github.com/deckhouse/managed-starrocks/pkg/manifests"
 )
 
 // ModuleValuesKey is the key of the module's values in the Helm values tree
@@ -135,9 +137,9 @@ func (r *Renderer) RenderFiles(moduleValues, globals map[string]any) (map[string
 	return files, nil
 }
 
-// Render renders the chart with the module values and globals and returns
-// every object, sorted by template file then document order.
-func (r *Renderer) Render(moduleValues, globals map[string]any) ([]*unstructured.Unstructured, error) {
+// RenderRelease renders what Helm renders: the chart with the module values
+// and globals, every object sorted by template file then document order.
+func (r *Renderer) RenderRelease(moduleValues, globals map[string]any) ([]*unstructured.Unstructured, error) {
 	files, err := r.RenderFiles(moduleValues, globals)
 	if err != nil {
 		return nil, err
@@ -152,11 +154,50 @@ func (r *Renderer) Render(moduleValues, globals map[string]any) ([]*unstructured
 		if strings.HasPrefix(filepath.Base(name), "_") || !strings.HasSuffix(name, ".yaml") {
 			continue
 		}
-		parsed, err := kubeutil.ParseManifests([]byte(files[name]))
+		parsed, err := manifests.Parse([]byte(files[name]))
 		if err != nil {
 			return nil, fmt.Errorf("parse %s: %w", name, err)
 		}
 		objs = append(objs, parsed...)
+	}
+	return objs, nil
+}
+
+// Render renders everything the module puts into the cluster for these
+// values: the release (RenderRelease), then the objects of every entry of
+// internal.instances as the instanceobjects hook renders them.
+func (r *Renderer) Render(moduleValues, globals map[string]any) ([]*unstructured.Unstructured, error) {
+	objs, err := r.RenderRelease(moduleValues, globals)
+	if err != nil {
+		return nil, err
+	}
+	instanceObjs, err := RenderInstances(moduleValues, globals)
+	if err != nil {
+		return nil, err
+	}
+	return append(objs, instanceObjs...), nil
+}
+
+// RenderInstances renders the objects of every entry of internal.instances
+// with pkg/instanceobjects, reading the module inputs from the values as the
+// hook does.
+func RenderInstances(moduleValues, globals map[string]any) ([]*unstructured.Unstructured, error) {
+	tree, err := json.Marshal(map[string]any{ModuleValuesKey: moduleValues, "global": globals})
+	if err != nil {
+		return nil, fmt.Errorf("encode values: %w", err)
+	}
+	module := instanceobjects.ModuleFromValues(func(path string) gjson.Result { return gjson.GetBytes(tree, path) })
+	var objs []*unstructured.Unstructured
+	for _, e := range gjson.GetBytes(tree, ModuleValuesKey+".internal.instances").Array() {
+		var instance map[string]any
+		if err := json.Unmarshal([]byte(e.Raw), &instance); err != nil {
+			return nil, fmt.Errorf("decode instance: %w", err)
+		}
+		rendered, err := module.Render(instance)
+		if err != nil {
+			return nil, fmt.Errorf("render instance %v/%v: %w", instance["namespace"], instance["name"], err)
+		}
+		objs = append(objs, rendered...)
 	}
 	return objs, nil
 }

@@ -809,7 +809,7 @@ func TestClusterDomainIsRequired(t *testing.T) {
 	globals := chartrender.DefaultGlobals()
 	globals["discovery"] = map[string]any{}
 	_, err = r.Render(moduleValues(t, nil, scenarios()[0].sr), globals)
-	if err == nil || !strings.Contains(err.Error(), "global.discovery.clusterDomain is not set") {
+	if err == nil || !strings.Contains(err.Error(), "without global.discovery.clusterDomain") {
 		t.Errorf("render without global.discovery.clusterDomain: %v, want it required", err)
 	}
 }

@@ -32,7 +32,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
+	"github.com/deckhouse/managed-starrocks/pkg/manifests"
 )
 
 // LoadCRDs reads every CustomResourceDefinition from the YAML files of the
@@ -67,7 +67,7 @@ func readCRDs(file string) ([]*apiextensionsv1.CustomResourceDefinition, error) 
 	if err != nil {
 		return nil, err
 	}
-	docs, err := kubeutil.SplitDocuments(data)
+	docs, err := manifests.SplitDocuments(data)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", file, err)
 	}

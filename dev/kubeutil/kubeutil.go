@@ -20,11 +20,8 @@ limitations under the License.
 package kubeutil
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,14 +34,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	"sigs.k8s.io/yaml"
+
+	"github.com/deckhouse/managed-starrocks/pkg/manifests"
 )
 
 // ReadManifests parses every object of a multi-document YAML file.
@@ -53,48 +50,7 @@ func ReadManifests(path string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParseManifests(data)
-}
-
-// SplitDocuments returns the documents of a multi-document YAML text.
-func SplitDocuments(data []byte) ([][]byte, error) {
-	var docs [][]byte
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		docs = append(docs, doc)
-	}
-}
-
-// ParseManifests parses every object of a multi-document YAML text. Empty
-// documents are skipped; a document without kind or apiVersion is an error,
-// since nothing could apply it.
-func ParseManifests(data []byte) ([]*unstructured.Unstructured, error) {
-	docs, err := SplitDocuments(data)
-	if err != nil {
-		return nil, err
-	}
-	var objs []*unstructured.Unstructured
-	for _, doc := range docs {
-		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
-			return nil, err
-		}
-		if len(obj.Object) == 0 {
-			continue
-		}
-		if obj.GetKind() == "" || obj.GetAPIVersion() == "" {
-			return nil, fmt.Errorf("document without kind or apiVersion: %v", obj.Object)
-		}
-		objs = append(objs, obj)
-	}
-	return objs, nil
+	return manifests.Parse(data)
 }
 
 // EnsureNamespace creates a namespace unless it exists already.

@@ -42,13 +42,15 @@ type hook struct {
 	batch  *kind.BatchHook
 }
 
-// order sorts hooks the way addon-operator runs them before Helm: by their
-// beforeHelm order, hooks without one last, then by id.
+// order sorts hooks the way one addon-operator module run reaches them: the
+// hooks that run on Kubernetes events first (their synchronization), then
+// the beforeHelm hooks by their order, each group by id. A beforeHelm hook
+// so reads the values the event hooks wrote in the same pass.
 func (h *hook) order() uint {
 	if h.config.OnBeforeHelm != nil {
-		return *h.config.OnBeforeHelm
+		return *h.config.OnBeforeHelm + 1
 	}
-	return ^uint(0)
+	return 0
 }
 
 // loadHooks asks the binary for its configuration (`hook config`) through

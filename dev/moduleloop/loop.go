@@ -257,7 +257,7 @@ func (l *Loop) RunOnce(ctx context.Context) (*Result, error) {
 	if err := l.schemas.ValidateValues(moduleValues); err != nil {
 		return nil, fmt.Errorf("values after hooks do not match openapi/values.yaml: %w", err)
 	}
-	objs, err := l.renderer.Render(moduleValues, l.values["global"].(map[string]any))
+	objs, err := l.renderer.RenderRelease(moduleValues, l.values["global"].(map[string]any))
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/chartrender"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
-	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
+	"github.com/deckhouse/managed-starrocks/pkg/manifests"
 )
 
 const (
@@ -94,7 +94,7 @@ func renderRoles(t *testing.T) []*rbacv1.ClusterRole {
 		if rel != "templates/user-authz-cluster-roles.yaml" && !strings.HasPrefix(rel, "templates/rbacv2/") {
 			continue
 		}
-		objs, err := kubeutil.ParseManifests([]byte(text))
+		objs, err := manifests.Parse([]byte(text))
 		if err != nil {
 			t.Fatalf("parse %s: %v", rel, err)
 		}
@@ -127,7 +127,7 @@ func standIns(t *testing.T) []*rbacv1.ClusterRole {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := kubeutil.ParseManifests(data)
+	objs, err := manifests.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,7 +491,7 @@ func realRequests(ctx context.Context, t *testing.T, c *cluster) {
 
 func parse(t *testing.T, doc string) *unstructured.Unstructured {
 	t.Helper()
-	objs, err := kubeutil.ParseManifests([]byte(doc))
+	objs, err := manifests.Parse([]byte(doc))
 	if err != nil || len(objs) != 1 {
 		t.Fatalf("parse test object: %v\n%s", err, doc)
 	}
