@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,6 +38,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/dev/chartrender"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
 // typed converts a rendered object into its Go type, failing on fields the
@@ -619,7 +621,7 @@ func TestModuleObjects(t *testing.T) {
 			if tc.settings["logLevel"] == "Debug" {
 				wantLevel = "debug"
 			}
-			wantMax := "250"
+			wantMax := strconv.Itoa(desired.DefaultMaxInstances)
 			if in, ok := tc.settings["instances"].(map[string]any); ok {
 				wantMax = fmt.Sprint(in["maxCount"])
 			}

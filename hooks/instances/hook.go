@@ -374,7 +374,7 @@ func ReadState(input *pkg.HookInput) (State, error) {
 		s.ClassStatus[c.Name] = c.Status
 	}
 	s.ClusterDomain = input.Values.Get(shared.ClusterDomainPath).String()
-	s.MaxInstances = shared.DefaultMaxInstances
+	s.MaxInstances = desired.DefaultMaxInstances
 	if v := input.Values.Get(shared.MaxInstancesPath); v.Exists() && v.Int() > 0 {
 		s.MaxInstances = int(v.Int())
 	}

@@ -413,7 +413,7 @@ func observe(s State, warnings *[]string) map[string]Observed {
 	return obs
 }
 
-// PVC templates of the StatefulSets (templates/instance/statefulset-*.yaml):
+// PVC templates of the StatefulSets (pkg/instanceobjects/templates/_statefulset-*.tpl):
 // the StatefulSet controller names a claim <template>-<StatefulSet>-<ordinal>.
 const (
 	frontendClaimTemplate = "meta"

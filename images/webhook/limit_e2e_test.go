@@ -72,7 +72,7 @@ func TestEndToEndInstanceLimit(t *testing.T) {
 		t.Fatalf("third instance: got %v (reason %q)\nwant Forbidden: %s", err, apierrors.ReasonForError(err), want)
 	}
 	// What kubectl prints is what USAGE.md shows, there with the default limit.
-	shown := strings.NewReplacer("has 2 Starrocks", "has 250 Starrocks", "maxCount: 2)", "maxCount: 250)").Replace(want)
+	shown := strings.NewReplacer("has 2 Starrocks", "has 1000 Starrocks", "maxCount: 2)", "maxCount: 1000)").Replace(want)
 	for _, doc := range []string{"USAGE.md", "USAGE.ru.md", "ADMIN_GUIDE.md", "ADMIN_GUIDE.ru.md"} {
 		text, err := os.ReadFile(filepath.Join("..", "..", "docs", doc))
 		if err != nil {

@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/deckhouse/managed-starrocks/images/webhook/internal/app"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
 func main() {
@@ -63,7 +64,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 20*time.Second, "how long in-flight reviews may finish after SIGTERM")
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", 3*time.Second, "how long to keep serving, unready, after SIGTERM so endpoints drop the pod first")
 	level := fs.String("log-level", envOr("LOG_LEVEL", "Info"), "Debug, Info, Warn or Error (env LOG_LEVEL)")
-	maxInstances := fs.String("max-instances", envOr("MAX_INSTANCES", "250"), "refuse to create a Starrocks once the cluster has this many; 0: no limit (env MAX_INSTANCES, module setting instances.maxCount)")
+	maxInstances := fs.String("max-instances", envOr("MAX_INSTANCES", strconv.Itoa(desired.DefaultMaxInstances)), "refuse to create a Starrocks once the cluster has this many; 0: no limit (env MAX_INSTANCES, module setting instances.maxCount)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

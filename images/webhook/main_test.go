@@ -19,6 +19,8 @@ package main
 import (
 	"log/slog"
 	"testing"
+
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -62,7 +64,7 @@ func TestParseFlagsMaxInstances(t *testing.T) {
 		want     int
 		wantErr  bool
 	}{
-		{want: 250},
+		{want: desired.DefaultMaxInstances},
 		{env: "40", want: 40},
 		{env: "40", arg: "--max-instances=7", want: 7},
 		{arg: "--max-instances=0", want: 0},

@@ -80,11 +80,15 @@ type Input struct {
 	// "namespace/name"; a missing entry means none exist yet.
 	Existing map[string]Existing
 	// MaxInstances is the most instances that get an entry (module setting
-	// instances.maxCount); 0 means no limit. All instances render into one
-	// Helm release, stored in one Secret of at most 1 MiB: past it Helm
-	// fails the release of every instance.
+	// instances.maxCount); 0 means no limit. Every entry is part of the
+	// module's values, which Helm stores with its one release in one Secret
+	// of at most 1 MiB: past it Helm fails the release of every instance.
 	MaxInstances int
 }
+
+// DefaultMaxInstances is the default of the module setting
+// instances.maxCount (openapi/config-values.yaml; test/openapi ties them).
+const DefaultMaxInstances = 1000
 
 // Existing is what the objects already in the cluster fix in the values of
 // an instance, whichever entry (current or last valid) is rendered.

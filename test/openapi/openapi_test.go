@@ -23,6 +23,7 @@ import (
 	"testing"
 
 	"github.com/deckhouse/managed-starrocks/dev/moduleschema"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
 func load(t *testing.T) *moduleschema.Schemas {
@@ -50,8 +51,8 @@ func TestConfigExamplesAreValid(t *testing.T) {
 	}
 }
 
-// The x-examples of internal.instances (what dmt renders the instance
-// templates with) hold to the values schema like the hooks' output does.
+// The x-examples of internal.instances hold to the values schema like the
+// hooks' output does.
 func TestInstanceExamplesAreValid(t *testing.T) {
 	s := load(t)
 	examples, err := s.InstanceExamples()
@@ -113,5 +114,23 @@ func TestInternalValuesSchema(t *testing.T) {
 	err = s.ValidateValues(map[string]any{"internal": map[string]any{"unknownKey": true}})
 	if err == nil || !strings.Contains(err.Error(), "unknownKey") {
 		t.Fatalf("unknown internal key: %v, want an error naming it", err)
+	}
+}
+
+// The hooks and the webhook fall back to desired.DefaultMaxInstances when the
+// values lack instances.maxCount; a running module gets the openapi default.
+// Both must be the same number.
+func TestMaxCountDefaultIsTheCodesDefault(t *testing.T) {
+	values := map[string]any{}
+	load(t).ApplyDefaults(values)
+	instances, _ := values["instances"].(map[string]any)
+	got, ok := instances["maxCount"]
+	if !ok {
+		t.Fatalf("no default for instances.maxCount in %v", values)
+	}
+	if n, ok := got.(int64); !ok || n != desired.DefaultMaxInstances {
+		if f, ok := got.(float64); !ok || f != desired.DefaultMaxInstances {
+			t.Errorf("openapi default of instances.maxCount %v (%T), want desired.DefaultMaxInstances %d", got, got, desired.DefaultMaxInstances)
+		}
 	}
 }

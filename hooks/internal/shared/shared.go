@@ -39,10 +39,6 @@ const InstancesValuesPath = ValuesPrefix + ".internal.instances"
 // instances the module manages (openapi/config-values.yaml).
 const MaxInstancesPath = ValuesPrefix + ".instances.maxCount"
 
-// DefaultMaxInstances is the default of instances.maxCount, for values
-// without it (the openapi default fills it in a running module).
-const DefaultMaxInstances = 250
-
 // ClusterDomainPath is the global value with the cluster DNS domain.
 const ClusterDomainPath = "global.discovery.clusterDomain"
 

@@ -1,0 +1,122 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/deckhouse/managed-starrocks/pkg/instanceobjects"
+)
+
+// TestInstanceObjectsComeBackAndFollowTheSpec plays a tenant who deletes
+// objects of their instance: the instanceobjects hook, not Helm, writes
+// them, so the module loop's passes must bring them back. A changed spec
+// then rewrites every object of the instance through the real apiserver
+// (Update of a Service keeps its allocated clusterIP).
+func TestInstanceObjectsComeBackAndFollowTheSpec(t *testing.T) {
+	const ns, name = "team-o", "ledger"
+	e := newEnv(t, envOptions{})
+	e.apply(testClass)
+	e.apply(instance(ns, name, "Standalone", ""))
+	e.waitObjects(ns, name, 1, 1)
+
+	client := "d8ms-sr-" + name
+	for _, o := range e.loop.Rendered() {
+		if o.GetNamespace() == ns {
+			t.Fatalf("the Helm release renders %s %s/%s: instance objects belong to the hook", o.GetKind(), ns, o.GetName())
+		}
+	}
+	for _, kind := range []string{"Service", "NetworkPolicy", "ConfigMap"} {
+		objName := client
+		if kind == "ConfigMap" {
+			objName = client + "-config"
+		}
+		if err := e.resource(kind, ns).Delete(context.Background(), objName, metav1.DeleteOptions{}); err != nil {
+			t.Fatalf("delete %s %s: %v", kind, objName, err)
+		}
+	}
+	var clusterIP string
+	e.eventually("the deleted Service, NetworkPolicy and ConfigMap are back", func() (bool, string) {
+		var missing []string
+		for _, kind := range []string{"Service", "NetworkPolicy", "ConfigMap"} {
+			objName := client
+			if kind == "ConfigMap" {
+				objName = client + "-config"
+			}
+			o, err := e.get(kind, ns, objName)
+			if apierrors.IsNotFound(err) {
+				missing = append(missing, kind)
+				continue
+			}
+			if err != nil {
+				return false, err.Error()
+			}
+			if kind == "Service" {
+				clusterIP, _, _ = unstructured.NestedString(o.Object, "spec", "clusterIP")
+			}
+		}
+		return len(missing) == 0, fmt.Sprintf("missing %v", missing)
+	})
+
+	before, err := e.get("StatefulSet", ns, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.apply(instance(ns, name, "Standalone", "    catalogTrashExpireSecond: 7200"))
+	e.eventually("every object of the instance carries the new render checksum", func() (bool, string) {
+		cm, err := e.get("ConfigMap", ns, client+"-config")
+		if err != nil {
+			return false, err.Error()
+		}
+		fe, _, _ := unstructured.NestedString(cm.Object, "data", "fe.conf")
+		if !strings.Contains(fe, "catalog_trash_expire_second = 7200") {
+			return false, "fe.conf not updated yet"
+		}
+		sum := cm.GetAnnotations()[instanceobjects.ChecksumAnnotation]
+		for _, kind := range []string{"Service", "NetworkPolicy", "StatefulSet", "PodDisruptionBudget", "Certificate"} {
+			o, err := e.get(kind, ns, client)
+			if err != nil {
+				return false, err.Error()
+			}
+			if got := o.GetAnnotations()[instanceobjects.ChecksumAnnotation]; got != sum {
+				return false, fmt.Sprintf("%s render checksum %q, the ConfigMap's %q", kind, got, sum)
+			}
+		}
+		return true, ""
+	})
+	svc, err := e.get("Service", ns, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := unstructured.NestedString(svc.Object, "spec", "clusterIP"); got != clusterIP || got == "" {
+		t.Errorf("client Service clusterIP %q after the update, want the allocated %q kept", got, clusterIP)
+	}
+	after, err := e.get("StatefulSet", ns, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.GetUID() != before.GetUID() {
+		t.Errorf("the FE StatefulSet was replaced (UID %s -> %s), want it updated in place", before.GetUID(), after.GetUID())
+	}
+}
