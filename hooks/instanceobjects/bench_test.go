@@ -36,7 +36,7 @@ func fleet(b *testing.B, n int) (instanceobjects.Module, []string, rendered) {
 	entries := make([]string, 0, n)
 	live := rendered{}
 	for i := range n {
-		inst := cloneInstances(&testing.T{}, examples[i%2 : i%2+1])[0]
+		inst := cloneInstances(&testing.T{}, examples[i%2:i%2+1])[0]
 		inst["name"] = fmt.Sprintf("%s-%d", inst["name"], i)
 		inst["namespace"] = fmt.Sprintf("team-%d", i/3)
 		raw, err := json.Marshal(inst)
