@@ -32,11 +32,11 @@ import (
 func fleet(b *testing.B, n int) (instanceobjects.Module, []string, rendered) {
 	b.Helper()
 	module := instanceobjects.ModuleFromValues(func(path string) gjson.Result { return gjson.Get(globals, path) })
-	examples := exampleInstances(&testing.T{})
+	examples := exampleInstances(b)
 	entries := make([]string, 0, n)
 	live := rendered{}
 	for i := range n {
-		inst := cloneInstances(&testing.T{}, examples[i%2:i%2+1])[0]
+		inst := cloneInstances(b, examples[i%2:i%2+1])[0]
 		inst["name"] = fmt.Sprintf("%s-%d", inst["name"], i)
 		inst["namespace"] = fmt.Sprintf("team-%d", i/3)
 		raw, err := json.Marshal(inst)

@@ -36,7 +36,7 @@ import (
 
 // exampleInstances are the instances of openapi/values.yaml's x-examples: a
 // Standalone and a Cluster in team-a, as the instances hook computes them.
-func exampleInstances(t *testing.T) []map[string]any {
+func exampleInstances(t testing.TB) []map[string]any {
 	t.Helper()
 	data, err := os.ReadFile("../../openapi/values.yaml")
 	require.NoError(t, err)
@@ -157,7 +157,7 @@ func TestWritesEveryObjectOnceThenNothingUntilSomethingChanges(t *testing.T) {
 	})
 }
 
-func cloneInstances(t *testing.T, in []map[string]any) []map[string]any {
+func cloneInstances(t testing.TB, in []map[string]any) []map[string]any {
 	t.Helper()
 	data, err := json.Marshal(in)
 	require.NoError(t, err)
