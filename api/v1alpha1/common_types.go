@@ -50,8 +50,8 @@ var AllConfigurationKeys = []ConfigurationKey{
 }
 
 // Configuration holds the StarRocks parameters the module manages. Each field
-// maps to one StarRocks setting; unset fields take the class default, then the
-// StarRocks default.
+// maps to one StarRocks setting; unset fields follow the class default (also
+// when the admin changes it later), then the StarRocks default.
 type Configuration struct {
 	// Maximum size in MB of one Stream Load request (be.conf
 	// `streaming_load_max_mb`). Applied at runtime, no restart.

@@ -264,7 +264,7 @@ func TestEndToEnd(t *testing.T) {
 			{"backend.cpu.coreFraction (the user's)", s.Backend.CPU.CoreFraction, int32(50)},
 			{"cluster.topology (class default)", topologyOf(s), v1alpha1.TopologyZonal},
 			{"configuration.streamingLoadMaxMb (the user's)", deref(s.Configuration.StreamingLoadMaxMb), int64(2048)},
-			{"configuration.catalogTrashExpireSecond (class value)", deref(s.Configuration.CatalogTrashExpireSecond), int64(3600)},
+			{"configuration.catalogTrashExpireSecond (left out: follows the class, not written)", s.Configuration.CatalogTrashExpireSecond == nil, true},
 			{"configuration.loadProcessMaxMemoryLimitPercent (not overridable: not written)", s.Configuration.LoadProcessMaxMemoryLimitPercent == nil, true},
 		}
 		for _, c := range checks {
@@ -303,7 +303,7 @@ func TestEndToEnd(t *testing.T) {
 			{"memory off the step", func(sr *v1alpha1.Starrocks) { sr.Spec.Backend.Memory.Size = q("33Gi") },
 				"spec.backend.memory.size: memory must be a multiple of 2Gi"},
 			{"a key the class does not let users set", func(sr *v1alpha1.Starrocks) {
-				sr.Spec.Configuration.LoadProcessMaxMemoryLimitPercent = ptr(int32(40))
+				sr.Spec.Configuration = &v1alpha1.Configuration{LoadProcessMaxMemoryLimitPercent: ptr(int32(40))}
 			}, "loadProcessMaxMemoryLimitPercent is not overridable"},
 			// The CRD's transition rules answer these before the validating
 			// webhook is called; the webhook repeats them for objects written

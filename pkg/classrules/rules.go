@@ -70,11 +70,13 @@ type ResolvedComponent struct {
 }
 
 // Default fills what the user left out, in place: spec.type (Standalone),
-// spec.cluster.topology (the class default), each component's
-// cpu.coreFraction (the largest fraction of the matching policy) and the
-// overridable configuration keys (with the class value). Keys that are not
-// overridable are never written: they follow the class, and their effective
-// values are reported in status.configuration.
+// spec.cluster.topology (the class default) and each component's
+// cpu.coreFraction (the largest fraction of the matching policy): choices
+// fixed when the instance is made. Configuration is never written: a key the
+// user leaves out follows the class default, also after the admin changes
+// it (one rule whether or not the webhook was up when the instance was
+// created); Resolve merges it, and status.configuration reports the
+// effective values.
 func (c *Compiled) Default(sr *v1alpha1.Starrocks) {
 	spec := &sr.Spec
 	if spec.Type == "" {
@@ -92,22 +94,6 @@ func (c *Compiled) Default(sr *v1alpha1.Starrocks) {
 		}
 		if i, n := c.policyFor(cpu.Cores); n == 1 {
 			cpu.CoreFraction = largestFraction(c.class.Spec.SizingPolicies[i])
-		}
-	}
-	cls := &c.class.Spec.Configuration
-	for _, f := range configFields {
-		if !slices.Contains(c.class.Spec.OverridableConfiguration, f.key) {
-			continue
-		}
-		v, ok := f.get(cls)
-		if !ok {
-			continue
-		}
-		if spec.Configuration == nil {
-			spec.Configuration = &v1alpha1.Configuration{}
-		}
-		if _, set := f.get(spec.Configuration); !set {
-			f.set(spec.Configuration, v)
 		}
 	}
 }

@@ -450,7 +450,7 @@ func TestDefault(t *testing.T) {
 	assert.Equal(t, v1alpha1.TopologyIgnored, sr.Spec.Cluster.Topology, "topology takes the class default")
 	assert.EqualValues(t, 100, sr.Spec.Frontend.CPU.CoreFraction, "largest fraction of policy 0")
 	assert.EqualValues(t, 100, sr.Spec.Backend.CPU.CoreFraction, "largest fraction of policy 1")
-	assert.Equal(t, ptr(int64(10240)), sr.Spec.Configuration.StreamingLoadMaxMb, "overridable key takes the class value")
+	assert.Nil(t, sr.Spec.Configuration.StreamingLoadMaxMb, "a key the user left out is not written: it follows the class default")
 	assert.Equal(t, ptr(int64(60)), sr.Spec.Configuration.CatalogTrashExpireSecond, "the user's value stays")
 	assert.Nil(t, sr.Spec.Configuration.LoadProcessMaxMemoryLimitPercent, "a key that is not overridable is never written into spec")
 	assert.Empty(t, c.Validate(sr), "a defaulted instance is valid")

@@ -29,12 +29,15 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/instanceobjects"
 )
 
-// TestInstanceObjectsComeBackAndFollowTheSpec plays a tenant who deletes
-// objects of their instance: the instanceobjects hook, not Helm, writes
-// them, so the module loop's passes must bring them back. A changed spec
-// then rewrites every object of the instance through the real apiserver
-// (Update of a Service keeps its allocated clusterIP).
-func TestInstanceObjectsComeBackAndFollowTheSpec(t *testing.T) {
+// TestInstanceObjectsComeBackAndFollowTheSpecAndTheClass plays a tenant who
+// deletes objects of their instance: the instanceobjects hook, not Helm,
+// writes them, so the module loop's passes must bring them back. A changed
+// spec then rewrites every object of the instance through the real
+// apiserver (Update of a Service keeps its allocated clusterIP). Last, the
+// admin changes a class default: the instance follows it for the key its
+// user left out (the webhook never wrote it into the spec) and keeps its own
+// value of the key its user set.
+func TestInstanceObjectsComeBackAndFollowTheSpecAndTheClass(t *testing.T) {
 	const ns, name = "team-o", "ledger"
 	e := newEnv(t, envOptions{})
 	e.apply(testClass)
@@ -119,4 +122,17 @@ func TestInstanceObjectsComeBackAndFollowTheSpec(t *testing.T) {
 	if after.GetUID() != before.GetUID() {
 		t.Errorf("the FE StatefulSet was replaced (UID %s -> %s), want it updated in place", before.GetUID(), after.GetUID())
 	}
+
+	if sr, err := e.get("Starrocks", ns, name); err != nil {
+		t.Fatal(err)
+	} else if cfg, found, _ := unstructured.NestedMap(sr.Object, "spec", "configuration"); found && cfg["streamingLoadMaxMb"] != nil {
+		t.Fatalf("spec.configuration.streamingLoadMaxMb = %v: the webhook wrote the class default into the spec", cfg["streamingLoadMaxMb"])
+	}
+	e.apply(strings.Replace(testClass, "streamingLoadMaxMb: 10240", "streamingLoadMaxMb: 20480", 1))
+	e.eventually("be.conf follows the new class default, fe.conf keeps the user's value", func() (bool, string) {
+		data := e.configMapData(ns, client+"-config")
+		be, fe := fmt.Sprint(data["be.conf"]), fmt.Sprint(data["fe.conf"])
+		ok := strings.Contains(be, "streaming_load_max_mb = 20480") && strings.Contains(fe, "catalog_trash_expire_second = 7200")
+		return ok, "be.conf:\n" + be + "\nfe.conf:\n" + fe
+	})
 }

@@ -162,9 +162,7 @@ func TestMutateStarrocksFillsClassDefaults(t *testing.T) {
 		{"frontend coreFraction (largest of the policy)", out.Spec.Frontend.CPU.CoreFraction, int32(100)},
 		{"backend coreFraction (user's, kept)", out.Spec.Backend.CPU.CoreFraction, int32(50)},
 		{"topology (class default)", out.Spec.Cluster.Topology, v1alpha1.TopologyZonal},
-		{"streamingLoadMaxMb (overridable, class value)", *out.Spec.Configuration.StreamingLoadMaxMb, int64(1024)},
-		{"catalogTrashExpireSecond (overridable, class value)", *out.Spec.Configuration.CatalogTrashExpireSecond, int64(3600)},
-		{"loadProcessMaxMemoryLimitPercent (not overridable, not written)", out.Spec.Configuration.LoadProcessMaxMemoryLimitPercent, (*int32)(nil)},
+		{"configuration (left out: follows the class, never written)", out.Spec.Configuration, (*v1alpha1.Configuration)(nil)},
 		{"name (outside spec, untouched)", out.Name, "sales"},
 	}
 	for _, c := range checks {
