@@ -118,6 +118,9 @@ func TestInvalidSpecWithoutMemoryKeepsTheObjects(t *testing.T) {
 	sr := e.apply(instance("team", "olap", "Standalone", ""))
 	e.waitObjects("team", "olap", 1, 1)
 	e.waitVolume("team", "olap")
+	if !e.hasValuesEntry("team", "olap") {
+		t.Fatal("a deployed instance has no values entry: hasValuesEntry cannot see entries")
+	}
 
 	// The spec breaks the class (the webhook is down), then the module's
 	// memory is lost: no entry is rendered for the instance any more.
@@ -141,10 +144,8 @@ func TestInvalidSpecWithoutMemoryKeepsTheObjects(t *testing.T) {
 		t.Errorf("Available reason %q, want NotManaged (the objects are left as they are)", r)
 	}
 	e.eventually("no values entry for the instance", func() (bool, string) {
-		for _, obj := range e.loop.Rendered() {
-			if obj.GetKind() == "StatefulSet" && obj.GetNamespace() == "team" {
-				return false, "still rendered: " + obj.GetName()
-			}
+		if e.hasValuesEntry("team", "olap") {
+			return false, "team/olap still has a values entry"
 		}
 		return true, ""
 	})

@@ -316,3 +316,16 @@ func (e *env) configMapData(namespace, name string) map[string]any {
 func examplePath(name string) string {
 	return filepath.Join(controlplane.RepoRoot(), "docs", "examples", name)
 }
+
+// hasValuesEntry says whether the module's values hold a desired state for
+// the instance: what the instanceobjects hook renders objects from.
+func (e *env) hasValuesEntry(namespace, name string) bool {
+	internal, _ := e.loop.ModuleValues()["internal"].(map[string]any)
+	entries, _ := internal["instances"].([]any)
+	for _, entry := range entries {
+		if m, ok := entry.(map[string]any); ok && m["namespace"] == namespace && m["name"] == name {
+			return true
+		}
+	}
+	return false
+}

@@ -48,14 +48,15 @@ func TestInstancesBeyondMaxCountAreLeftAlone(t *testing.T) {
 			s, r, m := e.condition("team", "second", "Available")
 			return s == "False" && r == "InstanceLimitReached", fmt.Sprintf("Available is %q (%s: %s)", s, r, m)
 		})
-		e.eventually("nothing of team/second rendered", func() (bool, string) {
-			for _, obj := range e.loop.Rendered() {
-				if obj.GetNamespace() == "team" && obj.GetLabels()["app.kubernetes.io/instance"] == "second" {
-					return false, "rendered: " + obj.GetKind() + " " + obj.GetName()
-				}
+		e.eventually("no values entry for team/second", func() (bool, string) {
+			if e.hasValuesEntry("team", "second") {
+				return false, "team/second has a values entry"
 			}
 			return true, ""
 		})
+		if !e.hasValuesEntry("team", "first") {
+			t.Errorf("the older instance has no values entry")
+		}
 		if _, r, _ := e.condition("team", "first", "Available"); r == "InstanceLimitReached" {
 			t.Errorf("the older instance is reported beyond the limit")
 		}
