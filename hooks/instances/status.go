@@ -184,7 +184,7 @@ func accountsReady(obs Observed, prev v1alpha1.StarrocksStatus) Verdict {
 func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observed, domain string, now metav1.Time) v1alpha1.StarrocksStatus {
 	sr := res.Object
 	gen := sr.Generation
-	st := v1alpha1.StarrocksStatus{ObservedGeneration: gen}
+	st := v1alpha1.StarrocksStatus{ObservedGeneration: gen, Replication: replicationOf(obs, prev)}
 	conds := prev.Conditions
 	set := func(typ string, ok bool, reason, msg string) {
 		conds = setCondition(conds, metav1.Condition{
@@ -315,6 +315,9 @@ func backendScaleIn(s desired.ScaleIn) (bool, string, string) {
 	case desired.ScaleInWaitingForAgent:
 		return false, ReasonWaitingForAgent, fmt.Sprintf("spec.backend.replicas is %d, but the BE StatefulSet keeps its %d pods until the agent of the FE leader reports which BEs StarRocks still lists: a BE pod is removed only after its tablets were moved to the others.", s.Desired, s.Rendered)
 	case desired.ScaleInDraining:
+		if s.Refused != "" {
+			return false, ReasonDecommissionRefused, decommissionRefusedMessage(s)
+		}
 		parts := make([]string, len(s.Kept))
 		for i, k := range s.Kept {
 			if k.Decommissioned {

@@ -126,3 +126,22 @@ func beCount(n int32) string {
 	}
 	return fmt.Sprintf("%d BEs", n)
 }
+
+// ScalingFactsOf reads the facts from the stored object an update changes
+// (the webhook's old object): its spec's BE count, its BackendScaleIn
+// condition and its status.replication. nil (a create) has none.
+func ScalingFactsOf(old *v1alpha1.Starrocks) ScalingFacts {
+	if old == nil {
+		return ScalingFacts{}
+	}
+	f := ScalingFacts{Backends: backendCount(old.Spec)}
+	for _, c := range old.Status.Conditions {
+		if c.Type == v1alpha1.ConditionBackendScaleIn && c.Status != "True" {
+			f.ScaleInPending = true
+		}
+	}
+	if r := old.Status.Replication; r != nil {
+		f.MaxReplicationNum, f.MaxReplicationTable = r.MaxReplicationNum, r.MaxReplicationTable
+	}
+	return f
+}
