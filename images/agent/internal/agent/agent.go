@@ -26,6 +26,7 @@ import (
 	"context"
 	"crypto/x509"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -438,7 +439,11 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 			})
 			if err != nil {
 				errs = append(errs, err)
+				a.noteRefusedDecommission(mst, err)
 			}
+		}
+		if err := a.readReplication(ctx, mst); err != nil {
+			errs = append(errs, err)
 		}
 		for _, d := range plan.Draining {
 			a.log.Info("backend draining", "host", d.Host, "tablets", d.TabletNum)
@@ -575,7 +580,10 @@ func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *
 	}
 	// The time of the pass changes every run; compare without it so an
 	// unchanged status does not patch the pod every interval.
-	key := fmt.Sprintf("%+v|%v|%v|%+v|%+v", st.TLS, last.Succeeded, last.Error, mst, st.Accounts)
+	// JSON, not %+v: the membership holds pointers, whose addresses differ
+	// every pass.
+	mj, _ := json.Marshal(mst)
+	key := fmt.Sprintf("%+v|%v|%v|%s|%+v", st.TLS, last.Succeeded, last.Error, mj, st.Accounts)
 	due := key != a.published || time.Since(a.publishedAt) > a.opts.RepublishEvery || len(last.Applied) > 0
 	st.UpdatedAt = time.Now().UTC().Format(time.RFC3339)
 	a.st = st
