@@ -59,7 +59,7 @@ func TestReplicationAwareScaling(t *testing.T) {
 		MaxReplicationNum: 5, MaxReplicationTable: "shop.orders", MinReplicationNum: 1, MinReplicationTable: "shop.tmp"}})
 	e.waitReplication(ns, name, 5)
 
-	refused := func(doc string, want ...string) {
+	refused := func(t *testing.T, doc string, want ...string) {
 		t.Helper()
 		_, err := e.tryApply(doc)
 		if err == nil {
@@ -73,7 +73,7 @@ func TestReplicationAwareScaling(t *testing.T) {
 	}
 
 	t.Run("admission refuses a BE count below the reported replication number", func(t *testing.T) {
-		refused(withBEs(4), `admission webhook "validate-starrocks.managed-services.deckhouse.io" denied the request`,
+		refused(t, withBEs(4), `admission webhook "validate-starrocks.managed-services.deckhouse.io" denied the request`,
 			"spec.backend.replicas: StarRocks cannot remove a BE while a table needs more replicas than the BEs left: table shop.orders has replication_num 5")
 		if got := len(e.agentBackends(ns, name)); got != 5 {
 			t.Errorf("agent.json lists %d backends, want 5", got)
@@ -82,9 +82,9 @@ func TestReplicationAwareScaling(t *testing.T) {
 
 	t.Run("admission refuses 2 BEs: a new Cluster of 2 and 3 -> 2", func(t *testing.T) {
 		pair := strings.Replace(instance(ns, "pair", "Cluster", ""), "replicas: 3", "replicas: 2", 1)
-		refused(pair, "spec.backend.replicas: 2 BEs cannot load data while one of them is down")
+		refused(t, pair, "spec.backend.replicas: 2 BEs cannot load data while one of them is down")
 		e.apply(instance(ns, "trio", "Cluster", ""))
-		refused(strings.Replace(instance(ns, "trio", "Cluster", ""), "replicas: 3", "replicas: 2", 1), "2 BEs cannot load data while one of them is down")
+		refused(t, strings.Replace(instance(ns, "trio", "Cluster", ""), "replicas: 3", "replicas: 2", 1), "2 BEs cannot load data while one of them is down")
 	})
 
 	// The tables need 3 replicas now (shop.orders was lowered, the
@@ -102,7 +102,7 @@ func TestReplicationAwareScaling(t *testing.T) {
 	e.waitCondition(ns, name, "BackendScaleIn", "False")
 
 	t.Run("admission refuses a second scale-in while one is pending", func(t *testing.T) {
-		refused(withBEs(3), "spec.backend.replicas: a BE is still being removed: lower the count again once the condition BackendScaleIn is True")
+		refused(t, withBEs(3), "spec.backend.replicas: a BE is still being removed: lower the count again once the condition BackendScaleIn is True")
 	})
 
 	t.Run("a scale-in StarRocks refuses stalls with a clear condition", func(t *testing.T) {
