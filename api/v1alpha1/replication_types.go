@@ -42,3 +42,8 @@ type ReplicationStatus struct {
 	// +optional
 	MinReplicationTable string `json:"minReplicationTable,omitempty"`
 }
+
+// ConditionTablesReplicated is False while a table keeps fewer replicas than
+// the instance's default replication number (a Standalone that became a
+// Cluster keeps its tables at 1): the message says what to run.
+const ConditionTablesReplicated = "TablesReplicated"

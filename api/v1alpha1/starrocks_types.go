@@ -274,7 +274,7 @@ type StarrocksStatus struct {
 	Phase Phase `json:"phase,omitempty"`
 
 	// Condition types: ConfigurationValid, LastValidConfigurationApplied,
-	// Available, TLSReady, BackendScaleIn, VolumesResized.
+	// Available, TLSReady, BackendScaleIn, VolumesResized, TablesReplicated.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

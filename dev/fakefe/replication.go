@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"vitess.io/vitess/go/mysql"
 	"vitess.io/vitess/go/mysql/sqlerror"
@@ -66,7 +67,7 @@ func (s *Server) SetTable(db, name string, replicationNum int) {
 const ErrInsufficientBackends = 1064
 
 // reSelectPartitionsMeta is the agent's query (images/agent/internal/replication).
-var reSelectPartitionsMeta = regexp.MustCompile(`(?i)^select\s+db_name\s*,\s*table_name\s*,\s*replication_num\s+from\s+information_schema\.partitions_meta\s+order\s+by\s+replication_num\s+(asc|desc)\s*,\s*db_name\s*,\s*table_name\s+limit\s+1$`)
+var reSelectPartitionsMeta = regexp.MustCompile(`(?i)^select\s+db_name\s*,\s*table_name\s*,\s*replication_num\s+from\s+information_schema\.partitions_meta(?:\s+where\s+db_name\s*!=\s*'([^']*)')?\s+order\s+by\s+replication_num\s+(asc|desc)\s*,\s*db_name\s*,\s*table_name\s+limit\s+1$`)
 
 // execReplication answers the partitions_meta query. information_schema
 // shows only tables the account holds a privilege on: here, accounts with
@@ -84,9 +85,10 @@ func (s *Server) execReplication(c *mysql.Conn, q string) (*sqltypes.Result, boo
 	for i := range s.tables {
 		t := &s.tables[i]
 		switch {
+		case m[1] != "" && t.DB == m[1]:
 		case best == nil:
 			best = t
-		case m[1] == "desc" || m[1] == "DESC":
+		case strings.EqualFold(m[2], "desc"):
 			if t.ReplicationNum > best.ReplicationNum {
 				best = t
 			}

@@ -26,6 +26,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
 func TestHookReportsReplicationAndRefusesCountsBelowIt(t *testing.T) {
@@ -45,6 +46,10 @@ func TestHookReportsReplicationAndRefusesCountsBelowIt(t *testing.T) {
 	require.NoError(t, f.HookError())
 	st := statusOf(t, f, "olap")
 	require.Equal(t, &v1alpha1.ReplicationStatus{MaxReplicationNum: 4, MaxReplicationTable: "shop.orders", MinReplicationNum: 1, MinReplicationTable: "shop.tmp"}, st.Replication)
+	s, r, m := condition(st, v1alpha1.ConditionTablesReplicated)
+	assert.Equal(t, []string{"False", ReasonTablesUnderReplicated}, []string{s, r})
+	assert.Contains(t, m, `Table shop.tmp keeps 1 replica, fewer than the instance's default of 3`)
+	assert.Contains(t, m, `ALTER TABLE shop.tmp SET ("default.replication_num" = "3"); ALTER TABLE shop.tmp MODIFY PARTITION (*) SET ("replication_num" = "3")`)
 
 	t.Run("a count below it keeps the configuration in effect", func(t *testing.T) {
 		f.KubeStateSet(classYAML + "---" + clusterYAMLWithStatus(t, f, 3) + "---" + clusterObjectsYAML(t, 4, report) + "---" + lastValidYAML(t, f, "uid-olap"))
@@ -92,4 +97,17 @@ func TestAForgedReplicationReportStaysWithinTheSchema(t *testing.T) {
 			assert.Equal(t, tt.want, st.Replication, "an unreadable report reports nothing")
 		})
 	}
+}
+
+func TestTablesReplicatedQuotesOnlyPlainTableNames(t *testing.T) {
+	e := &desired.Instance{Configuration: desired.Configuration{DefaultReplicationNum: 3}}
+	status, reason, _ := tablesReplicated(nil, e)
+	assert.Equal(t, []string{"Unknown", ReasonWaitingForAgent}, []string{string(status), reason})
+	status, _, _ = tablesReplicated(&v1alpha1.ReplicationStatus{MinReplicationNum: 3, MinReplicationTable: "a.b"}, e)
+	assert.EqualValues(t, "True", status)
+	status, _, _ = tablesReplicated(&v1alpha1.ReplicationStatus{}, e)
+	assert.EqualValues(t, "True", status, "no table at all")
+	_, _, msg := tablesReplicated(&v1alpha1.ReplicationStatus{MinReplicationNum: 1, MinReplicationTable: "a.b; DROP DATABASE c"}, e)
+	assert.Contains(t, msg, `ALTER TABLE <database>.<table> SET ("default.replication_num" = "3")`)
+	assert.NotContains(t, msg, "ALTER TABLE a.b; DROP")
 }

@@ -59,6 +59,17 @@ func TestReplicationAwareScaling(t *testing.T) {
 		MaxReplicationNum: 5, MaxReplicationTable: "shop.orders", MinReplicationNum: 1, MinReplicationTable: "shop.tmp"}})
 	e.waitReplication(ns, name, 5)
 
+	t.Run("a table below the default replication is reported with what to run", func(t *testing.T) {
+		// As after a Standalone became a Cluster: shop.tmp kept 1 replica.
+		_, message := e.waitCondition(ns, name, "TablesReplicated", "False")
+		for _, want := range []string{"Table shop.tmp keeps 1 replica, fewer than the instance's default of 3",
+			`ALTER TABLE shop.tmp MODIFY PARTITION (*) SET ("replication_num" = "3")`} {
+			if !strings.Contains(message, want) {
+				t.Errorf("TablesReplicated message lacks %q: %s", want, message)
+			}
+		}
+	})
+
 	refused := func(t *testing.T, doc string, want ...string) {
 		t.Helper()
 		_, err := e.tryApply(doc)

@@ -43,8 +43,17 @@ import (
 // make the order total, so the table reported does not flap.
 const (
 	QueryMax = "SELECT DB_NAME, TABLE_NAME, REPLICATION_NUM FROM information_schema.partitions_meta ORDER BY REPLICATION_NUM DESC, DB_NAME, TABLE_NAME LIMIT 1"
-	QueryMin = "SELECT DB_NAME, TABLE_NAME, REPLICATION_NUM FROM information_schema.partitions_meta ORDER BY REPLICATION_NUM ASC, DB_NAME, TABLE_NAME LIMIT 1"
+	QueryMin = "SELECT DB_NAME, TABLE_NAME, REPLICATION_NUM FROM information_schema.partitions_meta WHERE DB_NAME != '_statistics_' ORDER BY REPLICATION_NUM ASC, DB_NAME, TABLE_NAME LIMIT 1"
 )
+
+// The largest number counts the _statistics_ tables: StarRocks 3.x refuses a
+// decommission below their replication (fe-core alter/SystemHandler
+// .checkDecommission walks every database), while 4.x skips them
+// (system/SystemInfoService.decommissionBackend), so counting them never
+// admits a scale-in a supported version refuses. The smallest leaves them
+// out: the FE raises their replication itself as BEs join, to min(3, BEs)
+// (statistic/StatisticUtils.alterSystemTableReplicationNumIfNecessary), and
+// the team is never asked to alter them.
 
 // Querier is what the package needs from a pool.
 type Querier interface {
