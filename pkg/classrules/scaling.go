@@ -43,9 +43,6 @@ type ScalingFacts struct {
 	MaxReplicationTable string
 }
 
-// BackendCount is the number of BEs a spec orders.
-func BackendCount(s v1alpha1.StarrocksSpec) int32 { return backendCount(s) }
-
 // StatisticsDatabase is StarRocks' internal database of optimizer statistics;
 // its tables are created with up to 3 replicas (fe-core
 // statistic/StatisticsMetaManager), so they count like any table.
@@ -115,7 +112,7 @@ func describeTable(table string) string {
 // lowerReplicationHint says what would let the count go lower.
 func lowerReplicationHint(table string, num int32) string {
 	if strings.HasPrefix(table, StatisticsDatabase+".") {
-		return fmt.Sprintf("StarRocks keeps its statistics tables at that replication, so keep at least %s", beCount(num))
+		return fmt.Sprintf("StarRocks 3.x does not remove a BE below the replication of its statistics tables, so keep at least %s", beCount(num))
 	}
 	return fmt.Sprintf("keep at least %s, or first lower the replication_num of the tables that need that many (see the Scaling section of the user guide)", beCount(num))
 }
