@@ -71,6 +71,9 @@ type Options struct {
 	PassTimeout time.Duration
 	// RepublishEvery re-publishes an unchanged status; default 5m.
 	RepublishEvery time.Duration
+	// ReadReplicationEveryPass reads the tables' replication numbers on
+	// every pass instead of at most once a minute (tests).
+	ReadReplicationEveryPass bool
 	// DialFunc replaces the TCP dialer (tests).
 	DialFunc    func(ctx context.Context, network, addr string) (net.Conn, error)
 	OnHandshake func(peer *x509.Certificate)
@@ -106,6 +109,7 @@ type Agent struct {
 	published     string
 	publishedAt   time.Time
 	helperContent string
+	replication   replicationCache
 }
 
 // New builds an Agent; Run starts it.

@@ -20,20 +20,42 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync"
+	"time"
 
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/membership"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/replication"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
+// replicationEvery bounds how often the numbers are read: partitions_meta
+// walks every partition on the FE, and a table created since the last read
+// that blocks a scale-in is still caught, by StarRocks refusing the
+// decommission (noteRefusedDecommission).
+const replicationEvery = time.Minute
+
+// replicationCache is the last read, reused between reads.
+type replicationCache struct {
+	mu   sync.Mutex
+	last *agentconfig.ReplicationReport
+	at   time.Time
+}
+
 // readReplication adds the tables' replication numbers to the leader's
 // membership report: the hooks and the webhook refuse BE counts below the
 // largest. A failed read leaves it out (the hooks keep the last one).
 func (a *Agent) readReplication(ctx context.Context, mst *agentconfig.MembershipStatus) error {
+	c := &a.replication
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last != nil && time.Since(c.at) < replicationEvery && !a.opts.ReadReplicationEveryPass {
+		mst.Replication = c.last
+		return nil
+	}
 	return a.service.Do(ctx, "read replication numbers", func(ctx context.Context, db *sql.DB) error {
 		r, err := replication.Read(ctx, db)
 		if err == nil {
-			mst.Replication = r
+			mst.Replication, c.last, c.at = r, r, time.Now()
 		}
 		return err
 	})

@@ -50,6 +50,7 @@ func TestReplicationAndRefusedDecommission(t *testing.T) {
 	pub := &recordingPublisher{}
 	opts := e.options(fe0)
 	opts.Publisher = pub
+	opts.ReadReplicationEveryPass = true
 	a := agent.New(opts)
 	a.LoadCertificates()
 
@@ -95,4 +96,22 @@ func TestReplicationAndRefusedDecommission(t *testing.T) {
 		require.Contains(t, m.DecommissionRefused, "because the table _statistics_.column_statistics requires 3 replicas")
 		require.Equal(t, &agentconfig.ReplicationReport{MaxReplicationNum: 3, MaxReplicationTable: "_statistics_.column_statistics", MinReplicationNum: 1, MinReplicationTable: "shop.orders"}, m.Replication)
 	})
+}
+
+func TestReplicationIsReadAtMostOnceAMinute(t *testing.T) {
+	ctx := ctxT(t)
+	e := newEnv(t, envOptions{serverPassword: rootPass})
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
+	e.fe.SetTable("shop", "orders", 3)
+	pub := &recordingPublisher{}
+	opts := e.options(fe0)
+	opts.Publisher = pub
+	a := agent.New(opts)
+	a.LoadCertificates()
+	a.Pass(ctx)
+	e.fe.SetTable("shop", "orders", 5)
+	a.Pass(ctx)
+	require.True(t, a.Status().LastApply.Succeeded, a.Status().LastApply.Error)
+	require.EqualValues(t, 3, pub.last().Membership.Replication.MaxReplicationNum, "the last read is reported again")
+	require.Equal(t, 2, countPrefix(e.fe.Statements(), "SELECT DB_NAME, TABLE_NAME, REPLICATION_NUM"), "one read (two queries) in two passes")
 }
