@@ -186,3 +186,28 @@ func TestComputeChecksScalingAgainstWhatRuns(t *testing.T) {
 		assert.Equal(t, beHosts(3), res.Entry.AgentConfig.Backends)
 	})
 }
+
+func TestComputeTwoToOneBE(t *testing.T) {
+	two := int32(2)
+	compute := func(replicas int32, last *Instance, obs BackendObservation) Result {
+		t.Helper()
+		in := Input{Instances: []*v1alpha1.Starrocks{scaledInstance(replicas)}, Classes: []*v1alpha1.StarrocksClass{class()},
+			Backends: map[string]BackendObservation{"team/olap": obs}}
+		if last != nil {
+			in.LastValid = map[string]*Instance{"team/olap": last}
+		}
+		return Compute(in).Results[0]
+	}
+	// An instance that got its 2 BEs before they were refused keeps them.
+	atTwo := compute(2, nil, BackendObservation{Replicas: &two})
+	require.True(t, atTwo.Valid(), "%v", atTwo.Violations)
+
+	refused := compute(1, atTwo.Entry, BackendObservation{Replicas: &two, MaxReplicationNum: 2, MaxReplicationTable: "_statistics_.column_statistics"})
+	assert.Contains(t, refused.Violations.Error(), "the internal statistics table _statistics_.column_statistics has replication_num 2")
+	assert.Equal(t, beHosts(2), refused.Entry.AgentConfig.Backends, "both BEs stay")
+
+	accepted := compute(1, atTwo.Entry, BackendObservation{Replicas: &two, MaxReplicationNum: 1, MaxReplicationTable: "shop.orders"})
+	require.True(t, accepted.Valid(), "%v", accepted.Violations)
+	assert.Equal(t, beHosts(1), accepted.Entry.AgentConfig.Backends, "the agent decommissions be-1")
+	assert.EqualValues(t, 2, accepted.Entry.Backend.Replicas, "be-1's pod is kept until StarRocks lets it go")
+}
