@@ -174,7 +174,7 @@ spec:
   starrocksClassName: analytics
   type: Cluster
   frontend: {cpu: {cores: 2}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 10Gi}}
-  backend: {replicas: 2, cpu: {cores: 4}, memory: {size: 8Gi}, persistentVolumeClaim: {size: 50Gi}}
+  backend: {replicas: 3, cpu: {cores: 4}, memory: {size: 8Gi}, persistentVolumeClaim: {size: 50Gi}}
   configuration: {streamingLoadMaxMb: 1024}
 ---
 apiVersion: managed-services.deckhouse.io/v1alpha1
@@ -198,7 +198,7 @@ spec:
 	assert.Equal(t, "d8ms-sr-olap.team.svc.k8s.example:9030", sr.Status.Endpoints.Query)
 	assert.Equal(t, metav1.ConditionTrue, findCondition(sr.Status, v1alpha1.ConditionConfigurationValid).Status)
 	assert.EqualValues(t, 3, sr.Status.Frontend.Replicas)
-	assert.EqualValues(t, 2, sr.Status.Backend.Replicas)
+	assert.EqualValues(t, 3, sr.Status.Backend.Replicas)
 
 	secret, err := client.CoreV1().Secrets("team").Get(ctx, sr.Status.CredentialsSecretName, metav1.GetOptions{})
 	require.NoError(t, err, "the credentials Secret exists")

@@ -274,7 +274,7 @@ type StarrocksStatus struct {
 	Phase Phase `json:"phase,omitempty"`
 
 	// Condition types: ConfigurationValid, LastValidConfigurationApplied,
-	// Available, TLSReady, BackendScaleIn, VolumesResized.
+	// Available, TLSReady, BackendScaleIn, VolumesResized, TablesReplicated.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -304,6 +304,10 @@ type StarrocksStatus struct {
 	// The serving certificate of the instance.
 	// +optional
 	TLS *TLSStatus `json:"tls,omitempty"`
+	// Replication numbers of the instance's tables, as the agent of the FE
+	// leader last reported them.
+	// +optional
+	Replication *ReplicationStatus `json:"replication,omitempty"`
 }
 
 // ComponentStatus counts the pods of one component.

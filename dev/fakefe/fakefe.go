@@ -114,6 +114,8 @@ type Server struct {
 	conns      []ConnInfo
 	refused    []ConnInfo
 	statements []string
+	// tables (replication.go), sorted by database and name.
+	tables []Table
 }
 
 // Start listens and serves until t ends.
@@ -375,6 +377,9 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	if err := s.authorize(c.User, q); err != nil {
 		return nil, err
 	}
+	if res, handled, err := s.execReplication(c, q); handled {
+		return res, err
+	}
 	if m := reShowFrontends.FindStringSubmatch(q); m != nil {
 		// StarRocks order: Name, IP, EditLogPort, HttpPort, QueryPort, RpcPort, Role, ..., Alive, ...
 		r := &sqltypes.Result{Fields: fields("Alive", "Role", "QueryPort", "IP", "EditLogPort", "Name", "IsHelper", "Join")}
@@ -415,6 +420,9 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 		i := s.backendIndex(m[1])
 		if i < 0 {
 			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend does not exist: %s", m[1])
+		}
+		if err := s.checkDecommission(i); err != nil {
+			return nil, err
 		}
 		s.backends[i].Decommissioned = true
 		return ok, nil

@@ -84,6 +84,8 @@ func instanceEvents(sr *v1alpha1.Starrocks, prev, next v1alpha1.StarrocksStatus)
 			}
 		case v1alpha1.ConditionBackendScaleIn:
 			switch {
+			case !isTrue && changed && n.Reason == ReasonDecommissionRefused:
+				add(corev1.EventTypeWarning, n)
 			case !isTrue && changed:
 				add(corev1.EventTypeNormal, n)
 			case isTrue && wasFalse:

@@ -211,13 +211,23 @@ const podFilter = `((.metadata.annotations // {}) | if type == "object" then .["
 	` membership: (.membership | want("object"; "membership") | if . == null then null else {leader: (.leader | want("string"; "membership.leader") // ""),` +
 	` backends: [(.backends | want("array"; "membership.backends") // [])[] | want("string"; "membership.backends[]")],` +
 	` draining: [(.draining | want("array"; "membership.draining") // [])[] | want("object"; "membership.draining[]") |` +
-	` {host: (.host | want("string"; "membership.draining[].host") // ""), tabletNum: (.tabletNum | whole("membership.draining[].tabletNum") // 0)}]} end)})` +
+	` {host: (.host | want("string"; "membership.draining[].host") // ""), tabletNum: (.tabletNum | whole("membership.draining[].tabletNum") // 0)}],` +
+	replicationFilter + `} end)})` +
 	` catch {unreadable: (if type == "string" then . else "the agent-status annotation is not readable" end)}) end) as $agent |` +
 	` {namespace: (.metadata.namespace | str), name: (.metadata.name | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str),` +
 	` owner: ([(.metadata.ownerReferences // [])[] | select(.controller == true and .kind == "StatefulSet") | {name: (.name | str), uid: (.uid | str)}][0] // null)} +` +
 	` (if $agent.unreadable then {agentTLS: {ready: false, reason: "` + ReasonAgentStatusUnreadable + `", message: $agent.unreadable},` +
 	` accounts: {ready: false, reason: "` + ReasonAgentStatusUnreadable + `", message: $agent.unreadable}, membership: {unreadable: true}}` +
 	` else {agentTLS: $agent.tls, accounts: $agent.accounts, membership: $agent.membership} end)`
+
+// replicationFilter reads the replication numbers and the refused
+// decommission of the leader's membership report (replication.go).
+const replicationFilter = ` replication: (.replication | want("object"; "membership.replication") | if . == null then null else {` +
+	` maxReplicationNum: (.maxReplicationNum | whole("membership.replication.maxReplicationNum") // 0),` +
+	` maxReplicationTable: (.maxReplicationTable | want("string"; "membership.replication.maxReplicationTable") // ""),` +
+	` minReplicationNum: (.minReplicationNum | whole("membership.replication.minReplicationNum") // 0),` +
+	` minReplicationTable: (.minReplicationTable | want("string"; "membership.replication.minReplicationTable") // "")} end),` +
+	` decommissionRefused: (.decommissionRefused | want("string"; "membership.decommissionRefused") // "")`
 
 // cache only memoizes compiled CEL per class generation (a pure function of
 // the class): no decision depends on it surviving a restart.

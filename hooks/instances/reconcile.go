@@ -219,6 +219,9 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 	existing := make(map[string]desired.Existing, len(obs))
 	for key, o := range obs {
 		b := desired.BackendObservation{Reports: o.Membership, Unreadable: o.MembershipUnreadable}
+		if r := replicationOf(o, s.InstanceStatus[key]); r != nil {
+			b.MaxReplicationNum, b.MaxReplicationTable = r.MaxReplicationNum, r.MaxReplicationTable
+		}
 		if o.Backend != nil {
 			b.Replicas = &o.Backend.Replicas
 		}

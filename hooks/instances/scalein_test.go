@@ -116,13 +116,20 @@ func TestHookScalesBackendsInOnlyAfterTheAgentConfirms(t *testing.T) {
 		wantMessage  []string
 	}{
 		{name: "grows at once", spec: 3, sts: 2, membership: listed(2), wantReplicas: 3, wantStatus: "True", wantReason: ReasonNoScaleInPending},
-		{name: "keeps replicas when no agent reported", spec: 2, sts: 3, wantReplicas: 3, wantStatus: "False", wantReason: ReasonWaitingForAgent,
-			wantMessage: []string{"spec.backend.replicas is 2, but the BE StatefulSet keeps its 3 pods"}},
-		{name: "keeps replicas when the agent status is unreadable", spec: 2, sts: 3, membership: "not json", wantReplicas: 3, wantStatus: "False", wantReason: ReasonWaitingForAgent},
-		{name: "keeps be-2 while it drains", spec: 2, sts: 3, membership: listed(3, agentconfig.BackendDrain{Host: beHostOf(2), TabletNum: 120}), wantReplicas: 3,
+		{name: "keeps replicas when no agent reported", spec: 3, sts: 4, wantReplicas: 4, wantStatus: "False", wantReason: ReasonWaitingForAgent,
+			wantMessage: []string{"spec.backend.replicas is 3, but the BE StatefulSet keeps its 4 pods"}},
+		{name: "keeps replicas when the agent status is unreadable", spec: 3, sts: 4, membership: "not json", wantReplicas: 4, wantStatus: "False", wantReason: ReasonWaitingForAgent},
+		{name: "keeps be-3 while it drains", spec: 3, sts: 4, membership: listed(4, agentconfig.BackendDrain{Host: beHostOf(3), TabletNum: 120}), wantReplicas: 4,
 			wantStatus: "False", wantReason: ReasonDecommissionInProgress,
-			wantMessage: []string{beHostOf(2) + " (decommissioned, 120 tablets left)", "keeps running until StarRocks has moved its tablets"}},
-		{name: "lowers replicas once be-2 is gone", spec: 2, sts: 3, membership: listed(2), wantReplicas: 2, wantStatus: "True", wantReason: ReasonNoScaleInPending},
+			wantMessage: []string{beHostOf(3) + " (decommissioned, 120 tablets left)", "keeps running until StarRocks has moved its tablets"}},
+		{name: "says so when StarRocks refuses the decommission", spec: 3, sts: 4,
+			membership: func() *agentconfig.MembershipStatus {
+				m := listed(4)
+				m.DecommissionRefused = "Error 1064 (42000): Unexpected exception: It will cause insufficient BE number if these BEs are decommissioned because the table shop.orders requires 4 replicas."
+				return m
+			}(), wantReplicas: 4, wantStatus: "False", wantReason: ReasonDecommissionRefused,
+			wantMessage: []string{"StarRocks refuses to decommission " + beHostOf(3), "the table shop.orders requires 4 replicas", "set spec.backend.replicas back to 4"}},
+		{name: "lowers replicas once be-3 is gone", spec: 3, sts: 4, membership: listed(3), wantReplicas: 3, wantStatus: "True", wantReason: ReasonNoScaleInPending},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newHook(t)
@@ -150,13 +157,13 @@ func TestHookScalesBackendsInOnlyAfterTheAgentConfirms(t *testing.T) {
 
 func TestHookPatchesBackendScaleInOnlyOnChange(t *testing.T) {
 	f := newHook(t)
-	draining := &agentconfig.MembershipStatus{Backends: []string{beHostOf(0), beHostOf(1), beHostOf(2)}, Draining: []agentconfig.BackendDrain{{Host: beHostOf(2), TabletNum: 120}}}
-	f.KubeStateSet(classYAML + "---" + clusterYAML(2) + "---" + clusterObjectsYAML(t, 3, draining))
+	draining := &agentconfig.MembershipStatus{Backends: []string{beHostOf(0), beHostOf(1), beHostOf(2), beHostOf(3)}, Draining: []agentconfig.BackendDrain{{Host: beHostOf(3), TabletNum: 120}}}
+	f.KubeStateSet(classYAML + "---" + clusterYAML(3) + "---" + clusterObjectsYAML(t, 4, draining))
 	f.RunHook()
 	require.NoError(t, f.HookError())
 
 	again := func(membership *agentconfig.MembershipStatus) {
-		f.KubeStateSet(classYAML + "---" + clusterYAMLWithStatus(t, f, 2) + "---" + clusterObjectsYAML(t, 3, membership) + "---" + lastValidYAML(t, f, "uid-olap"))
+		f.KubeStateSet(classYAML + "---" + clusterYAMLWithStatus(t, f, 3) + "---" + clusterObjectsYAML(t, 4, membership) + "---" + lastValidYAML(t, f, "uid-olap"))
 		f.RunHook()
 		require.NoError(t, f.HookError())
 	}
@@ -172,7 +179,7 @@ func TestHookPatchesBackendScaleInOnlyOnChange(t *testing.T) {
 	assert.Empty(t, instancePatches(), "the same drain progress patches nothing")
 
 	fewer := *draining
-	fewer.Draining = []agentconfig.BackendDrain{{Host: beHostOf(2), TabletNum: 40}}
+	fewer.Draining = []agentconfig.BackendDrain{{Host: beHostOf(3), TabletNum: 40}}
 	again(&fewer)
 	require.Len(t, instancePatches(), 1, "new drain progress is reported")
 	_, _, m := condition(statusOf(t, f, "olap"), v1alpha1.ConditionBackendScaleIn)

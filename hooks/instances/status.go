@@ -184,7 +184,7 @@ func accountsReady(obs Observed, prev v1alpha1.StarrocksStatus) Verdict {
 func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observed, domain string, now metav1.Time) v1alpha1.StarrocksStatus {
 	sr := res.Object
 	gen := sr.Generation
-	st := v1alpha1.StarrocksStatus{ObservedGeneration: gen}
+	st := v1alpha1.StarrocksStatus{ObservedGeneration: gen, Replication: replicationOf(obs, prev)}
 	conds := prev.Conditions
 	set := func(typ string, ok bool, reason, msg string) {
 		conds = setCondition(conds, metav1.Condition{
@@ -306,6 +306,8 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	ok, reason, msg = backendScaleIn(res.ScaleIn)
 	set(v1alpha1.ConditionBackendScaleIn, ok, reason, msg)
 	set(v1alpha1.ConditionVolumesResized, obs.Volumes.OK, obs.Volumes.Reason, obs.Volumes.Message)
+	status, reason, msg := tablesReplicated(st.Replication, e)
+	conds = setCondition(conds, metav1.Condition{Type: v1alpha1.ConditionTablesReplicated, Status: status, Reason: reason, Message: truncate(msg), ObservedGeneration: gen}, now)
 	st.Conditions = conds
 	return st
 }
@@ -315,6 +317,9 @@ func backendScaleIn(s desired.ScaleIn) (bool, string, string) {
 	case desired.ScaleInWaitingForAgent:
 		return false, ReasonWaitingForAgent, fmt.Sprintf("spec.backend.replicas is %d, but the BE StatefulSet keeps its %d pods until the agent of the FE leader reports which BEs StarRocks still lists: a BE pod is removed only after its tablets were moved to the others.", s.Desired, s.Rendered)
 	case desired.ScaleInDraining:
+		if s.Refused != "" {
+			return false, ReasonDecommissionRefused, decommissionRefusedMessage(s)
+		}
 		parts := make([]string, len(s.Kept))
 		for i, k := range s.Kept {
 			if k.Decommissioned {

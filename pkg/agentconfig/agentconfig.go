@@ -183,6 +183,23 @@ type MembershipStatus struct {
 	// hold tablets: their pods must keep running until they are gone from
 	// Backends, so the hooks must not lower the BE replicas past them yet.
 	Draining []BackendDrain `json:"draining,omitempty"`
+	// Replication is how many replicas the tables keep; nil when it could
+	// not be read.
+	Replication *ReplicationReport `json:"replication,omitempty"`
+	// DecommissionRefused is StarRocks' error for the last ALTER SYSTEM
+	// DECOMMISSION BACKEND it refused (e.g. a table needs more replicas than
+	// the BEs left); empty when the last one went through.
+	DecommissionRefused string `json:"decommissionRefused,omitempty"`
+}
+
+// ReplicationReport is the largest and the smallest replication number of
+// any table partition (internal tables included) and a table with each, as
+// "database.table"; the numbers are 0 when there is no table.
+type ReplicationReport struct {
+	MaxReplicationNum   int32  `json:"maxReplicationNum"`
+	MaxReplicationTable string `json:"maxReplicationTable,omitempty"`
+	MinReplicationNum   int32  `json:"minReplicationNum"`
+	MinReplicationTable string `json:"minReplicationTable,omitempty"`
 }
 
 // BackendDrain is the progress of one decommissioned BE.

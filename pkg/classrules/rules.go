@@ -465,11 +465,8 @@ func ValidateUpdate(oldSR, newSR *v1alpha1.Starrocks) Violations {
 		vs = append(vs, Violation{Field: "spec.starrocksClassName", Value: n.StarrocksClassName, Rule: fmt.Sprintf("immutable (was %q)", o.StarrocksClassName),
 			Message: "the class of an instance cannot change; order a new instance of the other class instead"})
 	}
-	oldBE, newBE := backendCount(o), backendCount(n)
-	if newBE < oldBE-1 {
-		vs = append(vs, Violation{Field: "spec.backend.replicas", Value: fmt.Sprint(newBE), Rule: fmt.Sprintf("shrink by at most one (was %d)", oldBE),
-			Message: "the BE count may shrink by at most one at a time: each removed BE is decommissioned first so its tablets move to the others"})
-	}
+	// The BE count rules (by one, one scale-in at a time, replication) are
+	// CheckScaling's: the hooks apply them against the count in effect.
 	for _, comp := range []struct {
 		prefix   string
 		old, new v1alpha1.PersistentVolumeClaimSpec

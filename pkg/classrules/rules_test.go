@@ -535,16 +535,6 @@ func TestValidateUpdate(t *testing.T) {
 			},
 		},
 		{
-			name: "rejects scale-in by two BEs",
-			old: func(s *v1alpha1.Starrocks) {
-				s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(3))
-			},
-			mutate: func(s *v1alpha1.Starrocks) {
-				s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(1))
-			},
-			want: []string{`spec.backend.replicas: the BE count may shrink by at most one at a time: each removed BE is decommissioned first so its tablets move to the others (value 1; shrink by at most one (was 3))`},
-		},
-		{
 			name: "rejects Cluster to Standalone",
 			old: func(s *v1alpha1.Starrocks) {
 				s.Spec.Type, s.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(2))

@@ -194,6 +194,9 @@ func Compute(in Input) Output {
 			res.Violations = classrules.MissingClass(sr.Spec.StarrocksClassName)
 		} else {
 			resolved, vs := c.Resolve(sr)
+			if len(vs) == 0 {
+				vs = checkScaling(sr, in.LastValid[res.Key], in.Backends[res.Key])
+			}
 			res.Violations = vs
 			if len(vs) == 0 {
 				entry := applyExisting(Build(sr, c.Class(), resolved, domain), in.Existing[res.Key])

@@ -70,7 +70,7 @@ func instance(ns, name string) *v1alpha1.Starrocks {
 			StarrocksClassName: "default",
 			Type:               v1alpha1.TypeCluster,
 			Frontend:           comp,
-			Backend:            v1alpha1.BackendSpec{ComponentSpec: comp, Replicas: ptr(int32(2))},
+			Backend:            v1alpha1.BackendSpec{ComponentSpec: comp, Replicas: ptr(int32(3))},
 		},
 	}
 }
@@ -94,12 +94,13 @@ func TestComputeBuildsTheValuesEntry(t *testing.T) {
 	assert.Equal(t, []string{
 		"d8ms-sr-olap-be-0.d8ms-sr-olap-be-headless.team-a.svc.k8s.example",
 		"d8ms-sr-olap-be-1.d8ms-sr-olap-be-headless.team-a.svc.k8s.example",
+		"d8ms-sr-olap-be-2.d8ms-sr-olap-be-headless.team-a.svc.k8s.example",
 	}, e.Backend.Hosts)
 	assert.Equal(t, Resources{Requests: ResourceList{CPU: "1000m", Memory: "8Gi"}, Limits: ResourceList{CPU: "2", Memory: "8Gi"}}, e.Frontend.Resources)
 	assert.Equal(t, Storage{Size: "20Gi", TemplateSize: "20Gi"}, e.Backend.Storage, "a new StatefulSet is created with the spec size")
 	assert.EqualValues(t, 3, e.Frontend.Replicas)
-	assert.EqualValues(t, 2, e.Backend.Replicas)
-	assert.Equal(t, Configuration{StreamingLoadMaxMb: 102400, LoadProcessMaxMemoryLimitPercent: 30, CatalogTrashExpireSecond: 3600, DefaultReplicationNum: 2}, e.Configuration)
+	assert.EqualValues(t, 3, e.Backend.Replicas)
+	assert.Equal(t, Configuration{StreamingLoadMaxMb: 102400, LoadProcessMaxMemoryLimitPercent: 30, CatalogTrashExpireSecond: 3600, DefaultReplicationNum: 3}, e.Configuration)
 	assert.Equal(t, TLS{
 		SecretName: "d8ms-sr-olap-tls", KeystorePasswordSecretName: "d8ms-sr-olap-keystore",
 		DNSNames: []string{
@@ -111,7 +112,7 @@ func TestComputeBuildsTheValuesEntry(t *testing.T) {
 		CertificateRevision: 1,
 	}, e.TLS)
 	assert.Equal(t, "d8ms-sr-olap.team-a.svc.k8s.example", e.AgentConfig.QueryHost)
-	assert.Equal(t, map[string]string{"catalog_trash_expire_second": "3600", "default_replication_num": "2"}, e.AgentConfig.FrontendConfig)
+	assert.Equal(t, map[string]string{"catalog_trash_expire_second": "3600", "default_replication_num": "3"}, e.AgentConfig.FrontendConfig)
 	assert.Equal(t, map[string]string{"streaming_load_max_mb": "102400"}, e.AgentConfig.BackendConfig)
 	assert.NoError(t, e.AgentConfig.Validate())
 	assert.Equal(t, "team-a/olap", e.AgentConfig.Instance)
@@ -131,14 +132,18 @@ func TestDefaultReplicationNumIsAtMostTheBECount(t *testing.T) {
 		want     int32
 	}{
 		{"one on a Standalone", v1alpha1.TypeStandalone, nil, 1},
-		{"two with two BEs", v1alpha1.TypeCluster, ptr(int32(2)), 2},
+		{"two with two BEs (an instance that already has them)", v1alpha1.TypeCluster, ptr(int32(2)), 2},
 		{"three with three BEs", v1alpha1.TypeCluster, ptr(int32(3)), 3},
 		{"three with ten BEs", v1alpha1.TypeCluster, ptr(int32(10)), 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sr := instance("ns", "a")
 			sr.Spec.Type, sr.Spec.Backend.Replicas = tt.typ, tt.replicas
-			out := Compute(Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{class()}})
+			// A new instance cannot order 2 BEs (classrules.CheckScaling);
+			// one whose BE StatefulSet already runs them keeps them.
+			two := int32(2)
+			backends := map[string]BackendObservation{"ns/a": {Replicas: &two}}
+			out := Compute(Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{class()}, Backends: backends})
 			require.Len(t, out.Instances, 1, "%v", out.Results[0].Violations)
 			assert.Equal(t, tt.want, out.Instances[0].Configuration.DefaultReplicationNum)
 		})

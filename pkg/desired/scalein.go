@@ -17,7 +17,9 @@ limitations under the License.
 package desired
 
 import (
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 )
 
 // BackendObservation is what the cluster says about the BEs of one instance:
@@ -33,6 +35,11 @@ type BackendObservation struct {
 	// Unreadable is true when an FE pod's agent-status annotation could not
 	// be read: that pod may be the leader, so its silence confirms nothing.
 	Unreadable bool
+	// MaxReplicationNum and MaxReplicationTable are the largest replication
+	// number in use and a table that has it (the agent's report, else the
+	// last one in status.replication); 0 when never reported.
+	MaxReplicationNum   int32
+	MaxReplicationTable string
 }
 
 // ScaleInState says why the rendered BE count differs from the spec, if it does.
@@ -55,6 +62,9 @@ type ScaleIn struct {
 	Desired, Rendered int32
 	// Kept are the removed BEs StarRocks still lists, in ordinal order.
 	Kept []KeptBackend
+	// Refused is StarRocks' error for the decommission of a kept BE, when
+	// an agent reports one: the scale-in cannot finish as it is.
+	Refused string
 }
 
 // KeptBackend is a removed BE whose pod keeps running.
@@ -106,6 +116,12 @@ func BackendReplicas(desired, current int32, hosts []string, obs BackendObservat
 	}
 	if len(out.Kept) > 0 {
 		out.State = ScaleInDraining
+		for _, r := range obs.Reports {
+			if r != nil && r.DecommissionRefused != "" {
+				out.Refused = r.DecommissionRefused
+				break
+			}
+		}
 	}
 	return out
 }
@@ -135,4 +151,23 @@ func describeScaleIn(e *Instance, obs BackendObservation) ScaleIn {
 	s := BackendReplicas(n, e.Backend.Replicas, e.Backend.Hosts, obs)
 	s.Rendered = e.Backend.Replicas
 	return s
+}
+
+// checkScaling applies classrules.CheckScaling as the hooks know the facts:
+// the BE count in effect is the one the trusted last valid entry told the
+// agent (else the BE StatefulSet's, for an instance whose memory is lost),
+// and a scale-in is pending while the StatefulSet keeps more pods than that.
+// Unlike the webhook, which compares with the previous edit, this compares
+// with what runs, so edits that raced past the webhook (or past an outage)
+// still go one BE at a time.
+func checkScaling(sr *v1alpha1.Starrocks, last *Instance, obs BackendObservation) classrules.Violations {
+	f := classrules.ScalingFacts{MaxReplicationNum: obs.MaxReplicationNum, MaxReplicationTable: obs.MaxReplicationTable}
+	switch {
+	case last != nil && last.UID == string(sr.UID):
+		f.Backends = int32(len(last.AgentConfig.Backends))
+	case obs.Replicas != nil:
+		f.Backends = *obs.Replicas
+	}
+	f.ScaleInPending = obs.Replicas != nil && *obs.Replicas > f.Backends
+	return classrules.CheckScaling(sr.Spec, f)
 }

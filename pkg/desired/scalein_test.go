@@ -97,20 +97,20 @@ func scaledInstance(replicas int32) *v1alpha1.Starrocks {
 }
 
 func TestComputeScaleIn(t *testing.T) {
-	three := int32(3)
+	four := int32(4)
 	for _, tt := range []struct {
 		name         string
 		obs          *BackendObservation
 		wantReplicas int32
 		wantState    ScaleInState
 	}{
-		{name: "a new instance renders the spec", obs: nil, wantReplicas: 2},
-		{name: "keeps replicas when no agent reported", obs: &BackendObservation{Replicas: &three}, wantReplicas: 3, wantState: ScaleInWaitingForAgent},
-		{name: "keeps be-2 while it drains", obs: &BackendObservation{Replicas: &three, Reports: []*agentconfig.MembershipStatus{report(beHosts(3), agentconfig.BackendDrain{Host: beHost(2), TabletNum: 5})}}, wantReplicas: 3, wantState: ScaleInDraining},
-		{name: "lowers replicas once be-2 is gone", obs: &BackendObservation{Replicas: &three, Reports: []*agentconfig.MembershipStatus{report(beHosts(2))}}, wantReplicas: 2},
+		{name: "a new instance renders the spec", obs: nil, wantReplicas: 3},
+		{name: "keeps replicas when no agent reported", obs: &BackendObservation{Replicas: &four}, wantReplicas: 4, wantState: ScaleInWaitingForAgent},
+		{name: "keeps be-3 while it drains", obs: &BackendObservation{Replicas: &four, Reports: []*agentconfig.MembershipStatus{report(beHosts(4), agentconfig.BackendDrain{Host: beHost(3), TabletNum: 5})}}, wantReplicas: 4, wantState: ScaleInDraining},
+		{name: "lowers replicas once be-3 is gone", obs: &BackendObservation{Replicas: &four, Reports: []*agentconfig.MembershipStatus{report(beHosts(3))}}, wantReplicas: 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			in := Input{Instances: []*v1alpha1.Starrocks{scaledInstance(2)}, Classes: []*v1alpha1.StarrocksClass{class()}}
+			in := Input{Instances: []*v1alpha1.Starrocks{scaledInstance(3)}, Classes: []*v1alpha1.StarrocksClass{class()}}
 			if tt.obs != nil {
 				in.Backends = map[string]BackendObservation{"team/olap": *tt.obs}
 			}
@@ -119,25 +119,95 @@ func TestComputeScaleIn(t *testing.T) {
 			e := out.Instances[0]
 			assert.Equal(t, tt.wantReplicas, e.Backend.Replicas, "rendered BE replicas")
 			assert.Equal(t, beHosts(int(tt.wantReplicas)), e.Backend.Hosts, "hosts of the rendered pods")
-			assert.Equal(t, beHosts(2), e.AgentConfig.Backends, "the agent is told the spec's BEs, so it decommissions the others")
-			assert.EqualValues(t, 2, e.Configuration.DefaultReplicationNum, "the replication default follows the spec")
+			assert.Equal(t, beHosts(3), e.AgentConfig.Backends, "the agent is told the spec's BEs, so it decommissions the others")
+			assert.EqualValues(t, 3, e.Configuration.DefaultReplicationNum, "the replication default follows the spec")
 			assert.Equal(t, tt.wantState, out.Results[0].ScaleIn.State)
 		})
 	}
 }
 
 func TestComputeDoesNotRescaleALastValidEntry(t *testing.T) {
-	three := int32(3)
-	obs := map[string]BackendObservation{"team/olap": {Replicas: &three, Reports: []*agentconfig.MembershipStatus{report(beHosts(3), agentconfig.BackendDrain{Host: beHost(2), TabletNum: 5})}}}
-	first := Compute(Input{Instances: []*v1alpha1.Starrocks{scaledInstance(2)}, Classes: []*v1alpha1.StarrocksClass{class()}, Backends: obs})
+	four := int32(4)
+	obs := map[string]BackendObservation{"team/olap": {Replicas: &four, Reports: []*agentconfig.MembershipStatus{report(beHosts(4), agentconfig.BackendDrain{Host: beHost(3), TabletNum: 5})}}}
+	first := Compute(Input{Instances: []*v1alpha1.Starrocks{scaledInstance(3)}, Classes: []*v1alpha1.StarrocksClass{class()}, Backends: obs})
 	last := first.Results[0].Entry
-	require.EqualValues(t, 3, last.Backend.Replicas)
+	require.EqualValues(t, 4, last.Backend.Replicas)
 
-	broken := scaledInstance(2)
+	broken := scaledInstance(3)
 	broken.Spec.StarrocksClassName = "gone"
-	obs["team/olap"] = BackendObservation{Replicas: &three, Reports: []*agentconfig.MembershipStatus{report(beHosts(2))}}
+	obs["team/olap"] = BackendObservation{Replicas: &four, Reports: []*agentconfig.MembershipStatus{report(beHosts(3))}}
 	out := Compute(Input{Instances: []*v1alpha1.Starrocks{broken}, Classes: []*v1alpha1.StarrocksClass{class()}, Backends: obs, LastValid: map[string]*Instance{"team/olap": last}})
 	require.Len(t, out.Instances, 1)
-	assert.EqualValues(t, 3, out.Instances[0].Backend.Replicas, "the last valid entry is rendered as it was persisted")
-	assert.Equal(t, ScaleInNone, out.Results[0].ScaleIn.State, "be-2 is gone: nothing is draining any more")
+	assert.EqualValues(t, 4, out.Instances[0].Backend.Replicas, "the last valid entry is rendered as it was persisted")
+	assert.Equal(t, ScaleInNone, out.Results[0].ScaleIn.State, "be-3 is gone: nothing is draining any more")
+}
+
+func TestComputeChecksScalingAgainstWhatRuns(t *testing.T) {
+	five, four := int32(5), int32(4)
+	compute := func(replicas int32, last *Instance, obs BackendObservation) Result {
+		t.Helper()
+		in := Input{Instances: []*v1alpha1.Starrocks{scaledInstance(replicas)}, Classes: []*v1alpha1.StarrocksClass{class()},
+			Backends: map[string]BackendObservation{"team/olap": obs}}
+		if last != nil {
+			in.LastValid = map[string]*Instance{"team/olap": last}
+		}
+		return Compute(in).Results[0]
+	}
+	atFive := compute(5, nil, BackendObservation{Replicas: &five})
+	require.True(t, atFive.Valid(), "%v", atFive.Violations)
+
+	t.Run("a second scale-in while the first drains keeps the first", func(t *testing.T) {
+		draining := BackendObservation{Replicas: &five, Reports: []*agentconfig.MembershipStatus{report(beHosts(5), agentconfig.BackendDrain{Host: beHost(4), TabletNum: 9})}}
+		atFour := compute(4, atFive.Entry, draining)
+		require.True(t, atFour.Valid(), "%v", atFour.Violations)
+		require.EqualValues(t, 5, atFour.Entry.Backend.Replicas)
+
+		again := compute(3, atFour.Entry, draining)
+		require.False(t, again.Valid())
+		assert.Contains(t, again.Violations.Error(), "one BE scale-in at a time")
+		require.NotNil(t, again.Entry)
+		assert.Equal(t, beHosts(4), again.Entry.AgentConfig.Backends, "the agent keeps draining one BE only")
+	})
+	t.Run("edits that raced past the webhook still go one BE at a time", func(t *testing.T) {
+		res := compute(3, atFive.Entry, BackendObservation{Replicas: &five})
+		assert.Contains(t, res.Violations.Error(), "shrink by at most one (was 5)")
+		assert.Equal(t, beHosts(5), res.Entry.AgentConfig.Backends)
+	})
+	t.Run("not below the replication number the agent reported", func(t *testing.T) {
+		atFourDone := compute(4, nil, BackendObservation{Replicas: &four})
+		res := compute(3, atFourDone.Entry, BackendObservation{Replicas: &four, MaxReplicationNum: 4, MaxReplicationTable: "shop.orders"})
+		assert.Contains(t, res.Violations.Error(), "table shop.orders has replication_num 4")
+		assert.Equal(t, beHosts(4), res.Entry.AgentConfig.Backends)
+	})
+	t.Run("a scale-in above the replication number goes ahead", func(t *testing.T) {
+		atFourDone := compute(4, nil, BackendObservation{Replicas: &four})
+		res := compute(3, atFourDone.Entry, BackendObservation{Replicas: &four, MaxReplicationNum: 3, MaxReplicationTable: "_statistics_.column_statistics"})
+		require.True(t, res.Valid(), "%v", res.Violations)
+		assert.Equal(t, beHosts(3), res.Entry.AgentConfig.Backends)
+	})
+}
+
+func TestComputeTwoToOneBE(t *testing.T) {
+	two := int32(2)
+	compute := func(replicas int32, last *Instance, obs BackendObservation) Result {
+		t.Helper()
+		in := Input{Instances: []*v1alpha1.Starrocks{scaledInstance(replicas)}, Classes: []*v1alpha1.StarrocksClass{class()},
+			Backends: map[string]BackendObservation{"team/olap": obs}}
+		if last != nil {
+			in.LastValid = map[string]*Instance{"team/olap": last}
+		}
+		return Compute(in).Results[0]
+	}
+	// An instance that got its 2 BEs before they were refused keeps them.
+	atTwo := compute(2, nil, BackendObservation{Replicas: &two})
+	require.True(t, atTwo.Valid(), "%v", atTwo.Violations)
+
+	refused := compute(1, atTwo.Entry, BackendObservation{Replicas: &two, MaxReplicationNum: 2, MaxReplicationTable: "_statistics_.column_statistics"})
+	assert.Contains(t, refused.Violations.Error(), "the internal statistics table _statistics_.column_statistics has replication_num 2")
+	assert.Equal(t, beHosts(2), refused.Entry.AgentConfig.Backends, "both BEs stay")
+
+	accepted := compute(1, atTwo.Entry, BackendObservation{Replicas: &two, MaxReplicationNum: 1, MaxReplicationTable: "shop.orders"})
+	require.True(t, accepted.Valid(), "%v", accepted.Violations)
+	assert.Equal(t, beHosts(1), accepted.Entry.AgentConfig.Backends, "the agent decommissions be-1")
+	assert.EqualValues(t, 2, accepted.Entry.Backend.Replicas, "be-1's pod is kept until StarRocks lets it go")
 }

@@ -32,18 +32,19 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
-// TestBackendScaleInWaitsForTheDecommission lowers a Cluster from 3 to 2 BEs
+// TestBackendScaleInWaitsForTheDecommission lowers a Cluster from 4 to 3 BEs
 // while the test plays the FE leader's agent: the BE StatefulSet must keep
-// be-2 while StarRocks still lists it, and lower only once it is gone.
+// be-3 while StarRocks still lists it, and lower only once it is gone.
 func TestBackendScaleInWaitsForTheDecommission(t *testing.T) {
 	const ns, name = "team-s", "olap"
 	e := newEnv(t, envOptions{})
 	e.apply(testClass)
-	e.apply(instance(ns, name, "Cluster", ""))
-	e.waitObjects(ns, name, 3, 3)
+	four := strings.Replace(instance(ns, name, "Cluster", ""), "replicas: 3", "replicas: 4", 1)
+	e.apply(four)
+	e.waitObjects(ns, name, 3, 4)
 	hosts := e.agentBackends(ns, name)
-	if len(hosts) != 3 {
-		t.Fatalf("agent.json lists %d backends, want 3: %v", len(hosts), hosts)
+	if len(hosts) != 4 {
+		t.Fatalf("agent.json lists %d backends, want 4: %v", len(hosts), hosts)
 	}
 	leader := "d8ms-sr-" + name + "-0"
 	e.eventually("pod "+leader+" created", func() (bool, string) {
@@ -56,27 +57,27 @@ func TestBackendScaleInWaitsForTheDecommission(t *testing.T) {
 		t.Errorf("BackendScaleIn reason %q before the scale-in, want NoScaleInPending", reason)
 	}
 
-	// Lower the spec; the leader's agent decommissions be-2, which still holds tablets.
-	e.apply(strings.Replace(instance(ns, name, "Cluster", ""), "replicas: 3", "replicas: 2", 1))
-	e.eventually("agent.json lists the 2 desired backends", func() (bool, string) {
+	// Lower the spec; the leader's agent decommissions be-3, which still holds tablets.
+	e.apply(instance(ns, name, "Cluster", ""))
+	e.eventually("agent.json lists the 3 desired backends", func() (bool, string) {
 		got := e.agentBackends(ns, name)
-		return len(got) == 2 && got[0] == hosts[0] && got[1] == hosts[1], fmt.Sprintf("backends %v", got)
+		return len(got) == 3 && got[2] == hosts[2], fmt.Sprintf("backends %v", got)
 	})
 	e.reportMembership(ns, leader, &agentconfig.MembershipStatus{Leader: leader, Backends: hosts,
-		Draining: []agentconfig.BackendDrain{{Host: hosts[2], TabletNum: 42}}})
-	e.eventually("BackendScaleIn=False/DecommissionInProgress naming be-2", func() (bool, string) {
+		Draining: []agentconfig.BackendDrain{{Host: hosts[3], TabletNum: 42}}})
+	e.eventually("BackendScaleIn=False/DecommissionInProgress naming be-3", func() (bool, string) {
 		status, reason, message := e.condition(ns, name, "BackendScaleIn")
-		return status == "False" && reason == "DecommissionInProgress" && strings.Contains(message, hosts[2]+" (decommissioned, 42 tablets left)"),
+		return status == "False" && reason == "DecommissionInProgress" && strings.Contains(message, hosts[3]+" (decommissioned, 42 tablets left)"),
 			fmt.Sprintf("%s %s: %s", status, reason, message)
 	})
 	time.Sleep(time.Second) // a few more passes: the StatefulSet must not have been lowered meanwhile
-	if got := e.beReplicas(ns, name); got != 3 {
-		t.Fatalf("BE StatefulSet replicas %d while be-2 drains, want 3 (its pod would be deleted with tablets on it)", got)
+	if got := e.beReplicas(ns, name); got != 4 {
+		t.Fatalf("BE StatefulSet replicas %d while be-3 drains, want 4 (its pod would be deleted with tablets on it)", got)
 	}
 
-	// StarRocks moved the tablets and the agent dropped be-2.
-	e.reportMembership(ns, leader, &agentconfig.MembershipStatus{Leader: leader, Backends: hosts[:2]})
-	e.waitObjects(ns, name, 3, 2)
+	// StarRocks moved the tablets and the agent dropped be-3.
+	e.reportMembership(ns, leader, &agentconfig.MembershipStatus{Leader: leader, Backends: hosts[:3]})
+	e.waitObjects(ns, name, 3, 3)
 	reason, _ = e.waitCondition(ns, name, "BackendScaleIn", "True")
 	if reason != "NoScaleInPending" {
 		t.Errorf("BackendScaleIn reason %q after the scale-in, want NoScaleInPending", reason)
@@ -88,8 +89,8 @@ func TestBackendScaleInWaitsForTheDecommission(t *testing.T) {
 		return len(ev["NoScaleInPending"]) == 1, fmt.Sprint(ev)
 	})
 	ev := e.starrocksEvents(ns, name)
-	if d := ev["DecommissionInProgress"]; len(d) != 1 || d[0].Type != corev1.EventTypeNormal || !strings.Contains(d[0].Message, hosts[2]) {
-		t.Errorf("Events DecommissionInProgress: %+v, want one naming %s", d, hosts[2])
+	if d := ev["DecommissionInProgress"]; len(d) != 1 || d[0].Type != corev1.EventTypeNormal || !strings.Contains(d[0].Message, hosts[3]) {
+		t.Errorf("Events DecommissionInProgress: %+v, want one naming %s", d, hosts[3])
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"context"
 	"crypto/x509"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -70,6 +71,9 @@ type Options struct {
 	PassTimeout time.Duration
 	// RepublishEvery re-publishes an unchanged status; default 5m.
 	RepublishEvery time.Duration
+	// ReadReplicationEveryPass reads the tables' replication numbers on
+	// every pass instead of at most once a minute (tests).
+	ReadReplicationEveryPass bool
 	// DialFunc replaces the TCP dialer (tests).
 	DialFunc    func(ctx context.Context, network, addr string) (net.Conn, error)
 	OnHandshake func(peer *x509.Certificate)
@@ -105,6 +109,7 @@ type Agent struct {
 	published     string
 	publishedAt   time.Time
 	helperContent string
+	replication   replicationCache
 }
 
 // New builds an Agent; Run starts it.
@@ -438,7 +443,11 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 			})
 			if err != nil {
 				errs = append(errs, err)
+				a.noteRefusedDecommission(mst, err)
 			}
+		}
+		if err := a.readReplication(ctx, mst); err != nil {
+			errs = append(errs, err)
 		}
 		for _, d := range plan.Draining {
 			a.log.Info("backend draining", "host", d.Host, "tablets", d.TabletNum)
@@ -575,7 +584,10 @@ func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *
 	}
 	// The time of the pass changes every run; compare without it so an
 	// unchanged status does not patch the pod every interval.
-	key := fmt.Sprintf("%+v|%v|%v|%+v|%+v", st.TLS, last.Succeeded, last.Error, mst, st.Accounts)
+	// JSON, not %+v: the membership holds pointers, whose addresses differ
+	// every pass.
+	mj, _ := json.Marshal(mst)
+	key := fmt.Sprintf("%+v|%v|%v|%s|%+v", st.TLS, last.Succeeded, last.Error, mj, st.Accounts)
 	due := key != a.published || time.Since(a.publishedAt) > a.opts.RepublishEvery || len(last.Applied) > 0
 	st.UpdatedAt = time.Now().UTC().Format(time.RFC3339)
 	a.st = st

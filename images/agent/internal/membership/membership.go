@@ -224,11 +224,25 @@ func Apply(ctx context.Context, q Querier, p Plan) ([]string, error) {
 	var done []string
 	for _, s := range stmts {
 		if _, err := q.ExecContext(ctx, s); err != nil {
-			return done, fmt.Errorf("%s: %w", s, err)
+			return done, &StatementError{Statement: s, Err: err}
 		}
 		done = append(done, s)
 	}
 	return done, nil
+}
+
+// StatementError is a membership statement StarRocks refused.
+type StatementError struct {
+	Statement string
+	Err       error
+}
+
+func (e *StatementError) Error() string { return e.Statement + ": " + e.Err.Error() }
+func (e *StatementError) Unwrap() error { return e.Err }
+
+// Decommission reports whether the refused statement was a decommission.
+func (e *StatementError) Decommission() bool {
+	return strings.HasPrefix(e.Statement, "ALTER SYSTEM DECOMMISSION BACKEND")
 }
 
 func hostPort(host string, port int) string {

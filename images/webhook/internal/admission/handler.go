@@ -212,6 +212,9 @@ func (h *Handler) ValidateStarrocks(ctx context.Context, req *admissionv1.Admiss
 	if old != nil {
 		vs = append(vs, classrules.ValidateUpdate(old, sr)...)
 	}
+	// The BE count against the running instance: the old object's status
+	// says whether a scale-in is pending and how many replicas tables need.
+	vs = append(vs, classrules.CheckScaling(defaulted.Spec, classrules.ScalingFactsOf(old))...)
 	if len(vs) > 0 {
 		return denied(req, vs), nil
 	}

@@ -69,6 +69,45 @@ func TestValidateStarrocks(t *testing.T) {
 				sr.Spec.Backend.Replicas = ptr(int32(5))
 			},
 			want: []string{"spec.backend.replicas", "shrink by at most one (was 5)"}},
+		{name: "rejects a new Cluster of 2 BEs", op: admissionv1.Create,
+			edit: func(sr *v1alpha1.Starrocks) {
+				sr.Spec.Type = v1alpha1.TypeCluster
+				sr.Spec.Backend.Replicas = ptr(int32(2))
+			},
+			want: []string{"spec.backend.replicas", "2 BEs cannot load data while one of them is down", "a Cluster has 1 or at least 3 BEs"}},
+		{name: "rejects a BE count below the replication the old status reports", op: admissionv1.Update,
+			edit: func(sr *v1alpha1.Starrocks) {
+				sr.Spec.Type = v1alpha1.TypeCluster
+				sr.Spec.Backend.Replicas = ptr(int32(3))
+			},
+			old: func(sr *v1alpha1.Starrocks) {
+				sr.Spec.Type = v1alpha1.TypeCluster
+				sr.Spec.Backend.Replicas = ptr(int32(4))
+				sr.Status.Replication = &v1alpha1.ReplicationStatus{MaxReplicationNum: 4, MaxReplicationTable: "shop.orders"}
+			},
+			want: []string{"spec.backend.replicas", "table shop.orders has replication_num 4", "at least the largest replication number in use (4"}},
+		{name: "rejects a second BE scale-in while the first is pending", op: admissionv1.Update,
+			edit: func(sr *v1alpha1.Starrocks) {
+				sr.Spec.Type = v1alpha1.TypeCluster
+				sr.Spec.Backend.Replicas = ptr(int32(3))
+			},
+			old: func(sr *v1alpha1.Starrocks) {
+				sr.Spec.Type = v1alpha1.TypeCluster
+				sr.Spec.Backend.Replicas = ptr(int32(4))
+				sr.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionBackendScaleIn, Status: metav1.ConditionFalse, Reason: "DecommissionInProgress"}}
+			},
+			want: []string{"spec.backend.replicas", "a BE is still being removed", "one BE scale-in at a time"}},
+		{name: "admits a BE scale-in once the last one finished", op: admissionv1.Update,
+			edit: func(sr *v1alpha1.Starrocks) {
+				sr.Spec.Type = v1alpha1.TypeCluster
+				sr.Spec.Backend.Replicas = ptr(int32(3))
+			},
+			old: func(sr *v1alpha1.Starrocks) {
+				sr.Spec.Type = v1alpha1.TypeCluster
+				sr.Spec.Backend.Replicas = ptr(int32(4))
+				sr.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionBackendScaleIn, Status: metav1.ConditionTrue, Reason: "NoScaleInPending"}}
+				sr.Status.Replication = &v1alpha1.ReplicationStatus{MaxReplicationNum: 3, MaxReplicationTable: "_statistics_.column_statistics"}
+			}},
 		{name: "rejects a shrinking volume", op: admissionv1.Update,
 			edit: func(sr *v1alpha1.Starrocks) { sr.Spec.Backend.PersistentVolumeClaim.Size = resource.MustParse("50Gi") },
 			old:  func(*v1alpha1.Starrocks) {},
