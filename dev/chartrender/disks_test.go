@@ -151,6 +151,11 @@ func TestEveryWritablePathIsBounded(t *testing.T) {
 	if dataMount == "" || !strings.HasPrefix(spill, dataMount+"/") || spill == beConf["storage_root_path"] {
 		t.Errorf("be.conf spill_local_storage_dir %q is not a directory of the data volume %q beside storage_root_path %q", spill, dataMount, beConf["storage_root_path"])
 	}
+	// The BE refuses to start unless the spill directory exists (be
+	// spill/dir_manager.cpp checks it is writable before creating it).
+	if cmd := strings.Join(container(t, be.Spec.Template.Spec, "starrocks").Command, " "); !strings.Contains(cmd, "mkdir -p "+spill+" && exec ") {
+		t.Errorf("the BE command %q does not create %s before the BE starts", cmd, spill)
+	}
 	if r, err := strconv.ParseFloat(beConf["spill_max_dir_bytes_ratio"], 64); err != nil || r <= 0 || r > 0.5 {
 		t.Errorf("be.conf spill_max_dir_bytes_ratio %q, want a share of at most half the data volume", beConf["spill_max_dir_bytes_ratio"])
 	}

@@ -55,10 +55,13 @@ spec:
           {{- /* --be picks be.conf (the script also starts CNs); --logconsole sends
           glog to stderr so kubectl logs shows the BE log. */}}
           {{- /* The upstream image has no ENTRYPOINT (no tini,
-          StarRocks/starrocks docker/dockerfiles/be/be-ubuntu.Dockerfile) and
-          start_backend.sh execs starrocks_be, so the BE is PID 1 and gets the
-          kubelet's SIGTERM itself (StarRocks/starrocks bin/start_backend.sh). */}}
-          command: ["/opt/starrocks/be/bin/start_be.sh", "--be", "--logconsole"]
+          StarRocks/starrocks docker/dockerfiles/be/be-ubuntu.Dockerfile): the
+          shell execs start_be.sh, which execs starrocks_be, so the BE is PID 1
+          and gets the kubelet's SIGTERM itself (StarRocks/starrocks
+          bin/start_backend.sh). The spill directory (be.conf) must exist: the
+          BE checks it is writable before it would create it and refuses to
+          start otherwise (be spill/dir_manager.cpp DirManager::init). */}}
+          command: ["/bin/sh", "-c", "mkdir -p /opt/starrocks/be/storage/spill && exec /opt/starrocks/be/bin/start_be.sh --be --logconsole"]
           {{- /* What the StarRocks operator runs before a stop for BE 3.3.19,
           3.4.8, 3.5.6 and later: stop_be.sh -g, the graceful exit, waiting
           for the process (StarRocks/starrocks-kubernetes-operator
