@@ -38,10 +38,11 @@ spec:
       candi/bashible/common-steps/all/032_configure_containerd.sh.tpl), so the
       kubelet pulls the module's images without a Secret. None is copied into
       tenant namespaces, where any team member could read it. */}}
-      {{- /* The preStop hook's graceful exit tells the FE to send no new
-      fragments and waits for the running ones, loop_count_wait_fragments_finish
-      (2 since 3.4) times 10 s (StarRocks/starrocks#8726, #56002); 120 s is
-      the StarRocks operator's default grace period
+      {{- /* The preStop hook's graceful exit (SIGTERM) marks the BE Exiting,
+      refuses new fragments and waits for the running ones,
+      loop_count_wait_fragments_finish (2) times 10 s, before it shuts down
+      (docs.starrocks.io/docs/administration/management/graceful_exit);
+      120 s is the StarRocks operator's default grace period
       (StarRocks/starrocks-kubernetes-operator pkg/apis/starrocks/v1
       component_type.go GetTerminationGracePeriodSeconds). */}}
       terminationGracePeriodSeconds: 120

@@ -51,9 +51,13 @@ spec:
       candi/bashible/common-steps/all/032_configure_containerd.sh.tpl), so the
       kubelet pulls the module's images without a Secret. None is copied into
       tenant namespaces, where any team member could read it. */}}
-      {{- /* The preStop hook's graceful exit hands leadership over and waits
-      for the new leader (StarRocks/starrocks#56106); 120 s is the StarRocks
-      operator's default grace period for every component
+      {{- /* The preStop hook's graceful exit answers 500 on /api/health at
+      once (the readiness probe below takes the pod out of the Service within
+      15 s, the time StarRocks waits at least), hands leadership over, drains
+      connections and ends after 60 s at most
+      (docs.starrocks.io/docs/administration/management/graceful_exit; fe
+      StarRocksFE.java handleGracefulExit; a single FE exits at once). 120 s
+      is the StarRocks operator's default grace period for every component
       (StarRocks/starrocks-kubernetes-operator pkg/apis/starrocks/v1
       component_type.go GetTerminationGracePeriodSeconds). */}}
       terminationGracePeriodSeconds: 120
