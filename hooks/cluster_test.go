@@ -183,7 +183,7 @@ metadata: {name: dev, namespace: team}
 spec:
   starrocksClassName: default
   frontend: {cpu: {cores: 1}, memory: {size: 2Gi}, persistentVolumeClaim: {size: 5Gi}}
-  backend: {cpu: {cores: 1}, memory: {size: 2Gi}, persistentVolumeClaim: {size: 5Gi}}
+  backend: {cpu: {cores: 1}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 5Gi}}
 `)
 
 	_, values := op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
@@ -323,7 +323,7 @@ metadata: {name: huge, namespace: %s}
 spec:
   starrocksClassName: analytics
   frontend: {cpu: {cores: 16}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 10Gi}}
-  backend: {cpu: {cores: 1}, memory: {size: 2Gi}, persistentVolumeClaim: {size: 5Gi}}
+  backend: {cpu: {cores: 1}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 5Gi}}
 `, ns))
 	}
 	_, err = client.CoreV1().ResourceQuotas("quota").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "events"},

@@ -183,8 +183,9 @@ type CPUSpec struct {
 // whose cost the apiserver cannot bound. (Type comments of fields that have
 // their own comment do not reach kubectl explain.)
 type MemorySpec struct {
-	// Memory request and limit of the pod, e.g. 8Gi. FE JVM heap and BE
-	// mem_limit are derived from it with headroom.
+	// Memory request and limit of the pod, e.g. 8Gi; at least 2Gi for an FE
+	// and 4Gi for a BE, whatever the class allows. The FE JVM heap, the BE
+	// mem_limit and the heap of the BE's JVM are derived from it with headroom.
 	// +kubebuilder:validation:XValidation:rule="quantity(self).isGreaterThan(quantity('0'))",message="memory.size must be greater than zero"
 	Size resource.Quantity `json:"size"`
 }

@@ -83,7 +83,7 @@ func TestFrontendStartWrapper(t *testing.T) {
 			dir := t.TempDir()
 			feHome, run := filepath.Join(dir, "fe"), filepath.Join(dir, "agent-run")
 			argsFile := filepath.Join(dir, "args")
-			for _, d := range []string{filepath.Join(feHome, "bin"), filepath.Join(feHome, "meta", "image"), run} {
+			for _, d := range []string{filepath.Join(feHome, "bin"), filepath.Join(feHome, "conf"), filepath.Join(feHome, "meta", "image"), run} {
 				if err := os.MkdirAll(d, 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -104,7 +104,7 @@ func TestFrontendStartWrapper(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, "/bin/sh", wrapper)
-			cmd.Env = []string{"PATH=/usr/bin:/bin", "POD_NAME=" + tc.pod, "FE_HOME=" + feHome, "AGENT_RUN_DIR=" + run}
+			cmd.Env = []string{"PATH=/usr/bin:/bin", "POD_NAME=" + tc.pod, "FE_HOME=" + feHome, "AGENT_RUN_DIR=" + run, "FE_CONF_SOURCE=" + writeConfSource(t, dir)}
 			var out strings.Builder
 			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Start(); err != nil {

@@ -29,6 +29,16 @@ fe_home="${FE_HOME:-/opt/starrocks/fe}"
 meta="$fe_home/meta"
 helper_file="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}/fe-helper"
 ordinal="${POD_NAME##*-}"
+# conf/fe.conf must be a writable copy of the rendered one: start_fe.sh
+# --logconsole appends "sys_log_to_console = true" to it (StarRocks/starrocks
+# bin/start_fe.sh). On the ConfigMap file itself (read-only) 3.x lost that
+# line and logged to files, and 4.x tries to move the file first, which a
+# subPath mount refuses. Upstream's entrypoint links the mounted file into
+# conf/ and start_fe.sh then copies it (docker/dockerfiles/fe/fe_entrypoint.sh
+# update_conf_from_configmap; the operator mounts the ConfigMap at
+# /etc/starrocks/fe/conf); a fresh copy at every start does the same on
+# every version, and a restart never piles up appended lines.
+cp "${FE_CONF_SOURCE:-/etc/starrocks/fe/conf/fe.conf}" "$fe_home/conf/fe.conf"
 # Ordinal 0 bootstraps the cluster; any FE with metadata already knows
 # its peers and must not be given a helper again.
 if [ "$ordinal" = "0" ] || [ -f "$meta/image/VERSION" ]; then

@@ -118,6 +118,7 @@ func Compile(class *v1alpha1.StarrocksClass) (*Compiled, Violations) {
 	}
 
 	vs = append(vs, checkPolicies(class)...)
+	vs = append(vs, checkFloors(class)...)
 	vs = append(vs, checkTopology(class)...)
 	vs = append(vs, checkConfiguration(class)...)
 	vs = append(vs, checkClassStrings(class)...)

@@ -155,6 +155,8 @@ func (c *Compiled) Resolve(sr *v1alpha1.Starrocks) (*Resolved, Violations) {
 	var fv, bv Violations
 	r.Frontend, fv = c.component("spec.frontend", sr.Spec.Frontend)
 	r.Backend, bv = c.component("spec.backend", sr.Spec.Backend.ComponentSpec)
+	fv = append(fv, memoryFloor("spec.frontend", "FE", r.Frontend.Memory, FrontendMemoryFloor, fv)...)
+	bv = append(bv, memoryFloor("spec.backend", "BE", r.Backend.Memory, BackendMemoryFloor, bv)...)
 	vs = append(vs, fv...)
 	vs = append(vs, bv...)
 	r.Frontend.Replicas, r.Backend.Replicas = 1, 1

@@ -107,9 +107,9 @@ func TestValidate(t *testing.T) {
 		{name: "accepts an instance inside the first policy", mutate: func(*v1alpha1.Starrocks) {}},
 		{name: "accepts cores at the lower boundary of a policy", mutate: func(s *v1alpha1.Starrocks) { s.Spec.Frontend.CPU.Cores = 1 }},
 		{name: "accepts cores at the upper boundary of a policy", mutate: func(s *v1alpha1.Starrocks) { s.Spec.Frontend.CPU.Cores = 4 }},
-		{name: "accepts memory at the minimum", mutate: func(s *v1alpha1.Starrocks) { s.Spec.Backend.Memory.Size = q("2Gi") }},
+		{name: "accepts memory at the minimum", mutate: func(s *v1alpha1.Starrocks) { s.Spec.Frontend.Memory.Size = q("2Gi") }},
 		{name: "accepts memory at the maximum", mutate: func(s *v1alpha1.Starrocks) { s.Spec.Backend.Memory.Size = q("16Gi") }},
-		{name: "accepts memory written in another unit that is a multiple of the step", mutate: func(s *v1alpha1.Starrocks) { s.Spec.Backend.Memory.Size = q("3072Mi") }},
+		{name: "accepts memory written in another unit that is a multiple of the step", mutate: func(s *v1alpha1.Starrocks) { s.Spec.Backend.Memory.Size = q("5120Mi") }},
 		{
 			name:   "rejects cores that fall into no policy",
 			mutate: func(s *v1alpha1.Starrocks) { s.Spec.Frontend.CPU.Cores = 17 },

@@ -299,7 +299,8 @@ func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules
 		DefaultReplicationNum:            min(3, r.Backend.Replicas),
 	}
 	heap := JavaHeapMb(r.Frontend.Memory.Value())
-	memLimit := MemLimitBytes(r.Backend.Memory.Value())
+	beMem := BackendMemoryFor(r.Backend.Memory.Value())
+	memLimit := beMem.MemLimitBytes
 
 	// The TLS certificate is served by the FE only (port 9030): its SANs are
 	// the client Service in every form a client may dial plus each FE pod,
@@ -331,10 +332,11 @@ func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules
 		},
 		Backend: Backend{
 			MemLimitBytes:  memLimit,
+			JavaHeapMb:     beMem.JavaHeapMb,
 			Replicas:       r.Backend.Replicas,
 			Resources:      resources(r.Backend),
 			Storage:        Storage{Size: r.Backend.Storage.String(), StorageClassName: r.Backend.StorageClass},
-			ConfigChecksum: checksum(map[string]string{"loadProcessMaxMemoryLimitPercent": strconv.FormatInt(cfg.LoadProcessMaxMemoryLimitPercent, 10), "memLimitBytes": strconv.FormatInt(memLimit, 10)}),
+			ConfigChecksum: checksum(map[string]string{"loadProcessMaxMemoryLimitPercent": strconv.FormatInt(cfg.LoadProcessMaxMemoryLimitPercent, 10), "memLimitBytes": strconv.FormatInt(memLimit, 10), "javaHeapMb": strconv.FormatInt(beMem.JavaHeapMb, 10)}),
 			Hosts:          beHosts,
 		},
 		Configuration: cfg,
@@ -400,29 +402,6 @@ func podHosts(sts, headless, ns, domain string, replicas int32) []string {
 		hosts[i] = fmt.Sprintf("%s-%d.%s.%s.svc.%s", sts, i, headless, ns, domain)
 	}
 	return hosts
-}
-
-const mib = 1 << 20
-
-// JavaHeapMb is the FE -Xmx for a pod memory size: 75% of the memory, but at
-// least 1 GiB is left outside the heap for what the JVM needs besides it
-// (metaspace, code cache, thread stacks, Netty and BDB JE direct buffers) so
-// the cgroup limit is not hit by the JVM growing to -Xmx; never below 256 MiB,
-// the smallest heap an FE starts with.
-func JavaHeapMb(memoryBytes int64) int64 {
-	m := memoryBytes / mib
-	return max(256, min(m*3/4, m-1024))
-}
-
-// MemLimitBytes is the BE mem_limit for a pod memory size. The BE tracks its
-// own allocations up to mem_limit and refuses work beyond it, while the
-// kernel OOM-kills the whole pod at the cgroup limit; allocations the tracker
-// does not see (allocator metadata, thread stacks, brpc buffers) need room in
-// between: 10% of the memory, at least 512 MiB, while mem_limit stays at
-// least half of the memory.
-func MemLimitBytes(memoryBytes int64) int64 {
-	headroom := max(memoryBytes/10, 512*mib)
-	return max(memoryBytes/2, memoryBytes-headroom)
 }
 
 func resources(c classrules.ResolvedComponent) Resources {

@@ -150,26 +150,6 @@ func TestDefaultReplicationNumIsAtMostTheBECount(t *testing.T) {
 	}
 }
 
-func TestMemoryDerivations(t *testing.T) {
-	const gi = int64(1) << 30
-	for _, tt := range []struct {
-		name      string
-		memory    int64
-		heapMb    int64
-		memLimitB int64
-	}{
-		{"small pods keep 1 GiB outside the FE heap and 512 MiB outside the BE limit", 2 * gi, 1024, 2*gi - 512*mib},
-		{"4 GiB: heap and headroom meet", 4 * gi, 3072, 4*gi - 512*mib},
-		{"large pods give the FE three quarters and the BE nine tenths", 64 * gi, 49152, 64*gi - 64*gi/10},
-		{"tiny pods never go below the floors", 512 * mib, 256, 256 * mib},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.heapMb, JavaHeapMb(tt.memory))
-			assert.Equal(t, tt.memLimitB, MemLimitBytes(tt.memory))
-		})
-	}
-}
-
 func TestResourcesAndMemoryUnits(t *testing.T) {
 	for _, tt := range []struct {
 		name            string
@@ -181,8 +161,8 @@ func TestResourcesAndMemoryUnits(t *testing.T) {
 		{"a quarter of one core", 1, 25, "4Gi", "250m", "1", "4Gi"},
 		{"all of eight cores", 8, 100, "4096Mi", "8000m", "8", "4Gi"},
 		{"decimal units become the largest exact binary unit", 2, 50, "4G", "1000m", "2", "3906250Ki"},
-		{"odd byte counts stay bytes", 2, 50, "1073741825", "1000m", "2", "1073741825"},
-		{"fractional Gi become Mi", 2, 50, "1.5Gi", "1000m", "2", "1536Mi"},
+		{"odd byte counts stay bytes", 2, 50, "4294967297", "1000m", "2", "4294967297"},
+		{"fractional Gi become Mi", 2, 50, "2.5Gi", "1000m", "2", "2560Mi"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sr := instance("ns", "a")

@@ -80,6 +80,7 @@ type Frontend struct {
 // Backend is the desired BE StatefulSet.
 type Backend struct {
 	MemLimitBytes  int64     `json:"memLimitBytes"`
+	JavaHeapMb     int64     `json:"javaHeapMb"`
 	Replicas       int32     `json:"replicas"`
 	Resources      Resources `json:"resources"`
 	Storage        Storage   `json:"storage"`

@@ -68,6 +68,12 @@ capabilities:
 memory}, limits {cpu, memory}}. The ephemeral-storage request reserves room
 for what StarRocks writes outside its volume (logs, temporary files) so the
 scheduler places the pod on a node that has it. */ -}}
+{{- /* The ephemeral storage of a StarRocks container bounds what it
+writes outside its volumes (pid files, the fe.conf copy, FE temp_dir and
+JDBC drivers, BE UDF runtime) plus its console logs, and covers its log
+volume (ms.logVolume), which the kubelet counts against the pod's limits
+too: the limit is the log volume plus 2Gi. Beyond it the kubelet evicts the
+pod instead of filling the node's disk. */ -}}
 {{- define "ms.resources" -}}
 requests:
   cpu: {{ .requests.cpu | quote }}
@@ -76,6 +82,17 @@ requests:
 limits:
   cpu: {{ .limits.cpu | quote }}
   memory: {{ .limits.memory | quote }}
+  ephemeral-storage: 3Gi
+{{- end }}
+
+{{- /* LOG_DIR of a StarRocks container. Logs go to the console
+(sys_log_to_console, --logconsole); what still lands here (JVM crash files,
+FE log files should console logging ever be off) must not grow without
+bound on the node's disk. */ -}}
+{{- define "ms.logVolume" -}}
+- name: log
+  emptyDir:
+    sizeLimit: 1Gi
 {{- end }}
 
 {{- /* Priority of the StarRocks pods. Deckhouse's priority-class module

@@ -38,7 +38,13 @@ spec:
       candi/bashible/common-steps/all/032_configure_containerd.sh.tpl), so the
       kubelet pulls the module's images without a Secret. None is copied into
       tenant namespaces, where any team member could read it. */}}
-      {{- /* Let running fragments and loads finish before the BE stops. */}}
+      {{- /* The preStop hook's graceful exit (SIGTERM) marks the BE Exiting,
+      refuses new fragments and waits for the running ones,
+      loop_count_wait_fragments_finish (2) times 10 s, before it shuts down
+      (docs.starrocks.io/docs/administration/management/graceful_exit);
+      120 s is the StarRocks operator's default grace period
+      (StarRocks/starrocks-kubernetes-operator pkg/apis/starrocks/v1
+      component_type.go GetTerminationGracePeriodSeconds). */}}
       terminationGracePeriodSeconds: 120
       priorityClassName: {{ include "ms.priorityClassName" $root | quote }}
       securityContext:
@@ -49,7 +55,22 @@ spec:
           image: {{ include "ms.image" (list $root "starrocksBe") | quote }}
           {{- /* --be picks be.conf (the script also starts CNs); --logconsole sends
           glog to stderr so kubectl logs shows the BE log. */}}
-          command: ["/opt/starrocks/be/bin/start_be.sh", "--be", "--logconsole"]
+          {{- /* The upstream image has no ENTRYPOINT (no tini,
+          StarRocks/starrocks docker/dockerfiles/be/be-ubuntu.Dockerfile): the
+          shell execs start_be.sh, which execs starrocks_be, so the BE is PID 1
+          and gets the kubelet's SIGTERM itself (StarRocks/starrocks
+          bin/start_backend.sh). The spill directory (be.conf) must exist: the
+          BE checks it is writable before it would create it and refuses to
+          start otherwise (be spill/dir_manager.cpp DirManager::init). */}}
+          command: ["/bin/sh", "-c", "mkdir -p /opt/starrocks/be/storage/spill && exec /opt/starrocks/be/bin/start_be.sh --be --logconsole"]
+          {{- /* What the StarRocks operator runs before a stop for BE 3.3.19,
+          3.4.8, 3.5.6 and later: stop_be.sh -g, the graceful exit, waiting
+          for the process (StarRocks/starrocks-kubernetes-operator
+          pkg/k8sutils/templates/pod/spec.go GetPreStopCommand). */}}
+          lifecycle:
+            preStop:
+              exec:
+                command: ["/bin/bash", "-c", "/opt/starrocks/be/bin/stop_be.sh -g"]
           ports:
             - name: be-port
               containerPort: 9060
@@ -84,9 +105,12 @@ spec:
           resources:
             {{- include "ms.resources" $i.backend.resources | nindent 12 }}
           {{- /* The BE writes under its installation directory, so the root
-          filesystem stays writable: start_backend.sh creates and empties
-          UDF_RUNTIME_DIR, chmods lib/starrocks_be and checks PID_DIR/be.pid
-          (StarRocks/starrocks bin/start_backend.sh; .dmtlint.yaml). */}}
+          filesystem stays writable: start_backend.sh creates UDF_RUNTIME_DIR,
+          chmods lib/starrocks_be and checks PID_DIR/be.pid
+          (StarRocks/starrocks bin/start_backend.sh; .dmtlint.yaml). The
+          container's ephemeral-storage limit (ms.resources) bounds that;
+          logs go to the console, LOG_DIR is a bounded volume and spill files
+          go to the data volume (be.conf). */}}
           securityContext:
             {{- include "ms.containerSecurityContext" false | nindent 12 }}
           volumeMounts:
@@ -96,6 +120,8 @@ spec:
               mountPath: /opt/starrocks/be/conf/be.conf
               subPath: be.conf
               readOnly: true
+            - name: log
+              mountPath: /opt/starrocks/be/log
       volumes:
         - name: config
           configMap:
@@ -104,6 +130,7 @@ spec:
             items:
               - key: be.conf
                 path: be.conf
+        {{- include "ms.logVolume" . | nindent 8 }}
   volumeClaimTemplates:
     - metadata:
         name: storage

@@ -51,7 +51,15 @@ spec:
       candi/bashible/common-steps/all/032_configure_containerd.sh.tpl), so the
       kubelet pulls the module's images without a Secret. None is copied into
       tenant namespaces, where any team member could read it. */}}
-      {{- /* The FE needs time to flush its edit log and hand over leadership. */}}
+      {{- /* The preStop hook's graceful exit answers 500 on /api/health at
+      once (the readiness probe below takes the pod out of the Service within
+      15 s, the time StarRocks waits at least), hands leadership over, drains
+      connections and ends after 60 s at most
+      (docs.starrocks.io/docs/administration/management/graceful_exit; fe
+      StarRocksFE.java handleGracefulExit; a single FE exits at once). 120 s
+      is the StarRocks operator's default grace period for every component
+      (StarRocks/starrocks-kubernetes-operator pkg/apis/starrocks/v1
+      component_type.go GetTerminationGracePeriodSeconds). */}}
       terminationGracePeriodSeconds: 120
       priorityClassName: {{ include "ms.priorityClassName" $root | quote }}
       securityContext:
@@ -60,7 +68,20 @@ spec:
       containers:
         - name: starrocks
           image: {{ include "ms.image" (list $root "starrocksFe") | quote }}
+          {{- /* The upstream image has no ENTRYPOINT (no tini,
+          StarRocks/starrocks docker/dockerfiles/fe/fe-ubuntu.Dockerfile):
+          the wrapper execs start_fe.sh, which execs the JVM, so the FE is
+          PID 1 and gets the kubelet's SIGTERM itself. */}}
           command: ["/bin/sh", "/opt/managed-starrocks/fe-start.sh"]
+          {{- /* What the StarRocks operator runs before a stop: stop_fe.sh -g
+          sends SIGUSR1, the FE's graceful exit, and waits for the process;
+          the grace period bounds it (StarRocks/starrocks-kubernetes-operator
+          pkg/k8sutils/templates/pod/spec.go GetPreStopCommand; StarRocks/starrocks
+          bin/stop_fe.sh). */}}
+          lifecycle:
+            preStop:
+              exec:
+                command: ["/bin/bash", "-c", "/opt/starrocks/fe/bin/stop_fe.sh -g"]
           env:
             - name: POD_NAME
               valueFrom:
@@ -107,19 +128,24 @@ spec:
             {{- include "ms.resources" $i.frontend.resources | nindent 12 }}
           {{- /* StarRocks writes under its installation directory, so the root
           filesystem stays writable: the FE process writes and locks
-          PID_DIR/fe.pid (bin/ by default) and logs to LOG_DIR, and
-          start_fe.sh --logconsole rewrites conf/ (StarRocks/starrocks
-          bin/start_fe.sh). Making it read-only needs each of those on a
-          volume and a start on the real image first (.dmtlint.yaml). */}}
+          PID_DIR/fe.pid (bin/ by default), the wrapper copies fe.conf into
+          conf/ for start_fe.sh --logconsole to append to, and the FE keeps
+          temp_dir, small_files and downloaded JDBC drivers under
+          STARROCKS_HOME (StarRocks/starrocks bin/start_fe.sh, fe Config.java).
+          The container's ephemeral-storage limit (ms.resources) bounds them;
+          logs go to the console and LOG_DIR is a bounded volume. */}}
           securityContext:
             {{- include "ms.containerSecurityContext" false | nindent 12 }}
           volumeMounts:
             - name: meta
               mountPath: /opt/starrocks/fe/meta
+            {{- /* Read-only where the operator mounts it; fe-start.sh copies
+            fe.conf into conf/. */}}
             - name: config
-              mountPath: /opt/starrocks/fe/conf/fe.conf
-              subPath: fe.conf
+              mountPath: /etc/starrocks/fe/conf
               readOnly: true
+            - name: log
+              mountPath: /opt/starrocks/fe/log
             - name: tls
               mountPath: /etc/starrocks/tls
               readOnly: true
@@ -163,6 +189,9 @@ spec:
               port: agent-http
             periodSeconds: 10
             failureThreshold: 3
+          {{- /* The agent writes only its console log, which the kubelet
+          rotates (containerLogMaxSize × containerLogMaxFiles, 10Mi × 5 by
+          default): the limit only stops a runaway from filling the node. */}}
           resources:
             requests:
               cpu: 10m
@@ -170,6 +199,7 @@ spec:
               ephemeral-storage: 16Mi
             limits:
               memory: 128Mi
+              ephemeral-storage: 256Mi
           securityContext:
             {{- include "ms.containerSecurityContext" true | nindent 12 }}
           volumeMounts:
@@ -259,6 +289,7 @@ spec:
           emptyDir:
             medium: Memory
             sizeLimit: 1Mi
+        {{- include "ms.logVolume" . | nindent 8 }}
   volumeClaimTemplates:
     - metadata:
         name: meta

@@ -617,19 +617,20 @@ func (a *Agent) Status() agentconfig.Status {
 	return a.st
 }
 
-// Ready reports whether the agent has started: the certificates were read
-// and a first pass ran. It deliberately ignores whether the FE is reachable
-// or the configuration is valid: the sidecar's readiness gates the whole
-// pod, and so the Service the agent itself connects through; such problems
-// go to the status annotation and the metrics instead.
+// Ready reports whether the agent has started: the certificate files were
+// read once (loaded or not) and a first pass ran. It deliberately ignores
+// whether the certificates are valid, the FE is reachable or the
+// configuration is valid: the sidecar's readiness gates the whole pod, and
+// every FE's agent reads the same certificate Secret, so a bad certificate
+// would take every FE out of the client Service at once although the FEs
+// still serve clients. Such problems go to the status annotation (TLSReady
+// through the hooks) and the metrics (alerts) instead.
 func (a *Agent) Ready() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch {
 	case a.material == nil && a.materialErr == nil:
-		return errors.New("certificates not loaded yet")
-	case a.materialErr != nil:
-		return a.materialErr
+		return errors.New("certificates not read yet")
 	case a.lastLoop.IsZero():
 		return errors.New("no pass yet")
 	}
