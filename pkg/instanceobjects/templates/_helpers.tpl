@@ -43,7 +43,7 @@ managed-services.deckhouse.io/managed-service-type: starrocks
 {{- end }}
 
 {{- /* Pod security context: StarRocks images run as the starrocks user 1000,
-owner of /opt/starrocks (why not 65534 or 64535 as dmt asks: .dmtlint.yaml);
+owner of /opt/starrocks (why not 65534 or 64535 as Deckhouse asks: pkg/instanceobjects/README.md);
 fsGroup lets the non-root processes write the volumes. */ -}}
 {{- define "ms.podSecurityContext" -}}
 runAsNonRoot: true

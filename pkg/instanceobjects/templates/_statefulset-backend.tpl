@@ -107,7 +107,7 @@ spec:
           {{- /* The BE writes under its installation directory, so the root
           filesystem stays writable: start_backend.sh creates UDF_RUNTIME_DIR,
           chmods lib/starrocks_be and checks PID_DIR/be.pid
-          (StarRocks/starrocks bin/start_backend.sh; .dmtlint.yaml). The
+          (StarRocks/starrocks bin/start_backend.sh; pkg/instanceobjects/README.md). The
           container's ephemeral-storage limit (ms.resources) bounds that;
           logs go to the console, LOG_DIR is a bounded volume and spill files
           go to the data volume (be.conf). */}}
