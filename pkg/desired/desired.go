@@ -111,6 +111,7 @@ func applyExisting(e Instance, ex Existing) Instance {
 	// reports its first revision.
 	e.TLS.CertificateRevision = max(ex.CertificateRevision, 1)
 	e.Network.ClientPortsOpen = ex.AccountsReady
+	e.AgentConfig.Bootstrapped = Bootstrapped(ex)
 	return e
 }
 
