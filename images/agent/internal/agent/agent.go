@@ -61,6 +61,9 @@ type Options struct {
 	// SelfHost is the FQDN of this pod's FE.
 	SelfHost   string
 	HelperFile string
+	// MetaDir is the FE's meta directory, mounted read only; empty never
+	// checks it (bootstrap.go).
+	MetaDir string
 	// Interval between passes without a trigger; default 15s.
 	Interval time.Duration
 	// AccountsRetry is the interval while the accounts are not ready yet;
@@ -97,6 +100,7 @@ type Agent struct {
 	material      *certwatch.Material
 	materialErr   error
 	accounts      *agentconfig.AccountsStatus
+	join          *agentconfig.JoinStatus
 	secrets       []string // for scrubbing messages; never logged
 	tlsOK         bool
 	tlsErr        string
@@ -379,6 +383,12 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 	if err == nil {
 		err = a.setTargets(cfg, secrets)
 	}
+	joining := false
+	if err == nil {
+		// Before the accounts: a first FE of a new instance waits for
+		// this to start at all.
+		joining, err = a.guardBootstrap(cfg)
+	}
 	if err == nil {
 		err = a.ensureAccounts(ctx, cfg, secrets)
 	}
@@ -390,6 +400,9 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 		a.opts.Metrics.SetAccountsReady(st.Ready)
 	}
 	if err != nil {
+		if joining {
+			a.setJoin(agentconfig.JoinReasonWaitingForLeader, "no FE leader answers through the client Service ("+string(conn.KindOf(err))+" error): the FE waits for one instead of starting an empty cluster")
+		}
 		return nil, nil, err
 	}
 
@@ -409,6 +422,9 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 		return nil, nil, err
 	}
 	leader, hasLeader := membership.Leader(fes)
+	if joining {
+		return nil, nil, a.rejoin(ctx, cfg, fes, leader, hasLeader)
+	}
 	var selfFE *membership.Frontend
 	for i := range fes {
 		if membership.SameHost(fes[i].Host, a.opts.SelfHost) {
@@ -516,6 +532,12 @@ func membershipStatus(leader membership.Frontend, fes []membership.Frontend, bes
 	for _, d := range plan.Draining {
 		st.Draining = append(st.Draining, agentconfig.BackendDrain{Host: d.Host, TabletNum: d.TabletNum})
 	}
+	for _, f := range fes {
+		st.Nodes = append(st.Nodes, agentconfig.NodeStatus{Host: f.Host, Alive: f.Alive, Version: f.Version})
+	}
+	for _, b := range bes {
+		st.Nodes = append(st.Nodes, agentconfig.NodeStatus{Host: b.Host, Alive: b.Alive, Version: b.Version})
+	}
 	return st
 }
 
@@ -550,7 +572,7 @@ func (a *Agent) writeHelper(content string) error {
 
 func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *agentconfig.MembershipStatus) {
 	a.mu.Lock()
-	st := agentconfig.Status{LastApply: last, Membership: mst, Accounts: a.accounts}
+	st := agentconfig.Status{LastApply: last, Membership: mst, Accounts: a.accounts, Join: a.join}
 	m, mErr := a.material, a.materialErr
 	switch {
 	case mErr != nil:
@@ -575,7 +597,7 @@ func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *
 	}
 	// The time of the pass changes every run; compare without it so an
 	// unchanged status does not patch the pod every interval.
-	key := fmt.Sprintf("%+v|%v|%v|%+v|%+v", st.TLS, last.Succeeded, last.Error, mst, st.Accounts)
+	key := fmt.Sprintf("%+v|%v|%v|%+v|%+v|%+v", st.TLS, last.Succeeded, last.Error, mst, st.Accounts, st.Join)
 	due := key != a.published || time.Since(a.publishedAt) > a.opts.RepublishEvery || len(last.Applied) > 0
 	st.UpdatedAt = time.Now().UTC().Format(time.RFC3339)
 	a.st = st
