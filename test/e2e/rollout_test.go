@@ -136,6 +136,11 @@ func TestUpgradeRestartsBackendsFirstAndTheLeaderLast(t *testing.T) {
 	if now := e.podUIDs(ns, pods); fmt.Sprint(now) != fmt.Sprint(uids) {
 		t.Errorf("pods restarted after the rollout: %v, was %v", now, uids)
 	}
+	// kubectl describe tells the start and the end, not every step.
+	e.eventually("Events of the rollout's start and end", func() (bool, string) {
+		ev := e.starrocksEvents(ns, name)
+		return len(ev["RollingOut"]) == 1 && len(ev["PodsUpToDate"]) == 1 && len(ev["RolloutWaiting"]) == 0, fmt.Sprint(ev)
+	})
 }
 
 // podUIDs are the UIDs of the named pods ("" for a missing one).
