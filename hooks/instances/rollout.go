@@ -46,7 +46,7 @@ const (
 		// The agent's report of the nodes and of its FE's join; anything
 		// unreadable reads as no report (the rollout then waits).
 		` agent: (try ((.metadata.annotations // {})["` + agentconfig.StatusAnnotation + `"] | fromjson |` +
-		` {leader: (.membership.leader | str), nodes: [(.membership.nodes // [])[] | {host: (.host | str), alive: (.alive == true), version: (.version | str)}],` +
+		` {leader: (.membership.leader | str), nodes: (if (.membership.nodes | type) == "array" then [.membership.nodes[] | {host: (.host | str), alive: (.alive == true), version: (.version | str)}] else null end),` +
 		` join: (if (.join | type) == "object" then {reason: (.join.reason | str), message: (.join.message | str)} else null end)}) catch null)}`
 )
 
@@ -158,7 +158,9 @@ func planRollout(e *desired.Instance, o *rolloutObservation, fe, be *StatefulSet
 	}
 	if len(claims) == 1 {
 		in.Leader = claims[0].Leader
-		in.Nodes = desired.NodesByHost(claims[0].Nodes)
+		if claims[0].Nodes != nil {
+			in.Nodes = desired.NodesByHost(claims[0].Nodes)
+		}
 	}
 	return desired.DecideRollout(in)
 }

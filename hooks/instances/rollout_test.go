@@ -86,6 +86,15 @@ func leaderReport(t *testing.T, version string) string {
 	return string(data)
 }
 
+// oldAgentReport is a leader report of an agent that predates node reports.
+func oldAgentReport(t *testing.T) string {
+	fe0 := "d8ms-sr-olap-0.d8ms-sr-olap-fe-headless.team.svc.cluster.local"
+	data, err := json.Marshal(agentconfig.Status{TLS: agentconfig.TLSStatus{Ready: true},
+		Membership: &agentconfig.MembershipStatus{Leader: fe0, Backends: []string{beHostOf(0), beHostOf(1)}}})
+	require.NoError(t, err)
+	return string(data)
+}
+
 func TestHookRollout(t *testing.T) {
 	cur := desired.StarRocksVersion + "-abc"
 	for _, tt := range []struct {
@@ -105,6 +114,8 @@ func TestHookRollout(t *testing.T) {
 			wantReason: ReasonRolloutWaits, wantMessage: "BE pod 1 is being recreated"},
 		{name: "an unreadable report leaves the leader unknown", objects: rolloutObjectsYAML("fe-old", "be-new", "be-new", "sts-uid-olap-be", `{"membership": 7`),
 			wantReason: ReasonRolloutWaits, wantMessage: "no agent of the FE leader has reported"},
+		{name: "an agent older than node reports does not stall the upgrade that replaces it", objects: rolloutObjectsYAML("fe-old", "be-old", "be-new", "sts-uid-olap-be", oldAgentReport(t)),
+			wantDeleted: "d8ms-sr-olap-be-0", wantReason: ReasonRollingOut, wantMessage: "Restarting BE pod d8ms-sr-olap-be-0"},
 		{name: "nothing to do on the current templates", objects: rolloutObjectsYAML("fe-new", "be-new", "be-new", "sts-uid-olap-be", leaderReport(t, cur)),
 			wantReason: ReasonPodsUpToDate},
 	} {

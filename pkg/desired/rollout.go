@@ -64,7 +64,9 @@ type RolloutInput struct {
 	// Leader is the FE leader's host as its agent reports it; "" unknown.
 	Leader string
 	// Nodes are the FEs and BEs the leader's agent reports, by host; nil
-	// when no agent reported them.
+	// when it reports none: with Leader set, an agent older than node
+	// reports (the first upgrade to this module version), whose leader
+	// report is all there is.
 	Nodes map[string]RolloutNode
 	// Version the restarted nodes must report (StarRocksVersion).
 	Version string
@@ -173,6 +175,10 @@ func (in RolloutInput) notBack(p RolloutPod) string {
 	}
 	n, listed := in.Nodes[normalizeHost(p.Host)]
 	switch {
+	case in.Nodes == nil && in.Leader != "":
+		// The running agents predate node reports: they are replaced by
+		// this very rollout (FE pods), so Ready is all that can be checked.
+		return ""
 	case in.Nodes == nil:
 		return "is Ready, but no agent of the FE leader has reported the nodes StarRocks lists yet"
 	case !listed:

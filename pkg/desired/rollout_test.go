@@ -116,7 +116,7 @@ func TestRolloutWaits(t *testing.T) {
 		}, `reports it on version "4.1.6-old", not 4.1.7`},
 		{"a restarted pod without any report", func(in *RolloutInput) {
 			in.Backends[2].Updated, in.Backends[2].Ready = true, true
-			in.Nodes = nil
+			in.Nodes, in.Leader = nil, ""
 		}, "no agent of the FE leader has reported"},
 		{"an unknown leader once the BEs are done", func(in *RolloutInput) {
 			for _, n := range []string{"be-0", "be-1", "be-2"} {
@@ -135,6 +135,17 @@ func TestRolloutWaits(t *testing.T) {
 			assert.Contains(t, r.Message, tc.says)
 		})
 	}
+}
+
+func TestRolloutWithAnAgentOlderThanNodeReports(t *testing.T) {
+	in := rolloutCluster()
+	outdate(&in)
+	in.Nodes = nil // the leader's agent reports membership without nodes
+	in.Backends[2].Updated = true
+	r := DecideRollout(in)
+	assert.Equal(t, "be-1", r.Delete, "Ready is enough while the agents predate node reports: the upgrade that brings them must not stall")
+	in.Backends[1].Updated, in.Backends[1].Ready = true, false
+	assert.Equal(t, RolloutWaiting, DecideRollout(in).State, "and a pod not Ready still stops it")
 }
 
 func TestRolloutOfFrontendsOnly(t *testing.T) {

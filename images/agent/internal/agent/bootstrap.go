@@ -112,9 +112,19 @@ func (a *Agent) rejoin(ctx context.Context, cfg *agentconfig.Config, fes []membe
 	self := net.JoinHostPort(a.opts.SelfHost, strconv.Itoa(cfg.EditLogPort))
 	listed := false
 	for _, f := range fes {
+		listed = listed || membership.SameHost(f.Host, a.opts.SelfHost)
+	}
+	if !listed {
+		// A new FE (the leader's agent adds followers one at a time, so
+		// that no two unstarted ones ever count towards the quorum):
+		// once listed, it is dropped and added again like a stale one,
+		// which for a fresh entry changes nothing.
+		a.setJoin(agentconfig.JoinReasonRejoining, fmt.Sprintf("the FE waits for the agent of leader %s to add it", leader.Host))
+		return errors.New("this FE has no meta: waiting for the leader's agent to add it")
+	}
+	for _, f := range fes {
 		switch {
 		case membership.SameHost(f.Host, a.opts.SelfHost):
-			listed = true
 		case !f.Alive:
 			// Dropping and adding change the electable group: only with
 			// every other member alive is the majority never at risk.
@@ -124,12 +134,10 @@ func (a *Agent) rejoin(ctx context.Context, cfg *agentconfig.Config, fes []membe
 	}
 	a.setJoin(agentconfig.JoinReasonRejoining, fmt.Sprintf("the FE is added to the cluster of leader %s again and starts with it as its helper", leader.Host))
 	err := a.service.Do(ctx, "rejoin", func(ctx context.Context, db *sql.DB) error {
-		if listed {
-			if _, err := db.ExecContext(ctx, fmt.Sprintf("ALTER SYSTEM DROP FOLLOWER %q", self)); err != nil {
-				return fmt.Errorf("drop the stale entry %s: %w", self, err)
-			}
-			a.log.Info("membership changed", "statement", "ALTER SYSTEM DROP FOLLOWER", "fe", self, "why", "its meta is empty")
+		if _, err := db.ExecContext(ctx, fmt.Sprintf("ALTER SYSTEM DROP FOLLOWER %q", self)); err != nil {
+			return fmt.Errorf("drop the stale entry %s: %w", self, err)
 		}
+		a.log.Info("membership changed", "statement", "ALTER SYSTEM DROP FOLLOWER", "fe", self, "why", "its meta is empty")
 		if _, err := db.ExecContext(ctx, fmt.Sprintf("ALTER SYSTEM ADD FOLLOWER %q", self)); err != nil {
 			return fmt.Errorf("add %s: %w", self, err)
 		}

@@ -79,6 +79,21 @@ func TestFrontendWithoutMetaRejoinsTheLeader(t *testing.T) {
 	require.Nil(t, pub.last().Join)
 }
 
+func TestNewFrontendWithoutMetaWaitsForTheLeadersAgent(t *testing.T) {
+	ctx := ctxT(t)
+	e, opts, pub := guardEnv(t, true)
+	// A Standalone turned Cluster: FE-1 is new and not listed yet.
+	opts.SelfHost = fe1
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
+	a := agent.New(opts)
+	a.LoadCertificates()
+	a.Pass(ctx)
+	require.Zero(t, countPrefix(e.fe.Statements(), "ALTER SYSTEM"), "the leader's agent adds followers, one at a time")
+	_, err := os.Stat(opts.HelperFile)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.Equal(t, agentconfig.JoinReasonRejoining, pub.last().Join.Reason)
+}
+
 func TestFrontendWithoutMetaWaitsWithoutALeader(t *testing.T) {
 	ctx := ctxT(t)
 	e, opts, pub := guardEnv(t, true)
