@@ -121,6 +121,7 @@ type Server struct {
 	refused    []ConnInfo
 	statements []string
 	dropped    []string // nodes.go
+	images     int      // nodes.go
 }
 
 // Start listens and serves until t ends.

@@ -34,10 +34,17 @@ import (
 // StarRocks' heartbeat refuses it with a cluster id mismatch.
 const ClusterID int64 = 1234567
 
-var reDropFollower = regexp.MustCompile(`(?i)^alter\s+system\s+drop\s+follower\s+["']([^"':]+):(\d+)["']$`)
+var (
+	reDropFollower = regexp.MustCompile(`(?i)^alter\s+system\s+drop\s+follower\s+["']([^"':]+):(\d+)["']$`)
+	reCreateImage  = regexp.MustCompile(`(?i)^alter\s+system\s+create\s+image$`)
+)
 
 // execNodes answers the statements of this file; handled is false for others.
 func (s *Server) execNodes(q string) (*sqltypes.Result, bool, error) {
+	if reCreateImage.MatchString(q) {
+		s.images++
+		return &sqltypes.Result{}, true, nil
+	}
 	if m := reDropFollower.FindStringSubmatch(q); m != nil {
 		for i, f := range s.frontends {
 			if f.Host != m[1] {
@@ -93,6 +100,13 @@ func (s *Server) SetNodeVersion(host, version string, alive bool) {
 			s.backends[i].Version, s.backends[i].Alive = version, alive
 		}
 	}
+}
+
+// ImagesCreated counts ALTER SYSTEM CREATE IMAGE.
+func (s *Server) ImagesCreated() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.images
 }
 
 // DroppedFollowers are the hosts ALTER SYSTEM DROP FOLLOWER removed, in order.

@@ -238,6 +238,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 			ex.CertificateRevision = o.Certificate.Revision
 		}
 		ex.AccountsReady = accountsReady(o, s.InstanceStatus[key]).OK
+		ex.CreateImage = imageToken(rollouts[key], o.Frontend)
 		existing[key] = ex
 	}
 	out := desired.Compute(desired.Input{

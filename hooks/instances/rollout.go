@@ -46,7 +46,7 @@ const (
 		// The agent's report of the nodes and of its FE's join; anything
 		// unreadable reads as no report (the rollout then waits).
 		` agent: (try ((.metadata.annotations // {})["` + agentconfig.StatusAnnotation + `"] | fromjson |` +
-		` {leader: (.membership.leader | str), nodes: (if (.membership.nodes | type) == "array" then [.membership.nodes[] | {host: (.host | str), alive: (.alive == true), version: (.version | str)}] else null end),` +
+		` {leader: (.membership.leader | str), imageCreated: (.membership.imageCreated | str), nodes: (if (.membership.nodes | type) == "array" then [.membership.nodes[] | {host: (.host | str), alive: (.alive == true), version: (.version | str)}] else null end),` +
 		` join: (if (.join | type) == "object" then {reason: (.join.reason | str), message: (.join.message | str)} else null end)}) catch null)}`
 )
 
@@ -68,9 +68,10 @@ type RolloutPodSnap struct {
 
 // RolloutAgentRep is the part of an agent's status the rollout reads.
 type RolloutAgentRep struct {
-	Leader string                   `json:"leader"`
-	Nodes  []agentconfig.NodeStatus `json:"nodes"`
-	Join   *agentconfig.JoinStatus  `json:"join"`
+	Leader       string                   `json:"leader"`
+	ImageCreated string                   `json:"imageCreated"`
+	Nodes        []agentconfig.NodeStatus `json:"nodes"`
+	Join         *agentconfig.JoinStatus  `json:"join"`
 }
 
 // PodRestart is a pod the rollout deletes; its StatefulSet recreates it
@@ -156,13 +157,28 @@ func planRollout(e *desired.Instance, o *rolloutObservation, fe, be *StatefulSet
 			claims = append(claims, r)
 		}
 	}
+	in.ImageWanted = e.AgentConfig.CreateImage
 	if len(claims) == 1 {
-		in.Leader = claims[0].Leader
+		in.Leader, in.ImageCreated = claims[0].Leader, claims[0].ImageCreated
 		if claims[0].Nodes != nil {
 			in.Nodes = desired.NodesByHost(claims[0].Nodes)
 		}
 	}
 	return desired.DecideRollout(in)
+}
+
+// imageToken is agentConfig.createImage: the FE StatefulSet's update
+// revision while an FE pod of the instance runs an older one.
+func imageToken(o *rolloutObservation, fe *StatefulSetState) string {
+	if o == nil || fe == nil || fe.UpdateRevision == "" {
+		return ""
+	}
+	for _, p := range o.frontends {
+		if p.Revision != fe.UpdateRevision {
+			return fe.UpdateRevision
+		}
+	}
+	return ""
 }
 
 // rolloutPods lists the pods of a StatefulSet by ordinal up to its replicas

@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
@@ -75,9 +76,12 @@ status: {readyReplicas: 2, updateRevision: be-new}
 		"---" + pod("d8ms-sr-olap-be-1", "backend", "d8ms-sr-olap-be", beOwnerUID, be1Rev, "")
 }
 
-func leaderReport(t *testing.T, version string) string {
+func leaderReport(t *testing.T, version string, imageCreated ...string) string {
 	fe0 := "d8ms-sr-olap-0.d8ms-sr-olap-fe-headless.team.svc.cluster.local"
 	m := &agentconfig.MembershipStatus{Leader: fe0, Backends: []string{beHostOf(0), beHostOf(1)}}
+	if len(imageCreated) > 0 {
+		m.ImageCreated = imageCreated[0]
+	}
 	for _, h := range []string{fe0, beHostOf(0), beHostOf(1)} {
 		m.Nodes = append(m.Nodes, agentconfig.NodeStatus{Host: h, Alive: true, Version: version})
 	}
@@ -103,11 +107,14 @@ func TestHookRollout(t *testing.T) {
 		wantDeleted string
 		wantReason  string
 		wantMessage string
+		wantImage   string
 	}{
 		{name: "restarts the highest BE first", objects: rolloutObjectsYAML("fe-old", "be-old", "be-old", "sts-uid-olap-be", leaderReport(t, "4.1.6-x")),
 			wantDeleted: "d8ms-sr-olap-be-1", wantReason: ReasonRollingOut, wantMessage: "Restarting BE pod d8ms-sr-olap-be-1"},
-		{name: "restarts the FE leader once the BEs are back on the new version", objects: rolloutObjectsYAML("fe-old", "be-new", "be-new", "sts-uid-olap-be", leaderReport(t, cur)),
+		{name: "restarts the FE leader once the BEs are back on the new version and the image is created", objects: rolloutObjectsYAML("fe-old", "be-new", "be-new", "sts-uid-olap-be", leaderReport(t, cur, "fe-new")),
 			wantDeleted: "d8ms-sr-olap-0", wantReason: ReasonRollingOut, wantMessage: "Restarting the FE leader d8ms-sr-olap-0"},
+		{name: "waits for the metadata image before the FEs", objects: rolloutObjectsYAML("fe-old", "be-new", "be-new", "sts-uid-olap-be", leaderReport(t, cur)),
+			wantReason: ReasonRolloutWaits, wantMessage: "ALTER SYSTEM CREATE IMAGE", wantImage: "fe-new"},
 		{name: "waits for a BE reported on the old version", objects: rolloutObjectsYAML("fe-old", "be-old", "be-new", "sts-uid-olap-be", leaderReport(t, "4.1.6-x")),
 			wantReason: ReasonRolloutWaits, wantMessage: `reports it on version "4.1.6-x"`},
 		{name: "a look-alike pod of another StatefulSet is not the instance's", objects: rolloutObjectsYAML("fe-old", "be-old", "be-old", "forged-uid", leaderReport(t, "4.1.6-x")),
@@ -128,6 +135,11 @@ func TestHookRollout(t *testing.T) {
 				obj := f.KubernetesResource("Pod", "team", p)
 				exists := obj != nil && obj.Object != nil && obj.GetName() != ""
 				assert.Equal(t, p != tt.wantDeleted, exists, "pod %s", p)
+			}
+			if tt.wantImage != "" {
+				entries := f.ValuesGet(shared.InstancesValuesPath).Array()
+				require.Len(t, entries, 1)
+				assert.Equal(t, tt.wantImage, entries[0].Get("agentConfig.createImage").String(), "the leader's agent is asked for the image")
 			}
 			s, r, m := condition(statusOf(t, f, "olap"), v1alpha1.ConditionRolledOut)
 			assert.Equal(t, tt.wantReason, r, m)

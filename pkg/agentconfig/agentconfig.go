@@ -82,6 +82,12 @@ type Config struct {
 	// on an FE with an empty meta directory joins the existing leader and
 	// never starts a new cluster of its own, not even the first FE.
 	Bootstrapped bool `json:"bootstrapped,omitempty"`
+	// CreateImage, when set, asks the FE leader's agent to run ALTER
+	// SYSTEM CREATE IMAGE once for this token (the FE StatefulSet's update
+	// revision during a rollout) and report it in
+	// MembershipStatus.ImageCreated: StarRocks asks for a fresh metadata
+	// image before FEs are upgraded (pkg/desired/rollout.go).
+	CreateImage string `json:"createImage,omitempty"`
 }
 
 // Load reads and checks a Config file.
@@ -197,6 +203,9 @@ type MembershipStatus struct {
 	// BACKENDS): the hooks restart the next pod of a rollout only once
 	// the previous one is alive again on the version the module ships.
 	Nodes []NodeStatus `json:"nodes,omitempty"`
+	// ImageCreated is the Config.CreateImage token this leader ran ALTER
+	// SYSTEM CREATE IMAGE for.
+	ImageCreated string `json:"imageCreated,omitempty"`
 }
 
 // NodeStatus is one FE or BE as StarRocks lists it.

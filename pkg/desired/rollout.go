@@ -70,6 +70,10 @@ type RolloutInput struct {
 	Nodes map[string]RolloutNode
 	// Version the restarted nodes must report (StarRocksVersion).
 	Version string
+	// ImageWanted is agentConfig.createImage, ImageCreated what the
+	// leader's agent reports it ran ALTER SYSTEM CREATE IMAGE for: no FE
+	// restarts before they match.
+	ImageWanted, ImageCreated string
 }
 
 // RolloutState says where a rollout stands.
@@ -154,6 +158,14 @@ func DecideRollout(in RolloutInput) Rollout {
 		}
 		if in.Leader == "" {
 			return waiting(fmt.Sprintf("Every BE runs the new template; the FEs restart followers first and the leader last, and no agent has reported which FE leads yet (%s to restart).", plural.Count(outdated, "pod")))
+		}
+		// StarRocks asks for a fresh metadata image before FEs move to a
+		// new version ("Upgrade StarRocks": ALTER SYSTEM CREATE IMAGE,
+		// then wait until it is pushed to the followers); an agent older
+		// than node reports (Nodes nil) cannot run it and is replaced by
+		// this rollout.
+		if in.ImageWanted != "" && in.ImageCreated != in.ImageWanted && in.Nodes != nil {
+			return waiting(fmt.Sprintf("Every BE runs the new template; the FEs wait for the leader's agent to create a metadata image (ALTER SYSTEM CREATE IMAGE) before they restart (%s to restart).", plural.Count(outdated, "pod")))
 		}
 		if sameHost(p.Host, in.Leader) {
 			leader = &in.Frontends[i]

@@ -137,15 +137,33 @@ func TestRolloutWaits(t *testing.T) {
 	}
 }
 
+func TestRolloutCreatesAnImageBeforeTheFrontends(t *testing.T) {
+	in := rolloutCluster()
+	for i := range in.Frontends {
+		in.Frontends[i].Updated = false
+	}
+	in.ImageWanted = "fe-rev-2"
+	r := DecideRollout(in)
+	assert.Equal(t, RolloutWaiting, r.State)
+	assert.Contains(t, r.Message, "ALTER SYSTEM CREATE IMAGE")
+	in.ImageCreated = "fe-rev-1"
+	assert.Equal(t, RolloutWaiting, DecideRollout(in).State, "an image of an earlier rollout does not count")
+	in.ImageCreated = "fe-rev-2"
+	assert.Equal(t, "fe-2", DecideRollout(in).Delete)
+}
+
 func TestRolloutWithAnAgentOlderThanNodeReports(t *testing.T) {
 	in := rolloutCluster()
 	outdate(&in)
 	in.Nodes = nil // the leader's agent reports membership without nodes
+	in.ImageWanted = "fe-rev-2"
 	in.Backends[2].Updated = true
 	r := DecideRollout(in)
 	assert.Equal(t, "be-1", r.Delete, "Ready is enough while the agents predate node reports: the upgrade that brings them must not stall")
 	in.Backends[1].Updated, in.Backends[1].Ready = true, false
 	assert.Equal(t, RolloutWaiting, DecideRollout(in).State, "and a pod not Ready still stops it")
+	in.Backends[1].Ready, in.Backends[0].Updated = true, true
+	assert.Equal(t, "fe-2", DecideRollout(in).Delete, "nor does the image it cannot create")
 }
 
 func TestRolloutOfFrontendsOnly(t *testing.T) {

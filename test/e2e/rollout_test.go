@@ -68,12 +68,15 @@ func TestUpgradeRestartsBackendsFirstAndTheLeaderLast(t *testing.T) {
 		for _, p := range pods {
 			nodes = append(nodes, agentconfig.NodeStatus{Host: host(p), Alive: true, Version: versions[p]})
 		}
-		e.reportNodes(ns, leader, host(leader), nodes)
+		// The leader's agent ran ALTER SYSTEM CREATE IMAGE for what
+		// agent.json asked (the FE StatefulSet's update revision).
+		e.reportNodes(ns, leader, host(leader), nodes, e.agentConfig(ns, name).CreateImage)
 	}
 	report()
 	e.waitCondition(ns, name, "RolledOut", "True")
 
 	// A module release with new images: every pod template changes.
+	uids := e.podUIDs(ns, pods)
 	e.stopModule()
 	e.globals = chartrender.DefaultGlobals()
 	digests := e.globals["modulesImages"].(map[string]any)["digests"].(map[string]any)[chartrender.ModuleValuesKey].(map[string]any)
@@ -81,8 +84,11 @@ func TestUpgradeRestartsBackendsFirstAndTheLeaderLast(t *testing.T) {
 		digests[img] = "sha256:" + strings.Repeat("e", 64)
 	}
 	e.startModule()
+	e.eventually("agent.json asks the leader's agent for a metadata image", func() (bool, string) {
+		want, got := e.updateRevision(ns, fe), e.agentConfig(ns, name).CreateImage
+		return got != "" && got == want, fmt.Sprintf("createImage %q, FE updateRevision %q", got, want)
+	})
 
-	uids := e.podUIDs(ns, pods)
 	order := []string{be + "-2", be + "-1", be + "-0", fe + "-2", fe + "-0", fe + "-1"}
 	for i, next := range order {
 		e.eventually(fmt.Sprintf("step %d: pod %s restarted", i+1, next), func() (bool, string) {
@@ -130,6 +136,10 @@ func TestUpgradeRestartsBackendsFirstAndTheLeaderLast(t *testing.T) {
 		report()
 	}
 	reason, _ := e.waitCondition(ns, name, "RolledOut", "True")
+	e.eventually("no image asked for once every FE runs the new template", func() (bool, string) {
+		got := e.agentConfig(ns, name).CreateImage
+		return got == "", "createImage " + got
+	})
 	if reason != "PodsUpToDate" {
 		t.Errorf("RolledOut reason %q after the rollout, want PodsUpToDate", reason)
 	}
@@ -173,9 +183,9 @@ func (e *env) markPodReady(namespace, name string) {
 }
 
 // reportNodes plays the FE leader's agent on pod: the nodes StarRocks lists.
-func (e *env) reportNodes(namespace, pod, leaderHost string, nodes []agentconfig.NodeStatus) {
+func (e *env) reportNodes(namespace, pod, leaderHost string, nodes []agentconfig.NodeStatus, imageCreated string) {
 	e.t.Helper()
-	m := &agentconfig.MembershipStatus{Leader: leaderHost, Nodes: nodes}
+	m := &agentconfig.MembershipStatus{Leader: leaderHost, Nodes: nodes, ImageCreated: imageCreated}
 	for _, n := range nodes {
 		if strings.Contains(n.Host, "-be-") {
 			m.Backends = append(m.Backends, n.Host)

@@ -101,6 +101,7 @@ type Agent struct {
 	materialErr   error
 	accounts      *agentconfig.AccountsStatus
 	join          *agentconfig.JoinStatus
+	imageCreated  string // image.go
 	secrets       []string // for scrubbing messages; never logged
 	tlsOK         bool
 	tlsErr        string
@@ -459,6 +460,10 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 		for _, d := range plan.Draining {
 			a.log.Info("backend draining", "host", d.Host, "tablets", d.TabletNum)
 		}
+		if err := a.createImage(ctx, cfg.CreateImage); err != nil {
+			errs = append(errs, err)
+		}
+		mst.ImageCreated = a.imageCreatedFor()
 		if len(cfg.BackendConfig) > 0 {
 			err := a.service.Do(ctx, "apply backend configuration", func(ctx context.Context, db *sql.DB) error {
 				res, err := runtimeconfig.ApplyBackend(ctx, db, cfg.BackendConfig)

@@ -168,3 +168,28 @@ func TestLeaderReportsNodeVersions(t *testing.T) {
 	require.Equal(t, []agentconfig.NodeStatus{{Host: fe0, Alive: true, Version: "4.1.7-8f0ab1c"}, {Host: be0, Alive: true, Version: "4.1.7-8f0ab1c"},
 		{Host: be1, Alive: false, Version: "4.1.7-8f0ab1c"}}, pub.last().Membership.Nodes)
 }
+
+func TestLeaderCreatesAnImageOncePerRollout(t *testing.T) {
+	ctx := ctxT(t)
+	e := newEnv(t, envOptions{serverPassword: rootPass})
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
+	pub := &recordingPublisher{}
+	opts := e.options(fe0)
+	opts.Publisher = pub
+	a := agent.New(opts)
+	a.LoadCertificates()
+	a.Pass(ctx)
+	require.Zero(t, e.fe.ImagesCreated(), "no rollout, no image")
+
+	e.cfg.CreateImage = "d8ms-sr-demo-7c9f"
+	e.writeConfig(t)
+	a.Pass(ctx)
+	a.Pass(ctx)
+	require.Equal(t, 1, e.fe.ImagesCreated(), "one image per rollout")
+	require.Equal(t, "d8ms-sr-demo-7c9f", pub.last().Membership.ImageCreated)
+
+	follower := agent.New(e.options(fe1))
+	follower.LoadCertificates()
+	follower.Pass(ctx)
+	require.Equal(t, 1, e.fe.ImagesCreated(), "only the leader's agent creates it")
+}
