@@ -101,7 +101,7 @@ type Agent struct {
 	materialErr   error
 	accounts      *agentconfig.AccountsStatus
 	join          *agentconfig.JoinStatus
-	imageCreated  string // image.go
+	imageCreated  string   // image.go
 	secrets       []string // for scrubbing messages; never logged
 	tlsOK         bool
 	tlsErr        string
