@@ -18,6 +18,7 @@ package instances
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,8 @@ const (
 		` {leader: (.membership.leader | str), imageCreated: (.membership.imageCreated | str), nodes: (if (.membership.nodes | type) == "array" then [.membership.nodes[] | {host: (.host | str), alive: (.alive == true), version: (.version | str)}] else null end),` +
 		` join: (if (.join | type) == "object" then {reason: (.join.reason | str), message: (.join.message | str)} else null end)}) catch null)}`
 )
+
+var revisionName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
 
 // rolloutPodsFilter is the jq filter of SnapRolloutPods.
 const rolloutPodsFilter = shared.JqTypes + rolloutPodsBindings
@@ -170,7 +173,8 @@ func planRollout(e *desired.Instance, o *rolloutObservation, fe, be *StatefulSet
 // imageToken is agentConfig.createImage: the FE StatefulSet's update
 // revision while an FE pod of the instance runs an older one.
 func imageToken(o *rolloutObservation, fe *StatefulSetState) string {
-	if o == nil || fe == nil || fe.UpdateRevision == "" {
+	// A ControllerRevision name; openapi/values.yaml has the same pattern.
+	if o == nil || fe == nil || len(fe.UpdateRevision) > 253 || !revisionName.MatchString(fe.UpdateRevision) {
 		return ""
 	}
 	for _, p := range o.frontends {

@@ -35,9 +35,8 @@ set -eu
 # The directories can be moved for tests of this script; the pod uses the defaults.
 fe_home="${FE_HOME:-/opt/starrocks/fe}"
 meta="$fe_home/meta"
-run_dir="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}"
-helper_file="$run_dir/fe-helper"
-bootstrap_file="$run_dir/fe-bootstrap"
+helper_file="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}/fe-helper"
+bootstrap_file="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}/fe-bootstrap"
 ordinal="${POD_NAME##*-}"
 # An FE with metadata already knows its peers and must not be given a helper again.
 if [ -f "$meta/image/VERSION" ]; then
