@@ -188,8 +188,21 @@ func TestLeaderCreatesAnImageOncePerRollout(t *testing.T) {
 	require.Equal(t, 1, e.fe.ImagesCreated(), "one image per rollout")
 	require.Equal(t, "d8ms-sr-demo-7c9f", pub.last().Membership.ImageCreated)
 
-	follower := agent.New(e.options(fe1))
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true},
+		fakefe.Frontend{Host: fe1, EditLogPort: 9010, Role: "FOLLOWER", Alive: true})
+	fpub := &recordingPublisher{}
+	fopts := e.options(fe1)
+	fopts.Publisher = fpub
+	follower := agent.New(fopts)
 	follower.LoadCertificates()
 	follower.Pass(ctx)
 	require.Equal(t, 1, e.fe.ImagesCreated(), "only the leader's agent creates it")
+	require.Nil(t, fpub.last().Membership)
+
+	// FE-1 is elected: its agent has not created the image yet, so it does.
+	e.fe.SetLeader(fe1)
+	follower.Pass(ctx)
+	require.Equal(t, 2, e.fe.ImagesCreated())
+	require.Equal(t, fe1, fpub.last().Membership.Leader)
+	require.Equal(t, "d8ms-sr-demo-7c9f", fpub.last().Membership.ImageCreated)
 }
