@@ -143,6 +143,15 @@ func DecideRollout(in RolloutInput) Rollout {
 			}
 		}
 	}
+	// A pod that is not Ready is down already: restarting it first costs
+	// nothing, while restarting a Ready one next to it would take two BEs
+	// (a write quorum) or two FEs (the election quorum) down at once.
+	for i := len(in.Backends) - 1; i >= 0; i-- {
+		if p := in.Backends[i]; !p.Updated && !p.Ready {
+			return Rollout{State: RolloutRestarting, Delete: p.Name, Message: fmt.Sprintf(
+				"Restarting BE pod %s with the new template first: it is not Ready anyway (BEs first, one at a time; %s to restart, the FEs after the BEs).", p.Name, plural.Count(outdated, "pod"))}
+		}
+	}
 	// BEs first, from the highest ordinal down like a StatefulSet rolls.
 	for i := len(in.Backends) - 1; i >= 0; i-- {
 		if p := in.Backends[i]; !p.Updated {
@@ -150,32 +159,43 @@ func DecideRollout(in RolloutInput) Rollout {
 				"Restarting BE pod %s with the new template (BEs first, one at a time; %s to restart, the FEs after the BEs).", p.Name, plural.Count(outdated, "pod"))}
 		}
 	}
-	var leader *RolloutPod
-	for i := len(in.Frontends) - 1; i >= 0; i-- {
-		p := in.Frontends[i]
-		if p.Updated {
-			continue
-		}
-		if in.Leader == "" {
-			return waiting(fmt.Sprintf("Every BE runs the new template; the FEs restart followers first and the leader last, and no agent has reported which FE leads yet (%s to restart).", plural.Count(outdated, "pod")))
-		}
-		// StarRocks asks for a fresh metadata image before FEs move to a
-		// new version ("Upgrade StarRocks": ALTER SYSTEM CREATE IMAGE,
-		// then wait until it is pushed to the followers); an agent older
-		// than node reports (Nodes nil) cannot run it and is replaced by
-		// this rollout.
-		if in.ImageWanted != "" && in.ImageCreated != in.ImageWanted && in.Nodes != nil {
-			return waiting(fmt.Sprintf("Every BE runs the new template; the FEs wait for the leader's agent to create a metadata image (ALTER SYSTEM CREATE IMAGE) before they restart (%s to restart).", plural.Count(outdated, "pod")))
-		}
-		if sameHost(p.Host, in.Leader) {
-			leader = &in.Frontends[i]
-			continue
-		}
-		return Rollout{State: RolloutRestarting, Delete: p.Name, Message: fmt.Sprintf(
-			"Restarting FE follower %s with the new template (every BE is done; followers one at a time, the leader last; %s to restart).", p.Name, plural.Count(outdated, "pod"))}
+	if in.Leader == "" {
+		return waiting(fmt.Sprintf("Every BE runs the new template; the FEs restart followers first and the leader last, and no agent has reported which FE leads yet (%s to restart).", plural.Count(outdated, "pod")))
 	}
-	return Rollout{State: RolloutRestarting, Delete: leader.Name, Message: fmt.Sprintf(
-		"Restarting the FE leader %s with the new template, the last pod of the rollout: the followers elect a new leader meanwhile.", leader.Name)}
+	// StarRocks asks for a fresh metadata image before FEs move to a new
+	// version ("Upgrade StarRocks": ALTER SYSTEM CREATE IMAGE, then wait
+	// until it is pushed to the followers); an agent older than node
+	// reports (Nodes nil) cannot run it and is replaced by this rollout.
+	if in.ImageWanted != "" && in.ImageCreated != in.ImageWanted && in.Nodes != nil {
+		return waiting(fmt.Sprintf("Every BE runs the new template; the FEs wait for the leader's agent to create a metadata image (ALTER SYSTEM CREATE IMAGE) before they restart (%s to restart).", plural.Count(outdated, "pod")))
+	}
+	var leader, ready, down *RolloutPod
+	for i := len(in.Frontends) - 1; i >= 0; i-- {
+		p := &in.Frontends[i]
+		switch {
+		case p.Updated:
+		case sameHost(p.Host, in.Leader):
+			leader = p
+		case !p.Ready && down == nil:
+			down = p
+		case p.Ready && ready == nil:
+			ready = p
+		}
+	}
+	switch {
+	case down != nil:
+		return Rollout{State: RolloutRestarting, Delete: down.Name, Message: fmt.Sprintf(
+			"Restarting FE follower %s with the new template first: it is not Ready anyway (every BE is done; followers one at a time, the leader last; %s to restart).", down.Name, plural.Count(outdated, "pod"))}
+	case ready != nil && leader != nil && !leader.Ready:
+		return waiting(fmt.Sprintf("The FE leader %s is not Ready: no follower restarts until it is, or the FEs could lose their majority (%s to restart).", leader.Name, plural.Count(outdated, "pod")))
+	case ready != nil:
+		return Rollout{State: RolloutRestarting, Delete: ready.Name, Message: fmt.Sprintf(
+			"Restarting FE follower %s with the new template (every BE is done; followers one at a time, the leader last; %s to restart).", ready.Name, plural.Count(outdated, "pod"))}
+	case leader != nil:
+		return Rollout{State: RolloutRestarting, Delete: leader.Name, Message: fmt.Sprintf(
+			"Restarting the FE leader %s with the new template, the last pod of the rollout: the followers elect a new leader meanwhile.", leader.Name)}
+	}
+	return waiting(fmt.Sprintf("No FE pod to restart matches the leader %s the agent reports (%s to restart).", in.Leader, plural.Count(outdated, "pod")))
 }
 
 func waiting(msg string) Rollout { return Rollout{State: RolloutWaiting, Message: msg} }

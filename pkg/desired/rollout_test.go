@@ -166,6 +166,26 @@ func TestRolloutWithAnAgentOlderThanNodeReports(t *testing.T) {
 	assert.Equal(t, "fe-2", DecideRollout(in).Delete, "nor does the image it cannot create")
 }
 
+func TestRolloutRestartsAPodThatIsDownFirst(t *testing.T) {
+	in := rolloutCluster()
+	outdate(&in)
+	in.Backends[0].Ready = false
+	assert.Equal(t, "be-0", DecideRollout(in).Delete, "be-0 is down anyway; restarting be-2 next to it would take two BEs down")
+
+	in = rolloutCluster()
+	for i := range in.Frontends {
+		in.Frontends[i].Updated = false
+	}
+	in.Frontends[0].Ready = false
+	assert.Equal(t, "fe-0", DecideRollout(in).Delete, "a follower that is down goes first")
+
+	in.Frontends[0].Ready = true
+	in.Frontends[1].Ready = false // the leader
+	r := DecideRollout(in)
+	assert.Equal(t, RolloutWaiting, r.State, "no follower restarts while the leader is down: the FEs would lose their majority")
+	assert.Contains(t, r.Message, "The FE leader fe-1 is not Ready")
+}
+
 func TestRolloutOfFrontendsOnly(t *testing.T) {
 	in := rolloutCluster()
 	for i := range in.Frontends {
