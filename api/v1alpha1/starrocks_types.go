@@ -279,7 +279,7 @@ type StarrocksStatus struct {
 	Phase Phase `json:"phase,omitempty"`
 
 	// Condition types: ConfigurationValid, LastValidConfigurationApplied,
-	// Available, TLSReady, BackendScaleIn, VolumesResized.
+	// Available, TLSReady, BackendScaleIn, VolumesResized, RolledOut.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
