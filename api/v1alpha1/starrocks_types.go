@@ -253,6 +253,11 @@ const (
 	// ConditionVolumesResized is False while PVCs of the instance request or
 	// hold less than the spec's persistentVolumeClaim.size.
 	ConditionVolumesResized = "VolumesResized"
+	// ConditionRolledOut is False while the module restarts the pods of the
+	// instance one at a time after a change of their template (an upgrade,
+	// a restart-requiring setting): BEs first, then FE followers, the FE
+	// leader last. Its message says what waits for what.
+	ConditionRolledOut = "RolledOut"
 )
 
 // StarrocksStatus is what the module reports.
@@ -275,7 +280,8 @@ type StarrocksStatus struct {
 	Phase Phase `json:"phase,omitempty"`
 
 	// Condition types: ConfigurationValid, LastValidConfigurationApplied,
-	// Available, TLSReady, BackendScaleIn, VolumesResized, TablesReplicated.
+	// Available, TLSReady, BackendScaleIn, VolumesResized, TablesReplicated,
+	// RolledOut.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -69,14 +69,23 @@ func TestFrontendStartWrapper(t *testing.T) {
 		name         string
 		pod          string
 		existingMeta bool
-		helper       string // written by the "agent" after the wrapper started
-		wantArgs     string
+		// bootstrapFile is there from the start (the agent's first pass).
+		bootstrapFile bool
+		helper        string // written by the "agent" after the wrapper started
+		wantArgs      string
 	}{
-		{"ordinal 0 bootstraps without a helper", "d8ms-sr-analytics-0", false, "", "--host_type FQDN --logconsole"},
-		{"a new follower waits for the agent and joins through the helper", "d8ms-sr-analytics-1", false,
+		{"the first FE of a new instance bootstraps once the agent lets it", "d8ms-sr-analytics-0", false, true, "", "--host_type FQDN --logconsole"},
+		{"ordinal 0 without meta on a bootstrapped instance waits and rejoins through the helper", "d8ms-sr-analytics-0", false, false,
+			"d8ms-sr-analytics-1.d8ms-sr-analytics-fe-headless.team-b.svc.cluster.local:9010",
+			"--helper d8ms-sr-analytics-1.d8ms-sr-analytics-fe-headless.team-b.svc.cluster.local:9010 --host_type FQDN --logconsole"},
+		{"a new follower waits for the agent and joins through the helper", "d8ms-sr-analytics-1", false, false,
 			"d8ms-sr-analytics-0.d8ms-sr-analytics-fe-headless.team-b.svc.cluster.local:9010",
 			"--helper d8ms-sr-analytics-0.d8ms-sr-analytics-fe-headless.team-b.svc.cluster.local:9010 --host_type FQDN --logconsole"},
-		{"a follower with metadata restarts without a helper", "d8ms-sr-analytics-2", true, "", "--host_type FQDN --logconsole"},
+		{"a follower never bootstraps, whatever the run directory holds", "d8ms-sr-analytics-2", false, true,
+			"d8ms-sr-analytics-0.d8ms-sr-analytics-fe-headless.team-b.svc.cluster.local:9010",
+			"--helper d8ms-sr-analytics-0.d8ms-sr-analytics-fe-headless.team-b.svc.cluster.local:9010 --host_type FQDN --logconsole"},
+		{"a follower with metadata restarts without a helper", "d8ms-sr-analytics-2", true, false, "", "--host_type FQDN --logconsole"},
+		{"ordinal 0 with metadata restarts at once", "d8ms-sr-analytics-0", true, false, "", "--host_type FQDN --logconsole"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,6 +100,11 @@ func TestFrontendStartWrapper(t *testing.T) {
 			fake := "#!/bin/sh\necho \"$*\" > " + argsFile + "\n"
 			if err := os.WriteFile(filepath.Join(feHome, "bin", "start_fe.sh"), []byte(fake), 0o755); err != nil {
 				t.Fatal(err)
+			}
+			if tc.bootstrapFile {
+				if err := os.WriteFile(filepath.Join(run, "fe-bootstrap"), []byte("bootstrap\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if tc.existingMeta {
 				if err := os.WriteFile(filepath.Join(feHome, "meta", "image", "VERSION"), []byte("1"), 0o644); err != nil {
@@ -115,7 +129,7 @@ func TestFrontendStartWrapper(t *testing.T) {
 			if tc.helper != "" {
 				select {
 				case err := <-done:
-					t.Fatalf("the follower started before the agent wrote the helper (err %v): %s", err, out.String())
+					t.Fatalf("the FE started before the agent wrote the helper (err %v): %s", err, out.String())
 				case <-time.After(1500 * time.Millisecond):
 				}
 				if err := os.WriteFile(filepath.Join(run, "fe-helper"), []byte(tc.helper), 0o644); err != nil {

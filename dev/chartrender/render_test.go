@@ -247,6 +247,7 @@ func TestFrontendPod(t *testing.T) {
 				"--self-host=" + self,
 				"--listen=:8090",
 				"--helper-file=/opt/starrocks/agent-run/fe-helper",
+				"--meta-dir=/opt/starrocks/fe/meta",
 				"--log-level=info",
 			}
 			if strings.Join(agent.Args, " ") != strings.Join(wantArgs, " ") {

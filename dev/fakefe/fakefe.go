@@ -58,6 +58,8 @@ type Frontend struct {
 	// Role is LEADER, FOLLOWER or OBSERVER.
 	Role  string
 	Alive bool
+	// Version is the Version column ("" reads as NULL); see nodes.go.
+	Version string
 }
 
 // Backend is one row of SHOW BACKENDS.
@@ -68,6 +70,10 @@ type Backend struct {
 	Alive          bool
 	Decommissioned bool
 	TabletNum      int64
+	// Version is the Version column; ClusterID is the cluster id on the
+	// BE's volume (0: the FE's own); see nodes.go.
+	Version   string
+	ClusterID int64
 }
 
 // FEConfig is one FE configuration item.
@@ -115,7 +121,9 @@ type Server struct {
 	refused    []ConnInfo
 	statements []string
 	// tables (replication.go), sorted by database and name.
-	tables []Table
+	tables  []Table
+	dropped []string // nodes.go
+	images  int      // nodes.go
 }
 
 // Start listens and serves until t ends.
@@ -380,21 +388,25 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	if res, handled, err := s.execReplication(c, q); handled {
 		return res, err
 	}
+	if res, handled, err := s.execNodes(q); handled {
+		return res, err
+	}
 	if m := reShowFrontends.FindStringSubmatch(q); m != nil {
 		// StarRocks order: Name, IP, EditLogPort, HttpPort, QueryPort, RpcPort, Role, ..., Alive, ...
-		r := &sqltypes.Result{Fields: fields("Alive", "Role", "QueryPort", "IP", "EditLogPort", "Name", "IsHelper", "Join")}
+		r := &sqltypes.Result{Fields: fields("Alive", "Role", "QueryPort", "IP", "EditLogPort", "Name", "IsHelper", "Join", "Version")}
 		for i, f := range s.frontends {
 			r.Rows = append(r.Rows, row(boolStr(f.Alive), f.Role, "9030", f.Host, strconv.Itoa(f.EditLogPort),
-				fmt.Sprintf("%s_%d_%d", f.Host, f.EditLogPort, i), boolStr(f.Role == "LEADER"), "true"))
+				fmt.Sprintf("%s_%d_%d", f.Host, f.EditLogPort, i), boolStr(f.Role == "LEADER"), "true", nullable(f.Version)))
 		}
 		return r, nil
 	}
 	if reShowBackends.MatchString(q) {
 		// StarRocks order: BackendId, IP, HeartbeatPort, BePort, ..., Alive, SystemDecommissioned, ..., TabletNum, ...
-		r := &sqltypes.Result{Fields: fields("TabletNum", "SystemDecommissioned", "Alive", "HeartbeatPort", "IP", "BackendId", "BePort")}
+		r := &sqltypes.Result{Fields: fields("TabletNum", "SystemDecommissioned", "Alive", "HeartbeatPort", "IP", "BackendId", "BePort", "Version", "ErrMsg")}
 		for _, b := range s.backends {
-			r.Rows = append(r.Rows, row(strconv.FormatInt(b.TabletNum, 10), boolStr(b.Decommissioned), boolStr(b.Alive),
-				strconv.Itoa(b.HeartbeatPort), b.Host, strconv.FormatInt(b.ID, 10), "9060"))
+			alive, errMsg := s.backendAlive(b)
+			r.Rows = append(r.Rows, row(strconv.FormatInt(b.TabletNum, 10), boolStr(b.Decommissioned), boolStr(alive),
+				strconv.Itoa(b.HeartbeatPort), b.Host, strconv.FormatInt(b.ID, 10), "9060", nullable(b.Version), errMsg))
 		}
 		return r, nil
 	}

@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
 // EventSource is the component named in the Events the hook writes
@@ -79,7 +80,7 @@ func instanceEvents(sr *v1alpha1.Starrocks, prev, next v1alpha1.StarrocksStatus)
 				add(corev1.EventTypeWarning, n)
 			}
 		case v1alpha1.ConditionAvailable:
-			if (n.Reason == ReasonNotManaged || n.Reason == ReasonInstanceLimitReached) && changed {
+			if (n.Reason == ReasonNotManaged || n.Reason == ReasonInstanceLimitReached || n.Reason == agentconfig.JoinReasonRejoining || n.Reason == agentconfig.JoinReasonWaitingForLeader) && changed {
 				add(corev1.EventTypeWarning, n)
 			}
 		case v1alpha1.ConditionBackendScaleIn:
@@ -101,6 +102,14 @@ func instanceEvents(sr *v1alpha1.Starrocks, prev, next v1alpha1.StarrocksStatus)
 			case !isTrue && changed && !tlsQuietReasons[n.Reason] && (wasTrue || !tlsWaitReasons[n.Reason]):
 				add(corev1.EventTypeWarning, n)
 			case isTrue && wasFalse && !tlsWaitReasons[p.Reason] && !tlsQuietReasons[p.Reason]:
+				add(corev1.EventTypeNormal, n)
+			}
+		case v1alpha1.ConditionRolledOut:
+			// The start and the end of a rollout; its steps are progress.
+			switch {
+			case !isTrue && p != nil && p.Status == metav1.ConditionTrue:
+				add(corev1.EventTypeNormal, n)
+			case isTrue && wasFalse:
 				add(corev1.EventTypeNormal, n)
 			}
 		case v1alpha1.ConditionVolumesResized:

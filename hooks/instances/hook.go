@@ -120,7 +120,7 @@ var Config = &pkg.HookConfig{
 			LabelSelector: instanceSel,
 			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), uid: (.metadata.uid | str),` +
 				` instance: (.metadata.labels["` + shared.LabelInstance + `"] | str), component: (.metadata.labels["` + shared.LabelComponent + `"] | str),` +
-				` replicas: (.spec.replicas // 1 | num), readyReplicas: (.status.readyReplicas | num),` +
+				` replicas: (.spec.replicas // 1 | num), readyReplicas: (.status.readyReplicas | num), updateRevision: (.status.updateRevision | str),` +
 				// The size the StatefulSet was created with: volumeClaimTemplates cannot change.
 				` templateSize: ([(.spec.volumeClaimTemplates // [])[] | .spec.resources.requests.storage // empty][0] | str)}`,
 		},
@@ -138,6 +138,15 @@ var Config = &pkg.HookConfig{
 			Kind:          "Pod",
 			LabelSelector: frontendSel,
 			JqFilter:      shared.JqTypes + podFilter,
+		},
+		{
+			// Every pod of every instance, FE and BE, with its revision and
+			// readiness: the rollout restarts them one at a time (rollout.go).
+			Name:          SnapRolloutPods,
+			APIVersion:    "v1",
+			Kind:          "Pod",
+			LabelSelector: instanceSel,
+			JqFilter:      rolloutPodsFilter,
 		},
 		{
 			Name:          SnapCertificates,
@@ -264,6 +273,11 @@ func Handle(_ context.Context, input *pkg.HookInput) error {
 		input.PatchCollector.PatchWithMerge(map[string]any{"spec": map[string]any{"resources": map[string]any{"requests": map[string]any{"storage": v.Size}}}},
 			"v1", "PersistentVolumeClaim", v.Namespace, v.Name, objectpatch.WithIgnoreMissingObject(true))
 	}
+	// The rollout's restarts: the StatefulSets use OnDelete, so a deleted
+	// pod comes back from the new template (at most one per instance).
+	for _, p := range plan.PodRestarts {
+		input.PatchCollector.DeleteInBackground("v1", "Pod", p.Namespace, p.Name)
+	}
 	for _, p := range plan.StatusPatches {
 		input.PatchCollector.PatchWithJSON(statusPatch(p.Status), v1alpha1.SchemeGroupVersion.String(), v1alpha1.StarrocksKind, p.Namespace, p.Name,
 			objectpatch.WithSubresource("status"), objectpatch.WithIgnoreMissingObject(true))
@@ -359,6 +373,7 @@ func ReadState(input *pkg.HookInput) (State, error) {
 	for i := range s.Pods {
 		s.Pods[i].checkReasons()
 	}
+	s.RolloutPods = decodeEach[RolloutPodSnap](snaps, SnapRolloutPods, func(v *RolloutPodSnap, err error) { v.Owner = nil })
 	s.Certificates = decodeEach[CertificateSnap](snaps, SnapCertificates, func(v *CertificateSnap, err error) { v.Unreadable = err.Error() })
 	s.LastValid = decodeEach[LastValidSnap](snaps, SnapLastValid, func(v *LastValidSnap, err error) { v.Entry = "" })
 	s.PVCs = decodeEach[PVCSnap](snaps, SnapPVCs, func(v *PVCSnap, err error) { v.Unreadable = err.Error() })

@@ -41,6 +41,7 @@ type State struct {
 	ClassStatus    map[string]v1alpha1.StarrocksClassStatus // by name
 	StatefulSets   []StatefulSetSnap
 	Pods           []PodSnap
+	RolloutPods    []RolloutPodSnap
 	Certificates   []CertificateSnap
 	LastValid      []LastValidSnap
 	PVCs           []PVCSnap
@@ -183,6 +184,8 @@ type Plan struct {
 	StatusPatches []StatusPatch
 	// VolumeExpansions are the PVCs to grow to their desired size.
 	VolumeExpansions []VolumeExpansion
+	// PodRestarts are the pods the rollouts delete now.
+	PodRestarts []PodRestart
 	// Events are the Events of the status transitions (instanceEvents), to
 	// create after every other write.
 	Events []*corev1.Event
@@ -215,6 +218,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 	lastValid, persisted := trustedLastValid(s, &plan)
 
 	obs := observe(s, &plan.Warnings)
+	rollouts := observeRollout(s)
 	backends := make(map[string]desired.BackendObservation, len(obs))
 	existing := make(map[string]desired.Existing, len(obs))
 	for key, o := range obs {
@@ -237,6 +241,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 			ex.CertificateRevision = o.Certificate.Revision
 		}
 		ex.AccountsReady = accountsReady(o, s.InstanceStatus[key]).OK
+		ex.CreateImage = imageToken(rollouts[key], o.Frontend)
 		existing[key] = ex
 	}
 	out := desired.Compute(desired.Input{
@@ -273,7 +278,12 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 			var expand []VolumeExpansion
 			expand, o.Volumes = planVolumes(res.Entry, o.PVCs, expandable)
 			plan.VolumeExpansions = append(plan.VolumeExpansions, expand...)
+			o.Rollout = planRollout(res.Entry, rollouts[res.Key], o.Frontend, o.Backend, domain)
+			if o.Rollout.Delete != "" {
+				plan.PodRestarts = append(plan.PodRestarts, PodRestart{Namespace: sr.Namespace, Name: o.Rollout.Delete})
+			}
 		}
+		o.JoinPod, o.Join = frontendJoin(rollouts[res.Key])
 		prev := s.InstanceStatus[res.Key]
 		st := ComputeStatus(res, prev, o, domain, now)
 		plan.Phases[res.Key] = st.Phase

@@ -97,6 +97,12 @@ type Observed struct {
 	PVCs []PVCSnap
 	// Volumes is the verdict of planVolumes over PVCs (set by Reconcile).
 	Volumes VolumesVerdict
+	// Rollout is the rollout decision (set by Reconcile).
+	Rollout desired.Rollout
+	// Join is what the FE of pod JoinPod waits for, its meta being empty
+	// on a bootstrapped instance (set by Reconcile).
+	JoinPod string
+	Join    *agentconfig.JoinStatus
 }
 
 // StatefulSetState is the readiness of one StatefulSet.
@@ -105,6 +111,9 @@ type StatefulSetState struct {
 	ReadyReplicas int32 `json:"readyReplicas"`
 	// TemplateSize is the storage request of its volumeClaimTemplates.
 	TemplateSize string `json:"templateSize,omitempty"`
+	// UpdateRevision is status.updateRevision: the revision of the current
+	// pod template, which a pod has once it was recreated from it.
+	UpdateRevision string `json:"updateRevision,omitempty"`
 }
 
 // CertificateState is a cert-manager Certificate's Ready condition.
@@ -227,6 +236,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 		set(v1alpha1.ConditionTLSReady, false, reason, msg)
 		set(v1alpha1.ConditionBackendScaleIn, true, ReasonNoScaleInPending, "The instance is not managed "+why+", so no BE is being removed.")
 		set(v1alpha1.ConditionVolumesResized, true, ReasonVolumesAtDesiredSize, "The instance is not managed "+why+", so no volume is being expanded.")
+		set(v1alpha1.ConditionRolledOut, true, ReasonPodsUpToDate, "The instance is not managed "+why+", so no pod is being restarted.")
 	}
 
 	if res.OverLimit > 0 {
@@ -261,6 +271,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 		set(v1alpha1.ConditionTLSReady, false, ReasonNotRendered, "Nothing is deployed because the spec has never been valid.")
 		set(v1alpha1.ConditionBackendScaleIn, true, ReasonNoScaleInPending, "Nothing is deployed, so no BE is being removed.")
 		set(v1alpha1.ConditionVolumesResized, true, ReasonVolumesAtDesiredSize, "Nothing is deployed, so no volume is being expanded.")
+		set(v1alpha1.ConditionRolledOut, true, ReasonPodsUpToDate, "Nothing is deployed, so no pod is being restarted.")
 		st.Conditions = conds
 		return st
 	}
@@ -294,8 +305,11 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 		if prev.Phase == v1alpha1.PhaseRunning || prev.Phase == v1alpha1.PhaseDegraded {
 			st.Phase = v1alpha1.PhaseDegraded
 		}
-		set(v1alpha1.ConditionAvailable, false, ReasonReplicasNotReady,
-			fmt.Sprintf("Ready pods: %d of %d FE, %d of %d BE.", st.Frontend.ReadyReplicas, st.Frontend.Replicas, st.Backend.ReadyReplicas, st.Backend.Replicas))
+		reason, msg := ReasonReplicasNotReady, fmt.Sprintf("Ready pods: %d of %d FE, %d of %d BE.", st.Frontend.ReadyReplicas, st.Frontend.Replicas, st.Backend.ReadyReplicas, st.Backend.Replicas)
+		if obs.Join != nil {
+			reason, msg = obs.Join.Reason, fmt.Sprintf("%s The FE of pod %s has an empty meta directory on an instance that has bootstrapped, so it never starts a new cluster: %s", msg, obs.JoinPod, obs.Join.Message)
+		}
+		set(v1alpha1.ConditionAvailable, false, reason, msg)
 	}
 
 	ok, reason, msg := tlsReady(obs, e)
@@ -308,6 +322,8 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	set(v1alpha1.ConditionVolumesResized, obs.Volumes.OK, obs.Volumes.Reason, obs.Volumes.Message)
 	status, reason, msg := tablesReplicated(st.Replication, e)
 	conds = setCondition(conds, metav1.Condition{Type: v1alpha1.ConditionTablesReplicated, Status: status, Reason: reason, Message: truncate(msg), ObservedGeneration: gen}, now)
+	ok, reason, msg = rolledOut(obs.Rollout)
+	set(v1alpha1.ConditionRolledOut, ok, reason, msg)
 	st.Conditions = conds
 	return st
 }

@@ -62,6 +62,7 @@ func run() error {
 		selfHost       = flag.String("self-host", "", "FQDN of this pod's FE, as listed in SHOW FRONTENDS")
 		listen         = flag.String("listen", ":8090", "HTTP address for /healthz, /readyz, /metrics")
 		helperFile     = flag.String("helper-file", "/opt/starrocks/agent-run/fe-helper", "file the FE start wrapper waits for; receives leaderhost:editLogPort")
+		metaDir        = flag.String("meta-dir", "", "the FE's meta directory (read only): empty meta on a bootstrapped instance makes the FE rejoin the leader; empty flag: never checked")
 		logLevel       = flag.String("log-level", "Info", "Debug, Info, Warn or Error")
 		kubeconfig     = flag.String("kubeconfig", "", "kubeconfig file; empty means in-cluster configuration")
 		interval       = flag.Duration("interval", 15*time.Second, "time between passes when nothing changes")
@@ -92,6 +93,7 @@ func run() error {
 		AdminCredentialsDir: *adminCredsDir,
 		SelfHost:            *selfHost,
 		HelperFile:          *helperFile,
+		MetaDir:             *metaDir,
 		Interval:            *interval,
 		Metrics:             metrics,
 		Logger:              log,

@@ -20,14 +20,23 @@
 # cluster by logging into the leader as root without a password over
 # plaintext MySQL, which breaks as soon as the agent has set the root
 # password and requireSecureTransport is on. Here the agent owns membership
-# (ALTER SYSTEM ADD FOLLOWER over TLS) and, once this FE has been added,
-# writes the helper address into the shared emptyDir; the wrapper only waits
-# for it on the very first start of a follower.
+# (ALTER SYSTEM ADD FOLLOWER over TLS) and tells an FE without meta how to
+# start, through files in the shared emptyDir (images/agent, bootstrap.go):
+#   fe-helper     leader host:editLogPort: join through it with --helper;
+#   fe-bootstrap  this is the first FE of an instance that has never
+#                 bootstrapped: start a new cluster.
+# The agent writes fe-bootstrap only for ordinal 0 and only until the
+# instance has bootstrapped; afterwards an FE whose meta is empty (a lost
+# volume) rejoins the existing leader instead of starting a second, empty
+# cluster behind the same Service (upstream's entrypoint probes for a
+# leader for the same reason: StarRocks/starrocks
+# docker/dockerfiles/fe/fe_entrypoint.sh).
 set -eu
 # The directories can be moved for tests of this script; the pod uses the defaults.
 fe_home="${FE_HOME:-/opt/starrocks/fe}"
 meta="$fe_home/meta"
 helper_file="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}/fe-helper"
+bootstrap_file="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}/fe-bootstrap"
 ordinal="${POD_NAME##*-}"
 # conf/fe.conf must be a writable copy of the rendered one: start_fe.sh
 # --logconsole appends "sys_log_to_console = true" to it (StarRocks/starrocks
@@ -39,13 +48,16 @@ ordinal="${POD_NAME##*-}"
 # /etc/starrocks/fe/conf); a fresh copy at every start does the same on
 # every version, and a restart never piles up appended lines.
 cp "${FE_CONF_SOURCE:-/etc/starrocks/fe/conf/fe.conf}" "$fe_home/conf/fe.conf"
-# Ordinal 0 bootstraps the cluster; any FE with metadata already knows
-# its peers and must not be given a helper again.
-if [ "$ordinal" = "0" ] || [ -f "$meta/image/VERSION" ]; then
+# An FE with metadata already knows its peers and must not be given a helper again.
+if [ -f "$meta/image/VERSION" ]; then
   exec "$fe_home/bin/start_fe.sh" --host_type FQDN --logconsole
 fi
-echo "waiting for the agent to add this FE as a follower ($helper_file)"
+echo "no meta: waiting for the agent to add this FE to the cluster ($helper_file) or, for the first FE of a new instance, to let it bootstrap ($bootstrap_file)"
 while [ ! -s "$helper_file" ]; do
+  if [ "$ordinal" = "0" ] && [ -f "$bootstrap_file" ]; then
+    echo "starting a new cluster"
+    exec "$fe_home/bin/start_fe.sh" --host_type FQDN --logconsole
+  fi
   sleep 1
 done
 helper="$(cat "$helper_file")"

@@ -77,6 +77,17 @@ type Config struct {
 	// BackendConfig holds runtime-mutable be.conf keys and their desired
 	// values (UPDATE information_schema.be_configs).
 	BackendConfig map[string]string `json:"backendConfig"`
+	// Bootstrapped is true once the instance's FE cluster exists (the hooks
+	// derive it from the instance: see pkg/desired/bootstrap.go). From then
+	// on an FE with an empty meta directory joins the existing leader and
+	// never starts a new cluster of its own, not even the first FE.
+	Bootstrapped bool `json:"bootstrapped,omitempty"`
+	// CreateImage, when set, asks the FE leader's agent to run ALTER
+	// SYSTEM CREATE IMAGE once for this token (the FE StatefulSet's update
+	// revision during a rollout) and report it in
+	// MembershipStatus.ImageCreated: StarRocks asks for a fresh metadata
+	// image before FEs are upgraded (pkg/desired/rollout.go).
+	CreateImage string `json:"createImage,omitempty"`
 }
 
 // Load reads and checks a Config file.
@@ -127,6 +138,10 @@ type Status struct {
 	// Accounts says whether root's password is set and the module's and
 	// the team's accounts exist (nil until the agent has checked).
 	Accounts *AccountsStatus `json:"accounts,omitempty"`
+	// Join says why this pod's FE is not running yet although its meta is
+	// empty (nil otherwise): it rejoins the existing cluster or waits for
+	// its leader (JoinReason*), never bootstrapping a second cluster.
+	Join *JoinStatus `json:"join,omitempty"`
 	// UpdatedAt is when the agent wrote this status (RFC 3339).
 	UpdatedAt string `json:"updatedAt"`
 }
@@ -190,6 +205,14 @@ type MembershipStatus struct {
 	// DECOMMISSION BACKEND it refused (e.g. a table needs more replicas than
 	// the BEs left); empty when the last one went through.
 	DecommissionRefused string `json:"decommissionRefused,omitempty"`
+	// Nodes are every FE and BE StarRocks lists with its state and
+	// version (columns Alive and Version of SHOW FRONTENDS and SHOW
+	// BACKENDS): the hooks restart the next pod of a rollout only once
+	// the previous one is alive again on the version the module ships.
+	Nodes []NodeStatus `json:"nodes,omitempty"`
+	// ImageCreated is the Config.CreateImage token this leader ran ALTER
+	// SYSTEM CREATE IMAGE for.
+	ImageCreated string `json:"imageCreated,omitempty"`
 }
 
 // ReplicationReport is the largest and the smallest replication number of
@@ -201,6 +224,42 @@ type ReplicationReport struct {
 	MinReplicationNum   int32  `json:"minReplicationNum"`
 	MinReplicationTable string `json:"minReplicationTable,omitempty"`
 }
+
+// NodeStatus is one FE or BE as StarRocks lists it.
+type NodeStatus struct {
+	Host    string `json:"host"`
+	Alive   bool   `json:"alive"`
+	Version string `json:"version,omitempty"`
+}
+
+// Reasons of JoinStatus.
+const (
+	// JoinReasonRejoining: the FE's meta is empty on an instance that has
+	// bootstrapped; the agent re-adds it to the existing leader and the FE
+	// starts with that leader as its helper.
+	JoinReasonRejoining = "FrontendRejoining"
+	// JoinReasonWaitingForLeader: the same, but no leader is reachable
+	// (every FE lost or down): the FE waits instead of starting an empty
+	// cluster of its own.
+	JoinReasonWaitingForLeader = "WaitingForLeader"
+)
+
+// JoinStatus is what an FE with an empty meta directory waits for.
+type JoinStatus struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// Files the agent writes into the run directory it shares with the FE
+// start wrapper (images/starrocks-fe/fe-start.sh). Exactly one of them
+// tells a wrapper whose FE has no meta how to start.
+const (
+	// HelperFileName holds the leader's host:editLogPort: start with --helper.
+	HelperFileName = "fe-helper"
+	// BootstrapFileName exists only while the instance has never
+	// bootstrapped and this is the first FE: start a new cluster.
+	BootstrapFileName = "fe-bootstrap"
+)
 
 // BackendDrain is the progress of one decommissioned BE.
 type BackendDrain struct {

@@ -103,6 +103,9 @@ type Existing struct {
 	// AccountsReady is the instance's AccountsReady condition: root has its
 	// password and the accounts exist, so the client ports may open.
 	AccountsReady bool
+	// CreateImage is the FE StatefulSet's update revision while FE pods
+	// still run an older one ("" otherwise): agentConfig.createImage.
+	CreateImage string
 }
 
 // applyExisting fills the fields the existing objects decide into a copy of
@@ -115,6 +118,8 @@ func applyExisting(e Instance, ex Existing) Instance {
 	// reports its first revision.
 	e.TLS.CertificateRevision = max(ex.CertificateRevision, 1)
 	e.Network.ClientPortsOpen = ex.AccountsReady
+	e.AgentConfig.Bootstrapped = Bootstrapped(ex)
+	e.AgentConfig.CreateImage = ex.CreateImage
 	return e
 }
 

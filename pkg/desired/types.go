@@ -128,7 +128,8 @@ type TLS struct {
 	DNSNames                   []string `json:"dnsNames"`
 	// CertificateRevision is status.revision of the instance Certificate (1
 	// while it has none): the FE reads its keystore only at start, so the FE
-	// pod template carries it and a renewal rolls the FE pods.
+	// pod template carries it and a renewal restarts the FE pods (one at a
+	// time: rollout.go).
 	CertificateRevision int64 `json:"certificateRevision,omitempty"`
 }
 

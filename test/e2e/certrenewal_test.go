@@ -33,7 +33,7 @@ const certificateRevisionAnnotation = "managed-starrocks.deckhouse.io/certificat
 // TestCertificateRenewalRollsTheFrontends plays cert-manager: the first
 // issuance (revision 1) must leave the FE pods created with the instance
 // alone; a renewal (revision 2) must change the FE pod template, so the
-// StatefulSet controller rolls the FEs onto the new keystore; the BE pod
+// hooks restart the FEs onto the new keystore (rollout_test.go); the BE pod
 // template never changes.
 func TestCertificateRenewalRollsTheFrontends(t *testing.T) {
 	const ns, name = "team-c", "tls"

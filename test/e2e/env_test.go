@@ -83,6 +83,9 @@ type env struct {
 	stopLoop func()
 	passErr  chan error
 	settings map[string]any
+	// globals replace chartrender.DefaultGlobals when set (a module
+	// release with other images: rollout_test.go).
+	globals map[string]any
 }
 
 type envOptions struct {
@@ -135,6 +138,7 @@ func (e *env) startModule() {
 		RESTConfig:  e.cp.RESTConfig(),
 		HooksBinary: hooksBin,
 		Settings:    e.settings,
+		Globals:     e.globals,
 		Webhook:     wh,
 		Log:         testLog{e.t},
 	})

@@ -15,8 +15,10 @@ spec:
   serviceName: {{ $i.names.backendHeadlessService | quote }}
   {{- /* BEs join independently (the agent adds each one), no ordering needed. */}}
   podManagementPolicy: Parallel
+  {{- /* OnDelete: the instances hook restarts the BEs one at a time before
+  any FE (pkg/desired/rollout.go). */}}
   updateStrategy:
-    type: RollingUpdate
+    type: OnDelete
   persistentVolumeClaimRetentionPolicy:
     whenDeleted: {{ $retention | quote }}
     whenScaled: Retain

@@ -17,8 +17,12 @@ spec:
   {{- /* Followers wait for the agent anyway, so starting them together is safe
   and a cold start does not take three startup probes in a row. */}}
   podManagementPolicy: Parallel
+  {{- /* OnDelete: a changed template reaches a pod only when the instances
+  hook deletes it, one pod at a time, the BEs first, the FE leader last
+  (pkg/desired/rollout.go): StarRocks' upgrade order, which RollingUpdate
+  of two StatefulSets at once cannot keep. */}}
   updateStrategy:
-    type: RollingUpdate
+    type: OnDelete
   persistentVolumeClaimRetentionPolicy:
     whenDeleted: {{ $retention | quote }}
     whenScaled: Retain
@@ -32,7 +36,8 @@ spec:
       annotations:
         checksum/config: {{ $i.frontend.configChecksum | quote }}
         {{- /* The FE reads its PKCS12 keystore only at start: a renewed
-        certificate (a new Certificate revision) rolls the FE pods. Revision 1
+        certificate (a new Certificate revision) restarts the FE pods, one at a
+        time through the hook's rollout. Revision 1
         (the first issuance) renders nothing, so neither the first issuance nor
         a module upgrade restarts running FEs. */}}
         {{- $rev := int64 ($i.tls.certificateRevision | default 1) }}
@@ -164,6 +169,8 @@ spec:
             - {{ printf "--self-host=$(POD_NAME).%s.%s.svc.%s" $i.names.frontendHeadlessService $i.namespace $clusterDomain | quote }}
             - --listen=:8090
             - --helper-file=/opt/starrocks/agent-run/fe-helper
+            {{- /* Whether the FE's meta is empty: the bootstrap guard. */}}
+            - --meta-dir=/opt/starrocks/fe/meta
             - {{ printf "--log-level=%s" (include "ms.logLevel" $root) | quote }}
           env:
             - name: POD_NAME
@@ -225,6 +232,11 @@ spec:
               readOnly: true
             - name: agent-run
               mountPath: /opt/starrocks/agent-run
+            {{- /* Read only, to see whether the FE has meta: an FE with none
+            on a bootstrapped instance rejoins the leader (bootstrap guard). */}}
+            - name: meta
+              mountPath: /opt/starrocks/fe/meta
+              readOnly: true
       volumes:
         - name: config
           configMap:

@@ -62,6 +62,9 @@ type Options struct {
 	// SelfHost is the FQDN of this pod's FE.
 	SelfHost   string
 	HelperFile string
+	// MetaDir is the FE's meta directory, mounted read only; empty never
+	// checks it (bootstrap.go).
+	MetaDir string
 	// Interval between passes without a trigger; default 15s.
 	Interval time.Duration
 	// AccountsRetry is the interval while the accounts are not ready yet;
@@ -101,6 +104,8 @@ type Agent struct {
 	material      *certwatch.Material
 	materialErr   error
 	accounts      *agentconfig.AccountsStatus
+	join          *agentconfig.JoinStatus
+	imageCreated  string   // image.go
 	secrets       []string // for scrubbing messages; never logged
 	tlsOK         bool
 	tlsErr        string
@@ -384,6 +389,12 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 	if err == nil {
 		err = a.setTargets(cfg, secrets)
 	}
+	joining := false
+	if err == nil {
+		// Before the accounts: a first FE of a new instance waits for
+		// this to start at all.
+		joining, err = a.guardBootstrap(cfg)
+	}
 	if err == nil {
 		err = a.ensureAccounts(ctx, cfg, secrets)
 	}
@@ -395,6 +406,9 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 		a.opts.Metrics.SetAccountsReady(st.Ready)
 	}
 	if err != nil {
+		if joining {
+			a.setJoin(agentconfig.JoinReasonWaitingForLeader, "no FE leader answers through the client Service ("+string(conn.KindOf(err))+" error): the FE waits for one instead of starting an empty cluster")
+		}
 		return nil, nil, err
 	}
 
@@ -414,6 +428,9 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 		return nil, nil, err
 	}
 	leader, hasLeader := membership.Leader(fes)
+	if joining {
+		return nil, nil, a.rejoin(ctx, cfg, fes, leader, hasLeader)
+	}
 	var selfFE *membership.Frontend
 	for i := range fes {
 		if membership.SameHost(fes[i].Host, a.opts.SelfHost) {
@@ -452,6 +469,10 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 		for _, d := range plan.Draining {
 			a.log.Info("backend draining", "host", d.Host, "tablets", d.TabletNum)
 		}
+		if err := a.createImage(ctx, cfg.CreateImage); err != nil {
+			errs = append(errs, err)
+		}
+		mst.ImageCreated = a.imageCreatedFor()
 		if len(cfg.BackendConfig) > 0 {
 			err := a.service.Do(ctx, "apply backend configuration", func(ctx context.Context, db *sql.DB) error {
 				res, err := runtimeconfig.ApplyBackend(ctx, db, cfg.BackendConfig)
@@ -525,6 +546,12 @@ func membershipStatus(leader membership.Frontend, fes []membership.Frontend, bes
 	for _, d := range plan.Draining {
 		st.Draining = append(st.Draining, agentconfig.BackendDrain{Host: d.Host, TabletNum: d.TabletNum})
 	}
+	for _, f := range fes {
+		st.Nodes = append(st.Nodes, agentconfig.NodeStatus{Host: f.Host, Alive: f.Alive, Version: f.Version})
+	}
+	for _, b := range bes {
+		st.Nodes = append(st.Nodes, agentconfig.NodeStatus{Host: b.Host, Alive: b.Alive, Version: b.Version})
+	}
 	return st
 }
 
@@ -559,7 +586,7 @@ func (a *Agent) writeHelper(content string) error {
 
 func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *agentconfig.MembershipStatus) {
 	a.mu.Lock()
-	st := agentconfig.Status{LastApply: last, Membership: mst, Accounts: a.accounts}
+	st := agentconfig.Status{LastApply: last, Membership: mst, Accounts: a.accounts, Join: a.join}
 	m, mErr := a.material, a.materialErr
 	switch {
 	case mErr != nil:
@@ -584,10 +611,11 @@ func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *
 	}
 	// The time of the pass changes every run; compare without it so an
 	// unchanged status does not patch the pod every interval.
-	// JSON, not %+v: the membership holds pointers, whose addresses differ
-	// every pass.
+	// JSON, not %+v: the membership and the join status hold pointers,
+	// whose addresses differ every pass.
 	mj, _ := json.Marshal(mst)
-	key := fmt.Sprintf("%+v|%v|%v|%s|%+v", st.TLS, last.Succeeded, last.Error, mj, st.Accounts)
+	jj, _ := json.Marshal(st.Join)
+	key := fmt.Sprintf("%+v|%v|%v|%s|%+v|%s", st.TLS, last.Succeeded, last.Error, mj, st.Accounts, jj)
 	due := key != a.published || time.Since(a.publishedAt) > a.opts.RepublishEvery || len(last.Applied) > 0
 	st.UpdatedAt = time.Now().UTC().Format(time.RFC3339)
 	a.st = st

@@ -38,6 +38,9 @@ type Frontend struct {
 	EditLogPort int
 	Leader      bool
 	Alive       bool
+	// Version is the Version column ("4.1.7-8f0ab1c"; StarRocks/starrocks
+	// fe-core common/proc/FrontendsProcNode.java TITLE_NAMES).
+	Version string
 }
 
 // Backend is a row of SHOW BACKENDS.
@@ -47,6 +50,8 @@ type Backend struct {
 	Alive          bool
 	Decommissioned bool
 	TabletNum      int64
+	// Version is the Version column (BackendsProcDir.java TITLE_NAMES).
+	Version string
 }
 
 // Querier is what the package needs from a pool.
@@ -74,6 +79,7 @@ func ShowFrontends(ctx context.Context, q Querier) ([]Frontend, error) {
 			EditLogPort: port,
 			Leader:      strings.EqualFold(r["Role"], "LEADER") || isTrue(r["IsMaster"]),
 			Alive:       isTrue(r["Alive"]),
+			Version:     version(r["Version"]),
 		})
 	}
 	return out, nil
@@ -103,6 +109,7 @@ func ShowBackends(ctx context.Context, q Querier) ([]Backend, error) {
 			Alive:          isTrue(r["Alive"]),
 			Decommissioned: isTrue(r["SystemDecommissioned"]),
 			TabletNum:      tablets,
+			Version:        version(r["Version"]),
 		})
 	}
 	return out, nil
@@ -254,6 +261,15 @@ func normHost(h string) string { return strings.ToLower(strings.TrimSuffix(strin
 
 // SameHost compares host names as membership does.
 func SameHost(a, b string) bool { return normHost(a) == normHost(b) }
+
+// version is a Version cell; StarRocks writes NULL for an FE that has not
+// reported one yet.
+func version(s string) string {
+	if s = strings.TrimSpace(s); strings.EqualFold(s, "NULL") {
+		return ""
+	}
+	return s
+}
 
 func isTrue(s string) bool { return strings.EqualFold(strings.TrimSpace(s), "true") }
 

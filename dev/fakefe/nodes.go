@@ -1,0 +1,125 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package fakefe
+
+import (
+	"fmt"
+	"regexp"
+
+	"vitess.io/vitess/go/mysql/sqlerror"
+	"vitess.io/vitess/go/sqltypes"
+)
+
+// What the rollout and the bootstrap guard need of the FE dialect: node
+// versions (the Version column of SHOW FRONTENDS and SHOW BACKENDS), the
+// cluster id a BE keeps on its volume, a leader that changes, and ALTER
+// SYSTEM DROP FOLLOWER.
+
+// ClusterID is the id of the fake FE's cluster; a BE whose volume holds
+// another (it was formatted by a different cluster) never turns alive:
+// StarRocks' heartbeat refuses it with a cluster id mismatch.
+const ClusterID int64 = 1234567
+
+var (
+	reDropFollower = regexp.MustCompile(`(?i)^alter\s+system\s+drop\s+follower\s+["']([^"':]+):(\d+)["']$`)
+	reCreateImage  = regexp.MustCompile(`(?i)^alter\s+system\s+create\s+image$`)
+)
+
+// execNodes answers the statements of this file; handled is false for others.
+func (s *Server) execNodes(q string) (*sqltypes.Result, bool, error) {
+	if reCreateImage.MatchString(q) {
+		s.images++
+		return &sqltypes.Result{}, true, nil
+	}
+	if m := reDropFollower.FindStringSubmatch(q); m != nil {
+		for i, f := range s.frontends {
+			if f.Host != m[1] {
+				continue
+			}
+			if f.Role == "LEADER" {
+				return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "can not drop current leader node")
+			}
+			s.frontends = append(s.frontends[:i], s.frontends[i+1:]...)
+			s.dropped = append(s.dropped, m[1])
+			return &sqltypes.Result{}, true, nil
+		}
+		return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "frontend does not exist: %s", m[1])
+	}
+	return nil, false, nil
+}
+
+// backendAlive is a BE's Alive column and ErrMsg.
+func (s *Server) backendAlive(b Backend) (bool, string) {
+	if b.ClusterID != 0 && b.ClusterID != ClusterID {
+		return false, fmt.Sprintf("invalid cluster id %d, expected %d", b.ClusterID, ClusterID)
+	}
+	return b.Alive, ""
+}
+
+// SetLeader makes host the leader (an election): the former leader becomes
+// a follower.
+func (s *Server) SetLeader(host string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.frontends {
+		switch {
+		case s.frontends[i].Host == host:
+			s.frontends[i].Role = "LEADER"
+		case s.frontends[i].Role == "LEADER":
+			s.frontends[i].Role = "FOLLOWER"
+		}
+	}
+}
+
+// SetNodeVersion sets the Version column of the FE or BE listed as host,
+// and whether it is alive (a node that restarted on a new version).
+func (s *Server) SetNodeVersion(host, version string, alive bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.frontends {
+		if s.frontends[i].Host == host {
+			s.frontends[i].Version, s.frontends[i].Alive = version, alive
+		}
+	}
+	for i := range s.backends {
+		if s.backends[i].Host == host {
+			s.backends[i].Version, s.backends[i].Alive = version, alive
+		}
+	}
+}
+
+// ImagesCreated counts ALTER SYSTEM CREATE IMAGE.
+func (s *Server) ImagesCreated() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.images
+}
+
+// DroppedFollowers are the hosts ALTER SYSTEM DROP FOLLOWER removed, in order.
+func (s *Server) DroppedFollowers() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.dropped...)
+}
+
+// nullable is how StarRocks prints an unknown value.
+func nullable(v string) string {
+	if v == "" {
+		return "NULL"
+	}
+	return v
+}

@@ -1,0 +1,150 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package instances
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
+)
+
+// rolloutObjectsYAML: the FE StatefulSet (1 pod) and the BE StatefulSet (2
+// pods), their pods Ready on the revisions given, FE pod 0 carrying ann.
+func rolloutObjectsYAML(feRev, be0Rev, be1Rev, beOwnerUID, ann string) string {
+	pod := func(name, component, sts, uid, rev, extra string) string {
+		return fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  namespace: team
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: %s, controller-revision-hash: %s}
+  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: %s, uid: %s, controller: true}]%s
+status:
+  conditions: [{type: Ready, status: "True"}]
+`, name, component, rev, sts, uid, extra)
+	}
+	annotations := ""
+	if ann != "" {
+		q, _ := json.Marshal(ann)
+		annotations = "\n  annotations: {managed-starrocks.deckhouse.io/agent-status: " + string(q) + "}"
+	}
+	return `
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: d8ms-sr-olap
+  namespace: team
+  uid: sts-uid-olap
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
+spec: {replicas: 1}
+status: {readyReplicas: 1, updateRevision: fe-new}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: d8ms-sr-olap-be
+  namespace: team
+  uid: sts-uid-olap-be
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: backend}
+spec: {replicas: 2}
+status: {readyReplicas: 2, updateRevision: be-new}
+---` + pod("d8ms-sr-olap-0", "frontend", "d8ms-sr-olap", "sts-uid-olap", feRev, annotations) +
+		"---" + pod("d8ms-sr-olap-be-0", "backend", "d8ms-sr-olap-be", "sts-uid-olap-be", be0Rev, "") +
+		"---" + pod("d8ms-sr-olap-be-1", "backend", "d8ms-sr-olap-be", beOwnerUID, be1Rev, "")
+}
+
+func leaderReport(t *testing.T, version string, imageCreated ...string) string {
+	fe0 := "d8ms-sr-olap-0.d8ms-sr-olap-fe-headless.team.svc.cluster.local"
+	m := &agentconfig.MembershipStatus{Leader: fe0, Backends: []string{beHostOf(0), beHostOf(1)}}
+	if len(imageCreated) > 0 {
+		m.ImageCreated = imageCreated[0]
+	}
+	for _, h := range []string{fe0, beHostOf(0), beHostOf(1)} {
+		m.Nodes = append(m.Nodes, agentconfig.NodeStatus{Host: h, Alive: true, Version: version})
+	}
+	data, err := json.Marshal(agentconfig.Status{TLS: agentconfig.TLSStatus{Ready: true}, Membership: m})
+	require.NoError(t, err)
+	return string(data)
+}
+
+// oldAgentReport is a leader report of an agent that predates node reports.
+func oldAgentReport(t *testing.T) string {
+	fe0 := "d8ms-sr-olap-0.d8ms-sr-olap-fe-headless.team.svc.cluster.local"
+	data, err := json.Marshal(agentconfig.Status{TLS: agentconfig.TLSStatus{Ready: true},
+		Membership: &agentconfig.MembershipStatus{Leader: fe0, Backends: []string{beHostOf(0), beHostOf(1)}}})
+	require.NoError(t, err)
+	return string(data)
+}
+
+func TestHookRollout(t *testing.T) {
+	cur := desired.StarRocksVersion + "-abc"
+	for _, tt := range []struct {
+		name        string
+		objects     string
+		wantDeleted string
+		wantReason  string
+		wantMessage string
+		wantImage   string
+	}{
+		{name: "restarts the highest BE first", objects: rolloutObjectsYAML("fe-old", "be-old", "be-old", "sts-uid-olap-be", leaderReport(t, "4.1.6-x")),
+			wantDeleted: "d8ms-sr-olap-be-1", wantReason: ReasonRollingOut, wantMessage: "Restarting BE pod d8ms-sr-olap-be-1"},
+		{name: "restarts the FE leader once the BEs are back on the new version and the image is created", objects: rolloutObjectsYAML("fe-old", "be-new", "be-new", "sts-uid-olap-be", leaderReport(t, cur, "fe-new")),
+			wantDeleted: "d8ms-sr-olap-0", wantReason: ReasonRollingOut, wantMessage: "Restarting the FE leader d8ms-sr-olap-0"},
+		{name: "waits for the metadata image before the FEs", objects: rolloutObjectsYAML("fe-old", "be-new", "be-new", "sts-uid-olap-be", leaderReport(t, cur)),
+			wantReason: ReasonRolloutWaits, wantMessage: "ALTER SYSTEM CREATE IMAGE", wantImage: "fe-new"},
+		{name: "waits for a BE reported on the old version", objects: rolloutObjectsYAML("fe-old", "be-old", "be-new", "sts-uid-olap-be", leaderReport(t, "4.1.6-x")),
+			wantReason: ReasonRolloutWaits, wantMessage: `reports it on version "4.1.6-x"`},
+		{name: "a look-alike pod of another StatefulSet is not the instance's", objects: rolloutObjectsYAML("fe-old", "be-old", "be-old", "forged-uid", leaderReport(t, "4.1.6-x")),
+			wantReason: ReasonRolloutWaits, wantMessage: "BE pod 1 is being recreated"},
+		{name: "an unreadable report leaves the leader unknown", objects: rolloutObjectsYAML("fe-old", "be-new", "be-new", "sts-uid-olap-be", `{"membership": 7`),
+			wantReason: ReasonRolloutWaits, wantMessage: "no agent of the FE leader has reported"},
+		{name: "an agent older than node reports does not stall the upgrade that replaces it", objects: rolloutObjectsYAML("fe-old", "be-old", "be-new", "sts-uid-olap-be", oldAgentReport(t)),
+			wantDeleted: "d8ms-sr-olap-be-0", wantReason: ReasonRollingOut, wantMessage: "Restarting BE pod d8ms-sr-olap-be-0"},
+		{name: "nothing to do on the current templates", objects: rolloutObjectsYAML("fe-new", "be-new", "be-new", "sts-uid-olap-be", leaderReport(t, cur)),
+			wantReason: ReasonPodsUpToDate},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newHook(t)
+			f.KubeStateSet(classYAML + "---" + clusterYAML(2) + "---" + tt.objects)
+			f.RunHook()
+			require.NoError(t, f.HookError())
+			for _, p := range []string{"d8ms-sr-olap-0", "d8ms-sr-olap-be-0", "d8ms-sr-olap-be-1"} {
+				obj := f.KubernetesResource("Pod", "team", p)
+				exists := obj != nil && obj.Object != nil && obj.GetName() != ""
+				assert.Equal(t, p != tt.wantDeleted, exists, "pod %s", p)
+			}
+			if tt.wantImage != "" {
+				entries := f.ValuesGet(shared.InstancesValuesPath).Array()
+				require.Len(t, entries, 1)
+				assert.Equal(t, tt.wantImage, entries[0].Get("agentConfig.createImage").String(), "the leader's agent is asked for the image")
+			}
+			s, r, m := condition(statusOf(t, f, "olap"), v1alpha1.ConditionRolledOut)
+			assert.Equal(t, tt.wantReason, r, m)
+			assert.Equal(t, tt.wantReason == ReasonPodsUpToDate, s == "True")
+			assert.Contains(t, m, tt.wantMessage)
+		})
+	}
+}

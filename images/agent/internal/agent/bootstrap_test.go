@@ -1,0 +1,208 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package agent_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/deckhouse/managed-starrocks/dev/fakefe"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/agent"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+)
+
+// guardEnv is a 3-FE instance whose FE-0 agent runs with an empty meta
+// directory (its volume was lost).
+func guardEnv(t *testing.T, bootstrapped bool) (*env, agent.Options, *recordingPublisher) {
+	e := newEnv(t, envOptions{serverPassword: rootPass})
+	e.cfg.Frontends = []string{fe0, fe1, fe2}
+	e.cfg.Bootstrapped = bootstrapped
+	e.writeConfig(t)
+	opts := e.options(fe0)
+	opts.MetaDir = t.TempDir()
+	pub := &recordingPublisher{}
+	opts.Publisher = pub
+	return e, opts, pub
+}
+
+func TestFrontendWithoutMetaRejoinsTheLeader(t *testing.T) {
+	ctx := ctxT(t)
+	e, opts, pub := guardEnv(t, true)
+	// FE-1 leads since FE-0 went away; StarRocks still lists FE-0's old entry.
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "FOLLOWER", Alive: false},
+		fakefe.Frontend{Host: fe1, EditLogPort: 9010, Role: "LEADER", Alive: true},
+		fakefe.Frontend{Host: fe2, EditLogPort: 9010, Role: "FOLLOWER", Alive: true})
+	a := agent.New(opts)
+	a.LoadCertificates()
+	a.Pass(ctx)
+
+	_, err := os.Stat(filepath.Join(filepath.Dir(opts.HelperFile), agentconfig.BootstrapFileName))
+	require.ErrorIs(t, err, os.ErrNotExist, "an FE of a bootstrapped instance never bootstraps")
+	require.Equal(t, []string{fe0}, e.fe.DroppedFollowers(), "the stale entry is dropped")
+	require.ElementsMatch(t, []string{fe0, fe1, fe2}, hosts(e.fe.Frontends()), "and FE-0 added again")
+	helper, err := os.ReadFile(opts.HelperFile)
+	require.NoError(t, err)
+	require.Equal(t, fe1+":9010", string(helper), "FE-0 joins through the leader")
+	st := pub.last()
+	require.NotNil(t, st.Join)
+	require.Equal(t, agentconfig.JoinReasonRejoining, st.Join.Reason)
+	for _, c := range e.fe.Connections() {
+		require.True(t, c.TLS, "every connection uses TLS")
+	}
+
+	// The FE now starts with the helper: later passes leave it alone.
+	a.Pass(ctx)
+	require.Equal(t, []string{fe0}, e.fe.DroppedFollowers(), "a joining FE is never dropped again")
+
+	// Once it has joined it has meta, and nothing is reported any more.
+	require.NoError(t, os.MkdirAll(filepath.Join(opts.MetaDir, "image"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(opts.MetaDir, "image", "VERSION"), []byte("1"), 0o644))
+	e.fe.SetFrontendAlive(fe0, true)
+	a.Pass(ctx)
+	require.Nil(t, pub.last().Join)
+}
+
+func TestNewFrontendWithoutMetaWaitsForTheLeadersAgent(t *testing.T) {
+	ctx := ctxT(t)
+	e, opts, pub := guardEnv(t, true)
+	// A Standalone turned Cluster: FE-1 is new and not listed yet.
+	opts.SelfHost = fe1
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
+	a := agent.New(opts)
+	a.LoadCertificates()
+	a.Pass(ctx)
+	require.Zero(t, countPrefix(e.fe.Statements(), "ALTER SYSTEM"), "the leader's agent adds followers, one at a time")
+	_, err := os.Stat(opts.HelperFile)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.Equal(t, agentconfig.JoinReasonRejoining, pub.last().Join.Reason)
+}
+
+func TestFrontendWithoutMetaWaitsWithoutALeader(t *testing.T) {
+	ctx := ctxT(t)
+	e, opts, pub := guardEnv(t, true)
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "FOLLOWER", Alive: false},
+		fakefe.Frontend{Host: fe1, EditLogPort: 9010, Role: "FOLLOWER", Alive: false},
+		fakefe.Frontend{Host: fe2, EditLogPort: 9010, Role: "FOLLOWER", Alive: true})
+	a := agent.New(opts)
+	a.LoadCertificates()
+	a.Pass(ctx)
+	_, err := os.Stat(opts.HelperFile)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	_, err = os.Stat(filepath.Join(filepath.Dir(opts.HelperFile), agentconfig.BootstrapFileName))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.Zero(t, countPrefix(e.fe.Statements(), "ALTER SYSTEM"))
+	st := pub.last()
+	require.NotNil(t, st.Join)
+	require.Equal(t, agentconfig.JoinReasonWaitingForLeader, st.Join.Reason)
+	require.False(t, st.LastApply.Succeeded)
+}
+
+func TestOnlyTheFirstFrontendOfANewInstanceBootstraps(t *testing.T) {
+	ctx := ctxT(t)
+	e, opts, _ := guardEnv(t, false)
+	bootstrap := filepath.Join(filepath.Dir(opts.HelperFile), agentconfig.BootstrapFileName)
+
+	follower := opts
+	follower.SelfHost = fe1
+	a1 := agent.New(follower)
+	a1.LoadCertificates()
+	a1.Pass(ctx)
+	_, err := os.Stat(bootstrap)
+	require.ErrorIs(t, err, os.ErrNotExist, "a follower never bootstraps")
+
+	// No FE runs yet: the pass fails, but FE-0 may start the cluster.
+	a0 := agent.New(opts)
+	a0.LoadCertificates()
+	a0.Pass(ctx)
+	_, err = os.Stat(bootstrap)
+	require.NoError(t, err, "the first FE of a new instance bootstraps")
+
+	// Once the instance has bootstrapped the permission is withdrawn.
+	e.cfg.Bootstrapped = true
+	e.writeConfig(t)
+	a0.Pass(ctx)
+	_, err = os.Stat(bootstrap)
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestLeaderReportsNodeVersions(t *testing.T) {
+	ctx := ctxT(t)
+	e := newEnv(t, envOptions{serverPassword: rootPass})
+	e.cfg.Backends = []string{be0}
+	e.writeConfig(t)
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true, Version: "4.1.7-8f0ab1c"})
+	e.fe.AddBackendRow(fakefe.Backend{Host: be0, HeartbeatPort: 9050, Alive: true, Version: "4.1.6-0c1d2e3"})
+	pub := &recordingPublisher{}
+	opts := e.options(fe0)
+	opts.Publisher = pub
+	a := agent.New(opts)
+	a.LoadCertificates()
+	a.Pass(ctx)
+	require.Equal(t, []agentconfig.NodeStatus{{Host: fe0, Alive: true, Version: "4.1.7-8f0ab1c"}, {Host: be0, Alive: true, Version: "4.1.6-0c1d2e3"}},
+		pub.last().Membership.Nodes)
+
+	// The BE restarts on the new version; a BE whose volume belongs to
+	// another cluster is never alive.
+	e.fe.SetNodeVersion(be0, "4.1.7-8f0ab1c", true)
+	e.fe.AddBackendRow(fakefe.Backend{Host: be1, HeartbeatPort: 9050, Alive: true, Version: "4.1.7-8f0ab1c", ClusterID: 42})
+	e.cfg.Backends = []string{be0, be1}
+	e.writeConfig(t)
+	a.Pass(ctx)
+	require.Equal(t, []agentconfig.NodeStatus{{Host: fe0, Alive: true, Version: "4.1.7-8f0ab1c"}, {Host: be0, Alive: true, Version: "4.1.7-8f0ab1c"},
+		{Host: be1, Alive: false, Version: "4.1.7-8f0ab1c"}}, pub.last().Membership.Nodes)
+}
+
+func TestLeaderCreatesAnImageOncePerRollout(t *testing.T) {
+	ctx := ctxT(t)
+	e := newEnv(t, envOptions{serverPassword: rootPass})
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
+	pub := &recordingPublisher{}
+	opts := e.options(fe0)
+	opts.Publisher = pub
+	a := agent.New(opts)
+	a.LoadCertificates()
+	a.Pass(ctx)
+	require.Zero(t, e.fe.ImagesCreated(), "no rollout, no image")
+
+	e.cfg.CreateImage = "d8ms-sr-demo-7c9f"
+	e.writeConfig(t)
+	a.Pass(ctx)
+	a.Pass(ctx)
+	require.Equal(t, 1, e.fe.ImagesCreated(), "one image per rollout")
+	require.Equal(t, "d8ms-sr-demo-7c9f", pub.last().Membership.ImageCreated)
+
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true},
+		fakefe.Frontend{Host: fe1, EditLogPort: 9010, Role: "FOLLOWER", Alive: true})
+	fpub := &recordingPublisher{}
+	fopts := e.options(fe1)
+	fopts.Publisher = fpub
+	follower := agent.New(fopts)
+	follower.LoadCertificates()
+	follower.Pass(ctx)
+	require.Equal(t, 1, e.fe.ImagesCreated(), "only the leader's agent creates it")
+	require.Nil(t, fpub.last().Membership)
+
+	// FE-1 is elected: its agent has not created the image yet, so it does.
+	e.fe.SetLeader(fe1)
+	follower.Pass(ctx)
+	require.Equal(t, 2, e.fe.ImagesCreated())
+	require.Equal(t, fe1, fpub.last().Membership.Leader)
+	require.Equal(t, "d8ms-sr-demo-7c9f", fpub.last().Membership.ImageCreated)
+}

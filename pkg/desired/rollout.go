@@ -1,0 +1,246 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package desired
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/plural"
+)
+
+// StarRocksVersion is the StarRocks version of the images the module ships
+// (oss.yaml, checked by TestStarRocksVersionMatchesOSS): a restarted pod
+// counts as back only once StarRocks reports it on this version.
+const StarRocksVersion = "4.1.7"
+
+// Components of a rollout, as the pods' component label names them.
+const (
+	ComponentFrontend = "frontend"
+	ComponentBackend  = "backend"
+)
+
+// RolloutPod is one pod of an instance's StatefulSets.
+type RolloutPod struct {
+	Name string
+	// Host is the pod's FQDN, as StarRocks lists the node.
+	Host string
+	// Updated is true when the pod runs the StatefulSet's update revision
+	// (its controller-revision-hash label is status.updateRevision).
+	Updated bool
+	// Ready is the pod's Ready condition (the kubelet's probes).
+	Ready bool
+	// Terminating is true once the pod has a deletionTimestamp.
+	Terminating bool
+}
+
+// RolloutNode is a node as the FE leader's agent reports it.
+type RolloutNode struct {
+	Alive   bool
+	Version string
+}
+
+// RolloutInput is what the rollout decision of one instance reads.
+type RolloutInput struct {
+	// Frontends and Backends are the StatefulSets' pods by ordinal; a
+	// missing pod (deleted, not yet recreated) is the zero value with an
+	// empty Name. Nil when the StatefulSet does not exist.
+	Frontends, Backends []RolloutPod
+	// Leader is the FE leader's host as its agent reports it; "" unknown.
+	Leader string
+	// Nodes are the FEs and BEs the leader's agent reports, by host; nil
+	// when it reports none: with Leader set, an agent older than node
+	// reports (the first upgrade to this module version), whose leader
+	// report is all there is.
+	Nodes map[string]RolloutNode
+	// Version the restarted nodes must report (StarRocksVersion).
+	Version string
+	// ImageWanted is agentConfig.createImage, ImageCreated what the
+	// leader's agent reports it ran ALTER SYSTEM CREATE IMAGE for: no FE
+	// restarts before they match.
+	ImageWanted, ImageCreated string
+}
+
+// RolloutState says where a rollout stands.
+type RolloutState string
+
+const (
+	// RolloutDone: every pod runs its StatefulSet's current template.
+	RolloutDone RolloutState = ""
+	// RolloutRestarting: Delete names the pod restarted now.
+	RolloutRestarting RolloutState = "Restarting"
+	// RolloutWaiting: a restarted pod is not back yet, or the leader is
+	// not known; nothing is restarted until it is.
+	RolloutWaiting RolloutState = "Waiting"
+)
+
+// Rollout is the decision for one instance.
+type Rollout struct {
+	State RolloutState
+	// Delete is the pod to delete now (the StatefulSet controller
+	// recreates it from the new template), "" for none.
+	Delete string
+	// Message says what waits for what, for a person.
+	Message string
+}
+
+// DecideRollout restarts the pods of an instance whose template changed
+// one at a time, in the order StarRocks asks for an upgrade: every BE
+// first, then the FE followers, the FE leader last ("Upgrade StarRocks",
+// https://docs.starrocks.io/docs/deployment/upgrade/: BEs and CNs are
+// backward compatible with FEs, a wrong order can leave the FEs
+// incompatible with the BEs; followers before the leader). The
+// StatefulSets use updateStrategy OnDelete, so a pod changes only when
+// this deletes it, and the next one goes only after the previous one is
+// back: Ready by its probes and reported alive on Version by the leader's
+// agent (SHOW BACKENDS/FRONTENDS, columns Alive and Version). A change of
+// the FE pod template alone (the agent's image, a certificate revision)
+// restarts FEs only, in the same order.
+//
+// It is a pure function of the cluster as observed: pods that are
+// terminating or missing count as a restart in flight, whoever caused it.
+func DecideRollout(in RolloutInput) Rollout {
+	outdated := 0
+	for _, p := range append(append([]RolloutPod(nil), in.Backends...), in.Frontends...) {
+		if p.Name != "" && !p.Updated {
+			outdated++
+		}
+	}
+	if outdated == 0 {
+		return Rollout{}
+	}
+	// One disruption at a time: a pod on its way out or not back yet
+	// blocks the next restart.
+	for _, group := range []struct {
+		what string
+		pods []RolloutPod
+	}{{"BE", in.Backends}, {"FE", in.Frontends}} {
+		for i, p := range group.pods {
+			switch {
+			case p.Name == "":
+				return waiting(fmt.Sprintf("%s pod %d is being recreated by its StatefulSet; %s of the instance wait for it.", group.what, i, plural.Count(outdated, "pod")))
+			case p.Terminating:
+				return waiting(fmt.Sprintf("%s pod %s is stopping; %s of the instance wait for it.", group.what, p.Name, plural.Count(outdated, "pod")))
+			case p.Updated:
+				if why := in.notBack(p); why != "" {
+					return waiting(fmt.Sprintf("%s pod %s restarted with the new template and %s; %s still to restart wait for it.", group.what, p.Name, why, plural.Count(outdated, "pod")))
+				}
+			}
+		}
+	}
+	// A pod that is not Ready is down already: restarting it first costs
+	// nothing, while restarting a Ready one next to it would take two BEs
+	// (a write quorum) or two FEs (the election quorum) down at once.
+	for i := len(in.Backends) - 1; i >= 0; i-- {
+		if p := in.Backends[i]; !p.Updated && !p.Ready {
+			return Rollout{State: RolloutRestarting, Delete: p.Name, Message: fmt.Sprintf(
+				"Restarting BE pod %s with the new template first: it is not Ready anyway (BEs first, one at a time; %s to restart, the FEs after the BEs).", p.Name, plural.Count(outdated, "pod"))}
+		}
+	}
+	// BEs first, from the highest ordinal down like a StatefulSet rolls.
+	for i := len(in.Backends) - 1; i >= 0; i-- {
+		if p := in.Backends[i]; !p.Updated {
+			return Rollout{State: RolloutRestarting, Delete: p.Name, Message: fmt.Sprintf(
+				"Restarting BE pod %s with the new template (BEs first, one at a time; %s to restart, the FEs after the BEs).", p.Name, plural.Count(outdated, "pod"))}
+		}
+	}
+	if in.Leader == "" {
+		return waiting(fmt.Sprintf("Every BE runs the new template; the FEs restart followers first and the leader last, and no agent has reported which FE leads yet (%s to restart).", plural.Count(outdated, "pod")))
+	}
+	// StarRocks asks for a fresh metadata image before FEs move to a new
+	// version ("Upgrade StarRocks": ALTER SYSTEM CREATE IMAGE, then wait
+	// until it is pushed to the followers); an agent older than node
+	// reports (Nodes nil) cannot run it and is replaced by this rollout.
+	if in.ImageWanted != "" && in.ImageCreated != in.ImageWanted && in.Nodes != nil {
+		return waiting(fmt.Sprintf("Every BE runs the new template; the FEs wait for the leader's agent to create a metadata image (ALTER SYSTEM CREATE IMAGE) before they restart (%s to restart).", plural.Count(outdated, "pod")))
+	}
+	var leader, ready, down *RolloutPod
+	for i := len(in.Frontends) - 1; i >= 0; i-- {
+		p := &in.Frontends[i]
+		switch {
+		case p.Updated:
+		case sameHost(p.Host, in.Leader):
+			leader = p
+		case !p.Ready && down == nil:
+			down = p
+		case p.Ready && ready == nil:
+			ready = p
+		}
+	}
+	switch {
+	case down != nil:
+		return Rollout{State: RolloutRestarting, Delete: down.Name, Message: fmt.Sprintf(
+			"Restarting FE follower %s with the new template first: it is not Ready anyway (every BE is done; followers one at a time, the leader last; %s to restart).", down.Name, plural.Count(outdated, "pod"))}
+	case ready != nil && leader != nil && !leader.Ready:
+		return waiting(fmt.Sprintf("The FE leader %s is not Ready: no follower restarts until it is, or the FEs could lose their majority (%s to restart).", leader.Name, plural.Count(outdated, "pod")))
+	case ready != nil:
+		return Rollout{State: RolloutRestarting, Delete: ready.Name, Message: fmt.Sprintf(
+			"Restarting FE follower %s with the new template (every BE is done; followers one at a time, the leader last; %s to restart).", ready.Name, plural.Count(outdated, "pod"))}
+	case leader != nil:
+		return Rollout{State: RolloutRestarting, Delete: leader.Name, Message: fmt.Sprintf(
+			"Restarting the FE leader %s with the new template, the last pod of the rollout: the followers elect a new leader meanwhile.", leader.Name)}
+	}
+	return waiting(fmt.Sprintf("No FE pod to restart matches the leader %s the agent reports (%s to restart).", in.Leader, plural.Count(outdated, "pod")))
+}
+
+func waiting(msg string) Rollout { return Rollout{State: RolloutWaiting, Message: msg} }
+
+// notBack says why a restarted pod does not count as back yet ("" when it does).
+func (in RolloutInput) notBack(p RolloutPod) string {
+	if !p.Ready {
+		return "is not Ready yet"
+	}
+	n, listed := in.Nodes[normalizeHost(p.Host)]
+	switch {
+	case in.Nodes == nil && in.Leader != "":
+		// The running agents predate node reports: they are replaced by
+		// this very rollout (FE pods), so Ready is all that can be checked.
+		return ""
+	case in.Nodes == nil:
+		return "is Ready, but no agent of the FE leader has reported the nodes StarRocks lists yet"
+	case !listed:
+		return "is Ready, but StarRocks does not list it"
+	case !n.Alive:
+		return "is Ready, but StarRocks does not report it alive yet"
+	case !OnVersion(n.Version, in.Version):
+		return fmt.Sprintf("is alive, but StarRocks reports it on version %q, not %s", n.Version, in.Version)
+	}
+	return ""
+}
+
+// OnVersion reports whether a Version column ("4.1.7-8f0ab1c", or "4.1.7")
+// is the release want.
+func OnVersion(reported, want string) bool {
+	return reported == want || strings.HasPrefix(reported, want+"-")
+}
+
+func sameHost(a, b string) bool { return normalizeHost(a) == normalizeHost(b) }
+
+// normalizeHost makes "A.b." and "a.b" the same host, as the agent does.
+func normalizeHost(h string) string {
+	return strings.ToLower(strings.TrimSuffix(strings.TrimSpace(h), "."))
+}
+
+// NodesByHost indexes the nodes an agent reported by their host.
+func NodesByHost(nodes []agentconfig.NodeStatus) map[string]RolloutNode {
+	out := make(map[string]RolloutNode, len(nodes))
+	for _, n := range nodes {
+		out[normalizeHost(n.Host)] = RolloutNode{Alive: n.Alive, Version: n.Version}
+	}
+	return out
+}

@@ -1,0 +1,203 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package desired
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+)
+
+func TestStarRocksVersionMatchesOSS(t *testing.T) {
+	b, err := os.ReadFile("../../oss.yaml")
+	require.NoError(t, err)
+	var entries []struct {
+		ID      string `json:"id"`
+		Version string `json:"version"`
+	}
+	require.NoError(t, yaml.Unmarshal(b, &entries))
+	for _, e := range entries {
+		if e.ID == "starrocks" {
+			require.Equal(t, e.Version, StarRocksVersion, "the version restarted nodes must report is the one oss.yaml pins")
+			return
+		}
+	}
+	t.Fatal("oss.yaml has no starrocks entry")
+}
+
+// cluster is 3 FEs (fe-1 leads) and 3 BEs, all on the current template and
+// alive on the old version.
+func rolloutCluster() RolloutInput {
+	in := RolloutInput{Leader: "fe-1.h", Nodes: map[string]RolloutNode{}, Version: "4.1.7"}
+	for _, n := range []string{"be-0", "be-1", "be-2"} {
+		in.Backends = append(in.Backends, RolloutPod{Name: n, Host: n + ".h", Updated: true, Ready: true})
+		in.Nodes[n+".h"] = RolloutNode{Alive: true, Version: "4.1.7-abc"}
+	}
+	for _, n := range []string{"fe-0", "fe-1", "fe-2"} {
+		in.Frontends = append(in.Frontends, RolloutPod{Name: n, Host: n + ".h", Updated: true, Ready: true})
+		in.Nodes[n+".h"] = RolloutNode{Alive: true, Version: "4.1.7-abc"}
+	}
+	return in
+}
+
+// outdate marks every pod as running the previous template, on the old version.
+func outdate(in *RolloutInput) {
+	for _, pods := range [][]RolloutPod{in.Backends, in.Frontends} {
+		for i := range pods {
+			pods[i].Updated = false
+			in.Nodes[pods[i].Host] = RolloutNode{Alive: true, Version: "4.1.6-old"}
+		}
+	}
+}
+
+// restart plays the StatefulSet controller and the kubelet: the deleted pod
+// comes back on the new template, Ready and alive on the new version.
+func restart(in *RolloutInput, name string) {
+	for _, pods := range [][]RolloutPod{in.Backends, in.Frontends} {
+		for i := range pods {
+			if pods[i].Name == name {
+				pods[i].Updated = true
+				in.Nodes[pods[i].Host] = RolloutNode{Alive: true, Version: "4.1.7-abc"}
+			}
+		}
+	}
+}
+
+func TestRolloutOrder(t *testing.T) {
+	in := rolloutCluster()
+	assert.Equal(t, Rollout{}, DecideRollout(in), "nothing to do on the current template")
+	outdate(&in)
+	var order []string
+	for range 7 {
+		r := DecideRollout(in)
+		if r.State == RolloutDone {
+			break
+		}
+		require.Equal(t, RolloutRestarting, r.State, r.Message)
+		order = append(order, r.Delete)
+		restart(&in, r.Delete)
+	}
+	assert.Equal(t, []string{"be-2", "be-1", "be-0", "fe-2", "fe-0", "fe-1"}, order, "BEs first, then followers, the leader last")
+	assert.Equal(t, Rollout{}, DecideRollout(in))
+}
+
+func TestRolloutWaits(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(in *RolloutInput)
+		says   string
+	}{
+		{"a pod that is stopping", func(in *RolloutInput) { in.Backends[2].Terminating = true }, "BE pod be-2 is stopping"},
+		{"a pod not recreated yet", func(in *RolloutInput) { in.Backends[2] = RolloutPod{} }, "BE pod 2 is being recreated"},
+		{"a restarted pod not Ready", func(in *RolloutInput) { in.Backends[2].Updated, in.Backends[2].Ready = true, false }, "be-2 restarted with the new template and is not Ready yet"},
+		{"a restarted pod StarRocks reports dead", func(in *RolloutInput) {
+			in.Backends[2].Updated, in.Backends[2].Ready = true, true
+			in.Nodes["be-2.h"] = RolloutNode{Alive: false, Version: "4.1.7-abc"}
+		}, "does not report it alive yet"},
+		{"a restarted pod alive on the old version", func(in *RolloutInput) {
+			in.Backends[2].Updated, in.Backends[2].Ready = true, true
+		}, `reports it on version "4.1.6-old", not 4.1.7`},
+		{"a restarted pod without any report", func(in *RolloutInput) {
+			in.Backends[2].Updated, in.Backends[2].Ready = true, true
+			in.Nodes, in.Leader = nil, ""
+		}, "no agent of the FE leader has reported"},
+		{"an unknown leader once the BEs are done", func(in *RolloutInput) {
+			for _, n := range []string{"be-0", "be-1", "be-2"} {
+				restart(in, n)
+			}
+			in.Leader = ""
+		}, "no agent has reported which FE leads"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := rolloutCluster()
+			outdate(&in)
+			tc.change(&in)
+			r := DecideRollout(in)
+			assert.Equal(t, RolloutWaiting, r.State)
+			assert.Empty(t, r.Delete, "nothing is restarted while another pod is not back")
+			assert.Contains(t, r.Message, tc.says)
+		})
+	}
+}
+
+func TestRolloutCreatesAnImageBeforeTheFrontends(t *testing.T) {
+	in := rolloutCluster()
+	for i := range in.Frontends {
+		in.Frontends[i].Updated = false
+	}
+	in.ImageWanted = "fe-rev-2"
+	r := DecideRollout(in)
+	assert.Equal(t, RolloutWaiting, r.State)
+	assert.Contains(t, r.Message, "ALTER SYSTEM CREATE IMAGE")
+	in.ImageCreated = "fe-rev-1"
+	assert.Equal(t, RolloutWaiting, DecideRollout(in).State, "an image of an earlier rollout does not count")
+	in.ImageCreated = "fe-rev-2"
+	assert.Equal(t, "fe-2", DecideRollout(in).Delete)
+}
+
+func TestRolloutWithAnAgentOlderThanNodeReports(t *testing.T) {
+	in := rolloutCluster()
+	outdate(&in)
+	in.Nodes = nil // the leader's agent reports membership without nodes
+	in.ImageWanted = "fe-rev-2"
+	in.Backends[2].Updated = true
+	r := DecideRollout(in)
+	assert.Equal(t, "be-1", r.Delete, "Ready is enough while the agents predate node reports: the upgrade that brings them must not stall")
+	in.Backends[1].Updated, in.Backends[1].Ready = true, false
+	assert.Equal(t, RolloutWaiting, DecideRollout(in).State, "and a pod not Ready still stops it")
+	in.Backends[1].Ready, in.Backends[0].Updated = true, true
+	assert.Equal(t, "fe-2", DecideRollout(in).Delete, "nor does the image it cannot create")
+}
+
+func TestRolloutRestartsAPodThatIsDownFirst(t *testing.T) {
+	in := rolloutCluster()
+	outdate(&in)
+	in.Backends[0].Ready = false
+	assert.Equal(t, "be-0", DecideRollout(in).Delete, "be-0 is down anyway; restarting be-2 next to it would take two BEs down")
+
+	in = rolloutCluster()
+	for i := range in.Frontends {
+		in.Frontends[i].Updated = false
+	}
+	in.Frontends[0].Ready = false
+	assert.Equal(t, "fe-0", DecideRollout(in).Delete, "a follower that is down goes first")
+
+	in.Frontends[0].Ready = true
+	in.Frontends[1].Ready = false // the leader
+	r := DecideRollout(in)
+	assert.Equal(t, RolloutWaiting, r.State, "no follower restarts while the leader is down: the FEs would lose their majority")
+	assert.Contains(t, r.Message, "The FE leader fe-1 is not Ready")
+}
+
+func TestRolloutOfFrontendsOnly(t *testing.T) {
+	in := rolloutCluster()
+	for i := range in.Frontends {
+		in.Frontends[i].Updated = false
+	}
+	r := DecideRollout(in)
+	assert.Equal(t, "fe-2", r.Delete, "an FE-only change (the agent's image) restarts followers first and leaves the BEs alone")
+}
+
+func TestOnVersion(t *testing.T) {
+	assert.True(t, OnVersion("4.1.7-8f0ab1c", "4.1.7"))
+	assert.True(t, OnVersion("4.1.7", "4.1.7"))
+	assert.False(t, OnVersion("4.1.70-8f0ab1c", "4.1.7"))
+	assert.False(t, OnVersion("", "4.1.7"))
+}

@@ -1,0 +1,208 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
+)
+
+// TestUpgradeRestartsBackendsFirstAndTheLeaderLast upgrades the module to a
+// release with new images while the test plays the kubelet (pod readiness)
+// and the FE leader's agent (the nodes StarRocks lists, alive and on which
+// version). The hooks must restart one pod at a time: every BE first, then
+// the FE followers, the FE leader last, each only after the previous one is
+// Ready and reported alive on the version the module ships.
+func TestUpgradeRestartsBackendsFirstAndTheLeaderLast(t *testing.T) {
+	const ns, name = "team-u", "olap"
+	const oldVersion = "4.1.6-0c1d2e3"
+	newVersion := desired.StarRocksVersion + "-8f0ab1c"
+	e := newEnv(t, envOptions{})
+	e.apply(testClass)
+	e.apply(instance(ns, name, "Cluster", ""))
+	e.waitObjects(ns, name, 3, 3)
+	fe, be := "d8ms-sr-"+name, "d8ms-sr-"+name+"-be"
+	e.markPodsReady(ns, fe, 3)
+	e.markPodsReady(ns, be, 3)
+	pods := []string{be + "-0", be + "-1", be + "-2", fe + "-0", fe + "-1", fe + "-2"}
+	host := func(pod string) string {
+		if strings.HasPrefix(pod, be) {
+			return fmt.Sprintf("%s.%s-headless.%s.svc.cluster.local", pod, be, ns)
+		}
+		return fmt.Sprintf("%s.%s-fe-headless.%s.svc.cluster.local", pod, fe, ns)
+	}
+	versions := map[string]string{}
+	for _, p := range pods {
+		versions[p] = oldVersion
+	}
+	// FE-1 leads: the leader is not simply the last ordinal.
+	leader := fe + "-1"
+	report := func() {
+		t.Helper()
+		var nodes []agentconfig.NodeStatus
+		for _, p := range pods {
+			nodes = append(nodes, agentconfig.NodeStatus{Host: host(p), Alive: true, Version: versions[p]})
+		}
+		// The leader's agent ran ALTER SYSTEM CREATE IMAGE for what
+		// agent.json asked (the FE StatefulSet's update revision).
+		e.reportNodes(ns, leader, host(leader), nodes, e.agentConfig(ns, name).CreateImage)
+	}
+	report()
+	e.waitCondition(ns, name, "RolledOut", "True")
+
+	// A module release with new images: every pod template changes.
+	uids := e.podUIDs(ns, pods)
+	e.stopModule()
+	e.globals = chartrender.DefaultGlobals()
+	digests := e.globals["modulesImages"].(map[string]any)["digests"].(map[string]any)[chartrender.ModuleValuesKey].(map[string]any)
+	for _, img := range []string{"starrocksFe", "starrocksBe", "agent"} {
+		digests[img] = "sha256:" + strings.Repeat("e", 64)
+	}
+	e.startModule()
+	e.eventually("agent.json asks the leader's agent for a metadata image", func() (bool, string) {
+		want, got := e.updateRevision(ns, fe), e.agentConfig(ns, name).CreateImage
+		return got != "" && got == want, fmt.Sprintf("createImage %q, FE updateRevision %q", got, want)
+	})
+
+	order := []string{be + "-2", be + "-1", be + "-0", fe + "-2", fe + "-0", fe + "-1"}
+	for i, next := range order {
+		e.eventually(fmt.Sprintf("step %d: pod %s restarted", i+1, next), func() (bool, string) {
+			now := e.podUIDs(ns, pods)
+			for _, p := range pods {
+				if p != next && now[p] != uids[p] {
+					t.Fatalf("step %d: pod %s was restarted while %s was due (order: BEs, FE followers, the leader %s last)", i+1, p, next, leader)
+				}
+			}
+			return now[next] != "" && now[next] != uids[next], fmt.Sprintf("uid %q", now[next])
+		})
+		uids = e.podUIDs(ns, pods)
+		// Not Ready yet: nothing else moves, and the status says what
+		// waits. Once the leader, the last one, is recreated no pod runs
+		// an old template any more: RolledOut is True, Available says the
+		// rest.
+		e.eventually("RolledOut names the pod the rollout waits for", func() (bool, string) {
+			status, reason, message := e.condition(ns, name, "RolledOut")
+			if i == len(order)-1 {
+				return status == "True", fmt.Sprintf("%s %s: %s", status, reason, message)
+			}
+			return status == "False" && reason == "RolloutWaiting" && strings.Contains(message, next+" restarted with the new template and is not Ready yet"),
+				fmt.Sprintf("%s %s: %s", status, reason, message)
+		})
+		e.markPodReady(ns, next)
+		if next == leader {
+			// The followers elected FE-2 while FE-1 restarted; its agent
+			// reports from now on (FE-1's new pod has no report).
+			leader = fe + "-2"
+		}
+		if i == 0 {
+			// Ready, but StarRocks still reports the old version (the BE
+			// has not re-registered yet): the next BE waits.
+			report()
+			e.eventually("RolledOut waits for the new version", func() (bool, string) {
+				_, reason, message := e.condition(ns, name, "RolledOut")
+				return reason == "RolloutWaiting" && strings.Contains(message, fmt.Sprintf("reports it on version %q, not %s", oldVersion, desired.StarRocksVersion)), reason + ": " + message
+			})
+			time.Sleep(1500 * time.Millisecond) // more passes: none may restart another pod
+			if now := e.podUIDs(ns, pods); fmt.Sprint(now) != fmt.Sprint(uids) {
+				t.Fatalf("a pod was restarted while %s ran the old version: %v, was %v", next, now, uids)
+			}
+		}
+		versions[next] = newVersion
+		report()
+	}
+	reason, _ := e.waitCondition(ns, name, "RolledOut", "True")
+	e.eventually("no image asked for once every FE runs the new template", func() (bool, string) {
+		got := e.agentConfig(ns, name).CreateImage
+		return got == "", "createImage " + got
+	})
+	if reason != "PodsUpToDate" {
+		t.Errorf("RolledOut reason %q after the rollout, want PodsUpToDate", reason)
+	}
+	if now := e.podUIDs(ns, pods); fmt.Sprint(now) != fmt.Sprint(uids) {
+		t.Errorf("pods restarted after the rollout: %v, was %v", now, uids)
+	}
+	// kubectl describe tells the start and the end, not every step.
+	e.eventually("Events of the rollout's start and end", func() (bool, string) {
+		ev := e.starrocksEvents(ns, name)
+		return len(ev["RollingOut"]) == 1 && len(ev["PodsUpToDate"]) == 1 && len(ev["RolloutWaiting"]) == 0, fmt.Sprint(ev)
+	})
+}
+
+// podUIDs are the UIDs of the named pods ("" for a missing one).
+func (e *env) podUIDs(namespace string, pods []string) map[string]string {
+	e.t.Helper()
+	out := map[string]string{}
+	for _, p := range pods {
+		pod, err := e.kube.CoreV1().Pods(namespace).Get(context.Background(), p, metav1.GetOptions{})
+		if err == nil && pod.DeletionTimestamp == nil {
+			out[p] = string(pod.UID)
+		} else {
+			out[p] = ""
+		}
+	}
+	return out
+}
+
+// markPodReady plays the kubelet for one (recreated) pod.
+func (e *env) markPodReady(namespace, name string) {
+	e.t.Helper()
+	e.eventually("pod "+name+" created", func() (bool, string) {
+		_, err := e.kube.CoreV1().Pods(namespace).Get(context.Background(), name, metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	now := time.Now().UTC().Format(time.RFC3339)
+	patch := fmt.Sprintf(`{"status":{"phase":"Running","startTime":%q,"conditions":[{"type":"Ready","status":"True","lastTransitionTime":%q},{"type":"ContainersReady","status":"True","lastTransitionTime":%q}]}}`, now, now, now)
+	if _, err := e.kube.CoreV1().Pods(namespace).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
+		e.t.Fatalf("mark pod %s ready: %v", name, err)
+	}
+}
+
+// reportNodes plays the FE leader's agent on pod: the nodes StarRocks lists.
+func (e *env) reportNodes(namespace, pod, leaderHost string, nodes []agentconfig.NodeStatus, imageCreated string) {
+	e.t.Helper()
+	m := &agentconfig.MembershipStatus{Leader: leaderHost, Nodes: nodes, ImageCreated: imageCreated}
+	for _, n := range nodes {
+		if strings.Contains(n.Host, "-be-") {
+			m.Backends = append(m.Backends, n.Host)
+		} else {
+			m.Frontends = append(m.Frontends, n.Host)
+		}
+	}
+	status := agentconfig.Status{
+		TLS:        agentconfig.TLSStatus{Ready: true},
+		LastApply:  agentconfig.ApplyStatus{Time: time.Now().UTC().Format(time.RFC3339), Succeeded: true},
+		Membership: m,
+		UpdatedAt:  time.Now().UTC().Format(time.RFC3339),
+	}
+	data, _ := json.Marshal(status)
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{agentconfig.StatusAnnotation: string(data)}}})
+	e.eventually("report on pod "+pod, func() (bool, string) {
+		_, err := e.kube.CoreV1().Pods(namespace).Patch(context.Background(), pod, types.MergePatchType, patch, metav1.PatchOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+}
