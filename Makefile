@@ -19,11 +19,13 @@ run: tools
 	bin/localrun $(RUN_FLAGS)
 
 ## test: every test of the repository, against real components
+# -parallel 4: the end-to-end tests each run their own control plane and
+# mostly wait for module passes, so four at a time fit on 2 cores.
 test: tools
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
 	  if [ -n "$$unformatted" ]; then echo "gofmt -w needed on: $$unformatted"; exit 1; fi
 	go vet ./...
-	go test -count=1 -timeout 45m ./...
+	go test -count=1 -parallel 4 -timeout 45m ./...
 
 ## tools: build the local control plane tools into the cache (once)
 tools:

@@ -36,6 +36,7 @@ import (
 // agent's side: images/agent/internal/agent/bootstrap_test.go). While FE-0
 // rejoins, Available names it and why.
 func TestFrontendThatLostItsVolumeNeverBootstraps(t *testing.T) {
+	t.Parallel()
 	const ns, name = "team-v", "olap"
 	e := newEnv(t, envOptions{})
 	e.apply(testClass)

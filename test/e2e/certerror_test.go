@@ -52,6 +52,7 @@ import (
 // readiness would take every FE out of the client Service at once) and
 // clients keep being served over TLS.
 func TestCertificateErrorWithClientsStillServed(t *testing.T) {
+	t.Parallel()
 	const ns, name = "team-t", "tlserr"
 	e := newEnv(t, envOptions{})
 	e.apply(testClass)

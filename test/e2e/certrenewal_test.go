@@ -36,6 +36,7 @@ const certificateRevisionAnnotation = "managed-starrocks.deckhouse.io/certificat
 // hooks restart the FEs onto the new keystore (rollout_test.go); the BE pod
 // template never changes.
 func TestCertificateRenewalRollsTheFrontends(t *testing.T) {
+	t.Parallel()
 	const ns, name = "team-c", "tls"
 	e := newEnv(t, envOptions{})
 	e.apply(testClass)

@@ -113,6 +113,7 @@ func instanceObjects(name string) [][2]string {
 }
 
 func TestInvalidSpecWithoutMemoryKeepsTheObjects(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{noWebhook: true})
 	e.apply(testClass)
 	sr := e.apply(instance("team", "olap", "Standalone", ""))
@@ -164,6 +165,7 @@ func TestInvalidSpecWithoutMemoryKeepsTheObjects(t *testing.T) {
 }
 
 func TestModuleDisableLeavesTheInstances(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{noWebhook: true})
 	e.apply(testClass)
 	e.apply(instance("team", "olap", "Standalone", ""))
@@ -192,6 +194,7 @@ func TestModuleDisableLeavesTheInstances(t *testing.T) {
 }
 
 func TestRecreatedInstanceOnRetainedVolumesKeepsItsCredentials(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{noWebhook: true})
 	e.apply(testClass)
 	sr := e.apply(instance("team", "olap", "Standalone", ""))

@@ -38,6 +38,7 @@ import (
 // user left out (the webhook never wrote it into the spec) and keeps its own
 // value of the key its user set.
 func TestInstanceObjectsComeBackAndFollowTheSpecAndTheClass(t *testing.T) {
+	t.Parallel()
 	const ns, name = "team-o", "ledger"
 	e := newEnv(t, envOptions{})
 	e.apply(testClass)

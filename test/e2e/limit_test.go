@@ -35,6 +35,7 @@ func maxCount(n int) map[string]any {
 // instances.maxCount, raising the limit deploys the newer one, and lowering
 // it again leaves that one's objects, Secrets and memory where they are.
 func TestInstancesBeyondMaxCountAreLeftAlone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{noWebhook: true, settings: maxCount(1)})
 	e.apply(testClass)
 	e.apply(instance("team", "first", "Standalone", ""))

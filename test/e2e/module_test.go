@@ -127,6 +127,7 @@ func (e *env) waitObjects(namespace, name string, feReplicas, beReplicas int64) 
 }
 
 func TestModuleEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	e.apply(testClass)
 	run := func(name string, f func(t *testing.T)) {

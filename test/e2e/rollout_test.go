@@ -39,6 +39,7 @@ import (
 // the FE followers, the FE leader last, each only after the previous one is
 // Ready and reported alive on the version the module ships.
 func TestUpgradeRestartsBackendsFirstAndTheLeaderLast(t *testing.T) {
+	t.Parallel()
 	const ns, name = "team-u", "olap"
 	const oldVersion = "4.1.6-0c1d2e3"
 	newVersion := desired.StarRocksVersion + "-8f0ab1c"

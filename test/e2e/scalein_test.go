@@ -36,6 +36,7 @@ import (
 // while the test plays the FE leader's agent: the BE StatefulSet must keep
 // be-3 while StarRocks still lists it, and lower only once it is gone.
 func TestBackendScaleInWaitsForTheDecommission(t *testing.T) {
+	t.Parallel()
 	const ns, name = "team-s", "olap"
 	e := newEnv(t, envOptions{})
 	e.apply(testClass)

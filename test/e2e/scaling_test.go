@@ -37,6 +37,7 @@ import (
 // with a clear condition; and with the webhook down the hooks hold the
 // same rules, keeping the configuration in effect.
 func TestReplicationAwareScaling(t *testing.T) {
+	t.Parallel()
 	const ns, name = "team-r", "olap"
 	e := newEnv(t, envOptions{})
 	e.apply(testClass)

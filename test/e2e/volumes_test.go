@@ -60,6 +60,7 @@ spec:
 // raised to the new size; the unbound one cannot be (the apiserver allows a
 // resize only of a bound PVC) and VolumesResized says so.
 func TestGrowingAVolumeExpandsThePVCs(t *testing.T) {
+	t.Parallel()
 	const ns, name = "team-v", "vol"
 	ctx := context.Background()
 	e := newEnv(t, envOptions{})
