@@ -83,9 +83,9 @@ func TestPlan(t *testing.T) {
 			"GRANT `d8ms_managed`, `reader` TO ROLE `writer`",
 			"GRANT INSERT, SELECT ON ALL TABLES IN DATABASE `sales` TO ROLE `writer`",
 			"GRANT CREATE TABLE ON DATABASE `sales` TO ROLE `writer`",
-			"CREATE USER `app`@'%' IDENTIFIED BY PASSWORD '<redacted>' DEFAULT ROLE `d8ms_managed`, `writer`",
+			"CREATE USER `app` IDENTIFIED BY PASSWORD '<redacted>' DEFAULT ROLE `d8ms_managed`, `writer`",
 		},
-		secret: "CREATE USER `app`@'%' IDENTIFIED BY PASSWORD '" + hash + "' DEFAULT ROLE `d8ms_managed`, `writer`",
+		secret: "CREATE USER `app` IDENTIFIED BY PASSWORD '" + hash + "' DEFAULT ROLE `d8ms_managed`, `writer`",
 	}, {
 		name: "converged: nothing",
 		edit: func(*Model, *Observed) {},
@@ -105,20 +105,20 @@ func TestPlan(t *testing.T) {
 			"REVOKE `db_admin` FROM ROLE `reader`",
 			"REVOKE DROP ON DATABASE `other` FROM ROLE `reader`",
 			"REVOKE DELETE ON ALL TABLES IN DATABASE `sales` FROM ROLE `reader`",
-			"REVOKE SELECT ON ALL TABLES IN DATABASE `logs` FROM USER `app`@'%'",
+			"REVOKE SELECT ON ALL TABLES IN DATABASE `logs` FROM USER `app`",
 		},
 	}, {
 		name:   "changed password",
 		edit:   func(_ *Model, o *Observed) { o.PasswordOK["app"] = false },
-		want:   []string{"ALTER USER `app`@'%' IDENTIFIED BY PASSWORD '<redacted>'"},
-		secret: "ALTER USER `app`@'%' IDENTIFIED BY PASSWORD '" + hash + "'",
+		want:   []string{"ALTER USER `app` IDENTIFIED BY PASSWORD '<redacted>'"},
+		secret: "ALTER USER `app` IDENTIFIED BY PASSWORD '" + hash + "'",
 	}, {
 		name: "user roles changed",
 		edit: func(m *Model, _ *Observed) { m.Users[0].Roles = []string{"reader", "db_admin"} },
 		want: []string{
-			"REVOKE `writer` FROM USER `app`@'%'",
-			"GRANT `db_admin`, `reader` TO USER `app`@'%'",
-			"SET DEFAULT ROLE ALL TO `app`@'%'",
+			"REVOKE `writer` FROM USER `app`",
+			"GRANT `db_admin`, `reader` TO USER `app`",
+			"SET DEFAULT ROLE ALL TO `app`",
 		},
 	}, {
 		name: "removed user and role dropped, removed database kept, foreign ones untouched",
@@ -129,7 +129,7 @@ func TestPlan(t *testing.T) {
 			o.Users["handmade"] = Principal{Roles: []string{"reader"}}
 			o.Roles["team_role"] = Principal{}
 		},
-		want: []string{"DROP USER `app`@'%'", "DROP ROLE `writer`"},
+		want: []string{"DROP USER `app`", "DROP ROLE `writer`"},
 	}, {
 		name: "an existing role of the same name is adopted",
 		edit: func(_ *Model, o *Observed) {
