@@ -72,6 +72,15 @@ type grantState struct {
 	databases map[string]bool
 	roles     map[string]*fakeRole
 	userPrivs map[string]map[privObject]map[string]bool
+	// options are the privileges granted WITH GRANT OPTION.
+	options map[optKey]bool
+}
+
+// optKey: grantee is "ROLE name" or "USER name".
+type optKey struct {
+	grantee string
+	obj     privObject
+	priv    string
 }
 
 func newGrantState() *grantState {
@@ -79,6 +88,7 @@ func newGrantState() *grantState {
 		databases: map[string]bool{"information_schema": true, "_statistics_": true},
 		roles:     map[string]*fakeRole{},
 		userPrivs: map[string]map[privObject]map[string]bool{},
+		options:   map[optKey]bool{},
 	}
 	return g
 }
@@ -112,7 +122,7 @@ func (s *Server) RoleGrants(role string) []string {
 	if r == nil {
 		return nil
 	}
-	return grantCells(r.inherits, r.privs, "ROLE "+role)
+	return s.grantState().cells(r.inherits, r.privs, "ROLE "+role, "ROLE "+role)
 }
 
 // UserNames lists the users, sorted.
@@ -385,7 +395,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		}
 		// StarRocks order: RoleName, Catalog, Grants; here shuffled.
 		res := &sqltypes.Result{Fields: fields("Grants", "Catalog", "RoleName")}
-		for _, cell := range grantCells(r.inherits, r.privs, "ROLE "+name) {
+		for _, cell := range g.cells(r.inherits, r.privs, "ROLE "+name, "ROLE "+name) {
 			res.Rows = append(res.Rows, grantRow(cell, name))
 		}
 		return res, true, nil
@@ -410,7 +420,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 			roles[r] = true
 		}
 		res := &sqltypes.Result{Fields: fields("Grants", "UserIdentity", "Catalog")}
-		for _, cell := range grantCells(roles, g.userPrivs[name], "USER `"+name+"`@`%`") {
+		for _, cell := range g.cells(roles, g.userPrivs[name], "USER "+name, "USER `"+name+"`@`%`") {
 			rw := grantRow(cell, "")
 			res.Rows = append(res.Rows, []sqltypes.Value{rw[0], sqltypes.NewVarChar("'" + name + "'@'%'"), rw[1]})
 		}
@@ -449,6 +459,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 			return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "Role %s doesn't exist", name)
 		}
 		delete(g.roles, name)
+		g.dropOptions("ROLE " + name)
 		for _, r := range g.roles {
 			delete(r.inherits, name)
 		}
@@ -543,6 +554,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		}
 		delete(s.users, name)
 		delete(g.userPrivs, name)
+		g.dropOptions("USER " + name)
 		return ok, true, nil
 	case p.kw("SET", "DEFAULT", "ROLE"):
 		var roles []string
@@ -705,6 +717,7 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 			return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "user '%s'@'%%' does not exist", user)
 		}
 	}
+	withOption := grant && obj != nil && p.kw("WITH", "GRANT", "OPTION")
 	if !p.done() {
 		return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "Getting syntax error at %q", p.toks[p.i].text)
 	}
@@ -749,7 +762,9 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 		privs = append(privs, pr)
 	}
 	set := map[privObject]map[string]bool{}
+	grantee := "USER " + user
 	if role != "" {
+		grantee = "ROLE " + role
 		set = g.roles[role].privs
 	} else {
 		if g.userPrivs[user] == nil {
@@ -763,7 +778,12 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 				set[*obj] = map[string]bool{}
 			}
 			set[*obj][pr] = true
+			if withOption {
+				g.options[optKey{grantee, *obj, pr}] = true
+			}
 		} else {
+			// REVOKE takes the privilege away, grant option included.
+			delete(g.options, optKey{grantee, *obj, pr})
 			delete(set[*obj], pr)
 			if len(set[*obj]) == 0 {
 				delete(set, *obj)
@@ -773,10 +793,19 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 	return &sqltypes.Result{}, true, nil
 }
 
-// grantCells renders SHOW GRANTS' Grants column like the examples of
+func (g *grantState) dropOptions(grantee string) {
+	for k := range g.options {
+		if k.grantee == grantee {
+			delete(g.options, k)
+		}
+	}
+}
+
+// cells renders SHOW GRANTS' Grants column like the examples of
 // SHOW_GRANTS.md: first the roles, then one row per object with the
-// privileges in a fixed order, all tables printed as TABLE db.*.
-func grantCells(roles map[string]bool, privs map[privObject]map[string]bool, grantee string) []string {
+// privileges in a fixed order, all tables printed as TABLE db.*, and the
+// ones WITH GRANT OPTION in a row of their own.
+func (g *grantState) cells(roles map[string]bool, privs map[privObject]map[string]bool, key, grantee string) []string {
 	var out []string
 	if len(roles) > 0 {
 		out = append(out, fmt.Sprintf("GRANT %s TO %s", strings.Join(sortedSet(roles), ", "), grantee))
@@ -796,13 +825,21 @@ func grantCells(roles map[string]bool, privs map[privObject]map[string]bool, gra
 		if o.allTables {
 			order, on = tablePrivileges, "TABLE "+o.db+".*"
 		}
-		var list []string
+		var list, withOption []string
 		for _, pr := range order {
-			if privs[o][pr] {
+			switch {
+			case privs[o][pr] && g.options[optKey{key, o, pr}]:
+				withOption = append(withOption, pr)
+			case privs[o][pr]:
 				list = append(list, pr)
 			}
 		}
-		out = append(out, fmt.Sprintf("GRANT %s ON %s TO %s", strings.Join(list, ", "), on, grantee))
+		if len(list) > 0 {
+			out = append(out, fmt.Sprintf("GRANT %s ON %s TO %s", strings.Join(list, ", "), on, grantee))
+		}
+		if len(withOption) > 0 {
+			out = append(out, fmt.Sprintf("GRANT %s ON %s TO %s WITH GRANT OPTION", strings.Join(withOption, ", "), on, grantee))
+		}
 	}
 	return out
 }

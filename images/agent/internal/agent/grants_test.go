@@ -110,6 +110,14 @@ func TestGrantsConverge(t *testing.T) {
 		}, e.converge(t, c, m))
 		require.Equal(t, []string{"GRANT d8ms_managed TO ROLE reader", "GRANT SELECT ON TABLE sales.* TO ROLE reader"}, e.fe.RoleGrants("reader"))
 		require.Empty(t, e.converge(t, c, m))
+
+		require.NoError(t, e.as(t, "root", rootPass, "GRANT SELECT ON TABLE sales.* TO ROLE reader WITH GRANT OPTION"))
+		require.Equal(t, []string{"GRANT d8ms_managed TO ROLE reader", "GRANT SELECT ON TABLE sales.* TO ROLE reader WITH GRANT OPTION"}, e.fe.RoleGrants("reader"))
+		require.Equal(t, []string{
+			"REVOKE SELECT ON ALL TABLES IN DATABASE `sales` FROM ROLE `reader`",
+			"GRANT SELECT ON ALL TABLES IN DATABASE `sales` TO ROLE `reader`",
+		}, e.converge(t, c, m))
+		require.Equal(t, []string{"GRANT d8ms_managed TO ROLE reader", "GRANT SELECT ON TABLE sales.* TO ROLE reader"}, e.fe.RoleGrants("reader"))
 	})
 
 	t.Run("a changed password is rolled out", func(t *testing.T) {

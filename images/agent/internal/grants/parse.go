@@ -89,8 +89,8 @@ func (t token) kw(w string) bool { return !t.quoted && strings.EqualFold(t.text,
 //	GRANT SELECT, INSERT ON TABLE db.* TO ...               -> grant (all tables)
 //	GRANT SELECT ON ALL TABLES IN DATABASE db TO ...       -> grant (all tables)
 //
-// Anything else (other objects, a single table, WITH GRANT OPTION) is
-// returned as ok=false, for the caller to report: never a panic.
+// with an optional WITH GRANT OPTION at the end. Anything else (other
+// objects, a single table, unknown privileges) is returned as ok=false, for the caller to report: never a panic.
 func ParseGrant(text string) (roles []string, g Grant, isGrant bool, ok bool) {
 	toks, err := tokenize(strings.TrimSpace(text))
 	if err != nil || len(toks) < 4 || !toks[0].kw("GRANT") {
@@ -99,10 +99,9 @@ func ParseGrant(text string) (roles []string, g Grant, isGrant bool, ok bool) {
 	if n := len(toks); toks[n-1].text == ";" && !toks[n-1].quoted {
 		toks = toks[:n-1]
 	}
-	for i := 0; i+2 < len(toks); i++ {
-		if toks[i].kw("WITH") && toks[i+1].kw("GRANT") && toks[i+2].kw("OPTION") {
-			return nil, Grant{}, false, false
-		}
+	grantOption := false
+	if n := len(toks); n > 3 && toks[n-3].kw("WITH") && toks[n-2].kw("GRANT") && toks[n-1].kw("OPTION") {
+		grantOption, toks = true, toks[:n-3]
 	}
 	on, to := -1, -1
 	for i, t := range toks {
@@ -117,6 +116,9 @@ func ParseGrant(text string) (roles []string, g Grant, isGrant bool, ok bool) {
 		return nil, Grant{}, false, false
 	}
 	if on < 0 {
+		if grantOption {
+			return nil, Grant{}, false, false
+		}
 		// Role grant: a comma-separated list of names.
 		list, good := nameList(toks[1:to])
 		if !good {
@@ -144,7 +146,7 @@ func ParseGrant(text string) (roles []string, g Grant, isGrant bool, ok bool) {
 			return nil, Grant{}, false, false
 		}
 	}
-	g.Privileges = privs
+	g.Privileges, g.GrantOption = privs, grantOption
 	return nil, g, true, true
 }
 

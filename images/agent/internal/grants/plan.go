@@ -52,6 +52,9 @@ type Grant struct {
 	Scope      Scope
 	Database   string
 	Privileges []string
+	// GrantOption: observed WITH GRANT OPTION; never declared, so such a
+	// privilege is revoked and granted again without it.
+	GrantOption bool
 }
 
 // Role is a declared role.
@@ -233,6 +236,8 @@ type grantKey struct {
 	db    string
 }
 
+const withGrantOption = " WITH GRANT OPTION"
+
 func grantSet(gs []Grant) map[grantKey]map[string]bool {
 	out := map[grantKey]map[string]bool{}
 	for _, g := range gs {
@@ -241,7 +246,11 @@ func grantSet(gs []Grant) map[grantKey]map[string]bool {
 			out[k] = map[string]bool{}
 		}
 		for _, p := range g.Privileges {
-			out[k][NormalizePrivilege(p)] = true
+			p = NormalizePrivilege(p)
+			if g.GrantOption {
+				p += withGrantOption
+			}
+			out[k][p] = true
 		}
 	}
 	return out
@@ -285,13 +294,14 @@ func diffGrants(want, have []Grant, to string) []Statement {
 	for _, k := range sortedGrantKeys(keys) {
 		var add, del []string
 		for _, p := range sortedKeys(w[k]) {
-			if !h[k][p] {
+			if !h[k][p] || h[k][p+withGrantOption] {
 				add = append(add, p)
 			}
 		}
 		for _, p := range sortedKeys(h[k]) {
 			if !w[k][p] {
-				del = append(del, p)
+				// REVOKE takes the privilege away, grant option included.
+				del = append(del, strings.TrimSuffix(p, withGrantOption))
 			}
 		}
 		if len(del) > 0 {

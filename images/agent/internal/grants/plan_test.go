@@ -108,6 +108,17 @@ func TestPlan(t *testing.T) {
 			"REVOKE SELECT ON ALL TABLES IN DATABASE `logs` FROM USER `app`",
 		},
 	}, {
+		name: "a grant option added by hand is taken away",
+		edit: func(_ *Model, o *Observed) {
+			r := o.Roles["reader"]
+			r.Grants = []Grant{{Scope: ScopeAllTables, Database: "sales", Privileges: []string{"SELECT"}, GrantOption: true}}
+			o.Roles["reader"] = r
+		},
+		want: []string{
+			"REVOKE SELECT ON ALL TABLES IN DATABASE `sales` FROM ROLE `reader`",
+			"GRANT SELECT ON ALL TABLES IN DATABASE `sales` TO ROLE `reader`",
+		},
+	}, {
 		name:   "changed password",
 		edit:   func(_ *Model, o *Observed) { o.PasswordOK["app"] = false },
 		want:   []string{"ALTER USER `app` IDENTIFIED BY PASSWORD '<redacted>'"},
@@ -204,7 +215,9 @@ func TestParseGrant(t *testing.T) {
 		{in: "GRANT SELECT, INSERT ON TABLE `db`.* TO ROLE `r`", grant: &Grant{Scope: ScopeAllTables, Database: "db", Privileges: []string{"SELECT", "INSERT"}}},
 		{in: "GRANT SELECT ON ALL TABLES IN DATABASE `d``b` TO ROLE r", grant: &Grant{Scope: ScopeAllTables, Database: "d`b", Privileges: []string{"SELECT"}}},
 		{in: "GRANT CREATE TABLE ON DATABASE d TO ROLE r", grant: &Grant{Scope: ScopeDatabase, Database: "d", Privileges: []string{"CREATE_TABLE"}}},
-		{in: "GRANT CREATE_VIEW ON DATABASE db1 TO USER `user_g`@`%` WITH GRANT OPTION;"},
+		{in: "GRANT CREATE_VIEW ON DATABASE db1 TO USER `user_g`@`%` WITH GRANT OPTION;",
+			grant: &Grant{Scope: ScopeDatabase, Database: "db1", Privileges: []string{"CREATE_VIEW"}, GrantOption: true}},
+		{in: "GRANT role_p TO ROLE role_g WITH GRANT OPTION"},
 		{in: "GRANT ALTER, DROP, SELECT ON VIEW db2.view TO USER `user_g`@`%`;"},
 		{in: "GRANT SELECT ON TABLE db.t1 TO ROLE r"},
 		{in: "GRANT SELECT ON *.* TO ROLE role_g WITH GRANT OPTION;"},
