@@ -30,7 +30,11 @@ limitations under the License.
 //     IDENTIFIED BY PASSWORD '*<hex>' takes the mysql_native_password hash
 //     (docs sql-reference/sql-statements/account-management/CREATE_USER.md
 //     example 3, ALTER_USER.md example 2), so the cleartext is in no
-//     statement, server log or audit log, and the literal is hex only.
+//     statement, server log or audit log, and the literal is hex only; the
+//     audit log masks CREATE/ALTER USER anyway (fe-core sql/common/
+//     AuditEncryptionChecker.visitBaseCreateAlterUserStmt returns true).
+//     Whether a password changed is seen by logging in with it: StarRocks
+//     shows no hash (SHOW_AUTHENTICATION.md: Password is Yes/No).
 //   - SHOW USERS (column User, 'name'@'%'), SHOW ROLES (column Name),
 //     SHOW DATABASES (column Database), SHOW GRANTS FOR ROLE / FOR user
 //     (columns RoleName or UserIdentity, Catalog, Grants; Grants is a GRANT
