@@ -87,6 +87,7 @@ func TestGrantsConverge(t *testing.T) {
 		"GRANT INSERT, DELETE ON TABLE sales.* TO ROLE writer"}, e.fe.RoleGrants("writer"))
 	require.NoError(t, e.login(t, "writer_app", writerPass))
 	require.NoError(t, e.login(t, "reader_app", readerPass))
+	require.Error(t, e.login(t, "reader_app", ""), "a hashed password is not the empty one")
 	granted, defaults := e.fe.Roles("reader_app")
 	require.Equal(t, []string{"d8ms_managed", "reader"}, granted)
 	require.Equal(t, granted, defaults)
