@@ -138,6 +138,9 @@ func (m Model) Validate() error {
 			}
 		}
 	}
+	if cycle := inheritanceCycle(m.Roles); cycle != "" {
+		errs = append(errs, fmt.Errorf("roles: %s inherit each other (StarRocks refuses a cycle)", cycle))
+	}
 	seen = map[string]bool{}
 	for i, u := range m.Users {
 		f := fmt.Sprintf("users[%d]", i)
@@ -162,6 +165,42 @@ func (m Model) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// inheritanceCycle returns "a -> b -> a" for the first cycle among the
+// declared roles, or "".
+func inheritanceCycle(roles []Role) string {
+	inherits := map[string][]string{}
+	for _, r := range roles {
+		inherits[r.Name] = r.Inherits
+	}
+	state := map[string]int{} // 1 visiting, 2 done
+	var path []string
+	var visit func(string) string
+	visit = func(n string) string {
+		switch state[n] {
+		case 1:
+			return strings.Join(append(path, n), " -> ")
+		case 2:
+			return ""
+		}
+		state[n] = 1
+		path = append(path, n)
+		for _, in := range inherits[n] {
+			if c := visit(in); c != "" {
+				return c
+			}
+		}
+		path = path[:len(path)-1]
+		state[n] = 2
+		return ""
+	}
+	for _, r := range roles {
+		if c := visit(r.Name); c != "" {
+			return c
+		}
+	}
+	return ""
 }
 
 // Observed is what StarRocks reports.

@@ -184,6 +184,8 @@ func TestValidate(t *testing.T) {
 		{"undeclared database", func(m *Model) { m.Roles[0].Grants[0].Database = "x" }, `roles[0].grants[0].database: "x" is not a declared database`},
 		{"short password", func(m *Model) { m.Users[0].Password = "short" }, "users[0].password: must be 8 to 1024 bytes long, is 5"},
 		{"upper case", func(m *Model) { m.Databases[0] = "Sales" }, "databases[0] name"},
+		{"a word of GRANT", func(m *Model) { m.Roles[0].Name = "to" }, `roles[0] name "to": must not be one of on, to`},
+		{"inheritance cycle", func(m *Model) { m.Roles[0].Inherits = []string{"writer"} }, "roles: reader -> writer -> reader inherit each other"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := model()
