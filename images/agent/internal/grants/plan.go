@@ -35,8 +35,10 @@ const (
 )
 
 // Privileges per scope, as GRANT.md lists them ("Database", "Table"), in
-// the form SHOW GRANTS prints them (CREATE_TABLE: a space becomes _). ALL
-// is not accepted: SHOW GRANTS prints the list, so ALL would never match.
+// the form SHOW GRANTS prints them, the names of fe-core privilege/
+// PrivilegeType.java DbAction and TableAction (CREATE_TABLE: a space
+// becomes _). ALL is not accepted: SHOW GRANTS prints the list, so ALL
+// would never match.
 var Privileges = map[Scope][]string{
 	ScopeDatabase:  {"ALTER", "DROP", "CREATE_TABLE", "CREATE_VIEW", "CREATE_FUNCTION", "CREATE_MATERIALIZED_VIEW"},
 	ScopeAllTables: {"ALTER", "DROP", "SELECT", "INSERT", "EXPORT", "UPDATE", "DELETE"},
