@@ -70,11 +70,18 @@ var ReservedUsers = []string{"root", "d8_agent", "admin"}
 
 var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
+// grammarWords are refused as names: SHOW GRANTS prints names unquoted, and
+// a name "on" or "to" could not be told from the statement's own words.
+var grammarWords = []string{"on", "to"}
+
 // ValidateName checks a database, role or user name. The error names the
 // rule, never echoes more than a short prefix of hostile input.
 func ValidateName(kind, name string) error {
 	if !namePattern.MatchString(name) {
 		return fmt.Errorf("%s name %q: must match %s (a lower-case letter, then up to 63 lower-case letters, digits or _)", kind, short(name), namePattern)
+	}
+	if contains(grammarWords, name) {
+		return fmt.Errorf("%s name %q: must not be one of %s (words of the GRANT statement)", kind, name, strings.Join(grammarWords, ", "))
 	}
 	return nil
 }
