@@ -72,7 +72,10 @@ const ErrAccessDenied = 5203
 
 type account struct {
 	password string
-	roles    map[string]bool
+	// hash is SHA1(SHA1(password)) when set with IDENTIFIED BY PASSWORD
+	// (grants.go); then password is empty.
+	hash  []byte
+	roles map[string]bool
 	// defaults are the roles activated at login (SET DEFAULT ROLE).
 	defaults map[string]bool
 }
@@ -250,7 +253,7 @@ func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, han
 		// current_role() returns the activated roles as one VARCHAR.
 		return &sqltypes.Result{Fields: fields("current_role()"), Rows: [][]sqltypes.Value{row(strings.Join(me.active(), ", "))}}, true, nil
 	case reSetOwnPass.MatchString(q):
-		me.password = unescape(reSetOwnPass.FindStringSubmatch(q)[1])
+		me.password, me.hash = unescape(reSetOwnPass.FindStringSubmatch(q)[1]), nil
 		return ok, true, nil
 	case reSetPassFor.MatchString(q), reAlterUser.MatchString(q):
 		// SET PASSWORD FOR and ALTER USER ... IDENTIFIED BY change another
@@ -267,7 +270,7 @@ func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, han
 		if err != nil {
 			return nil, true, err
 		}
-		u.password = unescape(m[3])
+		u.password, u.hash = unescape(m[3]), nil
 		return ok, true, nil
 	case reCreateUser.MatchString(q):
 		m := reCreateUser.FindStringSubmatch(q)

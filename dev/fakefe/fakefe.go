@@ -124,6 +124,8 @@ type Server struct {
 	tables  []Table
 	dropped []string // nodes.go
 	images  int      // nodes.go
+
+	grants *grantState // grants.go
 }
 
 // Start listens and serves until t ends.
@@ -327,10 +329,14 @@ func (a *authServer) UserEntryWithHash(c *mysql.Conn, salt []byte, user string, 
 			"Access denied; you need (at least one of) the SSL privilege(s) for this operation: ssl_force_secure_transport is true")
 	}
 	if u, ok := s.users[user]; ok {
-		if u.password == "" && len(authResponse) == 0 {
+		if u.password == "" && u.hash == nil && len(authResponse) == 0 {
 			return &mysql.StaticUserData{}, nil
 		}
 		if u.password != "" && bytes.Equal(mysql.ScrambleMysqlNativePassword(salt, []byte(u.password)), authResponse) {
+			return &mysql.StaticUserData{}, nil
+		}
+		// Created with IDENTIFIED BY PASSWORD '*hex' (grants.go).
+		if u.hash != nil && mysql.VerifyHashedMysqlNativePassword(authResponse, salt, u.hash) {
 			return &mysql.StaticUserData{}, nil
 		}
 	}
@@ -380,6 +386,9 @@ func (s *Server) ComQuery(c *mysql.Conn, query string, callback func(*sqltypes.R
 func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	ok := &sqltypes.Result{RowsAffected: 0}
 	if res, handled, err := s.execAccount(c, q); handled {
+		return res, err
+	}
+	if res, handled, err := s.execGrants(c, q); handled {
 		return res, err
 	}
 	if err := s.authorize(c.User, q); err != nil {
