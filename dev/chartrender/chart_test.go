@@ -196,3 +196,34 @@ func TestMonitoringFilesBecomeObjects(t *testing.T) {
 		}
 	}
 }
+
+// The module's chart and the instance templates (embedded in the hooks
+// binary, so they cannot include the chart's files) each define the helpers
+// both need. The rules in them are one rule: the two copies must not drift.
+func TestHelpersSharedWithTheInstanceTemplatesAreTheSame(t *testing.T) {
+	root := controlplane.RepoRoot()
+	define := func(file, name string) string {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		start := strings.Index(text, `{{- define "`+name+`" -}}`)
+		if start < 0 {
+			t.Fatalf("%s defines no %s", file, name)
+		}
+		end := strings.Index(text[start:], "{{- end }}")
+		if end < 0 {
+			t.Fatalf("%s: %s has no end", file, name)
+		}
+		return text[start : start+end]
+	}
+	for _, name := range []string{"ms.containerSecurityContext", "ms.logLevel"} {
+		chart := define("templates/_helpers.tpl", name)
+		instance := define("pkg/instanceobjects/templates/_helpers.tpl", name)
+		if chart != instance {
+			t.Errorf("%s differs between templates/_helpers.tpl and pkg/instanceobjects/templates/_helpers.tpl:\n%s\n---\n%s", name, chart, instance)
+		}
+	}
+}

@@ -1,7 +1,10 @@
 {{- /*
 Helper library of the instance templates, rendered per instance by the hooks
 (pkg/instanceobjects), not by Helm: the module's own helpers are in the
-chart's templates/_helpers.tpl.
+chart's templates/_helpers.tpl. ms.containerSecurityContext and ms.logLevel
+are copies of the chart's (this package cannot include its files);
+dev/chartrender TestHelpersSharedWithTheInstanceTemplatesAreTheSame keeps
+them equal.
 
 Every value is emitted quoted (`| quote`) or JSON/YAML-encoded (`toJson`,
 `toYaml` of a structure), never raw: instance values carry strings a tenant
