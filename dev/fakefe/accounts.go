@@ -161,9 +161,6 @@ var (
 	reCurrentRole  = regexp.MustCompile(`(?i)^select\s+current_role\(\)$`)
 	reSetOwnPass   = regexp.MustCompile(`(?i)^set\s+password\s*=\s*password\(\s*` + reStr + `\s*\)$`)
 	reSetPassFor   = regexp.MustCompile(`(?i)^set\s+password\s+for\s+` + reUser + `\s*=\s*password\(\s*` + reStr + `\s*\)$`)
-	reCreateUser   = regexp.MustCompile(`(?i)^create\s+user\s+(if\s+not\s+exists\s+)?` + reUser + `\s+identified\s+(?:with\s+mysql_native_password\s+)?by\s+` + reStr + `(?:\s+default\s+role\s+` + reRoles + `)?$`)
-	reAlterUser    = regexp.MustCompile(`(?i)^alter\s+user\s+` + reUser + `\s+identified\s+(?:with\s+mysql_native_password\s+)?by\s+` + reStr + `$`)
-	reDropUser     = regexp.MustCompile(`(?i)^drop\s+user\s+(if\s+exists\s+)?` + reUser + `$`)
 	reGrantRole    = regexp.MustCompile(`(?i)^grant\s+` + reRoles + `\s+to\s+(?:user\s+)?` + reUser + `$`)
 	reRevokeRole   = regexp.MustCompile(`(?i)^revoke\s+` + reRoles + `\s+from\s+(?:user\s+)?` + reUser + `$`)
 	reSetDefault   = regexp.MustCompile(`(?i)^set\s+default\s+role\s+` + reRoles + `\s+to\s+` + reUser + `$`)
@@ -255,13 +252,10 @@ func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, han
 	case reSetOwnPass.MatchString(q):
 		me.password, me.hash = unescape(reSetOwnPass.FindStringSubmatch(q)[1]), nil
 		return ok, true, nil
-	case reSetPassFor.MatchString(q), reAlterUser.MatchString(q):
-		// SET PASSWORD FOR and ALTER USER ... IDENTIFIED BY change another
-		// user's password alike (both regexps: user in group 1, password in 3).
+	case reSetPassFor.MatchString(q):
+		// SET PASSWORD FOR changes another user's password (ALTER USER ...
+		// IDENTIFIED BY is in grants.go, with CREATE and DROP USER).
 		m := reSetPassFor.FindStringSubmatch(q)
-		if m == nil {
-			m = reAlterUser.FindStringSubmatch(q)
-		}
 		name := userOf(m, 1)
 		if err := mayChange(name); err != nil {
 			return nil, true, err
@@ -271,47 +265,6 @@ func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, han
 			return nil, true, err
 		}
 		u.password, u.hash = unescape(m[3]), nil
-		return ok, true, nil
-	case reCreateUser.MatchString(q):
-		m := reCreateUser.FindStringSubmatch(q)
-		name := userOf(m, 2)
-		if !me.has(PrivGrant) {
-			return nil, true, denied(PrivGrant)
-		}
-		if s.users[name] != nil {
-			if m[1] != "" {
-				return ok, true, nil
-			}
-			return nil, true, sqlerror.NewSQLErrorf(1396, "HY000", "Operation CREATE USER failed for '%s'@'%%'", name)
-		}
-		u := newAccount(unescape(m[4]))
-		// CREATE USER ... DEFAULT ROLE grants the roles and activates them at login.
-		if m[5] != "" {
-			for _, r := range rolesOf(m[5]) {
-				if _, known := rolePrivileges[r]; !known {
-					return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "role %s does not exist", r)
-				}
-				u.roles[r], u.defaults[r] = true, true
-			}
-		}
-		s.users[name] = u
-		return ok, true, nil
-	case reDropUser.MatchString(q):
-		m := reDropUser.FindStringSubmatch(q)
-		name := userOf(m, 2)
-		if name == RootUser {
-			return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "Operation DROP USER failed for 'root'")
-		}
-		if !me.has(PrivGrant) {
-			return nil, true, denied(PrivGrant)
-		}
-		if s.users[name] == nil {
-			if m[1] != "" {
-				return ok, true, nil
-			}
-			return nil, true, sqlerror.NewSQLErrorf(1396, "HY000", "Operation DROP USER failed for '%s'@'%%'", name)
-		}
-		delete(s.users, name)
 		return ok, true, nil
 	case reGrantRole.MatchString(q), reRevokeRole.MatchString(q):
 		grant := reGrantRole.MatchString(q)

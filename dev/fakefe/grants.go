@@ -517,13 +517,15 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		if err := end(); err != nil {
 			return nil, true, err
 		}
+		// Changing someone else's account needs GRANT (user_admin); root's
+		// password can only be changed by root itself (SET_PASSWORD.md).
 		if name != c.User {
+			if name == RootUser {
+				return nil, true, sqlerror.NewSQLErrorf(ErrAccessDenied, "42000", "Access denied: only root can change root")
+			}
 			if err := needGrant(); err != nil {
 				return nil, true, err
 			}
-		}
-		if name == RootUser && c.User != RootUser {
-			return nil, true, sqlerror.NewSQLErrorf(ErrAccessDenied, "42000", "Access denied: only root can change root")
 		}
 		u := s.users[name]
 		if u == nil {
@@ -540,11 +542,11 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		if err := end(); err != nil {
 			return nil, true, err
 		}
-		if err := needGrant(); err != nil {
-			return nil, true, err
-		}
 		if name == RootUser {
 			return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "Operation DROP USER failed for 'root'")
+		}
+		if err := needGrant(); err != nil {
+			return nil, true, err
 		}
 		if s.users[name] == nil {
 			if ifExists {
@@ -610,8 +612,9 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 // authOption reads IDENTIFIED BY 'pw' or IDENTIFIED BY PASSWORD '*hex'
 // (CREATE_USER.md auth_option; the hash is mysql_native_password's).
 func (s *Server) authOption(p *parser) (*account, error) {
-	if !p.kw("IDENTIFIED", "BY") {
-		return nil, syntaxErr("IDENTIFIED BY")
+	// IDENTIFIED [WITH mysql_native_password] BY (CREATE_USER.md).
+	if !p.kw("IDENTIFIED") || (p.kw("WITH") && !p.kw("MYSQL_NATIVE_PASSWORD")) || !p.kw("BY") {
+		return nil, syntaxErr("IDENTIFIED [WITH mysql_native_password] BY")
 	}
 	hashed := p.kw("PASSWORD")
 	v, good := p.str()
