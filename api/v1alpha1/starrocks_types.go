@@ -113,6 +113,30 @@ type StarrocksSpec struct {
 	// once the module has set the root password and created the accounts.
 	// +optional
 	Network *NetworkSpec `json:"network,omitempty"`
+
+	// Databases the module creates and keeps. Never dropped by the module:
+	// removing one from the list stops managing it, its data stays.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Databases []Database `json:"databases,omitempty"`
+
+	// Roles the module creates and keeps as declared: privileges added by
+	// hand are revoked, a role removed from the list is dropped.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Roles []Role `json:"roles,omitempty"`
+
+	// Users the module creates and keeps as declared, each with a Secret
+	// of connection details. A user removed from the list is dropped.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Users []User `json:"users,omitempty"`
 }
 
 // NetworkSpec opens the client ports (9030 MySQL protocol, 8030 FE HTTP) to
@@ -315,6 +339,14 @@ type StarrocksStatus struct {
 	// leader last reported them.
 	// +optional
 	Replication *ReplicationStatus `json:"replication,omitempty"`
+	// The declared users, their Secrets and whether each is applied, as
+	// the agent of the FE leader last reported them.
+	// +optional
+	Users []UserStatus `json:"users,omitempty"`
+	// The databases of the instance: declared ones and those that exist
+	// but are no longer (or were never) declared.
+	// +optional
+	Databases []DatabaseStatus `json:"databases,omitempty"`
 }
 
 // ComponentStatus counts the pods of one component.

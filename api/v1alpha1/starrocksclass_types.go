@@ -90,6 +90,10 @@ type StarrocksClassSpec struct {
 	// +listType=atomic
 	// +optional
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Limits on the databases, roles and users instances declare.
+	// +optional
+	Accounts *ClassAccounts `json:"accounts,omitempty"`
 }
 
 // ClassTopology limits the topologies of instances.

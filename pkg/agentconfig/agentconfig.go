@@ -88,7 +88,73 @@ type Config struct {
 	// MembershipStatus.ImageCreated: StarRocks asks for a fresh metadata
 	// image before FEs are upgraded (pkg/desired/rollout.go).
 	CreateImage string `json:"createImage,omitempty"`
+	// Grants are the databases, roles and users the instance declares
+	// (spec.databases, spec.roles, spec.users), applied by the FE leader's
+	// agent. Nil (a configuration from before this field) touches nothing;
+	// empty lists drop the users and roles the module made.
+	Grants *Grants `json:"grants,omitempty"`
 }
+
+// Grants is what the team declares, in the form the agent applies.
+type Grants struct {
+	Databases []string     `json:"databases"`
+	Roles     []GrantsRole `json:"roles"`
+	Users     []GrantsUser `json:"users"`
+}
+
+// GrantsRole is one declared role.
+type GrantsRole struct {
+	Name string `json:"name"`
+	// Roles it inherits: declared roles or db_admin, user_admin, public.
+	Roles      []string          `json:"roles,omitempty"`
+	Privileges []GrantsPrivilege `json:"privileges,omitempty"`
+}
+
+// GrantsPrivilege is privileges on one database (On "Database") or on all
+// its tables (On "AllTables"), in the form SHOW GRANTS prints them
+// (CREATE_TABLE: a space becomes _).
+type GrantsPrivilege struct {
+	Database   string   `json:"database"`
+	On         string   `json:"on"`
+	Privileges []string `json:"privileges"`
+}
+
+// GrantsUser is one declared user.
+type GrantsUser struct {
+	Name  string   `json:"name"`
+	Roles []string `json:"roles,omitempty"`
+	// SecretName is the user's connection Secret in the instance's
+	// namespace (UserSecretName). The hooks create it; with no
+	// PasswordSecret it holds the generated password, which the agent
+	// reads; the agent keeps its other keys (UserSecret*Key) current.
+	SecretName string `json:"secretName"`
+	// PasswordSecret is the team's Secret with the password
+	// (spec.users[].passwordSecretRef): the agent reads it and copies the
+	// password into SecretName.
+	PasswordSecret *SecretKeyRef `json:"passwordSecret,omitempty"`
+}
+
+// SecretKeyRef is a key of a Secret in the instance's namespace.
+type SecretKeyRef struct {
+	Name string `json:"name"`
+	Key  string `json:"key"`
+}
+
+// Keys of a user's connection Secret (GrantsUser.SecretName).
+const (
+	UserSecretUsernameKey = "username"
+	UserSecretPasswordKey = "password"
+	UserSecretHostKey     = "host"
+	UserSecretPortKey     = "port"
+	UserSecretCAKey       = "ca.crt"
+	// UserSecretDSNKey: a go-sql-driver/mysql DSN,
+	// user:password@tcp(host:9030)/?tls=starrocks (the client registers
+	// ca.crt under the TLS config name "starrocks").
+	UserSecretDSNKey = "dsn"
+	// UserSecretJDBCKey: jdbc:mysql://host:9030/?sslMode=VERIFY_IDENTITY
+	// (the client trusts ca.crt); no password in it.
+	UserSecretJDBCKey = "jdbc-url"
+)
 
 // Load reads and checks a Config file.
 func Load(path string) (*Config, error) {
@@ -142,6 +208,9 @@ type Status struct {
 	// empty (nil otherwise): it rejoins the existing cluster or waits for
 	// its leader (JoinReason*), never bootstrapping a second cluster.
 	Join *JoinStatus `json:"join,omitempty"`
+	// Users is set by the agent of the FE leader only, once it has
+	// applied Config.Grants (nil otherwise).
+	Users *UsersStatus `json:"users,omitempty"`
 	// UpdatedAt is when the agent wrote this status (RFC 3339).
 	UpdatedAt string `json:"updatedAt"`
 }
@@ -265,4 +334,35 @@ const (
 type BackendDrain struct {
 	Host      string `json:"host"`
 	TabletNum int64  `json:"tabletNum"`
+}
+
+// UsersStatus is how far the declared databases, roles and users are
+// applied. Never contains a password.
+type UsersStatus struct {
+	// Ready: every declared database, role and user is as declared.
+	Ready bool `json:"ready"`
+	// Reason is a CamelCase word when not ready.
+	Reason string `json:"reason,omitempty"`
+	// Message says what is pending or refused, for a person.
+	Message string `json:"message,omitempty"`
+	// Users are the declared users, in declaration order.
+	Users []UserState `json:"users,omitempty"`
+	// Databases are the declared ones and the others StarRocks lists
+	// (system databases left out).
+	Databases []DatabaseState `json:"databases,omitempty"`
+}
+
+// UserState is one declared user.
+type UserState struct {
+	Name    string `json:"name"`
+	Ready   bool   `json:"ready"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// DatabaseState is one database.
+type DatabaseState struct {
+	Name    string `json:"name"`
+	Managed bool   `json:"managed"`
+	Exists  bool   `json:"exists"`
 }

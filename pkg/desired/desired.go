@@ -43,6 +43,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -274,6 +275,13 @@ func TLSSecretName(name string) string { return "d8ms-sr-" + name + "-tls" }
 // KeystoreSecretName is the Secret (created by the hooks) with the PKCS12
 // keystore password.
 func KeystoreSecretName(name string) string { return "d8ms-sr-" + name + "-keystore" }
+
+// UserSecretName is the connection Secret of user of instance name: '_'
+// becomes '-' (a user name has no '-', so two users never share a Secret;
+// it does not end with '_', so the name ends with a letter or digit).
+func UserSecretName(name, user string) string {
+	return "d8ms-sr-" + name + "-user-" + strings.ReplaceAll(user, "_", "-")
+}
 
 // ServiceFQDN is the cluster DNS name of a Service.
 func ServiceFQDN(service, namespace, domain string) string {

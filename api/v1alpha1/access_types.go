@@ -1,0 +1,204 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Databases, roles and users an instance declares (spec.databases,
+// spec.roles, spec.users), what the module reports about them
+// (status.databases, status.users) and what a class allows
+// (StarrocksClass spec.accounts). The agent of the FE leader applies them
+// with the statements of StarRocks' privilege system (images/agent/
+// internal/grants).
+
+// A database of the instance. The module creates it if missing and never
+// drops it: removing it from the list only stops managing it, its data
+// stays.
+type Database struct {
+	// Name of the database: a lower-case letter, then up to 63 lower-case
+	// letters, digits or '_'.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9_]{0,63}$`
+	Name string `json:"name"`
+}
+
+// A role: privileges on declared databases, and the roles it inherits.
+type Role struct {
+	// Name of the role: a lower-case letter, then up to 63 lower-case
+	// letters, digits or '_'. Not a built-in role's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9_]{0,63}$`
+	Name string `json:"name"`
+
+	// Roles this role inherits: other roles of spec.roles or the built-in
+	// roles db_admin, user_admin and public.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=64
+	// +kubebuilder:validation:items:Pattern=`^[a-z][a-z0-9_]{0,63}$`
+	// +listType=set
+	// +optional
+	Roles []string `json:"roles,omitempty"`
+
+	// Privileges of the role on declared databases.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Privileges []Privilege `json:"privileges,omitempty"`
+}
+
+// PrivilegeObject is what privileges are granted on.
+// +kubebuilder:validation:Enum=Database;AllTables
+type PrivilegeObject string
+
+const (
+	// OnDatabase: GRANT ... ON DATABASE db.
+	OnDatabase PrivilegeObject = "Database"
+	// OnAllTables: GRANT ... ON ALL TABLES IN DATABASE db (tables created
+	// later included).
+	OnAllTables PrivilegeObject = "AllTables"
+)
+
+// Privileges on one database or on all its tables, as StarRocks' GRANT
+// statement names them.
+// +kubebuilder:validation:XValidation:rule="self.on != 'Database' || self.privileges.all(p, p in ['ALTER', 'DROP', 'CREATE TABLE', 'CREATE VIEW', 'CREATE FUNCTION', 'CREATE MATERIALIZED VIEW'])",message="privileges on a Database must be among ALTER, DROP, CREATE TABLE, CREATE VIEW, CREATE FUNCTION, CREATE MATERIALIZED VIEW"
+// +kubebuilder:validation:XValidation:rule="self.on != 'AllTables' || self.privileges.all(p, p in ['ALTER', 'DROP', 'SELECT', 'INSERT', 'EXPORT', 'UPDATE', 'DELETE'])",message="privileges on AllTables must be among ALTER, DROP, SELECT, INSERT, EXPORT, UPDATE, DELETE"
+type Privilege struct {
+	// Database the privileges are on: one of spec.databases.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9_]{0,63}$`
+	Database string `json:"database"`
+
+	// Database: privileges on the database itself (CREATE TABLE ...).
+	// AllTables: privileges on every table of the database, present and
+	// future (SELECT, INSERT ...).
+	On PrivilegeObject `json:"on"`
+
+	// The privileges, upper case as in StarRocks' GRANT: for a Database
+	// ALTER, DROP, CREATE TABLE, CREATE VIEW, CREATE FUNCTION, CREATE
+	// MATERIALIZED VIEW; for AllTables ALTER, DROP, SELECT, INSERT, EXPORT,
+	// UPDATE, DELETE.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=7
+	// +kubebuilder:validation:items:MaxLength=32
+	// +kubebuilder:validation:items:Pattern=`^[A-Z][A-Z ]*[A-Z]$`
+	// +listType=set
+	Privileges []string `json:"privileges"`
+}
+
+// A user of the instance, with the roles it gets and the Secret of its
+// password. The module writes a Secret d8ms-sr-<instance>-user-<name> with
+// everything a client needs to connect.
+type User struct {
+	// Name of the user: a lower-case letter, then up to 63 lower-case
+	// letters, digits or '_', not ending with '_'. Not root, admin or the
+	// module's account d8_agent.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[a-z]([a-z0-9_]{0,62}[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Roles of the user: roles of spec.roles or the built-in roles
+	// db_admin, user_admin and public. All are active at login.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=64
+	// +kubebuilder:validation:items:Pattern=`^[a-z][a-z0-9_]{0,63}$`
+	// +listType=set
+	// +optional
+	Roles []string `json:"roles,omitempty"`
+
+	// A Secret of the instance's namespace that holds the user's
+	// password (8 to 1024 bytes). A change of it is rolled out. Without
+	// it the module generates a password.
+	// +optional
+	PasswordSecretRef *PasswordSecretRef `json:"passwordSecretRef,omitempty"`
+}
+
+// PasswordSecretRef names a key of a Secret in the instance's namespace.
+type PasswordSecretRef struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+
+	// Key of the password in the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +kubebuilder:default=password
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// ClassAccounts limits what instances of a class declare in
+// spec.databases, spec.roles and spec.users.
+type ClassAccounts struct {
+	// Most databases an instance may declare; default 64.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=64
+	// +optional
+	MaxDatabases *int32 `json:"maxDatabases,omitempty"`
+
+	// Most roles an instance may declare; 0 forbids roles of its own
+	// (users then get built-in roles only); default 64.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=64
+	// +optional
+	MaxRoles *int32 `json:"maxRoles,omitempty"`
+
+	// Most users an instance may declare; default 64.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=64
+	// +optional
+	MaxUsers *int32 `json:"maxUsers,omitempty"`
+
+	// Built-in roles that declared roles and users may not get.
+	// +kubebuilder:validation:MaxItems=3
+	// +kubebuilder:validation:items:Enum=db_admin;user_admin;public
+	// +listType=set
+	// +optional
+	ForbiddenBuiltinRoles []string `json:"forbiddenBuiltinRoles,omitempty"`
+}
+
+// DatabaseStatus is one database as the agent of the FE leader last saw it.
+type DatabaseStatus struct {
+	// Name of the database.
+	Name string `json:"name"`
+	// Managed: declared in spec.databases. A database removed from the
+	// spec stays in StarRocks with its data and is listed as not managed.
+	Managed bool `json:"managed"`
+	// Exists in StarRocks.
+	Exists bool `json:"exists"`
+}
+
+// UserStatus is one declared user.
+type UserStatus struct {
+	// Name of the user.
+	Name string `json:"name"`
+	// Secret with the user's connection details (username, password,
+	// host, port, ca.crt, dsn, jdbc-url).
+	SecretName string `json:"secretName"`
+	// Ready: the user exists with its roles and its current password.
+	Ready bool `json:"ready"`
+	// Reason is a CamelCase word when not ready, e.g. PasswordSecretMissing.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Message says what is pending or refused, for a person.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
