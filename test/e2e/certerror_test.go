@@ -107,6 +107,7 @@ type sidecar struct {
 	secret       *testpki.SecretVolume
 	fe           *fakefe.Server
 	logs         *strings.Builder
+	configPath   string
 }
 
 const (
@@ -151,6 +152,7 @@ func startSidecar(t *testing.T, kubeconfig, namespace, instance, pod string) *si
 		"cred/username":                  agentconfig.AgentUser, "cred/password": sidecarAgentPassword, "cred/root-password": sidecarRootPassword,
 		"admin/username": agentconfig.AdminUser, "admin/password": sidecarAdminPassword,
 	}
+	s.configPath = filepath.Join(dir, "config", agentconfig.FileName)
 	for p, v := range files {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
 			t.Fatal(err)
@@ -167,7 +169,7 @@ func startSidecar(t *testing.T, kubeconfig, namespace, instance, pod string) *si
 	_ = l.Close()
 
 	cmd := exec.Command(bin,
-		"--config="+filepath.Join(dir, "config", agentconfig.FileName),
+		"--config="+s.configPath,
 		"--tls-ca-file="+s.secret.Path("ca.crt"),
 		"--credentials-dir="+filepath.Join(dir, "cred"),
 		"--admin-credentials-dir="+filepath.Join(dir, "admin"),
