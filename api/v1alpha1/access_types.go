@@ -169,7 +169,7 @@ type ClassAccounts struct {
 
 	// Built-in roles that declared roles and users may not get.
 	// +kubebuilder:validation:MaxItems=3
-	// +kubebuilder:validation:items:Enum=db_admin;user_admin;public
+	// +kubebuilder:validation:items:Pattern=`^(db_admin|user_admin|public)$`
 	// +listType=set
 	// +optional
 	ForbiddenBuiltinRoles []string `json:"forbiddenBuiltinRoles,omitempty"`
