@@ -16,8 +16,8 @@ limitations under the License.
 
 // Package grants converges StarRocks to a declared model of databases, roles
 // and users: a pure planner (Plan: model + observed -> statements), a parser
-// of SHOW GRANTS output and a small executor (Observe, Apply). It is not
-// wired into the agent yet.
+// of SHOW GRANTS output and a small executor (Observe, Apply). The FE
+// leader's agent runs it as root (images/agent/internal/agent/users.go).
 //
 // StarRocks facts this relies on (cited where they decide behaviour):
 //   - names: fe-core common/FeNameFormat.java allows roles
