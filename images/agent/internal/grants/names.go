@@ -37,7 +37,7 @@ limitations under the License.
 //     shows no hash (SHOW_AUTHENTICATION.md: Password is Yes/No).
 //   - SHOW USERS (column User, 'name'@'%'), SHOW ROLES (column Name),
 //     SHOW DATABASES (column Database), SHOW GRANTS FOR ROLE / FOR user
-//     (columns RoleName or UserIdentity, Catalog, Grants; Grants is a GRANT
+//     (columns UserIdentity (RoleName in the docs), Catalog, Grants; Grants is a GRANT
 //     statement text): docs account-management/SHOW_USERS.md, SHOW_ROLES.md,
 //     SHOW_GRANTS.md.
 package grants
