@@ -313,3 +313,31 @@ func (s *Server) execData(c *mysql.Conn, q string) (*sqltypes.Result, bool, erro
 	}
 	return nil, false, nil
 }
+
+// refusal is a statement prefix the server refuses (Refuse).
+type refusal struct {
+	prefix string
+	err    error
+}
+
+// Refuse makes every later statement that starts with prefix fail with
+// the given error number and message, as StarRocks refuses a statement
+// it cannot run; an empty prefix clears all refusals.
+func (s *Server) Refuse(prefix string, number int, message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if prefix == "" {
+		s.refuse = nil
+		return
+	}
+	s.refuse = append(s.refuse, refusal{prefix: prefix, err: sqlerror.NewSQLError(sqlerror.ErrorCode(number), "HY000", message)})
+}
+
+func (s *Server) refusal(q string) error {
+	for _, r := range s.refuse {
+		if strings.HasPrefix(q, r.prefix) {
+			return r.err
+		}
+	}
+	return nil
+}

@@ -126,6 +126,7 @@ type Server struct {
 	images  int      // nodes.go
 
 	grants *grantState // grants.go
+	refuse []refusal   // data.go
 }
 
 // Start listens and serves until t ends.
@@ -385,6 +386,9 @@ func (s *Server) ComQuery(c *mysql.Conn, query string, callback func(*sqltypes.R
 
 func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	ok := &sqltypes.Result{RowsAffected: 0}
+	if err := s.refusal(q); err != nil {
+		return nil, err
+	}
 	if res, handled, err := s.execAccount(c, q); handled {
 		return res, err
 	}
