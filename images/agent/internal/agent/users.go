@@ -69,8 +69,8 @@ const (
 // verified is verified again by logging in (a change made by hand).
 const DefaultPasswordCheckEvery = 10 * time.Minute
 
-// systemDatabases are StarRocks' own: left out of the status
-// (information_schema and _statistics_ exist on every FE, sys since 3.2).
+// systemDatabases are StarRocks' own, left out of the status
+// (information_schema and _statistics_ on every FE, sys on recent ones).
 var systemDatabases = []string{"information_schema", "_statistics_", "sys"}
 
 // verifiedPassword is the SHA-256 of the password last applied or verified
@@ -305,12 +305,14 @@ func (a *Agent) applyUsers(ctx context.Context, cfg *agentconfig.Config, s accou
 
 // loginAs checks a password by logging in to this pod's FE, the leader,
 // where the last ALTER USER ran. A refused login is false, not an error.
-// One failed login per changed password and FE: StarRocks 2.x locked a
-// user after max_failed_login_attempts consecutive failures for
-// password_lock_interval_seconds (fe-core mysql/privilege/
-// UserPrivTable.allowLoginAttempt, PR StarRocks/starrocks#5694); the 3.x/4.x
-// authentication manager has no lockout (PR #51948 proposing one is not
-// merged), and a failed check is followed by ALTER USER at once anyway.
+// At most one failed login per changed password and FE, so a check cannot
+// lock a user out: StarRocks 2.x locked a user for
+// password_lock_interval_seconds after max_failed_login_attempts
+// consecutive failures (fe-core mysql/privilege/UserPrivTable.
+// allowLoginAttempt, StarRocks/starrocks#5694); no such lock was found in
+// the 3.x/4.x authentication code, where StarRocks/starrocks#51948 (open)
+// proposes one; a failed check is followed by ALTER USER at once, and a
+// successful login clears the count.
 func (a *Agent) loginAs(ctx context.Context, cfg *agentconfig.Config, user, password string) (bool, error) {
 	a.mu.Lock()
 	mat := a.material
