@@ -588,3 +588,30 @@ func TestUsersHostilePasswordsOnlyTravelAsHashes(t *testing.T) {
 		})
 	}
 }
+
+// TestFakeFEShowColumns pins the SHOW headers of the fake FE to fe-core
+// qe/ShowResultMetaFactory and sql/ast/ShowUserStmt (order shuffled on
+// purpose: they are read by name).
+func TestFakeFEShowColumns(t *testing.T) {
+	u := newUsersEnv(t, "WRITERPASSWORD234567", "reader-password-1")
+	u.pass(t)
+	c := u.client(t, rootPass)
+	for q, want := range map[string][]string{
+		"SHOW DATABASES":                   {"Database"},
+		"SHOW USERS":                       {"User"},
+		"SHOW ROLES":                       {"Name", "Builtin", "Comment"},
+		"SHOW GRANTS FOR ROLE writer":      {"UserIdentity", "Catalog", "Grants"},
+		"SHOW GRANTS FOR 'writer_app'@'%'": {"UserIdentity", "Catalog", "Grants"},
+	} {
+		require.NoError(t, c.Do(ctxT(t), q, func(ctx context.Context, db *sql.DB) error {
+			rows, err := db.QueryContext(ctx, q)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			cols, err := rows.Columns()
+			require.ElementsMatch(t, want, cols, q)
+			return err
+		}))
+	}
+}
