@@ -278,7 +278,7 @@ func (a *Agent) applyUsers(ctx context.Context, cfg *agentconfig.Config, s accou
 		}
 		st.Reason, st.Message = reason, a.scrub(applyErr.Error())
 		for i := range st.Users {
-			if st.Users[i].Ready {
+			if st.Users[i].Ready || st.Users[i].Message == msgNotApplied {
 				st.Users[i] = agentconfig.UserState{Name: st.Users[i].Name, Reason: reason,
 					Message: "not every statement was applied: see the users status message"}
 			}
@@ -365,12 +365,14 @@ func (a *Agent) rememberPasswords(m grants.Model, stmts []grants.Statement, done
 	}
 }
 
+const msgNotApplied = "the user's password is not applied yet"
+
 // syncUserSecret brings the user's connection Secret up to date: one patch,
 // only when a key differs. The password goes in only once StarRocks has it.
 func (a *Agent) syncUserSecret(ctx context.Context, cfg *agentconfig.Config, in *userInput, ca []byte, caErr error) agentconfig.UserState {
 	st := agentconfig.UserState{Name: in.decl.Name}
 	if _, ok := a.usersRun.verified[in.decl.Name]; !ok {
-		st.Reason, st.Message = ReasonStatementRefused, "the user's password is not applied yet"
+		st.Reason, st.Message = ReasonApplyFailed, msgNotApplied
 		return st
 	}
 	if caErr != nil {
