@@ -19,7 +19,8 @@ limitations under the License.
 // ADD FOLLOWER/BACKEND, DECOMMISSION/DROP BACKEND, ADMIN SHOW/SET FRONTEND
 // CONFIG, information_schema.be_configs, and the account statements of
 // accounts.go (users with mysql_native_password, built-in roles, privilege
-// checks). It enforces TLS like
+// checks), databases, roles and grants (grants.go) and a few table
+// statements checked against them (data.go). It enforces TLS like
 // ssl_force_secure_transport (error 5205 for plaintext clients that are not
 // on localhost) and records for every connection whether it used TLS. The
 // result columns are deliberately not in StarRocks' order, so a client that
