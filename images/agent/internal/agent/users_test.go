@@ -30,6 +30,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
@@ -168,7 +169,12 @@ func newUsersEnv(t *testing.T, writerPass, readerPass string) *usersEnv {
 }
 
 func (u *usersEnv) newAgent(t *testing.T) (*agent.Agent, *logBuffer) {
+	return u.newAgentWith(t, func(*agent.Options) {})
+}
+
+func (u *usersEnv) newAgentWith(t *testing.T, edit func(*agent.Options)) (*agent.Agent, *logBuffer) {
 	opts := u.options(fe0)
+	edit(&opts)
 	logs := &logBuffer{}
 	opts.Logger = newJSONLogger(logs)
 	opts.Publisher = u.pub
@@ -483,6 +489,18 @@ func TestUsersRefusedStatementReported(t *testing.T) {
 	st = u.pass(t)
 	require.Equal(t, agent.ReasonUsersPending, st.Users.Reason, "only the user without a Secret is left: %+v", st.Users)
 	require.True(t, userState(t, st, "writer_app").Ready)
+}
+
+func TestUsersPasswordDriftCheckedAgain(t *testing.T) {
+	const writerPass = "WRITERPASSWORD234567"
+	u := newUsersEnv(t, writerPass, "reader-password-1")
+	u.a, u.logs = u.newAgentWith(t, func(o *agent.Options) { o.PasswordCheckEvery = time.Millisecond })
+	u.pass(t)
+	require.NoError(t, u.as(t, "root", rootPass, "ALTER USER writer_app IDENTIFIED BY 'changed-by-hand'"))
+	time.Sleep(2 * time.Millisecond)
+	u.pass(t)
+	require.NoError(t, u.login(t, "writer_app", writerPass), "put back once the check interval passed")
+	require.Error(t, u.login(t, "writer_app", "changed-by-hand"))
 }
 
 func managedUsers(fe *fakefe.Server) []string {
