@@ -19,7 +19,8 @@ limitations under the License.
 // ADD FOLLOWER/BACKEND, DECOMMISSION/DROP BACKEND, ADMIN SHOW/SET FRONTEND
 // CONFIG, information_schema.be_configs, and the account statements of
 // accounts.go (users with mysql_native_password, built-in roles, privilege
-// checks). It enforces TLS like
+// checks), databases, roles and grants (grants.go) and a few table
+// statements checked against them (data.go). It enforces TLS like
 // ssl_force_secure_transport (error 5205 for plaintext clients that are not
 // on localhost) and records for every connection whether it used TLS. The
 // result columns are deliberately not in StarRocks' order, so a client that
@@ -126,6 +127,7 @@ type Server struct {
 	images  int      // nodes.go
 
 	grants *grantState // grants.go
+	refuse []refusal   // data.go
 }
 
 // Start listens and serves until t ends.
@@ -385,10 +387,16 @@ func (s *Server) ComQuery(c *mysql.Conn, query string, callback func(*sqltypes.R
 
 func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	ok := &sqltypes.Result{RowsAffected: 0}
+	if err := s.refusal(q); err != nil {
+		return nil, err
+	}
 	if res, handled, err := s.execAccount(c, q); handled {
 		return res, err
 	}
 	if res, handled, err := s.execGrants(c, q); handled {
+		return res, err
+	}
+	if res, handled, err := s.execData(c, q); handled {
 		return res, err
 	}
 	if err := s.authorize(c.User, q); err != nil {

@@ -74,6 +74,8 @@ type grantState struct {
 	userPrivs map[string]map[privObject]map[string]bool
 	// options are the privileges granted WITH GRANT OPTION.
 	options map[optKey]bool
+	// tables by "db.table" (data.go).
+	tables map[string]*fakeTable
 }
 
 // optKey: grantee is "ROLE name" or "USER name".
@@ -89,6 +91,7 @@ func newGrantState() *grantState {
 		roles:     map[string]*fakeRole{},
 		userPrivs: map[string]map[privObject]map[string]bool{},
 		options:   map[optKey]bool{},
+		tables:    map[string]*fakeTable{},
 	}
 	return g
 }
@@ -332,6 +335,8 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 	}
 	switch {
 	case p.kw("SHOW", "DATABASES"):
+		// One column, Database (fe-core qe/ShowResultMetaFactory.
+		// visitShowDatabasesStatement; SHOW_DATABASES.md).
 		r := &sqltypes.Result{Fields: fields("Database")}
 		for _, d := range sortedSet(g.databases) {
 			r.Rows = append(r.Rows, row(d))
@@ -361,18 +366,22 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		if err := needGrant(); err != nil {
 			return nil, true, err
 		}
-		r := &sqltypes.Result{Fields: fields("Name")}
+		// StarRocks order: Name, Builtin, Comment (fe-core qe/
+		// ShowResultMetaFactory.visitShowRolesStatement); here shuffled.
+		r := &sqltypes.Result{Fields: fields("Comment", "Name", "Builtin")}
 		for _, n := range []string{RoleRoot, RoleDBAdmin, RoleClusterAdmin, RoleUserAdmin, RolePublic} {
-			r.Rows = append(r.Rows, row(n))
+			r.Rows = append(r.Rows, row("built-in role", n, "true"))
 		}
 		for _, n := range sortedSet(g.roles) {
-			r.Rows = append(r.Rows, row(n))
+			r.Rows = append(r.Rows, row("", n, "false"))
 		}
 		return r, true, end()
 	case p.kw("SHOW", "USERS"):
 		if err := needGrant(); err != nil {
 			return nil, true, err
 		}
+		// One column, User, 'name'@'host' (fe-core sql/ast/
+		// ShowUserStmt META_DATA; SHOW_USERS.md).
 		r := &sqltypes.Result{Fields: fields("User")}
 		for _, n := range sortedSet(s.users) {
 			r.Rows = append(r.Rows, row("'"+n+"'@'%'"))
@@ -393,8 +402,12 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		if r == nil {
 			return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "role %s does not exist", name)
 		}
-		// StarRocks order: RoleName, Catalog, Grants; here shuffled.
-		res := &sqltypes.Result{Fields: fields("Grants", "Catalog", "RoleName")}
+		// StarRocks order: UserIdentity, Catalog, Grants, for a role too
+		// (fe-core qe/ShowResultMetaFactory.visitShowGrantsStatement has
+		// one header for both forms; SHOW_GRANTS.md shows RoleName, as
+		// older versions printed); the role's name is in the first
+		// column. Here shuffled: only Grants is read, by name.
+		res := &sqltypes.Result{Fields: fields("Grants", "Catalog", "UserIdentity")}
 		for _, cell := range g.cells(r.inherits, r.privs, "ROLE "+name, "ROLE "+name) {
 			res.Rows = append(res.Rows, grantRow(cell, name))
 		}

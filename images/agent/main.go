@@ -67,6 +67,7 @@ func run() error {
 		kubeconfig     = flag.String("kubeconfig", "", "kubeconfig file; empty means in-cluster configuration")
 		interval       = flag.Duration("interval", 15*time.Second, "time between passes when nothing changes")
 		publishStatus  = flag.Bool("publish-status", true, "patch the pod annotation with the status (needs get,patch on pods)")
+		manageUsers    = flag.Bool("manage-users", true, "apply agentConfig.grants users: read their password Secrets and update their connection Secrets (needs get,patch on those Secrets); false leaves every declared user pending")
 	)
 	flag.Parse()
 
@@ -98,9 +99,9 @@ func run() error {
 		Metrics:             metrics,
 		Logger:              log,
 	}
-	if *publishStatus {
+	if *publishStatus || *manageUsers {
 		if *podName == "" || *podNamespace == "" {
-			return errors.New("--pod-name and --pod-namespace are required to publish the status (or --publish-status=false)")
+			return errors.New("--pod-name and --pod-namespace are required to publish the status and manage users (or --publish-status=false --manage-users=false)")
 		}
 		restCfg, err := kubeConfig(*kubeconfig)
 		if err != nil {
@@ -110,7 +111,12 @@ func run() error {
 		if err != nil {
 			return fmt.Errorf("kubernetes client: %w", err)
 		}
-		opts.Publisher = &status.PodAnnotation{Pods: cs.CoreV1(), Namespace: *podNamespace, Name: *podName}
+		if *publishStatus {
+			opts.Publisher = &status.PodAnnotation{Pods: cs.CoreV1(), Namespace: *podNamespace, Name: *podName}
+		}
+		if *manageUsers {
+			opts.Secrets = &agent.KubeSecrets{Secrets: cs.CoreV1(), Namespace: *podNamespace}
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)

@@ -149,6 +149,7 @@ func startAgent(t testing.TB) *process {
 		"--listen="+listen,
 		"--helper-file="+filepath.Join(dir, "fe-helper"),
 		"--publish-status=false",
+		"--manage-users=false",
 		"--interval=1s",
 		"--log-level=Debug",
 	)

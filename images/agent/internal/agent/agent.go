@@ -83,7 +83,12 @@ type Options struct {
 	Metrics     *status.Metrics
 	// Publisher may be nil: the status is then only logged and served.
 	Publisher status.Publisher
-	Logger    *slog.Logger
+	// Secrets reads the users' password Secrets and updates their
+	// connection Secrets (users.go); nil applies no user.
+	Secrets SecretStore
+	// PasswordCheckEvery: see DefaultPasswordCheckEvery.
+	PasswordCheckEvery time.Duration
+	Logger             *slog.Logger
 }
 
 // Agent is one sidecar.
@@ -115,6 +120,9 @@ type Agent struct {
 	publishedAt   time.Time
 	helperContent string
 	replication   replicationCache
+	users         *agentconfig.UsersStatus // users.go
+	userPasswords []string                 // for scrubbing, like secrets
+	usersRun      usersRun
 }
 
 // New builds an Agent; Run starts it.
@@ -130,6 +138,9 @@ func New(opts Options) *Agent {
 	}
 	if opts.RepublishEvery == 0 {
 		opts.RepublishEvery = 5 * time.Minute
+	}
+	if opts.PasswordCheckEvery == 0 {
+		opts.PasswordCheckEvery = DefaultPasswordCheckEvery
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -153,6 +164,7 @@ func New(opts Options) *Agent {
 func (a *Agent) Run(ctx context.Context) error {
 	defer a.service.Close()
 	defer a.self.Close()
+	defer a.closeUsers()
 
 	w := &certwatch.Watcher{CAFile: a.opts.CAFile, CertFile: a.opts.CertFile, OnChange: a.onCertificate}
 	errCh := make(chan error, 2)
@@ -307,7 +319,7 @@ func (a *Agent) inputs() (*agentconfig.Config, accounts.Secrets, error) {
 func (a *Agent) scrub(msg string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, s := range a.secrets {
+	for _, s := range append(append([]string(nil), a.secrets...), a.userPasswords...) {
 		if s != "" {
 			msg = strings.ReplaceAll(msg, s, "<redacted>")
 		}
@@ -473,6 +485,9 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 			errs = append(errs, err)
 		}
 		mst.ImageCreated = a.imageCreatedFor()
+		if err := a.applyUsers(ctx, cfg, secrets); err != nil {
+			errs = append(errs, err)
+		}
 		if len(cfg.BackendConfig) > 0 {
 			err := a.service.Do(ctx, "apply backend configuration", func(ctx context.Context, db *sql.DB) error {
 				res, err := runtimeconfig.ApplyBackend(ctx, db, cfg.BackendConfig)
@@ -483,6 +498,9 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 				errs = append(errs, err)
 			}
 		}
+	} else {
+		// Only the leader's agent reports users.
+		a.setUsersStatus(nil, nil)
 	}
 	// ADMIN SET FRONTEND CONFIG changes only the FE it runs on, so every
 	// agent applies it to its own FE once that FE has joined.
@@ -586,7 +604,7 @@ func (a *Agent) writeHelper(content string) error {
 
 func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *agentconfig.MembershipStatus) {
 	a.mu.Lock()
-	st := agentconfig.Status{LastApply: last, Membership: mst, Accounts: a.accounts, Join: a.join}
+	st := agentconfig.Status{LastApply: last, Membership: mst, Accounts: a.accounts, Join: a.join, Users: a.users}
 	m, mErr := a.material, a.materialErr
 	switch {
 	case mErr != nil:
@@ -615,7 +633,8 @@ func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *
 	// whose addresses differ every pass.
 	mj, _ := json.Marshal(mst)
 	jj, _ := json.Marshal(st.Join)
-	key := fmt.Sprintf("%+v|%v|%v|%s|%+v|%s", st.TLS, last.Succeeded, last.Error, mj, st.Accounts, jj)
+	uj, _ := json.Marshal(st.Users)
+	key := fmt.Sprintf("%+v|%v|%v|%s|%+v|%s|%s", st.TLS, last.Succeeded, last.Error, mj, st.Accounts, jj, uj)
 	due := key != a.published || time.Since(a.publishedAt) > a.opts.RepublishEvery || len(last.Applied) > 0
 	st.UpdatedAt = time.Now().UTC().Format(time.RFC3339)
 	a.st = st

@@ -16,8 +16,8 @@ limitations under the License.
 
 // Package grants converges StarRocks to a declared model of databases, roles
 // and users: a pure planner (Plan: model + observed -> statements), a parser
-// of SHOW GRANTS output and a small executor (Observe, Apply). It is not
-// wired into the agent yet.
+// of SHOW GRANTS output and a small executor (Observe, Apply). The FE
+// leader's agent runs it as root (images/agent/internal/agent/users.go).
 //
 // StarRocks facts this relies on (cited where they decide behaviour):
 //   - names: fe-core common/FeNameFormat.java allows roles
@@ -37,7 +37,7 @@ limitations under the License.
 //     shows no hash (SHOW_AUTHENTICATION.md: Password is Yes/No).
 //   - SHOW USERS (column User, 'name'@'%'), SHOW ROLES (column Name),
 //     SHOW DATABASES (column Database), SHOW GRANTS FOR ROLE / FOR user
-//     (columns RoleName or UserIdentity, Catalog, Grants; Grants is a GRANT
+//     (columns UserIdentity (RoleName in the docs), Catalog, Grants; Grants is a GRANT
 //     statement text): docs account-management/SHOW_USERS.md, SHOW_ROLES.md,
 //     SHOW_GRANTS.md.
 package grants

@@ -81,6 +81,10 @@ type Model struct {
 	// Protected are further users never touched (the agent's and the
 	// admin's account names when they differ from ReservedUsers).
 	Protected []string
+	// Pending are declared users whose password is not available (its
+	// Secret missing or invalid): they are declared, so never dropped,
+	// but neither created nor changed until the password is back.
+	Pending []string
 }
 
 // Validate refuses a model the planner cannot safely turn into statements.
@@ -166,6 +170,20 @@ func (m Model) Validate() error {
 			errs = append(errs, fmt.Errorf("%s.password: %w", f, err))
 		}
 	}
+	for i, name := range m.Pending {
+		f := fmt.Sprintf("pending[%d]", i)
+		if err := ValidateName(f, name); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		switch {
+		case contains(ReservedUsers, name) || contains(m.Protected, name):
+			errs = append(errs, fmt.Errorf("%s: %s is reserved (root, the module's or the team admin's account)", f, name))
+		case seen[name]:
+			errs = append(errs, fmt.Errorf("%s: %s declared twice", f, name))
+		}
+		seen[name] = true
+	}
 	return errors.Join(errs...)
 }
 
@@ -233,7 +251,9 @@ type Statement struct {
 	SQL string
 	// Secret: SQL carries a password hash; String() hides it.
 	Secret bool
-	log    string
+	// User is the user whose password a Secret statement sets.
+	User string
+	log  string
 }
 
 func (s Statement) String() string {
@@ -245,8 +265,8 @@ func (s Statement) String() string {
 
 func stmt(format string, args ...any) Statement { return Statement{SQL: fmt.Sprintf(format, args...)} }
 
-func secretStmt(prefix, hash, suffix string) Statement {
-	return Statement{SQL: prefix + "'" + hash + "'" + suffix, Secret: true, log: prefix + "'<redacted>'" + suffix}
+func secretStmt(user, prefix, hash, suffix string) Statement {
+	return Statement{SQL: prefix + "'" + hash + "'" + suffix, Secret: true, User: user, log: prefix + "'<redacted>'" + suffix}
 }
 
 func quoteList(names []string) string {
@@ -400,7 +420,9 @@ func Plan(m Model, o Observed) ([]Statement, error) {
 			out = append(out, stmt("CREATE DATABASE IF NOT EXISTS %s", QuoteIdent(d)))
 		}
 	}
-	if _, ok := o.Roles[MarkerRole]; !ok {
+	// The marker role only once there is something to mark: an instance
+	// that declares no role and no user is not touched beyond databases.
+	if _, ok := o.Roles[MarkerRole]; !ok && len(m.Roles)+len(m.Users) > 0 {
 		out = append(out, stmt("CREATE ROLE %s", QuoteIdent(MarkerRole)))
 	}
 	for _, r := range m.Roles {
@@ -427,12 +449,12 @@ func Plan(m Model, o Observed) ([]Statement, error) {
 			roles := append([]string{MarkerRole}, u.Roles...)
 			// DEFAULT ROLE grants the roles and activates them at login
 			// (CREATE_USER.md).
-			out = append(out, secretStmt("CREATE USER "+id+" IDENTIFIED BY PASSWORD ", NativeHash(u.Password),
+			out = append(out, secretStmt(u.Name, "CREATE USER "+id+" IDENTIFIED BY PASSWORD ", NativeHash(u.Password),
 				" DEFAULT ROLE "+quoteList(roles)))
 			continue
 		}
 		if !o.PasswordOK[u.Name] {
-			out = append(out, secretStmt("ALTER USER "+id+" IDENTIFIED BY PASSWORD ", NativeHash(u.Password), ""))
+			out = append(out, secretStmt(u.Name, "ALTER USER "+id+" IDENTIFIED BY PASSWORD ", NativeHash(u.Password), ""))
 		}
 		add, del := diffRoles(u.Roles, have.Roles)
 		if len(del) > 0 {
@@ -452,6 +474,9 @@ func Plan(m Model, o Observed) ([]Statement, error) {
 	declaredUser := map[string]bool{}
 	for _, u := range m.Users {
 		declaredUser[u.Name] = true
+	}
+	for _, name := range m.Pending {
+		declaredUser[name] = true
 	}
 	for _, name := range sortedKeys(o.Users) {
 		if !declaredUser[name] && o.Users[name].Managed() && !contains(ReservedUsers, name) && !contains(m.Protected, name) {

@@ -142,6 +142,29 @@ func TestPlan(t *testing.T) {
 		},
 		want: []string{"DROP USER `app`", "DROP ROLE `writer`"},
 	}, {
+		name: "a pending user (password Secret missing) is declared: never dropped nor changed",
+		edit: func(m *Model, o *Observed) {
+			m.Users = nil
+			m.Pending = []string{"app"}
+			u := o.Users["app"]
+			u.Roles = []string{MarkerRole, "reader"}
+			o.Users["app"] = u
+			delete(o.PasswordOK, "app")
+		},
+	}, {
+		name: "nothing declared on a fresh FE: no marker role, nothing at all",
+		edit: func(m *Model, o *Observed) {
+			*m = Model{}
+			*o = Observed{Databases: []string{"information_schema"}}
+		},
+	}, {
+		name: "databases only: no marker role",
+		edit: func(m *Model, o *Observed) {
+			*m = Model{Databases: []string{"sales"}}
+			*o = Observed{Databases: []string{"information_schema"}}
+		},
+		want: []string{"CREATE DATABASE IF NOT EXISTS `sales`"},
+	}, {
 		name: "an existing role of the same name is adopted",
 		edit: func(_ *Model, o *Observed) {
 			o.Roles["reader"] = Principal{Grants: []Grant{{Scope: ScopeAllTables, Database: "sales", Privileges: []string{"SELECT"}}}}
@@ -185,6 +208,8 @@ func TestValidate(t *testing.T) {
 		{"short password", func(m *Model) { m.Users[0].Password = "short" }, "users[0].password: must be 8 to 1024 bytes long, is 5"},
 		{"upper case", func(m *Model) { m.Databases[0] = "Sales" }, "databases[0] name"},
 		{"a word of GRANT", func(m *Model) { m.Roles[0].Name = "to" }, `roles[0] name "to": must not be one of on, to`},
+		{"pending and declared", func(m *Model) { m.Pending = []string{"app"} }, "pending[0]: app declared twice"},
+		{"pending reserved", func(m *Model) { m.Pending = []string{"root"} }, "pending[0]: root is reserved"},
 		{"inheritance cycle", func(m *Model) { m.Roles[0].Inherits = []string{"writer"} }, "roles: reader -> writer -> reader inherit each other"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
