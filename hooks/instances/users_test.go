@@ -168,7 +168,7 @@ func TestUsersReady(t *testing.T) {
 		{
 			name: "two pods claim to lead: nobody counts", entry: twoUsers,
 			annotations: map[string]string{"d8ms-sr-olap-0": leaderStatus(t, "d8ms-sr-olap-0", applied), "d8ms-sr-olap-1": leaderStatus(t, "d8ms-sr-olap-1", applied)},
-			wantReason: ReasonWaitingForAgent,
+			wantReason:  ReasonWaitingForAgent,
 		},
 		{
 			name: "the agent's reason and message, and each user's", entry: twoUsers,
