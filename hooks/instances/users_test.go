@@ -315,3 +315,38 @@ func TestAMalformedUsersReportAffectsOnlyItsInstance(t *testing.T) {
 		})
 	}
 }
+
+func TestUsersReadyEvents(t *testing.T) {
+	applied := cond(ConditionUsersReady, true, ReasonUsersApplied, "applied")
+	waiting := cond(ConditionUsersReady, false, ReasonWaitingForAgent, "Pending: users not ready: app.")
+	refused := cond(ConditionUsersReady, false, "PasswordSecretMissing", "The agent of the FE leader (pod p-0) reports: Secret app-pw of user app does not exist.")
+	unreadable := cond(ConditionUsersReady, false, ReasonAgentStatusUnreadable, "The agent status of pod p-0 is not readable: users.ready is of type string, want boolean.")
+	notRendered := cond(ConditionUsersReady, false, ReasonNotRendered, "Nothing is deployed.")
+	type ev struct{ Type, Reason string }
+	for _, tt := range []struct {
+		name       string
+		prev, next metav1.Condition
+		want       []ev
+	}{
+		{"waiting for the agent is how a change goes", applied, waiting, nil},
+		{"applied after waiting is no news", waiting, applied, nil},
+		{"the agent refuses: a Warning with its reason", waiting, refused, []ev{{"Warning", "PasswordSecretMissing"}}},
+		{"the same refusal again is no news", refused, refused, nil},
+		{"an unreadable report: a Warning", applied, unreadable, []ev{{"Warning", ReasonAgentStatusUnreadable}}},
+		{"applied after the refusal", refused, applied, []ev{{"Normal", ReasonUsersApplied}}},
+		{"an instance not deployed", applied, notRendered, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sr := &v1alpha1.Starrocks{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "team", UID: "uid-a", Generation: 2}}
+			got := []ev{}
+			for _, e := range instanceEvents(sr, v1alpha1.StarrocksStatus{Conditions: []metav1.Condition{tt.prev}}, v1alpha1.StarrocksStatus{Conditions: []metav1.Condition{tt.next}}) {
+				got = append(got, ev{e.Type, e.Reason})
+				assert.Equal(t, tt.next.Message, e.Message)
+			}
+			if tt.want == nil {
+				tt.want = []ev{}
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
