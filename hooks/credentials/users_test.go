@@ -17,11 +17,13 @@ limitations under the License.
 package credentials
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/deckhouse/module-sdk/testing/helpers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -252,4 +254,20 @@ metadata:
 			t.Fatal("a Secret that is not the module's was deleted")
 		})
 	}
+}
+
+func TestTheSecretSnapshotHoldsNoData(t *testing.T) {
+	var filter string
+	for _, b := range Config.Kubernetes {
+		if b.Name == SnapSecrets {
+			filter = b.JqFilter
+		}
+	}
+	var got map[string]any
+	require.NoError(t, helpers.JQRunOnString(context.Background(), filter,
+		`{"metadata":{"name":"d8ms-sr-olap-user-app","namespace":"team","labels":{"app.kubernetes.io/instance":"olap","managed-starrocks.deckhouse.io/state":"user-credentials"},`+
+			`"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"data\":{\"password\":\"c2VjcmV0\"}}"},"ownerReferences":[{"kind":"Starrocks","name":"olap","uid":"u"}]},`+
+			`"data":{"password":"c2VjcmV0"},"stringData":{"password":"secret"}}`, &got))
+	assert.Equal(t, map[string]any{"namespace": "team", "name": "d8ms-sr-olap-user-app", "state": "user-credentials", "instance": "olap",
+		"owners": []any{map[string]any{"kind": "Starrocks", "name": "olap", "uid": "u"}}}, got)
 }
