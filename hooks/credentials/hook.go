@@ -242,6 +242,13 @@ func Decide(instances []Instance, secrets []SecretSnap, pvcs []PVCSnap) Plan {
 	for _, p := range pvcs {
 		pvcUID[desired.Key(p.Namespace, p.Name)] = p.UID
 	}
+	// Two memories of one namespace/name (an instance re-created before the
+	// instances hook deleted its predecessor's) share the FE volume: neither
+	// may delete the user Secrets the other declares.
+	memories := map[string]int{}
+	for _, in := range instances {
+		memories[desired.Key(in.Namespace, in.Name)]++
+	}
 	var plan Plan
 	for _, in := range instances {
 		if in.Name == "" || in.Namespace == "" || in.UID == "" || in.ConfigMap != shared.LastValidConfigMapName(in.UID) {
@@ -261,7 +268,7 @@ func Decide(instances []Instance, secrets []SecretSnap, pvcs []PVCSnap) Plan {
 		}
 		users, deletable := userWants(in, &plan)
 		wants = append(wants, users...)
-		if deletable {
+		if deletable && memories[desired.Key(in.Namespace, in.Name)] == 1 {
 			plan.Delete = append(plan.Delete, staleUserSecrets(in, users, secrets, owner)...)
 		}
 		for _, w := range wants {

@@ -156,7 +156,6 @@ func TestDeletesTheSecretOfAUserNoLongerDeclared(t *testing.T) {
 }
 
 func TestKeepsUserSecretsWhenInDoubt(t *testing.T) {
-	gone := userSecret("team", "d8ms-sr-olap-user-gone", "Starrocks", "olap", "uid-olap")
 	for _, tt := range []struct{ name, state string }{
 		{"memory unreadable", memory("d8-managed-starrocks", "last-valid-uid-olap", `{"broken"`)},
 		{"users of the wrong type", memory("d8-managed-starrocks", "last-valid-uid-olap", `{"name":"olap","namespace":"team","uid":"uid-olap","agentConfig":{"grants":{"users":"all"}}}`)},
@@ -165,10 +164,16 @@ func TestKeepsUserSecretsWhenInDoubt(t *testing.T) {
 		{"a user that is not an object", memory("d8-managed-starrocks", "last-valid-uid-olap", `{"name":"olap","namespace":"team","uid":"uid-olap","agentConfig":{"grants":{"users":[7]}}}`)},
 		{"a user with a name of the wrong type", memory("d8-managed-starrocks", "last-valid-uid-olap", `{"name":"olap","namespace":"team","uid":"uid-olap","agentConfig":{"grants":{"users":[{"name":1,"secretName":"d8ms-sr-olap-user-gone"}]}}}`)},
 		{"no memory at all", ""},
+		{"a second memory of the instance (re-created, the old one not deleted yet), both following the volume", withUsers(t, user("gone")) + "---" + metaPVC + "---" +
+			memory("d8-managed-starrocks", "last-valid-uid-new", `{"name":"olap","namespace":"team","uid":"uid-new","agentConfig":{"grants":{"users":[]}}}`)},
 		{"memory of another instance", memory("d8-managed-starrocks", "last-valid-uid-other", `{"name":"other","namespace":"team","uid":"uid-other","agentConfig":{"grants":{"users":[]}}}`)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newHook(t)
+			gone := userSecret("team", "d8ms-sr-olap-user-gone", "Starrocks", "olap", "uid-olap")
+			if strings.Contains(tt.state, "meta-d8ms-sr-olap-0") {
+				gone = userSecret("team", "d8ms-sr-olap-user-gone", "PersistentVolumeClaim", "meta-d8ms-sr-olap-0", "pvc-uid")
+			}
 			state := gone
 			if tt.state != "" {
 				state = tt.state + "---" + gone
