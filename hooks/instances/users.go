@@ -213,7 +213,11 @@ func usersReady(e *desired.Instance, o Observed, prev v1alpha1.StarrocksStatus) 
 		if reason == "" {
 			reason = defaultUsersNotReadyWhy
 		}
-		v = Verdict{false, reason, fmt.Sprintf("The agent of the FE leader (pod %s) reports: %s.%s", pod, strings.TrimSuffix(truncateBytes(rep.Message, maxUsersMessageLength), "."), pending)}
+		what := strings.TrimSuffix(truncateBytes(rep.Message, maxUsersMessageLength), ".")
+		if what == "" {
+			what = "the declaration is not applied yet"
+		}
+		v = Verdict{false, reason, fmt.Sprintf("The agent of the FE leader (pod %s) reports: %s.%s", pod, what, pending)}
 	case pending != "":
 		// Ready for the declaration it last applied, not this one yet.
 		v = Verdict{false, ReasonWaitingForAgent, "The agent of the FE leader has not applied the current declaration yet." + pending}

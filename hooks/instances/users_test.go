@@ -183,6 +183,13 @@ func TestUsersReady(t *testing.T) {
 			wantDBs: []v1alpha1.DatabaseStatus{{Name: "sales", Managed: true, Exists: true}},
 		},
 		{
+			name: "not ready without a reason or message", entry: twoUsers,
+			annotations: map[string]string{"d8ms-sr-olap-0": leaderStatus(t, "d8ms-sr-olap-0", map[string]any{"ready": false, "users": []any{user("app", true, "", ""), user("reader", true, "", "")},
+				"databases": []any{map[string]any{"name": "sales", "managed": true, "exists": true}}})},
+			wantReason: defaultUsersNotReadyWhy,
+			wantMsg:    "The agent of the FE leader (pod d8ms-sr-olap-0) reports: the declaration is not applied yet.",
+		},
+		{
 			name: "ready for an older declaration: a user added since is pending", entry: grantsEntry([]string{"sales", "web"}, "app", "reader", "loader"),
 			annotations: map[string]string{"d8ms-sr-olap-0": leaderStatus(t, "d8ms-sr-olap-0", applied)},
 			wantReason:  ReasonWaitingForAgent,
