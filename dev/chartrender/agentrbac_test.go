@@ -99,7 +99,9 @@ func noRuleForEveryName(t *testing.T, r *rbacv1.Role) {
 
 func TestAgentRoleNamesTheUsersSecrets(t *testing.T) {
 	secret := func(u string) string { return desired.UserSecretName("hostile", u) }
-	team := func(name string) *agentconfig.SecretKeyRef { return &agentconfig.SecretKeyRef{Name: name, Key: "password"} }
+	team := func(name string) *agentconfig.SecretKeyRef {
+		return &agentconfig.SecretKeyRef{Name: name, Key: "password"}
+	}
 	for _, tt := range []struct {
 		name  string
 		users []agentconfig.GrantsUser
