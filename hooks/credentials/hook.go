@@ -23,6 +23,11 @@ limitations under the License.
 //     d8_agent, password, root-password), mounted into the agent only.
 //   - d8ms-sr-<name>-keystore: the password of the PKCS12 keystore
 //     cert-manager writes for the FE (password).
+//   - d8ms-sr-<name>-user-<user> (desired.UserSecretName): one per user the
+//     memory declares (agentConfig.grants.users): username, and password
+//     unless the team gives it (passwordSecretRef); the agent adds the
+//     other connection keys. Deleted once the memory no longer declares
+//     the user (users.go).
 //
 // A Secret is created once, with passwords from crypto/rand, and never
 // updated: rotating a password by accident would lock the agent and every
@@ -84,7 +89,7 @@ var Config = &pkg.HookConfig{
 				shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelState: shared.StateLastValid,
 			}},
 			JqFilter: shared.JqTypes + `{configMap: (.metadata.name | str)} + ((.data["` + shared.LastValidKey + `"] | str) | try fromjson catch {} | if type == "object" then . else {} end |` +
-				` {namespace: (.namespace | str), name: (.name | str), uid: (.uid | str)})`,
+				` {namespace: (.namespace | str), name: (.name | str), uid: (.uid | str)} + ` + usersFilter + `)`,
 		},
 		{
 			Name:       SnapSecrets,
@@ -93,11 +98,13 @@ var Config = &pkg.HookConfig{
 			LabelSelector: &metav1.LabelSelector{
 				MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue},
 				MatchExpressions: []metav1.LabelSelectorRequirement{{
-					Key: shared.LabelState, Operator: metav1.LabelSelectorOpIn, Values: []string{shared.StateCredentials, shared.StateAgentCredentials, shared.StateKeystore},
+					Key: shared.LabelState, Operator: metav1.LabelSelectorOpIn, Values: []string{shared.StateCredentials, shared.StateAgentCredentials, shared.StateKeystore, shared.StateUserCredentials},
 				}},
 			},
-			// Names and owners only, never data.
+			// Names, owners and the two labels a user Secret is deleted by:
+			// never data.
 			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str),` +
+				` state: (.metadata.labels["` + shared.LabelState + `"] | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str),` +
 				` owners: [(.metadata.ownerReferences // [])[] | {kind: (.kind | str), name: (.name | str), uid: (.uid | str)}]}`,
 		},
 		{
@@ -118,12 +125,20 @@ type Instance struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	UID       string `json:"uid"`
+	// Users are the users the memory declares (agentConfig.grants.users);
+	// UsersReadable is false when that part of the memory is not readable,
+	// and then no user Secret of the instance is deleted.
+	Users         []DeclaredUser `json:"users"`
+	UsersReadable bool           `json:"usersReadable"`
 }
 
-// SecretSnap is a password Secret: its name and owners, never its data.
+// SecretSnap is a password Secret: its name, owners and labels, never its
+// data.
 type SecretSnap struct {
 	Namespace string  `json:"namespace"`
 	Name      string  `json:"name"`
+	State     string  `json:"state"`
+	Instance  string  `json:"instance"`
 	Owners    []Owner `json:"owners"`
 }
 
@@ -153,6 +168,13 @@ func Handle(_ context.Context, input *pkg.HookInput) error {
 		// has not arrived yet is left as it is.
 		input.PatchCollector.CreateIfNotExists(NewSecret(w))
 		input.Logger.Info("creating password Secret", "namespace", w.Namespace, "name", w.Name, "kind", w.State)
+	}
+	for _, d := range plan.Delete {
+		input.PatchCollector.DeleteInBackground("v1", "Secret", d.Namespace, d.Name)
+		input.Logger.Info("deleting the Secret of a user no longer declared", "namespace", d.Namespace, "name", d.Name)
+	}
+	for _, r := range plan.Refused {
+		input.Logger.Warn("a user of the module's memory is refused", "problem", r)
 	}
 	for _, r := range plan.Reown {
 		// A merge patch replaces the list: the PVC becomes the only owner.
@@ -185,6 +207,11 @@ type Want struct {
 	Name  string
 	State string
 	Owner metav1.OwnerReference
+	// User and PasswordSecret: the user of a StateUserCredentials Secret
+	// and whether its password comes from the team's Secret (then the
+	// agent copies it in and the hook generates none).
+	User           string
+	PasswordSecret bool
 }
 
 // Reown is a Secret whose owner becomes the FE's metadata PVC.
@@ -197,6 +224,10 @@ type Reown struct {
 type Plan struct {
 	Create []Want
 	Reown  []Reown
+	// Delete are user Secrets whose user the memory no longer declares.
+	Delete []Delete
+	// Refused says which declared users got no Secret, and why.
+	Refused []string
 }
 
 // Decide lists the Secrets to create and to re-own, in input order. Only
@@ -211,6 +242,13 @@ func Decide(instances []Instance, secrets []SecretSnap, pvcs []PVCSnap) Plan {
 	for _, p := range pvcs {
 		pvcUID[desired.Key(p.Namespace, p.Name)] = p.UID
 	}
+	// Two memories of one namespace/name (an instance re-created before the
+	// instances hook deleted its predecessor's) share the FE volume: neither
+	// may delete the user Secrets the other declares.
+	memories := map[string]int{}
+	for _, in := range instances {
+		memories[desired.Key(in.Namespace, in.Name)]++
+	}
 	var plan Plan
 	for _, in := range instances {
 		if in.Name == "" || in.Namespace == "" || in.UID == "" || in.ConfigMap != shared.LastValidConfigMapName(in.UID) {
@@ -223,11 +261,17 @@ func Decide(instances []Instance, secrets []SecretSnap, pvcs []PVCSnap) Plan {
 			owner = metav1.OwnerReference{APIVersion: "v1", Kind: "PersistentVolumeClaim", Name: meta, UID: types.UID(volume)}
 		}
 		names := desired.NamesFor(in.Name)
-		for _, w := range []Want{
+		wants := []Want{
 			{Instance: in, Name: names.CredentialsSecret, State: shared.StateCredentials},
 			{Instance: in, Name: names.AgentCredentialsSecret, State: shared.StateAgentCredentials},
 			{Instance: in, Name: desired.KeystoreSecretName(in.Name), State: shared.StateKeystore},
-		} {
+		}
+		users, deletable := userWants(in, &plan)
+		wants = append(wants, users...)
+		if deletable && memories[desired.Key(in.Namespace, in.Name)] == 1 {
+			plan.Delete = append(plan.Delete, staleUserSecrets(in, users, secrets, owner)...)
+		}
+		for _, w := range wants {
 			s, ok := existing[desired.Key(in.Namespace, w.Name)]
 			switch {
 			case !ok:
@@ -263,6 +307,13 @@ func NewSecret(w Want) *corev1.Secret {
 		data = map[string][]byte{agentconfig.UsernameKey: []byte(agentconfig.AdminUser), agentconfig.PasswordKey: password()}
 	case shared.StateAgentCredentials:
 		data = map[string][]byte{agentconfig.UsernameKey: []byte(agentconfig.AgentUser), agentconfig.PasswordKey: password(), agentconfig.RootPasswordKey: password()}
+	case shared.StateUserCredentials:
+		// The agent adds host, port, ca.crt, dsn and jdbc-url (and the
+		// password of a team's Secret): the hook never updates it.
+		data = map[string][]byte{agentconfig.UserSecretUsernameKey: []byte(w.User)}
+		if !w.PasswordSecret {
+			data[agentconfig.UserSecretPasswordKey] = password()
+		}
 	default:
 		data = map[string][]byte{agentconfig.PasswordKey: password()}
 	}

@@ -116,6 +116,16 @@ func instanceEvents(sr *v1alpha1.Starrocks, prev, next v1alpha1.StarrocksStatus)
 			if n.Reason == ReasonExpansionBlocked && changed {
 				add(corev1.EventTypeWarning, n)
 			}
+		case ConditionUsersReady:
+			// What the agent refuses (a missing password Secret, a grant
+			// StarRocks rejects) and its end; waiting for the agent is how
+			// every change of the users goes.
+			switch {
+			case !isTrue && changed && !usersQuietReasons[n.Reason]:
+				add(corev1.EventTypeWarning, n)
+			case isTrue && wasFalse && !usersQuietReasons[p.Reason]:
+				add(corev1.EventTypeNormal, n)
+			}
 		}
 	}
 	return out
@@ -134,6 +144,15 @@ var tlsWaitReasons = map[string]bool{
 // on Available).
 var tlsQuietReasons = map[string]bool{
 	ReasonAgentNotReported:     true,
+	ReasonNotManaged:           true,
+	ReasonInstanceLimitReached: true,
+}
+
+// usersQuietReasons never make a UsersReady Event: the agent applying a
+// change, or an instance not deployed (it has its own Event, on Available).
+var usersQuietReasons = map[string]bool{
+	ReasonWaitingForAgent:      true,
+	ReasonNotRendered:          true,
 	ReasonNotManaged:           true,
 	ReasonInstanceLimitReached: true,
 }

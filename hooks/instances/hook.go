@@ -221,13 +221,13 @@ const podFilter = `((.metadata.annotations // {}) | if type == "object" then .["
 	` backends: [(.backends | want("array"; "membership.backends") // [])[] | want("string"; "membership.backends[]")],` +
 	` draining: [(.draining | want("array"; "membership.draining") // [])[] | want("object"; "membership.draining[]") |` +
 	` {host: (.host | want("string"; "membership.draining[].host") // ""), tabletNum: (.tabletNum | whole("membership.draining[].tabletNum") // 0)}],` +
-	replicationFilter + `} end)})` +
+	replicationFilter + `} end),` + usersFilter + `})` +
 	` catch {unreadable: (if type == "string" then . else "the agent-status annotation is not readable" end)}) end) as $agent |` +
 	` {namespace: (.metadata.namespace | str), name: (.metadata.name | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str),` +
 	` owner: ([(.metadata.ownerReferences // [])[] | select(.controller == true and .kind == "StatefulSet") | {name: (.name | str), uid: (.uid | str)}][0] // null)} +` +
 	` (if $agent.unreadable then {agentTLS: {ready: false, reason: "` + ReasonAgentStatusUnreadable + `", message: $agent.unreadable},` +
-	` accounts: {ready: false, reason: "` + ReasonAgentStatusUnreadable + `", message: $agent.unreadable}, membership: {unreadable: true}}` +
-	` else {agentTLS: $agent.tls, accounts: $agent.accounts, membership: $agent.membership} end)`
+	` accounts: {ready: false, reason: "` + ReasonAgentStatusUnreadable + `", message: $agent.unreadable}, membership: {unreadable: true}, users: {unreadable: $agent.unreadable}}` +
+	` else {agentTLS: $agent.tls, accounts: $agent.accounts, membership: $agent.membership, users: $agent.users} end)`
 
 // replicationFilter reads the replication numbers and the refused
 // decommission of the leader's membership report (replication.go).

@@ -83,6 +83,8 @@ type PodSnap struct {
 	AgentTLS   *AgentTLS       `json:"agentTLS"`
 	Accounts   *AgentAccounts  `json:"accounts"`
 	Membership *MembershipSnap `json:"membership"`
+	// Users is the users report (the FE leader's agent publishes one).
+	Users *UsersSnap `json:"users"`
 }
 
 // OwnerSnap is a controller ownerReference.
@@ -111,6 +113,7 @@ func (p *PodSnap) checkReasons() {
 			return
 		}
 	}
+	p.Users.checkUsers()
 }
 
 func reasonOf(t *AgentTLS) string {
@@ -132,6 +135,7 @@ func (p *PodSnap) markUnreadable(why string) {
 	p.AgentTLS = &AgentTLS{Reason: ReasonAgentStatusUnreadable, Message: why}
 	p.Accounts = &AgentAccounts{Reason: ReasonAgentStatusUnreadable, Message: why}
 	p.Membership = &MembershipSnap{Unreadable: true}
+	p.Users = &UsersSnap{Unreadable: why}
 }
 
 // MembershipSnap is the membership of the agent status (the FE leader's
@@ -420,7 +424,14 @@ func observe(s State, warnings *[]string) map[string]Observed {
 			o.MembershipUnreadable = true
 		default:
 			o.Membership = append(o.Membership, &m.MembershipStatus)
+			if claimsLeadership(p.Name, m.Leader) {
+				o.LeaderClaims = append(o.LeaderClaims, p.Name)
+			}
 		}
+		if o.Users == nil {
+			o.Users = map[string]*UsersSnap{}
+		}
+		o.Users[p.Name] = p.Users
 		put(p.Namespace, p.Instance, o)
 	}
 	return obs

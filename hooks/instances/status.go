@@ -93,6 +93,10 @@ type Observed struct {
 	Accounts map[string]*AgentAccounts
 	// MembershipUnreadable is true when an FE pod's agent status could not be read.
 	MembershipUnreadable bool
+	// Users is the users report of each FE pod, by pod name (nil: none);
+	// LeaderClaims the pods whose agent reports its own FE as the leader.
+	Users        map[string]*UsersSnap
+	LeaderClaims []string
 	// PVCs of the instance.
 	PVCs []PVCSnap
 	// Volumes is the verdict of planVolumes over PVCs (set by Reconcile).
@@ -237,6 +241,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 		set(v1alpha1.ConditionBackendScaleIn, true, ReasonNoScaleInPending, "The instance is not managed "+why+", so no BE is being removed.")
 		set(v1alpha1.ConditionVolumesResized, true, ReasonVolumesAtDesiredSize, "The instance is not managed "+why+", so no volume is being expanded.")
 		set(v1alpha1.ConditionRolledOut, true, ReasonPodsUpToDate, "The instance is not managed "+why+", so no pod is being restarted.")
+		set(ConditionUsersReady, false, reason, msg)
 	}
 
 	if res.OverLimit > 0 {
@@ -272,6 +277,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 		set(v1alpha1.ConditionBackendScaleIn, true, ReasonNoScaleInPending, "Nothing is deployed, so no BE is being removed.")
 		set(v1alpha1.ConditionVolumesResized, true, ReasonVolumesAtDesiredSize, "Nothing is deployed, so no volume is being expanded.")
 		set(v1alpha1.ConditionRolledOut, true, ReasonPodsUpToDate, "Nothing is deployed, so no pod is being restarted.")
+		set(ConditionUsersReady, false, ReasonNotRendered, "Nothing is deployed because the spec has never been valid, so no database, role or user is created.")
 		st.Conditions = conds
 		return st
 	}
@@ -324,6 +330,9 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	conds = setCondition(conds, metav1.Condition{Type: v1alpha1.ConditionTablesReplicated, Status: status, Reason: reason, Message: truncate(msg), ObservedGeneration: gen}, now)
 	ok, reason, msg = rolledOut(obs.Rollout)
 	set(v1alpha1.ConditionRolledOut, ok, reason, msg)
+	var users Verdict
+	users, st.Users, st.Databases = usersReady(e, obs, prev)
+	set(ConditionUsersReady, users.OK, users.Reason, users.Message)
 	st.Conditions = conds
 	return st
 }

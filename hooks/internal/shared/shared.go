@@ -19,6 +19,8 @@ limitations under the License.
 package shared
 
 import (
+	"regexp"
+
 	"github.com/deckhouse/module-sdk/pkg"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -64,7 +66,14 @@ const (
 	StateCredentials      = "credentials"
 	StateAgentCredentials = "agent-credentials"
 	StateKeystore         = "keystore-password"
+	// StateUserCredentials: the connection Secret of a declared user
+	// (spec.users, desired.UserSecretName).
+	StateUserCredentials = "user-credentials"
 )
+
+// UserName is the pattern of a declared user's name (the CRD's
+// spec.users[].name, api/v1alpha1.User).
+var UserName = regexp.MustCompile(`^[a-z]([a-z0-9_]{0,62}[a-z0-9])?$`)
 
 // AnnotationInstance on a last-valid ConfigMap names its instance
 // (namespace/name) for people; the hooks go by the UID in the name.
