@@ -172,8 +172,11 @@ type ValidationRule struct {
 	// (streamingLoadMaxMb, loadProcessMaxMemoryLimitPercent,
 	// catalogTrashExpireSecond), `frontend` and `backend` (cpu.cores,
 	// cpu.coreFraction, memory.size and persistentVolumeClaim.size in bytes;
-	// backend.replicas) and `type`. Example:
-	// `configuration.streamingLoadMaxMb <= 10240`.
+	// backend.replicas), `type`, `databases` (the names of spec.databases),
+	// `roles` (name, roles and privileges: database, on, privileges) and
+	// `users` (name, roles and hasPasswordSecret). Examples:
+	// `configuration.streamingLoadMaxMb <= 10240`,
+	// `users.all(u, u.hasPasswordSecret)`.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
 	Rule string `json:"rule"`
