@@ -60,8 +60,9 @@ type StarrocksClassSpec struct {
 	SizingPolicies []SizingPolicy `json:"sizingPolicies"`
 
 	// CEL rules over the resulting `configuration`, `frontend` and `backend`
-	// of an instance (after class defaults and user overrides). An instance
-	// that breaks a rule is rejected with the rule's message.
+	// of an instance (after class defaults and user overrides) and its
+	// declared `databases`, `roles` and `users`. An instance that breaks a
+	// rule is rejected with the rule's message.
 	// +kubebuilder:validation:MaxItems=64
 	// +listType=atomic
 	// +optional
