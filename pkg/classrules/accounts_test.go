@@ -302,3 +302,30 @@ func TestAccountsCELCostOfTheLargestSpec(t *testing.T) {
 	}
 	assert.Empty(t, c.Validate(sr))
 }
+
+// Rules that each stay under CostLimit but together exceed TotalCostBudget
+// stop at the budget: one instance never costs more than about
+// TotalCostBudget + CostLimit, whatever the class.
+func TestClassRulesStopAtTheTotalCostBudget(t *testing.T) {
+	cl := testClass()
+	cl.Spec.Validations = nil
+	heavy := "roles.all(r, r.privileges.all(p, p.privileges.all(x, x != 'DROPX') && p.database in databases))"
+	for range 64 {
+		cl.Spec.Validations = append(cl.Spec.Validations, v1alpha1.ValidationRule{Rule: heavy, Message: "m"})
+	}
+	sr := testInstance()
+	for i := range 64 {
+		sr.Spec.Databases = append(sr.Spec.Databases, v1alpha1.Database{Name: fmt.Sprintf("db%02d", i)})
+	}
+	for i := range 64 {
+		r := v1alpha1.Role{Name: fmt.Sprintf("role%02d", i)}
+		for j := range 64 {
+			r.Privileges = append(r.Privileges, v1alpha1.Privilege{Database: fmt.Sprintf("db%02d", j), On: v1alpha1.OnAllTables, Privileges: []string{"SELECT", "INSERT"}})
+		}
+		sr.Spec.Roles = append(sr.Spec.Roles, r)
+	}
+	vs := mustCompile(t, cl).Validate(sr)
+	require.Len(t, vs, 1, "%v", vs)
+	assert.Contains(t, vs[0].Message, "the class rules together exceed the CEL cost budget of one instance (10000000)")
+	assert.NotEqual(t, "class \"default\" validations[0]: "+heavy, vs[0].Rule, "the first rules were evaluated")
+}

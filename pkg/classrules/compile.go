@@ -39,6 +39,12 @@ import (
 // webhook.
 const CostLimit = 1_000_000
 
+// TotalCostBudget bounds the work of all the rules of a class on one
+// instance (Kubernetes' budget of the CEL rules of one object,
+// k8s.io/apiserver pkg/apis/cel RuntimeCELCostBudget): 64 rules at
+// CostLimit would keep the webhook past its 5-second timeout.
+const TotalCostBudget = 10_000_000
+
 // ZoneLabel is the node label zones are read from.
 const ZoneLabel = "topology.kubernetes.io/zone"
 
@@ -114,7 +120,7 @@ func Compile(class *v1alpha1.StarrocksClass) (*Compiled, Violations) {
 				Message: fmt.Sprintf("the CEL rule must evaluate to bool, not %s", checked.OutputType())})
 			continue
 		}
-		prg, err := env.Program(checked, cel.CostLimit(CostLimit), cel.EvalOptions(cel.OptOptimize))
+		prg, err := env.Program(checked, cel.CostLimit(CostLimit), cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost))
 		if err != nil {
 			vs = append(vs, Violation{Field: field, Value: r.Rule, Rule: fmt.Sprintf("class %q validations[%d]", name, i),
 				Message: fmt.Sprintf("the CEL rule cannot be prepared for evaluation: %s", oneLine(err.Error()))})

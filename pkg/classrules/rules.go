@@ -395,10 +395,19 @@ func (c *Compiled) evalRules(r *Resolved) Violations {
 	}
 	act := r.Activation()
 	var vs Violations
+	var spent uint64
 	for _, cr := range c.rules {
 		ruleName := fmt.Sprintf("class %q validations[%d]: %s", c.class.Name, cr.index, cr.rule.Rule)
 		field, value := describePaths(cr.paths, act)
-		out, _, err := cr.program.Eval(act)
+		if spent >= TotalCostBudget {
+			vs = append(vs, Violation{Field: field, Value: value, Rule: ruleName,
+				Message: fmt.Sprintf("the class rules together exceed the CEL cost budget of one instance (%d), so this and the later rules were not evaluated and the instance cannot be accepted; the platform admin must simplify the rules", TotalCostBudget)})
+			break
+		}
+		out, det, err := cr.program.Eval(act)
+		if det != nil && det.ActualCost() != nil {
+			spent += *det.ActualCost()
+		}
 		if err != nil {
 			msg := fmt.Sprintf("the class rule could not be evaluated (%s), so the instance cannot be accepted; the platform admin must fix the rule", oneLine(err.Error()))
 			vs = append(vs, Violation{Field: field, Value: value, Rule: ruleName, Message: msg})
