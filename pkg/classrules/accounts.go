@@ -81,14 +81,21 @@ var Privileges = map[v1alpha1.PrivilegeObject][]string{
 // compares it: CREATE TABLE becomes CREATE_TABLE.
 func PrivilegeName(p string) string { return strings.ReplaceAll(p, " ", "_") }
 
-var (
-	// nameRE is the name of a database or role: the part of StarRocks'
-	// name rules (fe-core common/FeNameFormat.java) common to databases,
-	// roles and users, lower case only.
-	nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-	// userNameRE also refuses a trailing '_': the user's Secret name
+// Name syntax, the CRD's patterns (test/openapi ties them to the CRD and
+// the values schema).
+const (
+	// NamePattern is the name of a database or role: the part of
+	// StarRocks' name rules (fe-core common/FeNameFormat.java) common to
+	// databases, roles and users, lower case only.
+	NamePattern = `^[a-z][a-z0-9_]{0,63}$`
+	// UserNamePattern also refuses a trailing '_': the user's Secret name
 	// replaces '_' with '-' and must end with a letter or digit.
-	userNameRE = regexp.MustCompile(`^[a-z]([a-z0-9_]{0,62}[a-z0-9])?$`)
+	UserNamePattern = `^[a-z]([a-z0-9_]{0,62}[a-z0-9])?$`
+)
+
+var (
+	nameRE     = regexp.MustCompile(NamePattern)
+	userNameRE = regexp.MustCompile(UserNamePattern)
 )
 
 const (

@@ -30,7 +30,7 @@ import (
 )
 
 // The values schema of agentConfig.grants holds the same syntax as the CRD
-// and the same privileges as the class rules: a spec the two accept is an
+// and the class rules and the same privileges as the class rules: a spec the two accept is an
 // entry the values accept, and nothing else.
 func TestGrantsSchemaMatchesTheCRDAndTheClassRules(t *testing.T) {
 	root := controlplane.RepoRoot()
@@ -69,13 +69,14 @@ func TestGrantsSchemaMatchesTheCRDAndTheClassRules(t *testing.T) {
 		crdFields []any
 	}{
 		{"sqlName", at(defs, "sqlName", "pattern"), []any{
+			classrules.NamePattern,
 			at(crd, "databases", "items", "properties", "name", "pattern"),
 			at(crd, "roles", "items", "properties", "name", "pattern"),
 			at(crd, "roles", "items", "properties", "roles", "items", "pattern"),
 			at(crd, "roles", "items", "properties", "privileges", "items", "properties", "database", "pattern"),
 			at(crd, "users", "items", "properties", "roles", "items", "pattern"),
 		}},
-		{"sqlUserName", at(defs, "sqlUserName", "pattern"), []any{at(crd, "users", "items", "properties", "name", "pattern")}},
+		{"sqlUserName", at(defs, "sqlUserName", "pattern"), []any{classrules.UserNamePattern, at(crd, "users", "items", "properties", "name", "pattern")}},
 		{"password Secret key", at(defs, "grants", "properties", "users", "items", "properties", "passwordSecret", "properties", "key", "pattern"),
 			[]any{at(crd, "users", "items", "properties", "passwordSecretRef", "properties", "key", "pattern")}},
 	} {
