@@ -28,7 +28,7 @@ package v1alpha1
 // stays.
 type Database struct {
 	// Name of the database: a lower-case letter, then up to 63 lower-case
-	// letters, digits or '_'.
+	// letters, digits or '_'. Not on or to (words of the GRANT statement).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9_]{0,63}$`
@@ -38,7 +38,9 @@ type Database struct {
 // A role: privileges on declared databases, and the roles it inherits.
 type Role struct {
 	// Name of the role: a lower-case letter, then up to 63 lower-case
-	// letters, digits or '_'. Not a built-in role's name.
+	// letters, digits or '_'. Not a built-in role's name (root,
+	// cluster_admin, db_admin, user_admin, public, security_admin), the
+	// module's d8ms_managed, on or to.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9_]{0,63}$`
@@ -105,8 +107,8 @@ type Privilege struct {
 // everything a client needs to connect.
 type User struct {
 	// Name of the user: a lower-case letter, then up to 63 lower-case
-	// letters, digits or '_', not ending with '_'. Not root, admin or the
-	// module's account d8_agent.
+	// letters, digits or '_', not ending with '_'. Not root, admin, the
+	// module's account d8_agent, on or to.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[a-z]([a-z0-9_]{0,62}[a-z0-9])?$`
@@ -175,7 +177,7 @@ type ClassAccounts struct {
 	ForbiddenBuiltinRoles []string `json:"forbiddenBuiltinRoles,omitempty"`
 }
 
-// DatabaseStatus is one database as the agent of the FE leader last saw it.
+// One database as the agent of the FE leader last saw it.
 type DatabaseStatus struct {
 	// Name of the database.
 	Name string `json:"name"`
@@ -186,7 +188,7 @@ type DatabaseStatus struct {
 	Exists bool `json:"exists"`
 }
 
-// UserStatus is one declared user.
+// One declared user and whether it is applied.
 type UserStatus struct {
 	// Name of the user.
 	Name string `json:"name"`

@@ -60,8 +60,9 @@ type StarrocksClassSpec struct {
 	SizingPolicies []SizingPolicy `json:"sizingPolicies"`
 
 	// CEL rules over the resulting `configuration`, `frontend` and `backend`
-	// of an instance (after class defaults and user overrides). An instance
-	// that breaks a rule is rejected with the rule's message.
+	// of an instance (after class defaults and user overrides) and its
+	// declared `databases`, `roles` and `users`. An instance that breaks a
+	// rule is rejected with the rule's message.
 	// +kubebuilder:validation:MaxItems=64
 	// +listType=atomic
 	// +optional
@@ -172,8 +173,11 @@ type ValidationRule struct {
 	// (streamingLoadMaxMb, loadProcessMaxMemoryLimitPercent,
 	// catalogTrashExpireSecond), `frontend` and `backend` (cpu.cores,
 	// cpu.coreFraction, memory.size and persistentVolumeClaim.size in bytes;
-	// backend.replicas) and `type`. Example:
-	// `configuration.streamingLoadMaxMb <= 10240`.
+	// backend.replicas), `type`, `databases` (the names of spec.databases),
+	// `roles` (name, roles and privileges: database, on, privileges) and
+	// `users` (name, roles and hasPasswordSecret). Examples:
+	// `configuration.streamingLoadMaxMb <= 10240`,
+	// `users.all(u, u.hasPasswordSecret)`.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
 	Rule string `json:"rule"`

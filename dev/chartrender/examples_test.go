@@ -36,7 +36,8 @@ import (
 // exampleInstances are what the hooks compute for the two Starrocks objects
 // behind the x-examples of internal.instances in openapi/values.yaml: a
 // Standalone whose accounts are ready (client ports open) and a TransZonal
-// Cluster with TLS required and one allowed namespace.
+// Cluster with TLS required, one allowed namespace and a declared database,
+// role and user.
 func exampleInstances(t testing.TB) []desired.Instance {
 	t.Helper()
 	standalone := starrocks("team-a", "example-standalone", v1alpha1.TypeStandalone)
@@ -48,6 +49,9 @@ func exampleInstances(t testing.TB) []desired.Instance {
 	cluster.Spec.Network = &v1alpha1.NetworkSpec{AllowedNamespaces: []v1alpha1.NamespaceSelector{
 		{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "team-a-apps"}},
 	}}
+	cluster.Spec.Databases = []v1alpha1.Database{{Name: "sales"}}
+	cluster.Spec.Roles = []v1alpha1.Role{{Name: "reader", Privileges: []v1alpha1.Privilege{{Database: "sales", On: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}}}}}
+	cluster.Spec.Users = []v1alpha1.User{{Name: "bi", Roles: []string{"reader"}, PasswordSecretRef: &v1alpha1.PasswordSecretRef{Name: "bi-password"}}}
 	out := desired.Compute(desired.Input{
 		Instances:     []*v1alpha1.Starrocks{standalone, cluster},
 		Classes:       []*v1alpha1.StarrocksClass{testClass()},

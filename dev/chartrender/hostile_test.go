@@ -167,6 +167,11 @@ func hostileInstance() *v1alpha1.Starrocks {
 	sr.Spec.Network = &v1alpha1.NetworkSpec{AllowedNamespaces: []v1alpha1.NamespaceSelector{
 		{MatchLabels: map[string]string{"team.example.com/name": "reporting"}},
 	}}
+	sr.Spec.Databases = []v1alpha1.Database{{Name: "sales"}}
+	sr.Spec.Roles = []v1alpha1.Role{{Name: "reader", Roles: []string{"public"},
+		Privileges: []v1alpha1.Privilege{{Database: "sales", On: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}}}}}
+	sr.Spec.Users = []v1alpha1.User{{Name: "bi", Roles: []string{"reader"},
+		PasswordSecretRef: &v1alpha1.PasswordSecretRef{Name: "bi-password", Key: "password"}}}
 	return sr
 }
 
@@ -232,6 +237,30 @@ var specStrings = []stringSetter{
 	}},
 	{"spec.network.allowedNamespaces[0].matchLabels (value)", func(_ *v1alpha1.StarrocksClass, sr *v1alpha1.Starrocks, v string) {
 		sr.Spec.Network.AllowedNamespaces[0].MatchLabels = map[string]string{"team.example.com/name": v}
+	}},
+	{"spec.databases[0].name", func(_ *v1alpha1.StarrocksClass, sr *v1alpha1.Starrocks, v string) {
+		sr.Spec.Databases[0].Name, sr.Spec.Roles[0].Privileges[0].Database = v, v
+	}},
+	{"spec.roles[0].name", func(_ *v1alpha1.StarrocksClass, sr *v1alpha1.Starrocks, v string) {
+		sr.Spec.Roles[0].Name, sr.Spec.Users[0].Roles[0] = v, v
+	}},
+	{"spec.roles[0].roles[0]", func(_ *v1alpha1.StarrocksClass, sr *v1alpha1.Starrocks, v string) { sr.Spec.Roles[0].Roles[0] = v }},
+	{"spec.roles[0].privileges[0].database", func(_ *v1alpha1.StarrocksClass, sr *v1alpha1.Starrocks, v string) {
+		sr.Spec.Roles[0].Privileges[0].Database = v
+	}},
+	{"spec.roles[0].privileges[0].on", func(_ *v1alpha1.StarrocksClass, sr *v1alpha1.Starrocks, v string) {
+		sr.Spec.Roles[0].Privileges[0].On = v1alpha1.PrivilegeObject(v)
+	}},
+	{"spec.roles[0].privileges[0].privileges[0]", func(_ *v1alpha1.StarrocksClass, sr *v1alpha1.Starrocks, v string) {
+		sr.Spec.Roles[0].Privileges[0].Privileges[0] = v
+	}},
+	{"spec.users[0].name", func(_ *v1alpha1.StarrocksClass, sr *v1alpha1.Starrocks, v string) { sr.Spec.Users[0].Name = v }},
+	{"spec.users[0].roles[0]", func(_ *v1alpha1.StarrocksClass, sr *v1alpha1.Starrocks, v string) { sr.Spec.Users[0].Roles[0] = v }},
+	{"spec.users[0].passwordSecretRef.name", func(_ *v1alpha1.StarrocksClass, sr *v1alpha1.Starrocks, v string) {
+		sr.Spec.Users[0].PasswordSecretRef.Name = v
+	}},
+	{"spec.users[0].passwordSecretRef.key", func(_ *v1alpha1.StarrocksClass, sr *v1alpha1.Starrocks, v string) {
+		sr.Spec.Users[0].PasswordSecretRef.Key = v
 	}},
 	{"class spec.topology.allowedZones[0]", func(c *v1alpha1.StarrocksClass, _ *v1alpha1.Starrocks, v string) {
 		c.Spec.Topology.AllowedZones = []string{v, "zone-b"}
@@ -499,5 +528,36 @@ func TestLongestNamesPassEveryLayer(t *testing.T) {
 	}
 	if len(objs) == 0 {
 		t.Fatal("nothing rendered")
+	}
+}
+
+// The strings of agentConfig.grants become SQL identifiers and Secret
+// references in the agent: the values schema refuses every hostile payload
+// there, not only those that would break the chart.
+func TestHostileGrantsStringsAreRefusedByTheValuesSchema(t *testing.T) {
+	base := benignEntry(t)
+	var paths []entryPath
+	entryStrings(base, nil, &paths)
+	checked := 0
+	for _, path := range paths {
+		if !strings.HasPrefix(path.String(), ".agentConfig.grants.") {
+			continue
+		}
+		checked++
+		for i, p := range append(valuesPayloads, "a`b", "a;b", "a'b", "on DATABASE x", strings.Repeat("a", 1000)) {
+			if p == "null" || p == "---" && strings.HasSuffix(path.String(), ".key") {
+				continue // a valid name, a valid Secret key
+			}
+			t.Run(fmt.Sprintf("%s/%d", path, i), func(t *testing.T) {
+				e := cloneEntry(t, base)
+				setEntryString(e, path, p)
+				if _, rejectedBy, _ := renderEntries(t, []any{e}); !strings.HasPrefix(rejectedBy, "openapi/values.yaml") {
+					t.Fatalf("%s = %q passed openapi/values.yaml", path, p)
+				}
+			})
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("found %d strings in agentConfig.grants, want every one of the hostile instance's (10)", checked)
 	}
 }

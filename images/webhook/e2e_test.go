@@ -120,6 +120,10 @@ func TestEndToEnd(t *testing.T) {
 			DefaultTopology:   v1alpha1.TopologyZonal, AllowedZones: []string{"zone-a"},
 		}
 		create(ctx, t, dyn, v1alpha1.StarrocksClassGVR, "", wide)
+
+		create(ctx, t, dyn, v1alpha1.StarrocksClassGVR, "", withClass("limited", func(c *v1alpha1.StarrocksClass) {
+			c.Spec.Accounts = &v1alpha1.ClassAccounts{MaxUsers: ptr(int32(1)), ForbiddenBuiltinRoles: []string{"db_admin"}}
+		}))
 	})
 
 	type badCase struct {
@@ -208,6 +212,27 @@ func TestEndToEnd(t *testing.T) {
 			sr.Spec.Backend.Replicas = ptr(int32(3))
 			sr.Spec.Backend.CPU.CoreFraction = 25
 		}), "Cluster BEs need a guaranteed CPU share of at least 50%"},
+		// Names the CRD schema lets through but the class rules reserve.
+		{"user root", withAccounts("i23", func(sr *v1alpha1.Starrocks) { sr.Spec.Users[0].Name = "root" }),
+			"spec.users[0].name: user root is reserved"},
+		{"user d8_agent", withAccounts("i24", func(sr *v1alpha1.Starrocks) { sr.Spec.Users[0].Name = "d8_agent" }),
+			"spec.users[0].name: user d8_agent is reserved"},
+		{"role d8ms_managed", withAccounts("i25", func(sr *v1alpha1.Starrocks) { sr.Spec.Roles[0].Name = "d8ms_managed" }),
+			"spec.roles[0].name: role d8ms_managed is reserved"},
+		{"database on", withAccounts("i26", func(sr *v1alpha1.Starrocks) { sr.Spec.Databases[0].Name = "on" }),
+			"spec.databases[0].name: a database may not be called on"},
+		{"user with an undeclared role", withAccounts("i27", func(sr *v1alpha1.Starrocks) { sr.Spec.Users[0].Roles = []string{"writer"} }),
+			"spec.users[0].roles[0]: role writer is neither declared in spec.roles nor one of the built-in roles"},
+		{"privileges on an undeclared database", withAccounts("i28", func(sr *v1alpha1.Starrocks) { sr.Spec.Roles[0].Privileges[0].Database = "other" }),
+			"spec.roles[0].privileges[0].database: database other is not declared in spec.databases"},
+		{"more users than the class allows", withAccounts("i29", func(sr *v1alpha1.Starrocks) {
+			sr.Spec.StarrocksClassName = "limited"
+			sr.Spec.Users = append(sr.Spec.Users, v1alpha1.User{Name: "etl"})
+		}), `spec.users: the class allows at most 1 users, the spec declares 2 (value 2; class "limited" accounts.maxUsers 1)`},
+		{"a built-in role the class forbids", withAccounts("i30", func(sr *v1alpha1.Starrocks) {
+			sr.Spec.StarrocksClassName = "limited"
+			sr.Spec.Users[0].Roles = []string{"db_admin"}
+		}), "spec.users[0].roles[0]: the built-in role db_admin is not offered in this class"},
 		{"two broken rules report both", instance("i22", func(sr *v1alpha1.Starrocks) {
 			sr.Spec.Frontend.CPU.Cores = 32
 			sr.Spec.Backend.Memory.Size = q("4500Mi")
@@ -349,6 +374,34 @@ func TestEndToEnd(t *testing.T) {
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
+	})
+
+	t.Run("hostile account names get the schema's answer naming the field", func(t *testing.T) {
+		// Quotes, backticks, ';', unicode and 1000 characters never reach the
+		// webhook: the CRD schema refuses them (the class rules would too,
+		// see internal/admission TestValidateStarrocksRefusesHostileAccountNames).
+		hostile := []string{"a'b", "a\"b", "a`b", "x`; DROP USER root; --", "\u0431\u0430\u0437\u0430", strings.Repeat("a", 1000)}
+		fields := []struct {
+			field string
+			set   func(sr *v1alpha1.Starrocks, v string)
+		}{
+			{"spec.databases[0].name", func(sr *v1alpha1.Starrocks, v string) { sr.Spec.Databases[0].Name = v }},
+			{"spec.roles[0].name", func(sr *v1alpha1.Starrocks, v string) { sr.Spec.Roles[0].Name = v }},
+			{"spec.users[0].name", func(sr *v1alpha1.Starrocks, v string) { sr.Spec.Users[0].Name = v }},
+			{"spec.users[0].passwordSecretRef.name", func(sr *v1alpha1.Starrocks, v string) { sr.Spec.Users[0].PasswordSecretRef.Name = v }},
+			{"spec.users[0].passwordSecretRef.key", func(sr *v1alpha1.Starrocks, v string) { sr.Spec.Users[0].PasswordSecretRef.Key = v }},
+		}
+		for _, f := range fields {
+			for i, v := range hostile {
+				sr := withAccounts(fmt.Sprintf("hostile-%d", i), func(sr *v1alpha1.Starrocks) { f.set(sr, v) })
+				_, err := dyn.Resource(v1alpha1.StarrocksGVR).Namespace(ns).Create(ctx, toUnstructured(t, sr), metav1.CreateOptions{})
+				if err == nil || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), f.field) {
+					t.Errorf("%s = %.20q: got %v, want the schema's Invalid naming %s", f.field, v, err, f.field)
+				}
+			}
+		}
+		// "limited": "small" has been tightened by the updates above.
+		create(ctx, t, dyn, v1alpha1.StarrocksGVR, ns, withAccounts("accounts", func(sr *v1alpha1.Starrocks) { sr.Spec.StarrocksClassName = "limited" }))
 	})
 
 	t.Run("an empty class name gets the schema's answer, not a webhook failure", func(t *testing.T) {
@@ -540,6 +593,17 @@ func withClass(name string, edit func(c *v1alpha1.StarrocksClass)) *v1alpha1.Sta
 	c := smallClass(name)
 	edit(c)
 	return c
+}
+
+// withAccounts is instance with a database, a reader role and a user with
+// its own password Secret, then edited.
+func withAccounts(name string, edit func(sr *v1alpha1.Starrocks)) *v1alpha1.Starrocks {
+	return instance(name, func(sr *v1alpha1.Starrocks) {
+		sr.Spec.Databases = []v1alpha1.Database{{Name: "sales"}}
+		sr.Spec.Roles = []v1alpha1.Role{{Name: "reader", Privileges: []v1alpha1.Privilege{{Database: "sales", On: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}}}}}
+		sr.Spec.Users = []v1alpha1.User{{Name: "bi", Roles: []string{"reader"}, PasswordSecretRef: &v1alpha1.PasswordSecretRef{Name: "bi-password", Key: "password"}}}
+		edit(sr)
+	})
 }
 
 // instance is a valid Standalone of class "small", then edited.

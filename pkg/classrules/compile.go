@@ -31,10 +31,19 @@ import (
 )
 
 // CostLimit bounds the work one class validation rule may do on one
-// instance. The variables are a handful of integers, so any honest rule stays
-// far below; a rule that exceeds it is reported as a violation, it never
-// blocks the hook or the webhook.
-const CostLimit = 100_000
+// instance: Kubernetes' limit of one CEL expression (k8s.io/apiserver
+// pkg/apis/cel PerCallLimit). A rule walking every privilege of the largest
+// spec the CRD allows (64 roles of 64 entries of 7 privileges) costs about
+// 450,000 (TestAccountsCELCostOfTheLargestSpec); a rule that exceeds the
+// limit is reported as a violation, it never blocks the hook or the
+// webhook.
+const CostLimit = 1_000_000
+
+// TotalCostBudget bounds the work of all the rules of a class on one
+// instance (Kubernetes' budget of the CEL rules of one object,
+// k8s.io/apiserver pkg/apis/cel RuntimeCELCostBudget): 64 rules at
+// CostLimit would keep the webhook past its 5-second timeout.
+const TotalCostBudget = 10_000_000
 
 // ZoneLabel is the node label zones are read from.
 const ZoneLabel = "topology.kubernetes.io/zone"
@@ -47,6 +56,9 @@ var celEnv = sync.OnceValues(func() (*cel.Env, error) {
 		cel.Variable("frontend", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable("backend", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable("type", cel.StringType),
+		cel.Variable("databases", cel.ListType(cel.StringType)),
+		cel.Variable("roles", cel.ListType(cel.MapType(cel.StringType, cel.DynType))),
+		cel.Variable("users", cel.ListType(cel.MapType(cel.StringType, cel.DynType))),
 		cel.OptionalTypes(),
 	)
 })
@@ -108,7 +120,7 @@ func Compile(class *v1alpha1.StarrocksClass) (*Compiled, Violations) {
 				Message: fmt.Sprintf("the CEL rule must evaluate to bool, not %s", checked.OutputType())})
 			continue
 		}
-		prg, err := env.Program(checked, cel.CostLimit(CostLimit), cel.EvalOptions(cel.OptOptimize))
+		prg, err := env.Program(checked, cel.CostLimit(CostLimit), cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost))
 		if err != nil {
 			vs = append(vs, Violation{Field: field, Value: r.Rule, Rule: fmt.Sprintf("class %q validations[%d]", name, i),
 				Message: fmt.Sprintf("the CEL rule cannot be prepared for evaluation: %s", oneLine(err.Error()))})
@@ -122,6 +134,7 @@ func Compile(class *v1alpha1.StarrocksClass) (*Compiled, Violations) {
 	vs = append(vs, checkTopology(class)...)
 	vs = append(vs, checkConfiguration(class)...)
 	vs = append(vs, checkClassStrings(class)...)
+	vs = append(vs, checkClassAccounts(class)...)
 	c.problems = vs
 	if len(vs) == 0 {
 		return c, nil
@@ -250,7 +263,7 @@ func selectPath(e celast.Expr, inner map[celast.Expr]bool) (string, bool) {
 	switch e.Kind() {
 	case celast.IdentKind:
 		switch n := e.AsIdent(); n {
-		case "configuration", "frontend", "backend", "type":
+		case "configuration", "frontend", "backend", "type", "databases", "roles", "users":
 			return n, true
 		}
 	case celast.SelectKind:

@@ -48,6 +48,11 @@ type Resolved struct {
 	Backend       ResolvedComponent
 	// RequireSecureTransport is spec.tls.requireSecureTransport.
 	RequireSecureTransport bool
+	// Databases, Roles and Users are spec.databases, spec.roles and
+	// spec.users, checked by CheckAccounts.
+	Databases []v1alpha1.Database
+	Roles     []v1alpha1.Role
+	Users     []v1alpha1.User
 }
 
 // ResolvedConfiguration is the merged configuration.
@@ -129,6 +134,7 @@ func (c *Compiled) Validate(sr *v1alpha1.Starrocks) Violations {
 // Resolved is nil.
 func (c *Compiled) Resolve(sr *v1alpha1.Starrocks) (*Resolved, Violations) {
 	vs := CheckInstanceStrings(sr)
+	vs = append(vs, CheckAccounts(sr, c.class)...)
 	name := c.class.Name
 	if len(c.problems) > 0 {
 		vs = append(vs, Violation{
@@ -144,6 +150,9 @@ func (c *Compiled) Resolve(sr *v1alpha1.Starrocks) (*Resolved, Violations) {
 		Topology:               c.class.Spec.Topology.DefaultTopology,
 		Zones:                  slices.Clone(c.class.Spec.Topology.AllowedZones),
 		RequireSecureTransport: sr.Spec.TLS != nil && sr.Spec.TLS.RequireSecureTransport,
+		Databases:              slices.Clone(sr.Spec.Databases),
+		Roles:                  slices.Clone(sr.Spec.Roles),
+		Users:                  slices.Clone(sr.Spec.Users),
 	}
 	if r.Type == "" {
 		r.Type = v1alpha1.TypeStandalone
@@ -371,9 +380,12 @@ func (r *Resolved) Activation() map[string]any {
 			string(v1alpha1.KeyLoadProcessMaxMemoryLimitPercent): r.Configuration.LoadProcessMaxMemoryLimitPercent,
 			string(v1alpha1.KeyCatalogTrashExpireSecond):         r.Configuration.CatalogTrashExpireSecond,
 		},
-		"frontend": comp(r.Frontend, false),
-		"backend":  comp(r.Backend, true),
-		"type":     string(r.Type),
+		"frontend":  comp(r.Frontend, false),
+		"backend":   comp(r.Backend, true),
+		"type":      string(r.Type),
+		"databases": r.databasesActivation(),
+		"roles":     r.rolesActivation(),
+		"users":     r.usersActivation(),
 	}
 }
 
@@ -383,10 +395,19 @@ func (c *Compiled) evalRules(r *Resolved) Violations {
 	}
 	act := r.Activation()
 	var vs Violations
+	var spent uint64
 	for _, cr := range c.rules {
 		ruleName := fmt.Sprintf("class %q validations[%d]: %s", c.class.Name, cr.index, cr.rule.Rule)
 		field, value := describePaths(cr.paths, act)
-		out, _, err := cr.program.Eval(act)
+		if spent >= TotalCostBudget {
+			vs = append(vs, Violation{Field: field, Value: value, Rule: ruleName,
+				Message: fmt.Sprintf("the class rules together exceed the CEL cost budget of one instance (%d), so this and the later rules were not evaluated and the instance cannot be accepted; the platform admin must simplify the rules", TotalCostBudget)})
+			break
+		}
+		out, det, err := cr.program.Eval(act)
+		if det != nil && det.ActualCost() != nil {
+			spent += *det.ActualCost()
+		}
 		if err != nil {
 			msg := fmt.Sprintf("the class rule could not be evaluated (%s), so the instance cannot be accepted; the platform admin must fix the rule", oneLine(err.Error()))
 			vs = append(vs, Violation{Field: field, Value: value, Rule: ruleName, Message: msg})
@@ -419,6 +440,9 @@ func describePaths(paths []string, act map[string]any) (field, value string) {
 	return strings.Join(fields, ", "), strings.Join(values, ", ")
 }
 
+// maxShownNames bounds the names of a list variable shown in a violation.
+const maxShownNames = 8
+
 func lookup(path string, act map[string]any) string {
 	var cur any = act
 	for _, part := range strings.Split(path, ".") {
@@ -431,8 +455,24 @@ func lookup(path string, act map[string]any) string {
 			return "?"
 		}
 	}
-	if cur == nil {
+	switch l := cur.(type) {
+	case nil:
 		return "<unset>"
+	case []string:
+		if len(l) > maxShownNames {
+			return stringList(append(slices.Clone(l[:maxShownNames]), fmt.Sprintf("... %d in all", len(l))))
+		}
+		return stringList(l)
+	case []map[string]any:
+		// roles, users: their names, not every field.
+		names := make([]string, 0, min(len(l), maxShownNames)+1)
+		for _, m := range l[:min(len(l), maxShownNames)] {
+			names = append(names, fmt.Sprint(m["name"]))
+		}
+		if len(l) > maxShownNames {
+			names = append(names, fmt.Sprintf("... %d in all", len(l)))
+		}
+		return stringList(names)
 	}
 	return fmt.Sprint(cur)
 }

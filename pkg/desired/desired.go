@@ -379,6 +379,7 @@ func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules
 			BackendConfig: map[string]string{
 				"streaming_load_max_mb": strconv.FormatInt(cfg.StreamingLoadMaxMb, 10),
 			},
+			Grants: GrantsFor(sr),
 		},
 		Network: Network{AllowedNamespaces: allowedNamespaces(sr.Spec.Network)},
 		Names:   names,

@@ -23,6 +23,7 @@ package crd_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -276,6 +277,28 @@ func TestCRDs(t *testing.T) {
 		if _, err := c.create(open); err != nil {
 			t.Errorf("16 namespace selectors and a dotted storage class rejected: %v", err)
 		}
+		accounts := parse(t, starrocksDoc("accounts", "Standalone"))
+		set(t, accounts, manyNames(64), "spec", "databases")
+		set(t, accounts, []any{map[string]any{"name": "reader", "roles": []any{"public"}, "privileges": []any{
+			map[string]any{"database": "n0", "on": "Database", "privileges": []any{"CREATE TABLE", "CREATE MATERIALIZED VIEW"}},
+			map[string]any{"database": "n0", "on": "AllTables", "privileges": []any{"SELECT", "INSERT"}},
+		}}}, "spec", "roles")
+		set(t, accounts, []any{map[string]any{"name": "a" + strings.Repeat("_b", 31) + "c", "roles": []any{"reader"}},
+			map[string]any{"name": "bi", "passwordSecretRef": map[string]any{"name": "bi-password.v1"}}}, "spec", "users")
+		created, err := c.create(accounts)
+		if err != nil {
+			t.Errorf("64 databases, a role and two users rejected: %v", err)
+		} else {
+			users, _, _ := unstructured.NestedSlice(created.Object, "spec", "users")
+			if ref, _ := users[1].(map[string]any)["passwordSecretRef"].(map[string]any); ref["key"] != "password" {
+				t.Errorf("passwordSecretRef.key defaulted to %v, want password", ref["key"])
+			}
+		}
+		classAccounts := set(t, parse(t, classDoc("accounts")), map[string]any{"maxDatabases": int64(0), "maxRoles": int64(64), "maxUsers": int64(8),
+			"forbiddenBuiltinRoles": []any{"db_admin", "user_admin", "public"}}, "spec", "accounts")
+		if _, err := c.create(classAccounts); err != nil {
+			t.Errorf("class with accounts limits rejected: %v", err)
+		}
 		zones := set(t, parse(t, classDoc("zoned")), []any{"ru-central1-a", "zone_B.2"}, "spec", "topology", "allowedZones")
 		if _, err := c.create(zones); err != nil {
 			t.Errorf("class with label-value zones rejected: %v", err)
@@ -334,7 +357,84 @@ func TestCRDs(t *testing.T) {
 			{"allowed namespaces: more than 16 selectors", set(t, sr("np-many"), manySelectors(17), "spec", "network", "allowedNamespaces"), "spec.network.allowedNamespaces: Too many: 17: must have at most 16 items"},
 			{"class: zone with a newline", set(t, cl(), []any{"zone-a\n- zone-b"}, "spec", "topology", "allowedZones"), "spec.topology.allowedZones[0] in body should match"},
 			{"class: empty zone", set(t, cl(), []any{""}, "spec", "topology", "allowedZones"), "spec.topology.allowedZones[0] in body should be at least 1 chars long"},
+			{"class: accounts limit above 64", set(t, cl(), int64(65), "spec", "accounts", "maxUsers"), "spec.accounts.maxUsers in body should be less than or equal to 64"},
+			{"class: forbidding a role that is not built in", set(t, cl(), []any{"root"}, "spec", "accounts", "forbiddenBuiltinRoles"), `spec.accounts.forbiddenBuiltinRoles[0]: Unsupported value: "root"`},
 		}
+		// Names become StarRocks identifiers and Secret references: the
+		// schema refuses every hostile one and names the field. Reserved
+		// names (root, d8_agent, d8ms_managed, on) are the class rules'
+		// (pkg/classrules): the webhook and the hooks refuse them.
+		hostile := []string{"a'b", "a\"b", "a`b", "a;b", "x`; DROP DATABASE sales; --", "Sales", "a b",
+			"\u0431\u0430\u0437\u0430", "caf\u00e9", "a\nb"}
+		nameFields := []struct {
+			field string
+			set   func(o *unstructured.Unstructured, v string) *unstructured.Unstructured
+		}{
+			{"spec.databases[0].name", func(o *unstructured.Unstructured, v string) *unstructured.Unstructured {
+				return set(t, o, []any{map[string]any{"name": v}}, "spec", "databases")
+			}},
+			{"spec.roles[0].name", func(o *unstructured.Unstructured, v string) *unstructured.Unstructured {
+				return set(t, o, []any{map[string]any{"name": v}}, "spec", "roles")
+			}},
+			{"spec.roles[0].roles[0]", func(o *unstructured.Unstructured, v string) *unstructured.Unstructured {
+				return set(t, o, []any{map[string]any{"name": "r", "roles": []any{v}}}, "spec", "roles")
+			}},
+			{"spec.roles[0].privileges[0].database", func(o *unstructured.Unstructured, v string) *unstructured.Unstructured {
+				return set(t, o, []any{map[string]any{"name": "r", "privileges": []any{map[string]any{"database": v, "on": "Database", "privileges": []any{"ALTER"}}}}}, "spec", "roles")
+			}},
+			{"spec.roles[0].privileges[0].privileges[0]", func(o *unstructured.Unstructured, v string) *unstructured.Unstructured {
+				return set(t, o, []any{map[string]any{"name": "r", "privileges": []any{map[string]any{"database": "d", "on": "Database", "privileges": []any{v}}}}}, "spec", "roles")
+			}},
+			{"spec.users[0].name", func(o *unstructured.Unstructured, v string) *unstructured.Unstructured {
+				return set(t, o, []any{map[string]any{"name": v}}, "spec", "users")
+			}},
+			{"spec.users[0].roles[0]", func(o *unstructured.Unstructured, v string) *unstructured.Unstructured {
+				return set(t, o, []any{map[string]any{"name": "u", "roles": []any{v}}}, "spec", "users")
+			}},
+			{"spec.users[0].passwordSecretRef.name", func(o *unstructured.Unstructured, v string) *unstructured.Unstructured {
+				return set(t, o, []any{map[string]any{"name": "u", "passwordSecretRef": map[string]any{"name": v}}}, "spec", "users")
+			}},
+			{"spec.users[0].passwordSecretRef.key", func(o *unstructured.Unstructured, v string) *unstructured.Unstructured {
+				return set(t, o, []any{map[string]any{"name": "u", "passwordSecretRef": map[string]any{"name": "s", "key": v}}}, "spec", "users")
+			}},
+		}
+		n := 0
+		for _, f := range nameFields {
+			for _, v := range hostile {
+				if strings.HasSuffix(f.field, "privileges[0]") && v == "Sales" || strings.HasSuffix(f.field, ".key") && v == "Sales" {
+					continue // upper case is the syntax of a privilege and of a Secret key
+				}
+				want := f.field + " in body should match"
+				if strings.HasSuffix(f.field, "privileges[0]") {
+					want = f.field // the pattern or the CEL rule of allowed privileges
+				}
+				n++
+				cases = append(cases, struct {
+					name string
+					obj  *unstructured.Unstructured
+					want string
+				}{fmt.Sprintf("%s %q", f.field, v), f.set(sr("hostile-"+itoa(n)), v), want})
+			}
+			n++
+			cases = append(cases, struct {
+				name string
+				obj  *unstructured.Unstructured
+				want string
+			}{f.field + " of 1000 characters", f.set(sr("hostile-"+itoa(n)), strings.Repeat("a", 1000)), f.field + ": Too long"})
+		}
+		cases = append(cases, []struct {
+			name string
+			obj  *unstructured.Unstructured
+			want string
+		}{
+			{"user name ending with _", set(t, sr("user-underscore"), []any{map[string]any{"name": "app_"}}, "spec", "users"), "spec.users[0].name in body should match"},
+			{"SELECT on a database", set(t, sr("priv-db"), []any{map[string]any{"name": "r", "privileges": []any{map[string]any{"database": "d", "on": "Database", "privileges": []any{"SELECT"}}}}}, "spec", "roles"),
+				"privileges on a Database must be among ALTER, DROP, CREATE TABLE"},
+			{"privileges on a table", set(t, sr("priv-table"), []any{map[string]any{"name": "r", "privileges": []any{map[string]any{"database": "d", "on": "Table", "privileges": []any{"SELECT"}}}}}, "spec", "roles"),
+				`spec.roles[0].privileges[0].on: Unsupported value: "Table"`},
+			{"the same user twice", set(t, sr("user-twice"), []any{map[string]any{"name": "u"}, map[string]any{"name": "u"}}, "spec", "users"), "spec.users[1]: Duplicate value"},
+			{"65 databases", set(t, sr("dbs-65"), manyNames(65), "spec", "databases"), "spec.databases: Too many: 65: must have at most 64 items"},
+		}...)
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				_, err := c.create(tc.obj)
@@ -553,6 +653,15 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // system:authenticated to cluster-admin: a second YAML document whose last
 // key absorbs the rest of the template.
 const hostileStorageClass = "fast\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: x}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: Group, name: \"system:authenticated\"}]\nx:"
+
+// manyNames is n valid name objects (databases, users).
+func manyNames(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = map[string]any{"name": "n" + itoa(i)}
+	}
+	return out
+}
 
 // manySelectors is n valid namespace selectors with label keys of every form.
 func manySelectors(n int) []any {
