@@ -99,8 +99,8 @@ func TestUserSecretsAgainstARealAPIServer(t *testing.T) {
 		}, StringData: map[string]string{"username": "theirs"}}, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
-	lookAlike("evil", "d8ms-sr-olap-user-old", "uid-olap")
-	lookAlike("team", "d8ms-sr-olap-user-foreign", "uid-someone-else")
+	lookAlike("evil", "d8ms-sr-olap-user.old", "uid-olap")
+	lookAlike("team", "d8ms-sr-olap-user.foreign", "uid-someone-else")
 
 	op.run("credentials/hook", htypes.OnKubernetesEvent, startValues())
 	r, err := client.CoreV1().Secrets("team").Get(ctx, reader.SecretName, metav1.GetOptions{})
@@ -127,7 +127,7 @@ func TestUserSecretsAgainstARealAPIServer(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(err), "the reader's Secret is deleted: %v", err)
 	for _, s := range []struct{ ns, name string }{
 		{"team", writer.SecretName}, {"team", "d8ms-sr-olap-credentials"}, {"team", "d8ms-sr-olap-agent-credentials"}, {"team", "d8ms-sr-olap-keystore"},
-		{"team", "d8ms-sr-olap-user-foreign"}, {"evil", "d8ms-sr-olap-user-old"},
+		{"team", "d8ms-sr-olap-user.foreign"}, {"evil", "d8ms-sr-olap-user.old"},
 	} {
 		_, err := client.CoreV1().Secrets(s.ns).Get(ctx, s.name, metav1.GetOptions{})
 		assert.NoError(t, err, "%s/%s stays", s.ns, s.name)

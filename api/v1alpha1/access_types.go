@@ -76,8 +76,8 @@ const (
 
 // Privileges on one database or on all its tables, as StarRocks' GRANT
 // statement names them.
-// +kubebuilder:validation:XValidation:rule="self.on != 'Database' || self.privileges.all(p, p in ['ALTER', 'DROP', 'CREATE TABLE', 'CREATE VIEW', 'CREATE FUNCTION', 'CREATE MATERIALIZED VIEW'])",message="privileges on a Database must be among ALTER, DROP, CREATE TABLE, CREATE VIEW, CREATE FUNCTION, CREATE MATERIALIZED VIEW"
-// +kubebuilder:validation:XValidation:rule="self.on != 'AllTables' || self.privileges.all(p, p in ['ALTER', 'DROP', 'SELECT', 'INSERT', 'EXPORT', 'UPDATE', 'DELETE'])",message="privileges on AllTables must be among ALTER, DROP, SELECT, INSERT, EXPORT, UPDATE, DELETE"
+// +kubebuilder:validation:XValidation:rule="self.object != 'Database' || self.privileges.all(p, p in ['ALTER', 'DROP', 'CREATE TABLE', 'CREATE VIEW', 'CREATE FUNCTION', 'CREATE MATERIALIZED VIEW'])",message="privileges on a Database must be among ALTER, DROP, CREATE TABLE, CREATE VIEW, CREATE FUNCTION, CREATE MATERIALIZED VIEW"
+// +kubebuilder:validation:XValidation:rule="self.object != 'AllTables' || self.privileges.all(p, p in ['ALTER', 'DROP', 'SELECT', 'INSERT', 'EXPORT', 'UPDATE', 'DELETE'])",message="privileges on AllTables must be among ALTER, DROP, SELECT, INSERT, EXPORT, UPDATE, DELETE"
 type Privilege struct {
 	// Database the privileges are on: one of spec.databases.
 	// +kubebuilder:validation:MinLength=1
@@ -88,7 +88,7 @@ type Privilege struct {
 	// Database: privileges on the database itself (CREATE TABLE ...).
 	// AllTables: privileges on every table of the database, present and
 	// future (SELECT, INSERT ...).
-	On PrivilegeObject `json:"on"`
+	Object PrivilegeObject `json:"object"`
 
 	// The privileges, upper case as in StarRocks' GRANT: for a Database
 	// ALTER, DROP, CREATE TABLE, CREATE VIEW, CREATE FUNCTION, CREATE
@@ -103,7 +103,7 @@ type Privilege struct {
 }
 
 // A user of the instance, with the roles it gets and the Secret of its
-// password. The module writes a Secret d8ms-sr-<instance>-user-<name> with
+// password. The module writes a Secret d8ms-sr-<instance>-user.<name> with
 // everything a client needs to connect.
 type User struct {
 	// Name of the user: a lower-case letter, then up to 63 lower-case

@@ -50,7 +50,7 @@ func exampleInstances(t testing.TB) []desired.Instance {
 		{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "team-a-apps"}},
 	}}
 	cluster.Spec.Databases = []v1alpha1.Database{{Name: "sales"}}
-	cluster.Spec.Roles = []v1alpha1.Role{{Name: "reader", Privileges: []v1alpha1.Privilege{{Database: "sales", On: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}}}}}
+	cluster.Spec.Roles = []v1alpha1.Role{{Name: "reader", Privileges: []v1alpha1.Privilege{{Database: "sales", Object: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}}}}}
 	cluster.Spec.Users = []v1alpha1.User{{Name: "bi", Roles: []string{"reader"}, PasswordSecretRef: &v1alpha1.PasswordSecretRef{Name: "bi-password"}}}
 	out := desired.Compute(desired.Input{
 		Instances:     []*v1alpha1.Starrocks{standalone, cluster},

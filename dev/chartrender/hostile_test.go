@@ -169,7 +169,7 @@ func hostileInstance() *v1alpha1.Starrocks {
 	}}
 	sr.Spec.Databases = []v1alpha1.Database{{Name: "sales"}}
 	sr.Spec.Roles = []v1alpha1.Role{{Name: "reader", Roles: []string{"public"},
-		Privileges: []v1alpha1.Privilege{{Database: "sales", On: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}}}}}
+		Privileges: []v1alpha1.Privilege{{Database: "sales", Object: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}}}}}
 	sr.Spec.Users = []v1alpha1.User{{Name: "bi", Roles: []string{"reader"},
 		PasswordSecretRef: &v1alpha1.PasswordSecretRef{Name: "bi-password", Key: "password"}}}
 	return sr
@@ -249,7 +249,7 @@ var specStrings = []stringSetter{
 		sr.Spec.Roles[0].Privileges[0].Database = v
 	}},
 	{"spec.roles[0].privileges[0].on", func(_ *v1alpha1.StarrocksClass, sr *v1alpha1.Starrocks, v string) {
-		sr.Spec.Roles[0].Privileges[0].On = v1alpha1.PrivilegeObject(v)
+		sr.Spec.Roles[0].Privileges[0].Object = v1alpha1.PrivilegeObject(v)
 	}},
 	{"spec.roles[0].privileges[0].privileges[0]", func(_ *v1alpha1.StarrocksClass, sr *v1alpha1.Starrocks, v string) {
 		sr.Spec.Roles[0].Privileges[0].Privileges[0] = v

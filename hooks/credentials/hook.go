@@ -23,7 +23,7 @@ limitations under the License.
 //     d8_agent, password, root-password), mounted into the agent only.
 //   - d8ms-sr-<name>-keystore: the password of the PKCS12 keystore
 //     cert-manager writes for the FE (password).
-//   - d8ms-sr-<name>-user-<user> (desired.UserSecretName): one per user the
+//   - d8ms-sr-<name>-user.<user> (desired.UserSecretName): one per user the
 //     memory declares (agentConfig.grants.users): username, and password
 //     unless the team gives it (passwordSecretRef); the agent adds the
 //     other connection keys. Deleted once the memory no longer declares

@@ -75,7 +75,7 @@ func TestCreatesOneSecretPerDeclaredUser(t *testing.T) {
 	f.RunHook()
 	require.NoError(t, f.HookError())
 
-	reader := f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user-reader")
+	reader := f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user.reader")
 	require.NotNil(t, reader, "the reader's Secret")
 	assert.Equal(t, "reader", secretData(t, reader, "username"))
 	password := secretData(t, reader, "password")
@@ -86,7 +86,7 @@ func TestCreatesOneSecretPerDeclaredUser(t *testing.T) {
 	require.Len(t, reader.GetOwnerReferences(), 1)
 	assert.Equal(t, []string{"Starrocks", "olap", "uid-olap"}, []string{reader.GetOwnerReferences()[0].Kind, reader.GetOwnerReferences()[0].Name, string(reader.GetOwnerReferences()[0].UID)})
 
-	writer := f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user-app-writer")
+	writer := f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user.app-writer")
 	require.NotNil(t, writer, "the writer's Secret: '_' becomes '-'")
 	assert.Equal(t, "app_writer", secretData(t, writer, "username"))
 	_, has, _ := unstructuredField(writer, "password")
@@ -102,7 +102,7 @@ func TestCreatesOneSecretPerDeclaredUser(t *testing.T) {
 		f.RunHook()
 		require.NoError(t, f.HookError())
 		assert.Empty(t, f.PatchedOperations())
-		got := f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user-reader")
+		got := f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user.reader")
 		assert.Equal(t, password, secretData(t, got, "password"))
 		assert.Equal(t, "host", secretData(t, got, "host"))
 	})
@@ -111,12 +111,12 @@ func TestCreatesOneSecretPerDeclaredUser(t *testing.T) {
 		f.AddKubeObject(metaPVC)
 		f.RunHook()
 		require.NoError(t, f.HookError())
-		for _, name := range []string{"d8ms-sr-olap-user-reader", "d8ms-sr-olap-user-app-writer"} {
+		for _, name := range []string{"d8ms-sr-olap-user.reader", "d8ms-sr-olap-user.app-writer"} {
 			s := f.KubernetesResource("Secret", "team", name)
 			require.Len(t, s.GetOwnerReferences(), 1, name)
 			assert.Equal(t, "pvc-uid", string(s.GetOwnerReferences()[0].UID), name)
 		}
-		assert.Equal(t, password, secretData(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user-reader"), "password"))
+		assert.Equal(t, password, secretData(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user.reader"), "password"))
 	})
 }
 
@@ -134,12 +134,12 @@ func TestDeletesTheSecretOfAUserNoLongerDeclared(t *testing.T) {
 		t.Run("owned by "+owner.kind, func(t *testing.T) {
 			f := newHook(t)
 			f.KubeStateSet(withUsers(t, user("reader")) + "---" + metaPVC + "---" +
-				userSecret("team", "d8ms-sr-olap-user-reader", owner.kind, owner.name, owner.uid) + "---" +
-				userSecret("team", "d8ms-sr-olap-user-gone", owner.kind, owner.name, owner.uid))
+				userSecret("team", "d8ms-sr-olap-user.reader", owner.kind, owner.name, owner.uid) + "---" +
+				userSecret("team", "d8ms-sr-olap-user.gone", owner.kind, owner.name, owner.uid))
 			f.RunHook()
 			require.NoError(t, f.HookError())
-			assert.Nil(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user-gone"), "the user left the memory")
-			assert.NotNil(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user-reader"), "a declared user keeps its Secret")
+			assert.Nil(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user.gone"), "the user left the memory")
+			assert.NotNil(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user.reader"), "a declared user keeps its Secret")
 			for _, name := range []string{"d8ms-sr-olap-credentials", "d8ms-sr-olap-agent-credentials", "d8ms-sr-olap-keystore"} {
 				assert.NotNil(t, f.KubernetesResource("Secret", "team", name), "the instance's own credentials stay: %s", name)
 			}
@@ -148,10 +148,10 @@ func TestDeletesTheSecretOfAUserNoLongerDeclared(t *testing.T) {
 
 	t.Run("every user removed", func(t *testing.T) {
 		f := newHook(t)
-		f.KubeStateSet(withUsers(t) + "---" + userSecret("team", "d8ms-sr-olap-user-gone", "Starrocks", "olap", "uid-olap"))
+		f.KubeStateSet(withUsers(t) + "---" + userSecret("team", "d8ms-sr-olap-user.gone", "Starrocks", "olap", "uid-olap"))
 		f.RunHook()
 		require.NoError(t, f.HookError())
-		assert.Nil(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user-gone"))
+		assert.Nil(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user.gone"))
 	})
 }
 
@@ -162,7 +162,7 @@ func TestKeepsUserSecretsWhenInDoubt(t *testing.T) {
 		{"grants of the wrong type", memory("d8-managed-starrocks", "last-valid-uid-olap", `{"name":"olap","namespace":"team","uid":"uid-olap","agentConfig":{"grants":[]}}`)},
 		{"no agentConfig", memory("d8-managed-starrocks", "last-valid-uid-olap", `{"name":"olap","namespace":"team","uid":"uid-olap"}`)},
 		{"a user that is not an object", memory("d8-managed-starrocks", "last-valid-uid-olap", `{"name":"olap","namespace":"team","uid":"uid-olap","agentConfig":{"grants":{"users":[7]}}}`)},
-		{"a user with a name of the wrong type", memory("d8-managed-starrocks", "last-valid-uid-olap", `{"name":"olap","namespace":"team","uid":"uid-olap","agentConfig":{"grants":{"users":[{"name":1,"secretName":"d8ms-sr-olap-user-gone"}]}}}`)},
+		{"a user with a name of the wrong type", memory("d8-managed-starrocks", "last-valid-uid-olap", `{"name":"olap","namespace":"team","uid":"uid-olap","agentConfig":{"grants":{"users":[{"name":1,"secretName":"d8ms-sr-olap-user.gone"}]}}}`)},
 		{"no memory at all", ""},
 		{"a second memory of the instance (re-created, the old one not deleted yet), both following the volume", withUsers(t, user("gone")) + "---" + metaPVC + "---" +
 			memory("d8-managed-starrocks", "last-valid-uid-new", `{"name":"olap","namespace":"team","uid":"uid-new","agentConfig":{"grants":{"users":[]}}}`)},
@@ -170,9 +170,9 @@ func TestKeepsUserSecretsWhenInDoubt(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newHook(t)
-			gone := userSecret("team", "d8ms-sr-olap-user-gone", "Starrocks", "olap", "uid-olap")
+			gone := userSecret("team", "d8ms-sr-olap-user.gone", "Starrocks", "olap", "uid-olap")
 			if strings.Contains(tt.state, "meta-d8ms-sr-olap-0") {
-				gone = userSecret("team", "d8ms-sr-olap-user-gone", "PersistentVolumeClaim", "meta-d8ms-sr-olap-0", "pvc-uid")
+				gone = userSecret("team", "d8ms-sr-olap-user.gone", "PersistentVolumeClaim", "meta-d8ms-sr-olap-0", "pvc-uid")
 			}
 			state := gone
 			if tt.state != "" {
@@ -181,7 +181,7 @@ func TestKeepsUserSecretsWhenInDoubt(t *testing.T) {
 			f.KubeStateSet(state)
 			f.RunHook()
 			require.NoError(t, f.HookError(), "an unreadable memory never fails the run")
-			assert.NotNil(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user-gone"))
+			assert.NotNil(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user.gone"))
 		})
 	}
 }
@@ -196,17 +196,17 @@ func TestRefusesAUserWhoseSecretNameIsNotTheModules(t *testing.T) {
 	} {
 		t.Run(u.Name+" "+u.SecretName, func(t *testing.T) {
 			f := newHook(t)
-			f.KubeStateSet(withUsers(t, u, user("ok")) + "---" + userSecret("team", "d8ms-sr-olap-user-gone", "Starrocks", "olap", "uid-olap"))
+			f.KubeStateSet(withUsers(t, u, user("ok")) + "---" + userSecret("team", "d8ms-sr-olap-user.gone", "Starrocks", "olap", "uid-olap"))
 			f.RunHook()
 			require.NoError(t, f.HookError())
-			assert.NotNil(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user-ok"), "the other users get theirs")
+			assert.NotNil(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user.ok"), "the other users get theirs")
 			if u.SecretName != "" {
 				if s := f.KubernetesResource("Secret", "team", u.SecretName); s != nil {
 					assert.NotEqual(t, "user-credentials", s.GetLabels()["managed-starrocks.deckhouse.io/state"], "no user Secret under a name the module does not give")
 				}
 			}
 			assert.Nil(t, f.KubernetesResource("Secret", "team", desired.UserSecretName("olap", u.Name)), "no Secret for a refused user")
-			assert.NotNil(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user-gone"), "nothing is deleted while part of the memory is refused")
+			assert.NotNil(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user.gone"), "nothing is deleted while part of the memory is refused")
 			assert.Contains(t, f.LoggerOutput().String(), "agentConfig.grants.users[0]")
 		})
 	}
@@ -214,15 +214,15 @@ func TestRefusesAUserWhoseSecretNameIsNotTheModules(t *testing.T) {
 
 func TestLeavesLookAlikeUserSecretsAlone(t *testing.T) {
 	for _, tt := range []struct{ name, secret string }{
-		{"in another namespace", userSecret("other-team", "d8ms-sr-olap-user-gone", "Starrocks", "olap", "uid-olap")},
-		{"owned by another object", userSecret("team", "d8ms-sr-olap-user-gone", "Starrocks", "olap", "uid-someone-else")},
-		{"owned by another PVC", userSecret("team", "d8ms-sr-olap-user-gone", "PersistentVolumeClaim", "meta-d8ms-sr-olap-0", "other-pvc-uid")},
-		{"owned by a Deployment of the team", userSecret("team", "d8ms-sr-olap-user-gone", "Deployment", "app", "uid-olap")},
+		{"in another namespace", userSecret("other-team", "d8ms-sr-olap-user.gone", "Starrocks", "olap", "uid-olap")},
+		{"owned by another object", userSecret("team", "d8ms-sr-olap-user.gone", "Starrocks", "olap", "uid-someone-else")},
+		{"owned by another PVC", userSecret("team", "d8ms-sr-olap-user.gone", "PersistentVolumeClaim", "meta-d8ms-sr-olap-0", "other-pvc-uid")},
+		{"owned by a Deployment of the team", userSecret("team", "d8ms-sr-olap-user.gone", "Deployment", "app", "uid-olap")},
 		{"of another instance", `
 apiVersion: v1
 kind: Secret
 metadata:
-  name: d8ms-sr-olap-user-gone
+  name: d8ms-sr-olap-user.gone
   namespace: team
   labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap2, managed-starrocks.deckhouse.io/state: user-credentials}
   ownerReferences: [{apiVersion: v1, kind: Starrocks, name: olap, uid: uid-olap}]
@@ -231,7 +231,7 @@ metadata:
 apiVersion: v1
 kind: Secret
 metadata:
-  name: d8ms-sr-olap-user-gone
+  name: d8ms-sr-olap-user.gone
   namespace: team
   labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, managed-starrocks.deckhouse.io/state: credentials}
   ownerReferences: [{apiVersion: v1, kind: Starrocks, name: olap, uid: uid-olap}]
@@ -240,7 +240,7 @@ metadata:
 apiVersion: v1
 kind: Secret
 metadata:
-  name: d8ms-sr-olap-user-gone
+  name: d8ms-sr-olap-user.gone
   namespace: team
   labels: {managed-services.deckhouse.io/managed-service-type: starrocks, managed-starrocks.deckhouse.io/state: user-credentials}
   ownerReferences: [{apiVersion: v1, kind: Starrocks, name: olap, uid: uid-olap}]
@@ -252,7 +252,7 @@ metadata:
 			f.RunHook()
 			require.NoError(t, f.HookError())
 			for _, ns := range []string{"team", "other-team"} {
-				if f.KubernetesResource("Secret", ns, "d8ms-sr-olap-user-gone") != nil {
+				if f.KubernetesResource("Secret", ns, "d8ms-sr-olap-user.gone") != nil {
 					return
 				}
 			}
@@ -270,9 +270,9 @@ func TestTheSecretSnapshotHoldsNoData(t *testing.T) {
 	}
 	var got map[string]any
 	require.NoError(t, helpers.JQRunOnString(context.Background(), filter,
-		`{"metadata":{"name":"d8ms-sr-olap-user-app","namespace":"team","labels":{"app.kubernetes.io/instance":"olap","managed-starrocks.deckhouse.io/state":"user-credentials"},`+
+		`{"metadata":{"name":"d8ms-sr-olap-user.app","namespace":"team","labels":{"app.kubernetes.io/instance":"olap","managed-starrocks.deckhouse.io/state":"user-credentials"},`+
 			`"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"data\":{\"password\":\"c2VjcmV0\"}}"},"ownerReferences":[{"kind":"Starrocks","name":"olap","uid":"u"}]},`+
 			`"data":{"password":"c2VjcmV0"},"stringData":{"password":"secret"}}`, &got))
-	assert.Equal(t, map[string]any{"namespace": "team", "name": "d8ms-sr-olap-user-app", "state": "user-credentials", "instance": "olap",
+	assert.Equal(t, map[string]any{"namespace": "team", "name": "d8ms-sr-olap-user.app", "state": "user-credentials", "instance": "olap",
 		"owners": []any{map[string]any{"kind": "Starrocks", "name": "olap", "uid": "u"}}}, got)
 }

@@ -151,14 +151,14 @@ func TestUsersReady(t *testing.T) {
 			wantReason: ReasonWaitingForAgent,
 			wantMsg:    "The agent of the FE leader has not reported the declared users and databases yet. Pending: users not ready: app, reader; databases not created yet: sales.",
 			wantUsers: []v1alpha1.UserStatus{
-				{Name: "app", SecretName: "d8ms-sr-olap-user-app", Reason: ReasonWaitingForAgent, Message: "The agent of the FE leader has not reported this user yet."},
-				{Name: "reader", SecretName: "d8ms-sr-olap-user-reader", Reason: ReasonWaitingForAgent, Message: "The agent of the FE leader has not reported this user yet."},
+				{Name: "app", SecretName: "d8ms-sr-olap-user.app", Reason: ReasonWaitingForAgent, Message: "The agent of the FE leader has not reported this user yet."},
+				{Name: "reader", SecretName: "d8ms-sr-olap-user.reader", Reason: ReasonWaitingForAgent, Message: "The agent of the FE leader has not reported this user yet."},
 			},
 		},
 		{
 			name: "the leader reports everything applied", entry: twoUsers, annotations: map[string]string{"d8ms-sr-olap-0": `{}`, "d8ms-sr-olap-1": leaderStatus(t, "d8ms-sr-olap-1", applied)},
 			wantStatus: true, wantReason: ReasonUsersApplied, wantMsg: "The agent of the FE leader (pod d8ms-sr-olap-1) reports 1 database, 1 role and 2 users as declared.",
-			wantUsers: []v1alpha1.UserStatus{{Name: "app", SecretName: "d8ms-sr-olap-user-app", Ready: true}, {Name: "reader", SecretName: "d8ms-sr-olap-user-reader", Ready: true}},
+			wantUsers: []v1alpha1.UserStatus{{Name: "app", SecretName: "d8ms-sr-olap-user.app", Ready: true}, {Name: "reader", SecretName: "d8ms-sr-olap-user.reader", Ready: true}},
 			wantDBs:   []v1alpha1.DatabaseStatus{{Name: "sales", Managed: true, Exists: true}, {Name: "old", Exists: true}},
 		},
 		{
@@ -177,8 +177,8 @@ func TestUsersReady(t *testing.T) {
 			wantReason: "PasswordSecretMissing",
 			wantMsg:    "The agent of the FE leader (pod d8ms-sr-olap-0) reports: Secret app-pw of user app does not exist. Pending: users not ready: app.",
 			wantUsers: []v1alpha1.UserStatus{
-				{Name: "app", SecretName: "d8ms-sr-olap-user-app", Reason: "PasswordSecretMissing", Message: "Secret app-pw does not exist"},
-				{Name: "reader", SecretName: "d8ms-sr-olap-user-reader", Ready: true},
+				{Name: "app", SecretName: "d8ms-sr-olap-user.app", Reason: "PasswordSecretMissing", Message: "Secret app-pw does not exist"},
+				{Name: "reader", SecretName: "d8ms-sr-olap-user.reader", Ready: true},
 			},
 			wantDBs: []v1alpha1.DatabaseStatus{{Name: "sales", Managed: true, Exists: true}},
 		},
@@ -200,7 +200,7 @@ func TestUsersReady(t *testing.T) {
 			annotations: map[string]string{"d8ms-sr-olap-0": leaderStatus(t, "d8ms-sr-olap-0", applied)},
 			wantReason:  ReasonWaitingForAgent,
 			wantMsg:     "The agent of the FE leader has not applied the current declaration yet. Pending: users removed from the spec and not dropped yet: reader.",
-			wantUsers:   []v1alpha1.UserStatus{{Name: "app", SecretName: "d8ms-sr-olap-user-app", Ready: true}},
+			wantUsers:   []v1alpha1.UserStatus{{Name: "app", SecretName: "d8ms-sr-olap-user.app", Ready: true}},
 			wantDBs:     []v1alpha1.DatabaseStatus{{Name: "sales", Managed: true, Exists: true}, {Name: "old", Exists: true}},
 		},
 		{
@@ -216,13 +216,13 @@ func TestUsersReady(t *testing.T) {
 		{
 			name: "without a report the last reported state is kept", entry: twoUsers, annotations: map[string]string{"d8ms-sr-olap-0": `{}`},
 			prev: v1alpha1.StarrocksStatus{
-				Users:     []v1alpha1.UserStatus{{Name: "app", SecretName: "d8ms-sr-olap-user-app", Ready: true}, {Name: "gone", SecretName: "d8ms-sr-olap-user-gone", Ready: true}},
+				Users:     []v1alpha1.UserStatus{{Name: "app", SecretName: "d8ms-sr-olap-user.app", Ready: true}, {Name: "gone", SecretName: "d8ms-sr-olap-user.gone", Ready: true}},
 				Databases: []v1alpha1.DatabaseStatus{{Name: "sales", Managed: true, Exists: true}},
 			},
 			wantReason: ReasonWaitingForAgent,
 			wantUsers: []v1alpha1.UserStatus{
-				{Name: "app", SecretName: "d8ms-sr-olap-user-app", Ready: true},
-				{Name: "reader", SecretName: "d8ms-sr-olap-user-reader", Reason: ReasonWaitingForAgent, Message: "The agent of the FE leader has not reported this user yet."},
+				{Name: "app", SecretName: "d8ms-sr-olap-user.app", Ready: true},
+				{Name: "reader", SecretName: "d8ms-sr-olap-user.reader", Reason: ReasonWaitingForAgent, Message: "The agent of the FE leader has not reported this user yet."},
 			},
 			wantDBs: []v1alpha1.DatabaseStatus{{Name: "sales", Managed: true, Exists: true}},
 		},
@@ -281,7 +281,7 @@ func TestComputeStatusReportsUsersReady(t *testing.T) {
 	st := ComputeStatus(res, v1alpha1.StarrocksStatus{}, obs, "cluster.local", metav1.Now())
 	s, r, _ := condition(st, ConditionUsersReady)
 	assert.Equal(t, []string{"True", ReasonUsersApplied}, []string{s, r})
-	assert.Equal(t, []v1alpha1.UserStatus{{Name: "app", SecretName: "d8ms-sr-olap-user-app", Ready: true}}, st.Users)
+	assert.Equal(t, []v1alpha1.UserStatus{{Name: "app", SecretName: "d8ms-sr-olap-user.app", Ready: true}}, st.Users)
 	assert.Equal(t, []v1alpha1.DatabaseStatus{{Name: "sales", Managed: true, Exists: true}}, st.Databases)
 
 	t.Run("nothing deployed", func(t *testing.T) {

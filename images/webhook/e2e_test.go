@@ -600,7 +600,7 @@ func withClass(name string, edit func(c *v1alpha1.StarrocksClass)) *v1alpha1.Sta
 func withAccounts(name string, edit func(sr *v1alpha1.Starrocks)) *v1alpha1.Starrocks {
 	return instance(name, func(sr *v1alpha1.Starrocks) {
 		sr.Spec.Databases = []v1alpha1.Database{{Name: "sales"}}
-		sr.Spec.Roles = []v1alpha1.Role{{Name: "reader", Privileges: []v1alpha1.Privilege{{Database: "sales", On: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}}}}}
+		sr.Spec.Roles = []v1alpha1.Role{{Name: "reader", Privileges: []v1alpha1.Privilege{{Database: "sales", Object: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}}}}}
 		sr.Spec.Users = []v1alpha1.User{{Name: "bi", Roles: []string{"reader"}, PasswordSecretRef: &v1alpha1.PasswordSecretRef{Name: "bi-password", Key: "password"}}}
 		edit(sr)
 	})

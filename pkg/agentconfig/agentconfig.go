@@ -115,7 +115,7 @@ type GrantsRole struct {
 // (CREATE_TABLE: a space becomes _).
 type GrantsPrivilege struct {
 	Database   string   `json:"database"`
-	On         string   `json:"on"`
+	Object     string   `json:"object"`
 	Privileges []string `json:"privileges"`
 }
 

@@ -17,6 +17,7 @@ limitations under the License.
 package classrules
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -68,7 +69,7 @@ var ReservedUsers = []string{agentconfig.RootUser, agentconfig.AgentUser, agentc
 // statement's own words.
 var GrammarWords = []string{"on", "to"}
 
-// Privileges are what may be granted per spec.roles[].privileges[].on, as
+// Privileges are what may be granted per spec.roles[].privileges[].object, as
 // GRANT writes them (fe-core privilege/PrivilegeType.java DbAction and
 // TableAction; docs sql-reference/sql-statements/account-management/
 // GRANT.md). The SHOW GRANTS form joins words with '_' (PrivilegeName).
@@ -157,11 +158,11 @@ func CheckAccounts(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass) Viola
 		for j, p := range r.Privileges {
 			pf := fmt.Sprintf("%s.privileges[%d]", f, j)
 			vs = append(vs, checkPrivilege(pf, p, dbs)...)
-			key := p.Database + "/" + string(p.On)
+			key := p.Database + "/" + string(p.Object)
 			if pairs[key] {
-				vs = append(vs, Violation{Field: pf, Value: quoteValue(p.Database) + " " + string(p.On),
-					Rule:    "one entry per database and on",
-					Message: fmt.Sprintf("privileges on %s %s are listed twice in this role; list them in one entry", p.On, p.Database)})
+				vs = append(vs, Violation{Field: pf, Value: quoteValue(p.Database) + " " + string(p.Object),
+					Rule:    "one entry per database and object",
+					Message: fmt.Sprintf("privileges on %s %s are listed twice in this role; list them in one entry", p.Object, p.Database)})
 			}
 			pairs[key] = true
 		}
@@ -199,7 +200,39 @@ func CheckAccounts(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass) Viola
 			}
 		}
 	}
+	if n := declarationBytes(spec); n > maxDeclarationBytes {
+		vs = append(vs, Violation{Field: "spec.databases, spec.roles, spec.users", Value: fmt.Sprintf("%d bytes", n),
+			Rule: fmt.Sprintf("at most %d bytes together, as JSON", MaxDeclarationBytes),
+			Message: fmt.Sprintf("the databases, roles and users declared take %d bytes, more than the %d one instance may use: "+
+				"every instance's declaration is part of the module's values, which all instances share; "+
+				"grant privileges to fewer, broader roles", n, MaxDeclarationBytes)})
+	}
 	return vs
+}
+
+// MaxDeclarationBytes bounds spec.databases, spec.roles and spec.users
+// together, as JSON. Each instance's declaration reaches the module's
+// values (agentConfig.grants), which Helm stores with its one release in
+// a Secret of at most 1 MiB shared by every instance: the per-list limits
+// alone would let one instance declare about 880 KB (64 roles of 64
+// privilege entries). A large real declaration (64 users with three roles
+// each, 16 roles of four entries) is about 12 KB.
+const MaxDeclarationBytes = 16384
+
+// maxDeclarationBytes is MaxDeclarationBytes; the CEL cost tests lift it to
+// walk the longest lists the per-list limits allow.
+var maxDeclarationBytes = MaxDeclarationBytes
+
+func declarationBytes(spec *v1alpha1.StarrocksSpec) int {
+	data, err := json.Marshal(struct {
+		D []v1alpha1.Database `json:"d"`
+		R []v1alpha1.Role     `json:"r"`
+		U []v1alpha1.User     `json:"u"`
+	}{spec.Databases, spec.Roles, spec.Users})
+	if err != nil {
+		return 0
+	}
+	return len(data)
 }
 
 type limits struct {
@@ -303,9 +336,9 @@ func checkPrivilege(field string, p v1alpha1.Privilege, dbs map[string]bool) Vio
 		vs = append(vs, Violation{Field: field + ".database", Value: quoteValue(p.Database), Rule: "a database of spec.databases",
 			Message: fmt.Sprintf("database %s is not declared in spec.databases; privileges are granted on declared databases only", p.Database)})
 	}
-	allowed, ok := Privileges[p.On]
+	allowed, ok := Privileges[p.Object]
 	if !ok {
-		return append(vs, stringViolation(field+".on", string(p.On), "one of Database, AllTables", nil))
+		return append(vs, stringViolation(field+".object", string(p.Object), "one of Database, AllTables", nil))
 	}
 	if len(p.Privileges) == 0 || len(p.Privileges) > MaxPrivilegesPerOne {
 		vs = append(vs, Violation{Field: field + ".privileges", Value: fmt.Sprint(len(p.Privileges)),
@@ -316,8 +349,8 @@ func checkPrivilege(field string, p v1alpha1.Privilege, dbs map[string]bool) Vio
 		f := fmt.Sprintf("%s.privileges[%d]", field, k)
 		switch {
 		case !slices.Contains(allowed, priv):
-			vs = append(vs, Violation{Field: f, Value: quoteValue(priv), Rule: fmt.Sprintf("on %s: one of %s", p.On, stringList(allowed)),
-				Message: fmt.Sprintf("privileges on %s are %s, upper case as GRANT writes them", p.On, strings.Join(allowed, ", "))})
+			vs = append(vs, Violation{Field: f, Value: quoteValue(priv), Rule: fmt.Sprintf("on %s: one of %s", p.Object, stringList(allowed)),
+				Message: fmt.Sprintf("privileges on %s are %s, upper case as GRANT writes them", p.Object, strings.Join(allowed, ", "))})
 		case seen[priv]:
 			vs = append(vs, Violation{Field: f, Value: quoteValue(priv), Rule: "unique privileges", Message: "the privilege is listed twice"})
 		}
@@ -407,7 +440,7 @@ func (r *Resolved) rolesActivation() []map[string]any {
 	for i, role := range r.Roles {
 		privs := make([]map[string]any, len(role.Privileges))
 		for j, p := range role.Privileges {
-			privs[j] = map[string]any{"database": p.Database, "on": string(p.On), "privileges": nonNil(p.Privileges)}
+			privs[j] = map[string]any{"database": p.Database, "object": string(p.Object), "privileges": nonNil(p.Privileges)}
 		}
 		out[i] = map[string]any{"name": role.Name, "roles": nonNil(role.Roles), "privileges": privs}
 	}

@@ -33,10 +33,10 @@ func accountsInstance() *v1alpha1.Starrocks {
 	sr := testInstance()
 	sr.Spec.Databases = []v1alpha1.Database{{Name: "sales"}, {Name: "staging"}}
 	sr.Spec.Roles = []v1alpha1.Role{
-		{Name: "reader", Privileges: []v1alpha1.Privilege{{Database: "sales", On: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}}}},
+		{Name: "reader", Privileges: []v1alpha1.Privilege{{Database: "sales", Object: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}}}},
 		{Name: "writer", Roles: []string{"reader", "public"}, Privileges: []v1alpha1.Privilege{
-			{Database: "sales", On: v1alpha1.OnDatabase, Privileges: []string{"CREATE TABLE", "DROP"}},
-			{Database: "sales", On: v1alpha1.OnAllTables, Privileges: []string{"INSERT", "DELETE"}},
+			{Database: "sales", Object: v1alpha1.OnDatabase, Privileges: []string{"CREATE TABLE", "DROP"}},
+			{Database: "sales", Object: v1alpha1.OnAllTables, Privileges: []string{"INSERT", "DELETE"}},
 		}},
 	}
 	sr.Spec.Users = []v1alpha1.User{
@@ -64,7 +64,7 @@ func TestAccountsValid(t *testing.T) {
 	long := "a" + strings.Repeat("b_", 31) + "c"
 	require.Len(t, long, 64)
 	sr.Spec.Databases = append(sr.Spec.Databases, v1alpha1.Database{Name: long})
-	sr.Spec.Roles = append(sr.Spec.Roles, v1alpha1.Role{Name: long, Privileges: []v1alpha1.Privilege{{Database: long, On: v1alpha1.OnDatabase, Privileges: []string{"CREATE MATERIALIZED VIEW"}}}})
+	sr.Spec.Roles = append(sr.Spec.Roles, v1alpha1.Role{Name: long, Privileges: []v1alpha1.Privilege{{Database: long, Object: v1alpha1.OnDatabase, Privileges: []string{"CREATE MATERIALIZED VIEW"}}}})
 	sr.Spec.Users = append(sr.Spec.Users, v1alpha1.User{Name: long, Roles: []string{long, "db_admin", "user_admin"}})
 	assert.Empty(t, c.Validate(sr))
 
@@ -104,8 +104,8 @@ func TestAccountsViolations(t *testing.T) {
 			"spec.roles[0].privileges[0].privileges[0]", "privileges on AllTables", nil},
 		{"no privileges", func(sr *v1alpha1.Starrocks) { sr.Spec.Roles[0].Privileges[0].Privileges = nil },
 			"spec.roles[0].privileges[0].privileges", "list 1 to 7 privileges", nil},
-		{"unknown object", func(sr *v1alpha1.Starrocks) { sr.Spec.Roles[0].Privileges[0].On = "Table" },
-			"spec.roles[0].privileges[0].on", "one of Database, AllTables", nil},
+		{"unknown object", func(sr *v1alpha1.Starrocks) { sr.Spec.Roles[0].Privileges[0].Object = "Table" },
+			"spec.roles[0].privileges[0].object", "one of Database, AllTables", nil},
 		{"same database and on twice", func(sr *v1alpha1.Starrocks) {
 			sr.Spec.Roles[0].Privileges = append(sr.Spec.Roles[0].Privileges, sr.Spec.Roles[0].Privileges[0])
 		}, "spec.roles[0].privileges[1]", "listed twice in this role", nil},
@@ -234,7 +234,7 @@ func TestAccountsCEL(t *testing.T) {
 	cl.Spec.Validations = append(cl.Spec.Validations,
 		v1alpha1.ValidationRule{Rule: "databases.all(d, d.startsWith('s'))", Message: "database names start with s"},
 		v1alpha1.ValidationRule{Rule: "users.all(u, u.hasPasswordSecret || u.name != 'bi')", Message: "bi brings its own password"},
-		v1alpha1.ValidationRule{Rule: "roles.all(r, r.privileges.all(p, p.on != 'Database' || !('DROP' in p.privileges)))", Message: "no DROP on databases"},
+		v1alpha1.ValidationRule{Rule: "roles.all(r, r.privileges.all(p, p.object != 'Database' || !('DROP' in p.privileges)))", Message: "no DROP on databases"},
 		v1alpha1.ValidationRule{Rule: "users.all(u, !('db_admin' in u.roles))", Message: "no db_admin"},
 	)
 	c := mustCompile(t, cl)
@@ -257,6 +257,7 @@ func TestAccountsCEL(t *testing.T) {
 // Rules over the largest lists the CRD allows stay under CostLimit: 64
 // users with 16 roles, 64 roles with 64 privileges each.
 func TestAccountsCELCostOfTheLargestSpec(t *testing.T) {
+	withoutDeclarationSize(t)
 	cl := testClass()
 	cl.Spec.Validations = []v1alpha1.ValidationRule{
 		{Rule: "users.all(u, u.roles.all(r, roles.exists(x, x.name == r) || r == 'public'))", Message: "m1"},
@@ -275,8 +276,8 @@ func TestAccountsCELCostOfTheLargestSpec(t *testing.T) {
 		}
 		for j := range 32 {
 			r.Privileges = append(r.Privileges,
-				v1alpha1.Privilege{Database: fmt.Sprintf("db%02d", j*2), On: v1alpha1.OnAllTables, Privileges: []string{"ALTER", "DROP", "SELECT", "INSERT", "EXPORT", "UPDATE", "DELETE"}},
-				v1alpha1.Privilege{Database: fmt.Sprintf("db%02d", j*2+1), On: v1alpha1.OnDatabase, Privileges: []string{"ALTER", "CREATE TABLE"}})
+				v1alpha1.Privilege{Database: fmt.Sprintf("db%02d", j*2), Object: v1alpha1.OnAllTables, Privileges: []string{"ALTER", "DROP", "SELECT", "INSERT", "EXPORT", "UPDATE", "DELETE"}},
+				v1alpha1.Privilege{Database: fmt.Sprintf("db%02d", j*2+1), Object: v1alpha1.OnDatabase, Privileges: []string{"ALTER", "CREATE TABLE"}})
 		}
 		sr.Spec.Roles = append(sr.Spec.Roles, r)
 	}
@@ -295,7 +296,7 @@ func TestAccountsCELCostOfTheLargestSpec(t *testing.T) {
 	for i := range sr.Spec.Roles {
 		for j := range sr.Spec.Roles[i].Privileges {
 			sr.Spec.Roles[i].Privileges[j].Privileges = []string{"ALTER", "SELECT", "INSERT", "EXPORT", "UPDATE", "DELETE"}
-			if sr.Spec.Roles[i].Privileges[j].On == v1alpha1.OnDatabase {
+			if sr.Spec.Roles[i].Privileges[j].Object == v1alpha1.OnDatabase {
 				sr.Spec.Roles[i].Privileges[j].Privileges = []string{"ALTER", "CREATE TABLE"}
 			}
 		}
@@ -303,10 +304,61 @@ func TestAccountsCELCostOfTheLargestSpec(t *testing.T) {
 	assert.Empty(t, c.Validate(sr))
 }
 
+// withoutDeclarationSize lifts MaxDeclarationBytes for the CEL cost tests:
+// they walk the longest lists the per-list limits allow (the byte limit
+// refuses them first, which would skip the CEL rules).
+func withoutDeclarationSize(t *testing.T) {
+	maxDeclarationBytes = 1 << 30
+	t.Cleanup(func() { maxDeclarationBytes = MaxDeclarationBytes })
+}
+
+func TestDeclarationsAreBoundedInBytes(t *testing.T) {
+	c := mustCompile(t, testClass())
+	sr := testInstance()
+	sr.Spec.Databases = []v1alpha1.Database{{Name: "sales"}}
+	sr.Spec.Roles = nil
+	for i := range 30 {
+		r := v1alpha1.Role{Name: fmt.Sprintf("role%02d", i)}
+		for range 8 {
+			r.Privileges = append(r.Privileges, v1alpha1.Privilege{Database: "sales", Object: v1alpha1.OnAllTables, Privileges: []string{"SELECT", "INSERT", "UPDATE", "DELETE"}})
+		}
+		sr.Spec.Roles = append(sr.Spec.Roles, r)
+	}
+	var found bool
+	for _, v := range c.Validate(sr) {
+		if strings.HasPrefix(v.Field, "spec.databases, spec.roles") {
+			found = true
+			assert.Contains(t, v.Message, "more than the 16384 one instance may use")
+		}
+	}
+	assert.True(t, found, "a declaration of about 25 KB is refused")
+
+	// What the docs promise fits: 64 users with three roles each, 16 roles
+	// of four privilege entries (names of about a dozen characters).
+	sr.Spec.Databases, sr.Spec.Roles, sr.Spec.Users = nil, nil, nil
+	for i := range 16 {
+		sr.Spec.Databases = append(sr.Spec.Databases, v1alpha1.Database{Name: fmt.Sprintf("warehouse_%02d", i)})
+	}
+	for i := range 16 {
+		r := v1alpha1.Role{Name: fmt.Sprintf("analyst_%02d", i)}
+		for j := range 4 {
+			r.Privileges = append(r.Privileges, v1alpha1.Privilege{Database: fmt.Sprintf("warehouse_%02d", (i+j)%16), Object: v1alpha1.OnAllTables, Privileges: []string{"SELECT", "INSERT"}})
+		}
+		sr.Spec.Roles = append(sr.Spec.Roles, r)
+	}
+	for i := range 64 {
+		sr.Spec.Users = append(sr.Spec.Users, v1alpha1.User{Name: fmt.Sprintf("service_%02d", i),
+			Roles: []string{fmt.Sprintf("analyst_%02d", i%16), fmt.Sprintf("analyst_%02d", (i+1)%16), "public"}})
+	}
+	assert.LessOrEqual(t, declarationBytes(&sr.Spec), MaxDeclarationBytes)
+	assert.Empty(t, c.Validate(sr))
+}
+
 // Rules that each stay under CostLimit but together exceed TotalCostBudget
 // stop at the budget: one instance never costs more than about
 // TotalCostBudget + CostLimit, whatever the class.
 func TestClassRulesStopAtTheTotalCostBudget(t *testing.T) {
+	withoutDeclarationSize(t)
 	cl := testClass()
 	cl.Spec.Validations = nil
 	heavy := "roles.all(r, r.privileges.all(p, p.privileges.all(x, x != 'DROPX') && p.database in databases))"
@@ -320,7 +372,7 @@ func TestClassRulesStopAtTheTotalCostBudget(t *testing.T) {
 	for i := range 64 {
 		r := v1alpha1.Role{Name: fmt.Sprintf("role%02d", i)}
 		for j := range 64 {
-			r.Privileges = append(r.Privileges, v1alpha1.Privilege{Database: fmt.Sprintf("db%02d", j), On: v1alpha1.OnAllTables, Privileges: []string{"SELECT", "INSERT"}})
+			r.Privileges = append(r.Privileges, v1alpha1.Privilege{Database: fmt.Sprintf("db%02d", j), Object: v1alpha1.OnAllTables, Privileges: []string{"SELECT", "INSERT"}})
 		}
 		sr.Spec.Roles = append(sr.Spec.Roles, r)
 	}

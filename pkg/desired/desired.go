@@ -276,11 +276,15 @@ func TLSSecretName(name string) string { return "d8ms-sr-" + name + "-tls" }
 // keystore password.
 func KeystoreSecretName(name string) string { return "d8ms-sr-" + name + "-keystore" }
 
-// UserSecretName is the connection Secret of user of instance name: '_'
-// becomes '-' (a user name has no '-', so two users never share a Secret;
-// it does not end with '_', so the name ends with a letter or digit).
+// UserSecretName is the connection Secret of user of instance name,
+// d8ms-sr-<name>-user.<user>: '_' becomes '-' (a user name has no '-', so
+// two users never share a Secret; it does not end with '_', so the name ends
+// with a letter or digit). The dot keeps it apart from every other
+// instance's names: instance names have no dot, so no user of instance "a"
+// can name the Secret d8ms-sr-a-user-b-credentials of instance "a-user-b",
+// which the agent of "a" would then be allowed to patch.
 func UserSecretName(name, user string) string {
-	return "d8ms-sr-" + name + "-user-" + strings.ReplaceAll(user, "_", "-")
+	return "d8ms-sr-" + name + "-user." + strings.ReplaceAll(user, "_", "-")
 }
 
 // ServiceFQDN is the cluster DNS name of a Service.

@@ -47,7 +47,7 @@ func GrantsFor(sr *v1alpha1.Starrocks) *agentconfig.Grants {
 			for i, x := range p.Privileges {
 				privs[i] = classrules.PrivilegeName(x)
 			}
-			role.Privileges = append(role.Privileges, agentconfig.GrantsPrivilege{Database: p.Database, On: string(p.On), Privileges: privs})
+			role.Privileges = append(role.Privileges, agentconfig.GrantsPrivilege{Database: p.Database, Object: string(p.Object), Privileges: privs})
 		}
 		g.Roles = append(g.Roles, role)
 	}

@@ -33,10 +33,10 @@ func withAccounts(sr *v1alpha1.Starrocks) *v1alpha1.Starrocks {
 	sr.Spec.Databases = []v1alpha1.Database{{Name: "sales"}, {Name: "archive"}}
 	sr.Spec.Roles = []v1alpha1.Role{
 		{Name: "writer", Roles: []string{"reader"}, Privileges: []v1alpha1.Privilege{
-			{Database: "sales", On: v1alpha1.OnDatabase, Privileges: []string{"CREATE TABLE", "CREATE MATERIALIZED VIEW"}},
-			{Database: "sales", On: v1alpha1.OnAllTables, Privileges: []string{"INSERT", "DELETE"}},
+			{Database: "sales", Object: v1alpha1.OnDatabase, Privileges: []string{"CREATE TABLE", "CREATE MATERIALIZED VIEW"}},
+			{Database: "sales", Object: v1alpha1.OnAllTables, Privileges: []string{"INSERT", "DELETE"}},
 		}},
-		{Name: "reader", Privileges: []v1alpha1.Privilege{{Database: "sales", On: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}}}},
+		{Name: "reader", Privileges: []v1alpha1.Privilege{{Database: "sales", Object: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}}}},
 	}
 	sr.Spec.Users = []v1alpha1.User{
 		{Name: "etl_job", Roles: []string{"writer", "public"}},
@@ -53,15 +53,15 @@ func TestGrantsFollowTheSpec(t *testing.T) {
 		Databases: []string{"sales", "archive"},
 		Roles: []agentconfig.GrantsRole{
 			{Name: "writer", Roles: []string{"reader"}, Privileges: []agentconfig.GrantsPrivilege{
-				{Database: "sales", On: "Database", Privileges: []string{"CREATE_TABLE", "CREATE_MATERIALIZED_VIEW"}},
-				{Database: "sales", On: "AllTables", Privileges: []string{"INSERT", "DELETE"}},
+				{Database: "sales", Object: "Database", Privileges: []string{"CREATE_TABLE", "CREATE_MATERIALIZED_VIEW"}},
+				{Database: "sales", Object: "AllTables", Privileges: []string{"INSERT", "DELETE"}},
 			}},
-			{Name: "reader", Privileges: []agentconfig.GrantsPrivilege{{Database: "sales", On: "AllTables", Privileges: []string{"SELECT"}}}},
+			{Name: "reader", Privileges: []agentconfig.GrantsPrivilege{{Database: "sales", Object: "AllTables", Privileges: []string{"SELECT"}}}},
 		},
 		Users: []agentconfig.GrantsUser{
-			{Name: "etl_job", Roles: []string{"writer", "public"}, SecretName: "d8ms-sr-db-user-etl-job"},
-			{Name: "bi", Roles: []string{"reader"}, SecretName: "d8ms-sr-db-user-bi", PasswordSecret: &agentconfig.SecretKeyRef{Name: "bi-password", Key: "password"}},
-			{Name: "ops", SecretName: "d8ms-sr-db-user-ops", PasswordSecret: &agentconfig.SecretKeyRef{Name: "ops", Key: "secret.txt"}},
+			{Name: "etl_job", Roles: []string{"writer", "public"}, SecretName: "d8ms-sr-db-user.etl-job"},
+			{Name: "bi", Roles: []string{"reader"}, SecretName: "d8ms-sr-db-user.bi", PasswordSecret: &agentconfig.SecretKeyRef{Name: "bi-password", Key: "password"}},
+			{Name: "ops", SecretName: "d8ms-sr-db-user.ops", PasswordSecret: &agentconfig.SecretKeyRef{Name: "ops", Key: "secret.txt"}},
 		},
 	}
 	assert.Equal(t, want, out.Instances[0].AgentConfig.Grants)
@@ -102,9 +102,13 @@ func TestGrantsOfAnInvalidChangeStayTheLastValid(t *testing.T) {
 // The largest spec the CRD and the class rules accept passes the values
 // schema: its maxItems and patterns are not tighter than the spec's.
 func TestTheLargestGrantsPassTheValuesSchema(t *testing.T) {
+	// The class rules refuse this many bytes (classrules.MaxDeclarationBytes);
+	// the schema must still not be the tighter of the two.
 	sr := largestAccounts(instance("s"+strings.Repeat("b", 62), "n"+strings.Repeat("a", 39)))
-	out := Compute(Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{class()}})
+	plain := instance("s"+strings.Repeat("b", 62), "n"+strings.Repeat("a", 39))
+	out := Compute(Input{Instances: []*v1alpha1.Starrocks{plain}, Classes: []*v1alpha1.StarrocksClass{class()}})
 	require.Len(t, out.Instances, 1, "%v", out.Results[0].Violations)
+	out.Instances[0].AgentConfig.Grants = GrantsFor(sr)
 	require.NoError(t, schemaStorage(t).ValidateValues("managedStarrocks", valuesWith(t, out.Instances)))
 }
 
@@ -122,8 +126,8 @@ func largestAccounts(sr *v1alpha1.Starrocks) *v1alpha1.Starrocks {
 		r := v1alpha1.Role{Name: name("r", i), Roles: []string{"public"}}
 		for j := range 32 {
 			r.Privileges = append(r.Privileges,
-				v1alpha1.Privilege{Database: name("d", 2*j), On: v1alpha1.OnAllTables, Privileges: []string{"ALTER", "DROP", "SELECT", "INSERT", "EXPORT", "UPDATE", "DELETE"}},
-				v1alpha1.Privilege{Database: name("d", 2*j+1), On: v1alpha1.OnDatabase, Privileges: []string{"ALTER", "DROP", "CREATE TABLE", "CREATE VIEW", "CREATE FUNCTION", "CREATE MATERIALIZED VIEW"}})
+				v1alpha1.Privilege{Database: name("d", 2*j), Object: v1alpha1.OnAllTables, Privileges: []string{"ALTER", "DROP", "SELECT", "INSERT", "EXPORT", "UPDATE", "DELETE"}},
+				v1alpha1.Privilege{Database: name("d", 2*j+1), Object: v1alpha1.OnDatabase, Privileges: []string{"ALTER", "DROP", "CREATE TABLE", "CREATE VIEW", "CREATE FUNCTION", "CREATE MATERIALIZED VIEW"}})
 		}
 		sr.Spec.Roles = append(sr.Spec.Roles, r)
 	}
@@ -135,4 +139,29 @@ func largestAccounts(sr *v1alpha1.Starrocks) *v1alpha1.Starrocks {
 		sr.Spec.Users = append(sr.Spec.Users, u)
 	}
 	return sr
+}
+
+// TestUserSecretNamesNeverNameAnotherInstancesSecret: the agent of an
+// instance may patch its users' Secrets, so no user name may turn into a
+// Secret of another instance of the namespace (its credentials, agent
+// credentials, TLS, keystore or a user Secret of its own).
+func TestUserSecretNamesNeverNameAnotherInstancesSecret(t *testing.T) {
+	others := func(instance string) []string {
+		n := NamesFor(instance)
+		return []string{n.CredentialsSecret, n.AgentCredentialsSecret, TLSSecretName(instance), KeystoreSecretName(instance),
+			UserSecretName(instance, "app")}
+	}
+	for _, tc := range []struct{ instance, user, other string }{
+		{"foo", "bar_credentials", "foo-user-bar"},
+		{"foo", "bar_agent_credentials", "foo-user-bar"},
+		{"foo", "bar_tls", "foo-user-bar"},
+		{"foo", "bar_keystore", "foo-user-bar"},
+		{"foo", "app", "foo-user-app"},
+		{"a", "b_user_app", "a-user-b"},
+	} {
+		mine := UserSecretName(tc.instance, tc.user)
+		for _, theirs := range others(tc.other) {
+			assert.NotEqual(t, theirs, mine, "user %s of instance %s names a Secret of instance %s", tc.user, tc.instance, tc.other)
+		}
+	}
 }

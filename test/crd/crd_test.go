@@ -280,8 +280,8 @@ func TestCRDs(t *testing.T) {
 		accounts := parse(t, starrocksDoc("accounts", "Standalone"))
 		set(t, accounts, manyNames(64), "spec", "databases")
 		set(t, accounts, []any{map[string]any{"name": "reader", "roles": []any{"public"}, "privileges": []any{
-			map[string]any{"database": "n0", "on": "Database", "privileges": []any{"CREATE TABLE", "CREATE MATERIALIZED VIEW"}},
-			map[string]any{"database": "n0", "on": "AllTables", "privileges": []any{"SELECT", "INSERT"}},
+			map[string]any{"database": "n0", "object": "Database", "privileges": []any{"CREATE TABLE", "CREATE MATERIALIZED VIEW"}},
+			map[string]any{"database": "n0", "object": "AllTables", "privileges": []any{"SELECT", "INSERT"}},
 		}}}, "spec", "roles")
 		set(t, accounts, []any{map[string]any{"name": "a" + strings.Repeat("_b", 31) + "c", "roles": []any{"reader"}},
 			map[string]any{"name": "bi", "passwordSecretRef": map[string]any{"name": "bi-password.v1"}}}, "spec", "users")
@@ -358,7 +358,7 @@ func TestCRDs(t *testing.T) {
 			{"class: zone with a newline", set(t, cl(), []any{"zone-a\n- zone-b"}, "spec", "topology", "allowedZones"), "spec.topology.allowedZones[0] in body should match"},
 			{"class: empty zone", set(t, cl(), []any{""}, "spec", "topology", "allowedZones"), "spec.topology.allowedZones[0] in body should be at least 1 chars long"},
 			{"class: accounts limit above 64", set(t, cl(), int64(65), "spec", "accounts", "maxUsers"), "spec.accounts.maxUsers in body should be less than or equal to 64"},
-			{"class: forbidding a role that is not built in", set(t, cl(), []any{"root"}, "spec", "accounts", "forbiddenBuiltinRoles"), `spec.accounts.forbiddenBuiltinRoles[0]: Unsupported value: "root"`},
+			{"class: forbidding a role that is not built in", set(t, cl(), []any{"root"}, "spec", "accounts", "forbiddenBuiltinRoles"), `spec.accounts.forbiddenBuiltinRoles[0]: Invalid value: "root"`},
 		}
 		// Names become StarRocks identifiers and Secret references: the
 		// schema refuses every hostile one and names the field. Reserved
@@ -380,10 +380,10 @@ func TestCRDs(t *testing.T) {
 				return set(t, o, []any{map[string]any{"name": "r", "roles": []any{v}}}, "spec", "roles")
 			}},
 			{"spec.roles[0].privileges[0].database", func(o *unstructured.Unstructured, v string) *unstructured.Unstructured {
-				return set(t, o, []any{map[string]any{"name": "r", "privileges": []any{map[string]any{"database": v, "on": "Database", "privileges": []any{"ALTER"}}}}}, "spec", "roles")
+				return set(t, o, []any{map[string]any{"name": "r", "privileges": []any{map[string]any{"database": v, "object": "Database", "privileges": []any{"ALTER"}}}}}, "spec", "roles")
 			}},
 			{"spec.roles[0].privileges[0].privileges[0]", func(o *unstructured.Unstructured, v string) *unstructured.Unstructured {
-				return set(t, o, []any{map[string]any{"name": "r", "privileges": []any{map[string]any{"database": "d", "on": "Database", "privileges": []any{v}}}}}, "spec", "roles")
+				return set(t, o, []any{map[string]any{"name": "r", "privileges": []any{map[string]any{"database": "d", "object": "Database", "privileges": []any{v}}}}}, "spec", "roles")
 			}},
 			{"spec.users[0].name", func(o *unstructured.Unstructured, v string) *unstructured.Unstructured {
 				return set(t, o, []any{map[string]any{"name": v}}, "spec", "users")
@@ -428,10 +428,10 @@ func TestCRDs(t *testing.T) {
 			want string
 		}{
 			{"user name ending with _", set(t, sr("user-underscore"), []any{map[string]any{"name": "app_"}}, "spec", "users"), "spec.users[0].name in body should match"},
-			{"SELECT on a database", set(t, sr("priv-db"), []any{map[string]any{"name": "r", "privileges": []any{map[string]any{"database": "d", "on": "Database", "privileges": []any{"SELECT"}}}}}, "spec", "roles"),
+			{"SELECT on a database", set(t, sr("priv-db"), []any{map[string]any{"name": "r", "privileges": []any{map[string]any{"database": "d", "object": "Database", "privileges": []any{"SELECT"}}}}}, "spec", "roles"),
 				"privileges on a Database must be among ALTER, DROP, CREATE TABLE"},
-			{"privileges on a table", set(t, sr("priv-table"), []any{map[string]any{"name": "r", "privileges": []any{map[string]any{"database": "d", "on": "Table", "privileges": []any{"SELECT"}}}}}, "spec", "roles"),
-				`spec.roles[0].privileges[0].on: Unsupported value: "Table"`},
+			{"privileges on a table", set(t, sr("priv-table"), []any{map[string]any{"name": "r", "privileges": []any{map[string]any{"database": "d", "object": "Table", "privileges": []any{"SELECT"}}}}}, "spec", "roles"),
+				`spec.roles[0].privileges[0].object: Unsupported value: "Table"`},
 			{"the same user twice", set(t, sr("user-twice"), []any{map[string]any{"name": "u"}, map[string]any{"name": "u"}}, "spec", "users"), "spec.users[1]: Duplicate value"},
 			{"65 databases", set(t, sr("dbs-65"), manyNames(65), "spec", "databases"), "spec.databases: Too many: 65: must have at most 64 items"},
 		}...)

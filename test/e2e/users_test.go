@@ -167,18 +167,18 @@ func usersInstance(namespace, name string, withReader, withEvents bool) string {
 	readOnly := `
     - name: read_only
       privileges:
-        - {database: sales, on: AllTables, privileges: [SELECT]}`
+        - {database: sales, object: AllTables, privileges: [SELECT]}`
 	if withEvents {
 		readOnly += `
-        - {database: events, on: AllTables, privileges: [SELECT]}`
+        - {database: events, object: AllTables, privileges: [SELECT]}`
 	}
 	doc += `
   roles:` + readOnly + `
     - name: writer
       roles: [read_only]
       privileges:
-        - {database: sales, on: Database, privileges: [CREATE TABLE]}
-        - {database: sales, on: AllTables, privileges: [INSERT, UPDATE, DELETE]}
+        - {database: sales, object: Database, privileges: [CREATE TABLE]}
+        - {database: sales, object: AllTables, privileges: [INSERT, UPDATE, DELETE]}
   users:
     - name: etl_writer
       roles: [writer]`

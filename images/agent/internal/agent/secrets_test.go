@@ -71,8 +71,13 @@ func TestKubeSecrets(t *testing.T) {
 	require.NoError(t, err)
 	store := &agent.KubeSecrets{Secrets: cs.CoreV1(), Namespace: ns}
 
-	data, err := store.Get(ctx, "team")
-	require.NoError(t, err)
+	// The apiserver's RBAC authorizer learns the new Role from an informer:
+	// wait until it allows what the Role says.
+	var data map[string][]byte
+	require.Eventually(t, func() bool {
+		data, err = store.Get(ctx, "team")
+		return err == nil
+	}, 30*time.Second, 100*time.Millisecond, "the Role allows get on team: %v", err)
 	require.Equal(t, "team-password", string(data["pw"]))
 
 	_, err = store.Get(ctx, "missing")

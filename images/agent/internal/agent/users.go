@@ -163,7 +163,7 @@ func modelOf(g *agentconfig.Grants, s accounts.Secrets) grants.Model {
 		role := grants.Role{Name: r.Name, Inherits: r.Roles}
 		for _, p := range r.Privileges {
 			scope := grants.ScopeDatabase
-			if p.On == "AllTables" {
+			if p.Object == "AllTables" {
 				scope = grants.ScopeAllTables
 			}
 			role.Grants = append(role.Grants, grants.Grant{Scope: scope, Database: p.Database, Privileges: p.Privileges})

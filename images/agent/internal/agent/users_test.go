@@ -114,9 +114,9 @@ func (m *memSecrets) patchCount() int {
 }
 
 const (
-	writerSecret = "d8ms-sr-demo-user-writer-app"
-	readerSecret = "d8ms-sr-demo-user-reader-app"
-	ghostSecret  = "d8ms-sr-demo-user-ghost"
+	writerSecret = "d8ms-sr-demo-user.writer-app"
+	readerSecret = "d8ms-sr-demo-user.reader-app"
+	ghostSecret  = "d8ms-sr-demo-user.ghost"
 	teamSecret   = "team-passwords"
 )
 
@@ -128,12 +128,12 @@ func usersGrants() *agentconfig.Grants {
 		Databases: []string{"sales", "logs"},
 		Roles: []agentconfig.GrantsRole{
 			{Name: "read_only", Privileges: []agentconfig.GrantsPrivilege{
-				{Database: "sales", On: "AllTables", Privileges: []string{"SELECT"}},
-				{Database: "logs", On: "AllTables", Privileges: []string{"SELECT"}},
+				{Database: "sales", Object: "AllTables", Privileges: []string{"SELECT"}},
+				{Database: "logs", Object: "AllTables", Privileges: []string{"SELECT"}},
 			}},
 			{Name: "writer", Roles: []string{"read_only"}, Privileges: []agentconfig.GrantsPrivilege{
-				{Database: "sales", On: "Database", Privileges: []string{"CREATE_TABLE"}},
-				{Database: "sales", On: "AllTables", Privileges: []string{"INSERT"}},
+				{Database: "sales", Object: "Database", Privileges: []string{"CREATE_TABLE"}},
+				{Database: "sales", Object: "AllTables", Privileges: []string{"INSERT"}},
 			}},
 		},
 		Users: []agentconfig.GrantsUser{

@@ -93,8 +93,8 @@ func TestClassRulesAndModelValidateAgree(t *testing.T) {
 	sr.Spec.Databases = []v1alpha1.Database{{Name: "sales"}, {Name: "archive"}}
 	sr.Spec.Roles = []v1alpha1.Role{
 		{Name: "writer", Roles: []string{"reader", "public"}, Privileges: []v1alpha1.Privilege{
-			{Database: "sales", On: v1alpha1.OnDatabase, Privileges: classrules.Privileges[v1alpha1.OnDatabase]},
-			{Database: "archive", On: v1alpha1.OnAllTables, Privileges: classrules.Privileges[v1alpha1.OnAllTables]},
+			{Database: "sales", Object: v1alpha1.OnDatabase, Privileges: classrules.Privileges[v1alpha1.OnDatabase]},
+			{Database: "archive", Object: v1alpha1.OnAllTables, Privileges: classrules.Privileges[v1alpha1.OnAllTables]},
 		}},
 		{Name: "reader"},
 	}
@@ -107,7 +107,7 @@ func TestClassRulesAndModelValidateAgree(t *testing.T) {
 	for _, r := range g.Roles {
 		role := Role{Name: r.Name, Inherits: r.Roles}
 		for _, p := range r.Privileges {
-			scope := map[string]Scope{"Database": ScopeDatabase, "AllTables": ScopeAllTables}[p.On]
+			scope := map[string]Scope{"Database": ScopeDatabase, "AllTables": ScopeAllTables}[p.Object]
 			role.Grants = append(role.Grants, Grant{Scope: scope, Database: p.Database, Privileges: p.Privileges})
 		}
 		m.Roles = append(m.Roles, role)

@@ -36,7 +36,7 @@ func TestValidateStarrocksRefusesHostileAccountNames(t *testing.T) {
 	valid := func() *v1alpha1.Starrocks {
 		sr := testInstance()
 		sr.Spec.Databases = []v1alpha1.Database{{Name: "sales"}}
-		sr.Spec.Roles = []v1alpha1.Role{{Name: "reader", Privileges: []v1alpha1.Privilege{{Database: "sales", On: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}}}}}
+		sr.Spec.Roles = []v1alpha1.Role{{Name: "reader", Privileges: []v1alpha1.Privilege{{Database: "sales", Object: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}}}}}
 		sr.Spec.Users = []v1alpha1.User{{Name: "bi", Roles: []string{"reader"}, PasswordSecretRef: &v1alpha1.PasswordSecretRef{Name: "bi-password", Key: "password"}}}
 		return sr
 	}
