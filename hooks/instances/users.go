@@ -67,7 +67,7 @@ var databaseName = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9_]{0,255}|_[a-zA-Z0-9
 // wrong type there makes only the users report unreadable, never the
 // pod's TLS, accounts or membership.
 const usersFilter = ` users: (try (.users | want("object"; "users") | if . == null then null else {` +
-	` ready: (.ready | want("boolean"; "users.ready") // false), reason: (.reason | want("string"; "users.reason") // ""), message: (.message | want("string"; "users.message") // ""),` +
+	` ready: (.ready | want("boolean"; "users.ready") // false), applied: (.applied | want("string"; "users.applied") // ""), reason: (.reason | want("string"; "users.reason") // ""), message: (.message | want("string"; "users.message") // ""),` +
 	` users: [(.users | want("array"; "users.users") // [])[] | want("object"; "users.users[]") |` +
 	` {name: (.name | want("string"; "users.users[].name") // ""), ready: (.ready | want("boolean"; "users.users[].ready") // false),` +
 	` reason: (.reason | want("string"; "users.users[].reason") // ""), message: (.message | want("string"; "users.users[].message") // "")}],` +
@@ -218,8 +218,9 @@ func usersReady(e *desired.Instance, o Observed, prev v1alpha1.StarrocksStatus) 
 			what = "the declaration is not applied yet"
 		}
 		v = Verdict{false, reason, fmt.Sprintf("The agent of the FE leader (pod %s) reports: %s.%s", pod, what, pending)}
-	case pending != "":
-		// Ready for the declaration it last applied, not this one yet.
+	case pending != "" || (rep.Applied != "" && rep.Applied != agentconfig.GrantsToken(e.AgentConfig.Grants)):
+		// Ready for the declaration it last applied, not this one yet (an
+		// agent from before the token is judged by the names alone).
 		v = Verdict{false, ReasonWaitingForAgent, "The agent of the FE leader has not applied the current declaration yet." + pending}
 	case nothing:
 		v = Verdict{true, ReasonNothingDeclared, nothingDeclared}

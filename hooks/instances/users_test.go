@@ -162,6 +162,22 @@ func TestUsersReady(t *testing.T) {
 			wantDBs:   []v1alpha1.DatabaseStatus{{Name: "sales", Managed: true, Exists: true}, {Name: "old", Exists: true}},
 		},
 		{
+			name: "a report of this declaration (its token) counts", entry: twoUsers,
+			annotations: map[string]string{"d8ms-sr-olap-1": leaderStatus(t, "d8ms-sr-olap-1", withToken(applied, agentconfig.GrantsToken(twoUsers.AgentConfig.Grants)))},
+			wantStatus: true, wantReason: ReasonUsersApplied, wantMsg: "The agent of the FE leader (pod d8ms-sr-olap-1) reports 1 database, 1 role and 2 users as declared.",
+			wantUsers: []v1alpha1.UserStatus{{Name: "app", SecretName: "d8ms-sr-olap-user.app", Ready: true}, {Name: "reader", SecretName: "d8ms-sr-olap-user.reader", Ready: true}},
+			wantDBs:   []v1alpha1.DatabaseStatus{{Name: "sales", Managed: true, Exists: true}, {Name: "old", Exists: true}},
+		},
+		{
+			// Same names, other privileges: only the token tells the report
+			// is about the declaration before.
+			name: "a ready report of an older declaration: waiting", entry: twoUsers,
+			annotations: map[string]string{"d8ms-sr-olap-1": leaderStatus(t, "d8ms-sr-olap-1", withToken(applied, "0123456789abcdef"))},
+			wantReason: ReasonWaitingForAgent, wantMsg: "The agent of the FE leader has not applied the current declaration yet.",
+			wantUsers: []v1alpha1.UserStatus{{Name: "app", SecretName: "d8ms-sr-olap-user.app", Ready: true}, {Name: "reader", SecretName: "d8ms-sr-olap-user.reader", Ready: true}},
+			wantDBs:   []v1alpha1.DatabaseStatus{{Name: "sales", Managed: true, Exists: true}, {Name: "old", Exists: true}},
+		},
+		{
 			name: "a follower's report does not count", entry: twoUsers, annotations: map[string]string{"d8ms-sr-olap-0": leaderStatus(t, "d8ms-sr-olap-1", applied)},
 			wantReason: ReasonWaitingForAgent,
 		},
@@ -356,4 +372,13 @@ func TestUsersReadyEvents(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// withToken is a users report with its applied token.
+func withToken(report map[string]any, token string) map[string]any {
+	out := map[string]any{"applied": token}
+	for k, v := range report {
+		out[k] = v
+	}
+	return out
 }

@@ -21,6 +21,8 @@ limitations under the License.
 package agentconfig
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -341,6 +343,9 @@ type BackendDrain struct {
 type UsersStatus struct {
 	// Ready: every declared database, role and user is as declared.
 	Ready bool `json:"ready"`
+	// Applied is GrantsToken of the Config.Grants this report is about:
+	// the hooks trust Ready only for the declaration in effect.
+	Applied string `json:"applied,omitempty"`
 	// Reason is a CamelCase word when not ready.
 	Reason string `json:"reason,omitempty"`
 	// Message says what is pending or refused, for a person.
@@ -365,4 +370,19 @@ type DatabaseState struct {
 	Name    string `json:"name"`
 	Managed bool   `json:"managed"`
 	Exists  bool   `json:"exists"`
+}
+
+// GrantsToken identifies a declaration: the first 16 hex digits of the
+// SHA-256 of its JSON ("" for nil). The agent reports it with the status of
+// what it applied; the hooks compare it with the declaration in effect.
+func GrantsToken(g *Grants) string {
+	if g == nil {
+		return ""
+	}
+	data, err := json.Marshal(g)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8])
 }

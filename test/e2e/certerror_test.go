@@ -108,6 +108,7 @@ type sidecar struct {
 	fe           *fakefe.Server
 	logs         *strings.Builder
 	configPath   string
+	self         string // the FE's own host, as the fake FE lists it
 }
 
 const (
@@ -118,8 +119,12 @@ const (
 
 // startSidecar runs the agent for pod against a fresh fake FE reached through
 // this machine's host name (the binary has no test hooks, so it resolves the
-// name the way it resolves the Service name in a cluster).
-func startSidecar(t *testing.T, kubeconfig, namespace, instance, pod string) *sidecar {
+// name the way it resolves the Service name in a cluster). A selfHost
+// (the pod's FQDN, as the FE leader names itself in a cluster) makes the
+// agent run in a mount namespace of its own whose /etc/hosts points that
+// name at this machine: the hooks count the leader's report only when the
+// leader's host is the reporting pod's.
+func startSidecar(t *testing.T, kubeconfig, namespace, instance, pod string, selfHost ...string) *sidecar {
 	t.Helper()
 	bin, err := moduleloop.BuildBinary(context.Background(), "./images/agent", t.TempDir())
 	if err != nil {
@@ -140,13 +145,17 @@ func startSidecar(t *testing.T, kubeconfig, namespace, instance, pod string) *si
 		t.Fatal(err)
 	}
 	s.fe = fakefe.Start(t, fakefe.Options{TLS: &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, ListenAddr: "0.0.0.0:0"})
-	s.fe.SetFrontends(fakefe.Frontend{Host: host, EditLogPort: 9010, Role: "LEADER", Alive: true})
+	s.self = host
+	if len(selfHost) > 0 {
+		s.self = selfHost[0]
+	}
+	s.fe.SetFrontends(fakefe.Frontend{Host: s.self, EditLogPort: 9010, Role: "LEADER", Alive: true})
 	_, s.queryPort, _ = net.SplitHostPort(s.fe.Addr())
 	qport, _ := strconv.Atoi(s.queryPort)
 
 	dir := t.TempDir()
 	cfg, _ := json.Marshal(agentconfig.Config{Instance: namespace + "/" + instance, QueryHost: host, QueryPort: qport,
-		Frontends: []string{host}, EditLogPort: 9010, HeartbeatPort: 9050})
+		Frontends: []string{s.self}, EditLogPort: 9010, HeartbeatPort: 9050})
 	files := map[string]string{
 		"config/" + agentconfig.FileName: string(cfg),
 		"cred/username":                  agentconfig.AgentUser, "cred/password": sidecarAgentPassword, "cred/root-password": sidecarRootPassword,
@@ -168,18 +177,32 @@ func startSidecar(t *testing.T, kubeconfig, namespace, instance, pod string) *si
 	s.listen = l.Addr().String()
 	_ = l.Close()
 
-	cmd := exec.Command(bin,
-		"--config="+s.configPath,
-		"--tls-ca-file="+s.secret.Path("ca.crt"),
-		"--credentials-dir="+filepath.Join(dir, "cred"),
-		"--admin-credentials-dir="+filepath.Join(dir, "admin"),
-		"--pod-name="+pod, "--pod-namespace="+namespace,
-		"--self-host="+host,
-		"--listen="+s.listen,
-		"--helper-file="+filepath.Join(dir, "fe-helper"),
-		"--kubeconfig="+kubeconfig,
+	args := []string{
+		"--config=" + s.configPath,
+		"--tls-ca-file=" + s.secret.Path("ca.crt"),
+		"--credentials-dir=" + filepath.Join(dir, "cred"),
+		"--admin-credentials-dir=" + filepath.Join(dir, "admin"),
+		"--pod-name=" + pod, "--pod-namespace=" + namespace,
+		"--self-host=" + s.self,
+		"--listen=" + s.listen,
+		"--helper-file=" + filepath.Join(dir, "fe-helper"),
+		"--kubeconfig=" + kubeconfig,
 		"--interval=1s",
-	)
+	}
+	cmd := exec.Command(bin, args...)
+	if s.self != host {
+		system, err := os.ReadFile("/etc/hosts")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts := filepath.Join(dir, "hosts")
+		if err := os.WriteFile(hosts, append([]byte("127.0.0.1 "+s.self+"\n"), system...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// unshare and sh exec in place: the process is the agent's.
+		cmd = exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c",
+			`mount --bind "$0" /etc/hosts && exec "$@"`, hosts, bin}, args...)...)
+	}
 	cmd.Stderr = s.logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

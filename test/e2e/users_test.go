@@ -61,7 +61,13 @@ func TestUsersAndDatabasesAsCode(t *testing.T) {
 		_, err := e.kube.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{})
 		return err == nil, fmt.Sprint(err)
 	})
-	a := startSidecar(t, e.cp.KubeconfigPath(), ns, name, pod)
+	// The FE names itself by the pod's FQDN, as in a cluster: the hooks
+	// take the users report of the pod the FE leader is.
+	var rendered agentconfig.Config
+	if err := json.Unmarshal([]byte(e.configMapData(ns, fe+"-config")[agentconfig.FileName].(string)), &rendered); err != nil {
+		t.Fatal(err)
+	}
+	a := startSidecar(t, e.cp.KubeconfigPath(), ns, name, pod, rendered.Frontends[0])
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go a.followConfigMap(ctx, e, ns, fe+"-config")
@@ -213,7 +219,7 @@ func (s *sidecar) followConfigMap(ctx context.Context, e *env, namespace, config
 		if err == nil && cm.Data[agentconfig.FileName] != last {
 			var cfg agentconfig.Config
 			if err := json.Unmarshal([]byte(cm.Data[agentconfig.FileName]), &cfg); err == nil {
-				cfg.QueryHost, cfg.Frontends, cfg.Backends = s.host, []string{s.host}, nil
+				cfg.QueryHost, cfg.Frontends, cfg.Backends = s.host, []string{s.self}, nil
 				fmt.Sscan(s.queryPort, &cfg.QueryPort)
 				cfg.FrontendConfig, cfg.BackendConfig = nil, nil
 				data, _ := json.Marshal(cfg)

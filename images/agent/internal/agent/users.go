@@ -197,7 +197,7 @@ func (a *Agent) applyUsers(ctx context.Context, cfg *agentconfig.Config, s accou
 	}
 	// Every password read goes to the scrub list before anything can fail.
 	a.setUsersStatus(a.usersStatus(), passwords)
-	st := &agentconfig.UsersStatus{}
+	st := &agentconfig.UsersStatus{Applied: agentconfig.GrantsToken(cfg.Grants)}
 	for _, in := range inputs {
 		st.Users = append(st.Users, in.state)
 	}

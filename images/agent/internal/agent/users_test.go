@@ -391,6 +391,7 @@ func TestUsersAppliedAsDeclared(t *testing.T) {
 		u.writeConfig(t)
 		st := u.pass(t)
 		require.True(t, st.Users.Ready, "%+v", st.Users)
+		require.Equal(t, agentconfig.GrantsToken(g), st.Users.Applied, "the report names the declaration it is about")
 		require.NotContains(t, u.fe.UserNames(), "reader_app")
 		require.NotContains(t, u.fe.UserNames(), "ghost")
 		require.Error(t, u.login(t, "reader_app", passwords[2]))
