@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -87,10 +88,10 @@ func TestGrantsSchemaMatchesTheCRDAndTheClassRules(t *testing.T) {
 		}
 	}
 
-	var enum []string
-	for _, v := range at(defs, "grants", "properties", "roles", "items", "properties", "privileges", "items", "properties", "privileges", "items", "enum").([]any) {
-		enum = append(enum, v.(string))
-	}
+	// The values schema lists the privileges as one alternation (a pattern:
+	// Deckhouse's linter wants CamelCase enum values).
+	pattern := at(defs, "grants", "properties", "roles", "items", "properties", "privileges", "items", "properties", "privileges", "items", "pattern").(string)
+	enum := strings.Split(strings.TrimSuffix(strings.TrimPrefix(pattern, "^("), ")$"), "|")
 	var want []string
 	for _, on := range []v1alpha1.PrivilegeObject{v1alpha1.OnDatabase, v1alpha1.OnAllTables} {
 		for _, p := range classrules.Privileges[on] {
