@@ -26,6 +26,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 )
 
 // FileName is the ConfigMap key and file name of the agent configuration.
@@ -385,4 +387,47 @@ func GrantsToken(g *Grants) string {
 	}
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:8])
+}
+
+// RoleCycle returns "a -> b -> a" for the first inheritance cycle among
+// roles (each inherits its Roles), or "": StarRocks refuses a cycle. A role
+// that inherits itself is left to the caller, which reports it on its own.
+// The class rules (admission) and the agent's planner both use it.
+func RoleCycle(roles []GrantsRole) string {
+	inherits := map[string][]string{}
+	for _, r := range roles {
+		inherits[r.Name] = r.Roles
+	}
+	state := map[string]int{} // 1 visiting, 2 done
+	var path []string
+	var visit func(string) string
+	visit = func(n string) string {
+		switch state[n] {
+		case 1:
+			// Only the cycle itself, from where it starts.
+			start := slices.Index(path, n)
+			return strings.Join(append(slices.Clone(path[start:]), n), " -> ")
+		case 2:
+			return ""
+		}
+		state[n] = 1
+		path = append(path, n)
+		for _, in := range inherits[n] {
+			if in == n {
+				continue
+			}
+			if c := visit(in); c != "" {
+				return c
+			}
+		}
+		path = path[:len(path)-1]
+		state[n] = 2
+		return ""
+	}
+	for _, r := range roles {
+		if c := visit(r.Name); c != "" {
+			return c
+		}
+	}
+	return ""
 }

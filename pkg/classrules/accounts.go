@@ -359,45 +359,13 @@ func checkPrivilege(field string, p v1alpha1.Privilege, dbs map[string]bool) Vio
 	return vs
 }
 
-// roleCycle returns "a -> b -> a" for the first inheritance cycle among
-// the declared roles, or "".
+// roleCycle is agentconfig.RoleCycle of the declared roles.
 func roleCycle(roles []v1alpha1.Role) string {
-	inherits := map[string][]string{}
-	for _, r := range roles {
-		inherits[r.Name] = r.Roles
+	gs := make([]agentconfig.GrantsRole, len(roles))
+	for i, r := range roles {
+		gs[i] = agentconfig.GrantsRole{Name: r.Name, Roles: r.Roles}
 	}
-	state := map[string]int{} // 1 visiting, 2 done
-	var path []string
-	var visit func(string) string
-	visit = func(n string) string {
-		switch state[n] {
-		case 1:
-			// Only the cycle itself, from where it starts.
-			start := slices.Index(path, n)
-			return strings.Join(append(slices.Clone(path[start:]), n), " -> ")
-		case 2:
-			return ""
-		}
-		state[n] = 1
-		path = append(path, n)
-		for _, in := range inherits[n] {
-			if in == n {
-				continue // reported as inheriting itself
-			}
-			if c := visit(in); c != "" {
-				return c
-			}
-		}
-		path = path[:len(path)-1]
-		state[n] = 2
-		return ""
-	}
-	for _, r := range roles {
-		if c := visit(r.Name); c != "" {
-			return c
-		}
-	}
-	return ""
+	return agentconfig.RoleCycle(gs)
 }
 
 // checkClassAccounts repeats the CRD's bounds of spec.accounts for a class

@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
 // Scope is the object a privilege is on.
@@ -187,40 +189,13 @@ func (m Model) Validate() error {
 	return errors.Join(errs...)
 }
 
-// inheritanceCycle returns "a -> b -> a" for the first cycle among the
-// declared roles, or "".
+// inheritanceCycle is agentconfig.RoleCycle of the declared roles.
 func inheritanceCycle(roles []Role) string {
-	inherits := map[string][]string{}
-	for _, r := range roles {
-		inherits[r.Name] = r.Inherits
+	gs := make([]agentconfig.GrantsRole, len(roles))
+	for i, r := range roles {
+		gs[i] = agentconfig.GrantsRole{Name: r.Name, Roles: r.Inherits}
 	}
-	state := map[string]int{} // 1 visiting, 2 done
-	var path []string
-	var visit func(string) string
-	visit = func(n string) string {
-		switch state[n] {
-		case 1:
-			return strings.Join(append(path, n), " -> ")
-		case 2:
-			return ""
-		}
-		state[n] = 1
-		path = append(path, n)
-		for _, in := range inherits[n] {
-			if c := visit(in); c != "" {
-				return c
-			}
-		}
-		path = path[:len(path)-1]
-		state[n] = 2
-		return ""
-	}
-	for _, r := range roles {
-		if c := visit(r.Name); c != "" {
-			return c
-		}
-	}
-	return ""
+	return agentconfig.RoleCycle(gs)
 }
 
 // Observed is what StarRocks reports.
