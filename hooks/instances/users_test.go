@@ -164,7 +164,7 @@ func TestUsersReady(t *testing.T) {
 		{
 			name: "a report of this declaration (its token) counts", entry: twoUsers,
 			annotations: map[string]string{"d8ms-sr-olap-1": leaderStatus(t, "d8ms-sr-olap-1", withToken(applied, agentconfig.GrantsToken(twoUsers.AgentConfig.Grants)))},
-			wantStatus: true, wantReason: ReasonUsersApplied, wantMsg: "The agent of the FE leader (pod d8ms-sr-olap-1) reports 1 database, 1 role and 2 users as declared.",
+			wantStatus:  true, wantReason: ReasonUsersApplied, wantMsg: "The agent of the FE leader (pod d8ms-sr-olap-1) reports 1 database, 1 role and 2 users as declared.",
 			wantUsers: []v1alpha1.UserStatus{{Name: "app", SecretName: "d8ms-sr-olap-user.app", Ready: true}, {Name: "reader", SecretName: "d8ms-sr-olap-user.reader", Ready: true}},
 			wantDBs:   []v1alpha1.DatabaseStatus{{Name: "sales", Managed: true, Exists: true}, {Name: "old", Exists: true}},
 		},
@@ -173,7 +173,7 @@ func TestUsersReady(t *testing.T) {
 			// is about the declaration before.
 			name: "a ready report of an older declaration: waiting", entry: twoUsers,
 			annotations: map[string]string{"d8ms-sr-olap-1": leaderStatus(t, "d8ms-sr-olap-1", withToken(applied, "0123456789abcdef"))},
-			wantReason: ReasonWaitingForAgent, wantMsg: "The agent of the FE leader has not applied the current declaration yet.",
+			wantReason:  ReasonWaitingForAgent, wantMsg: "The agent of the FE leader has not applied the current declaration yet.",
 			wantUsers: []v1alpha1.UserStatus{{Name: "app", SecretName: "d8ms-sr-olap-user.app", Ready: true}, {Name: "reader", SecretName: "d8ms-sr-olap-user.reader", Ready: true}},
 			wantDBs:   []v1alpha1.DatabaseStatus{{Name: "sales", Managed: true, Exists: true}, {Name: "old", Exists: true}},
 		},
