@@ -182,8 +182,20 @@ func realisticInstances(n int) ([]*v1alpha1.Starrocks, map[string]desired.Existi
 // realisticValues are the module values for n realistic instances, computed
 // by the hooks' code and checked against openapi/.
 func realisticValues(t testing.TB, n int) map[string]any {
+	return realisticValuesOf(t, n, false)
+}
+
+// realisticValuesOf: withUsers gives every instance a small declaration of
+// databases, roles and users (spec.databases/roles/users), which reaches the
+// values as agentConfig.grants.
+func realisticValuesOf(t testing.TB, n int, withUsers bool) map[string]any {
 	t.Helper()
 	objs, existing := realisticInstances(n)
+	if withUsers {
+		for i, sr := range objs {
+			declareUsers(sr, i)
+		}
+	}
 	out := desired.Compute(desired.Input{
 		Instances:     objs,
 		Classes:       sizeClasses(),
@@ -268,6 +280,41 @@ func releaseSize(t testing.TB, moduleValues map[string]any) (stored, manifest in
 // extrapolated linearly from 100 and 1000) and, for 1000, the stored size as
 // a multiple of the goal releaseBudget (x-goal, 1 or less meets it). The
 // time per op is secondary.
+// declareUsers gives an instance what a team typically declares: two
+// databases, a read-only and a writer role, three users, one of them with
+// its password in the team's Secret.
+func declareUsers(sr *v1alpha1.Starrocks, i int) {
+	sales, events := fmt.Sprintf("sales_%d", i%7), fmt.Sprintf("events_%d", i%5)
+	sr.Spec.Databases = []v1alpha1.Database{{Name: sales}, {Name: events}}
+	sr.Spec.Roles = []v1alpha1.Role{
+		{Name: "reader", Privileges: []v1alpha1.Privilege{
+			{Database: sales, Object: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}},
+			{Database: events, Object: v1alpha1.OnAllTables, Privileges: []string{"SELECT"}}}},
+		{Name: "writer", Roles: []string{"reader"}, Privileges: []v1alpha1.Privilege{
+			{Database: sales, Object: v1alpha1.OnDatabase, Privileges: []string{"CREATE TABLE"}},
+			{Database: sales, Object: v1alpha1.OnAllTables, Privileges: []string{"INSERT", "UPDATE", "DELETE"}}}},
+	}
+	sr.Spec.Users = []v1alpha1.User{
+		{Name: "etl", Roles: []string{"writer"}},
+		{Name: "dashboards", Roles: []string{"reader"}, PasswordSecretRef: &v1alpha1.PasswordSecretRef{Name: "dashboards-password"}},
+		{Name: fmt.Sprintf("analyst_%d", i%11), Roles: []string{"reader"}},
+	}
+}
+
+// BenchmarkHelmReleaseWithUsers is BenchmarkHelmRelease for 1000 instances
+// that each declare databases, roles and users (declareUsers).
+func BenchmarkHelmReleaseWithUsers(b *testing.B) {
+	plain, withUsers := realisticValuesOf(b, 1000, false), realisticValuesOf(b, 1000, true)
+	var base, size int
+	for b.Loop() {
+		base, _ = releaseSize(b, plain)
+		size, _ = releaseSize(b, withUsers)
+	}
+	b.ReportMetric(float64(size), "stored-bytes")
+	b.ReportMetric(float64(size-base)/1000, "declaration-stored-bytes/instance")
+	b.ReportMetric(float64(size)/releaseBudget, "x-goal")
+}
+
 func BenchmarkHelmRelease(b *testing.B) {
 	sizes := []int{1, 100, 1000}
 	stored := map[int]int{}
