@@ -333,6 +333,20 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		}
 		return nil
 	}
+	// endGranted: the statement is complete and its user holds GRANT.
+	endGranted := func() error {
+		if err := end(); err != nil {
+			return err
+		}
+		return needGrant()
+	}
+	roleName := func() (string, error) {
+		name, good := p.name()
+		if !good {
+			return "", syntaxErr("role name")
+		}
+		return name, nil
+	}
 	switch {
 	case p.kw("SHOW", "DATABASES"):
 		// One column, Database (fe-core qe/ShowResultMetaFactory.
@@ -388,14 +402,11 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		}
 		return r, true, end()
 	case p.kw("SHOW", "GRANTS", "FOR", "ROLE"):
-		name, good := p.name()
-		if !good {
-			return nil, true, syntaxErr("role name")
-		}
-		if err := end(); err != nil {
+		name, err := roleName()
+		if err != nil {
 			return nil, true, err
 		}
-		if err := needGrant(); err != nil {
+		if err := endGranted(); err != nil {
 			return nil, true, err
 		}
 		r := g.roles[name]
@@ -417,10 +428,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		if err != nil {
 			return nil, true, err
 		}
-		if err := end(); err != nil {
-			return nil, true, err
-		}
-		if err := needGrant(); err != nil {
+		if err := endGranted(); err != nil {
 			return nil, true, err
 		}
 		u := s.users[name]
@@ -439,14 +447,11 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		}
 		return res, true, nil
 	case p.kw("CREATE", "ROLE"):
-		name, good := p.name()
-		if !good {
-			return nil, true, syntaxErr("role name")
-		}
-		if err := end(); err != nil {
+		name, err := roleName()
+		if err != nil {
 			return nil, true, err
 		}
-		if err := needGrant(); err != nil {
+		if err := endGranted(); err != nil {
 			return nil, true, err
 		}
 		if !reRoleName.MatchString(name) {
@@ -458,14 +463,11 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		g.roles[name] = &fakeRole{inherits: map[string]bool{}, privs: map[privObject]map[string]bool{}}
 		return ok, true, nil
 	case p.kw("DROP", "ROLE"):
-		name, good := p.name()
-		if !good {
-			return nil, true, syntaxErr("role name")
-		}
-		if err := end(); err != nil {
+		name, err := roleName()
+		if err != nil {
 			return nil, true, err
 		}
-		if err := needGrant(); err != nil {
+		if err := endGranted(); err != nil {
 			return nil, true, err
 		}
 		if g.roles[name] == nil {
@@ -498,10 +500,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 				return nil, true, syntaxErr("role list")
 			}
 		}
-		if err := end(); err != nil {
-			return nil, true, err
-		}
-		if err := needGrant(); err != nil {
+		if err := endGranted(); err != nil {
 			return nil, true, err
 		}
 		if s.users[name] != nil {
