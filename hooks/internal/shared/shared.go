@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 )
 
 // ModuleNamespace is the namespace of the module's own objects.
@@ -71,9 +72,9 @@ const (
 	StateUserCredentials = "user-credentials"
 )
 
-// UserName is the pattern of a declared user's name (the CRD's
-// spec.users[].name, api/v1alpha1.User).
-var UserName = regexp.MustCompile(`^[a-z]([a-z0-9_]{0,62}[a-z0-9])?$`)
+// UserName is the pattern of a declared user's name: the class rules'
+// (classrules.UserNamePattern, tied to the CRD's spec.users[].name).
+var UserName = regexp.MustCompile(classrules.UserNamePattern)
 
 // AnnotationInstance on a last-valid ConfigMap names its instance
 // (namespace/name) for people; the hooks go by the UID in the name.
