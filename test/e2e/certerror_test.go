@@ -57,14 +57,7 @@ func TestCertificateErrorWithClientsStillServed(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.apply(testClass)
 	e.apply(instance(ns, name, "Standalone", ""))
-	e.waitObjects(ns, name, 1, 1)
-	fe := "d8ms-sr-" + name
-	pod := fe + "-0"
-	e.markCertificateRevision(ns, fe, 1)
-	e.eventually("the StatefulSet controller created "+pod, func() (bool, string) {
-		_, err := e.kube.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{})
-		return err == nil, fmt.Sprint(err)
-	})
+	pod := e.waitFirstFrontendPod(ns, name)
 
 	a := startSidecar(t, e.cp.KubeconfigPath(), ns, name, pod)
 	e.eventually("TLSReady from the agent's report", func() (bool, string) {
@@ -94,9 +87,25 @@ func TestCertificateErrorWithClientsStillServed(t *testing.T) {
 		}
 	}
 	// A client of the team still works over TLS: the FE serves its own keystore.
-	if err := a.clientPing(); err != nil {
+	if err := a.tryLogin(agentconfig.AdminUser, sidecarAdminPassword); err != nil {
 		t.Fatalf("a TLS client of the instance: %v", err)
 	}
+}
+
+// waitFirstFrontendPod waits for a Standalone instance's objects, marks its
+// certificate issued and waits for the StatefulSet controller to create the
+// first FE pod, the one a sidecar then plays the agent of.
+func (e *env) waitFirstFrontendPod(namespace, name string) (pod string) {
+	e.t.Helper()
+	e.waitObjects(namespace, name, 1, 1)
+	fe := "d8ms-sr-" + name
+	pod = fe + "-0"
+	e.markCertificateRevision(namespace, fe, 1)
+	e.eventually("the StatefulSet controller created "+pod, func() (bool, string) {
+		_, err := e.kube.CoreV1().Pods(namespace).Get(context.Background(), pod, metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	return pod
 }
 
 // sidecar is the agent binary with the files its container mounts.
@@ -223,15 +232,25 @@ func (s *sidecar) get(path string) int {
 	return resp.StatusCode
 }
 
-// clientPing logs in as the team's account over verified TLS, as a client of
+// openAs is a pool that logs in as user over verified TLS, as a client of
 // the instance does.
-func (s *sidecar) clientPing() error {
+func (s *sidecar) openAs(user, password string) (*sql.DB, error) {
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(s.ca.CertPEM)
-	if err := mysql.RegisterTLSConfig("e2e-client", &tls.Config{RootCAs: roots, ServerName: s.host, MinVersion: tls.VersionTLS12}); err != nil {
-		return err
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = user, password, "tcp", net.JoinHostPort(s.host, s.queryPort)
+	cfg.TLS = &tls.Config{RootCAs: roots, ServerName: s.host, MinVersion: tls.VersionTLS12}
+	cfg.Timeout = 5 * time.Second
+	c, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
 	}
-	db, err := sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(%s)/?tls=e2e-client&timeout=5s", agentconfig.AdminUser, sidecarAdminPassword, net.JoinHostPort(s.host, s.queryPort)))
+	return sql.OpenDB(c), nil
+}
+
+// tryLogin is nil when user logs in with password over verified TLS.
+func (s *sidecar) tryLogin(user, password string) error {
+	db, err := s.openAs(user, password)
 	if err != nil {
 		return err
 	}

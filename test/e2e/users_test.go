@@ -33,6 +33,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
@@ -53,14 +54,8 @@ func TestUsersAndDatabasesAsCode(t *testing.T) {
 	e.apply(testClass)
 	e.apply(teamPasswordSecret(ns, "reader-password", "first-password-of-the-team"))
 	e.apply(usersInstance(ns, name, true, true))
-	e.waitObjects(ns, name, 1, 1)
+	pod := e.waitFirstFrontendPod(ns, name)
 	fe := "d8ms-sr-" + name
-	pod := fe + "-0"
-	e.markCertificateRevision(ns, fe, 1)
-	e.eventually("the StatefulSet controller created "+pod, func() (bool, string) {
-		_, err := e.kube.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{})
-		return err == nil, fmt.Sprint(err)
-	})
 	// The FE names itself by the pod's FQDN, as in a cluster: the hooks
 	// take the users report of the pod the FE leader is.
 	var rendered agentconfig.Config
@@ -238,12 +233,8 @@ func (s *sidecar) followConfigMap(ctx context.Context, e *env, namespace, config
 
 func (e *env) secretStrings(namespace, name string) map[string]string {
 	e.t.Helper()
-	sec, err := e.kube.CoreV1().Secrets(namespace).Get(context.Background(), name, metav1.GetOptions{})
-	if err != nil {
-		e.t.Fatalf("Secret %s: %v", name, err)
-	}
 	out := map[string]string{}
-	for k, v := range sec.Data {
+	for k, v := range e.secretData(namespace, name) {
 		out[k] = string(v)
 	}
 	return out
@@ -257,7 +248,7 @@ func (e *env) statusUsers(namespace, name string) map[string]string {
 		e.t.Fatal(err)
 	}
 	out := map[string]string{}
-	list, _, _ := unstructuredSlice(sr.Object, "status", "users")
+	list, _, _ := unstructured.NestedSlice(sr.Object, "status", "users")
 	for _, u := range list {
 		m, _ := u.(map[string]any)
 		n, _ := m["name"].(string)
@@ -275,7 +266,7 @@ func (e *env) statusDatabases(namespace, name string) map[string]string {
 		e.t.Fatal(err)
 	}
 	out := map[string]string{}
-	list, _, _ := unstructuredSlice(sr.Object, "status", "databases")
+	list, _, _ := unstructured.NestedSlice(sr.Object, "status", "databases")
 	for _, d := range list {
 		m, _ := d.(map[string]any)
 		n, _ := m["name"].(string)
@@ -285,19 +276,6 @@ func (e *env) statusDatabases(namespace, name string) map[string]string {
 		}
 	}
 	return out
-}
-
-func unstructuredSlice(obj map[string]any, fields ...string) ([]any, bool, error) {
-	var cur any = obj
-	for _, f := range fields {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false, nil
-		}
-		cur = m[f]
-	}
-	list, ok := cur.([]any)
-	return list, ok, nil
 }
 
 // loginWithSecret connects as a client of the team does: the DSN and the
@@ -336,44 +314,14 @@ func (s *sidecar) loginWithSecret(t *testing.T, e *env, namespace, secret string
 	return db
 }
 
-func (s *sidecar) clientTLS(t testing.TB) string {
-	t.Helper()
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(s.ca.CertPEM)
-	const name = "e2e-users"
-	if err := mysql.RegisterTLSConfig(name, &tls.Config{RootCAs: roots, ServerName: s.host, MinVersion: tls.VersionTLS12}); err != nil {
-		t.Fatal(err)
-	}
-	return name
-}
-
 func (s *sidecar) loginAs(t *testing.T, user, password string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(%s)/?tls=%s&timeout=5s", user, password, net.JoinHostPort(s.host, s.queryPort), s.clientTLS(t)))
+	db, err := s.openAs(user, password)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	return db
-}
-
-// tryLogin is nil when user logs in with password over verified TLS.
-func (s *sidecar) tryLogin(user, password string) error {
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(s.ca.CertPEM)
-	cfg := mysql.NewConfig()
-	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = user, password, "tcp", net.JoinHostPort(s.host, s.queryPort)
-	cfg.TLS = &tls.Config{RootCAs: roots, ServerName: s.host, MinVersion: tls.VersionTLS12}
-	cfg.Timeout = 5 * time.Second
-	c, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return err
-	}
-	db := sql.OpenDB(c)
-	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return db.PingContext(ctx)
 }
 
 func mustExec(t *testing.T, db *sql.DB, q string) {
