@@ -162,7 +162,13 @@ func New(opts Options) (*Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	hooks, err := loadHooks(opts.HooksBinary, tmpDir, logger)
+	// The hooks write into tenant namespaces with their own client
+	// (hooks/internal/kubewrite): they get this cluster's KUBECONFIG.
+	launcher, err := kubeutil.HooksLauncher(tmpDir, opts.HooksBinary, opts.RESTConfig)
+	if err != nil {
+		return nil, err
+	}
+	hooks, err := loadHooks(launcher, tmpDir, logger)
 	if err != nil {
 		return nil, err
 	}
