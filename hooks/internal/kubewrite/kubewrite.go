@@ -51,22 +51,30 @@ import (
 
 // Writer writes objects through a dynamic client.
 type Writer struct {
+	dc     pkg.DependencyContainer
 	client dynamic.Interface
 }
 
 // New returns the Writer of a hook run: in Deckhouse the hooks' in-cluster
 // identity, under `make run` and the tests the KUBECONFIG the harness gives
-// the hooks binary, and in module-sdk's test framework its fake cluster.
-func New(input *pkg.HookInput) (*Writer, error) {
-	c, err := input.DC.GetK8sClient()
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
-	}
-	return &Writer{client: c.Dynamic()}, nil
-}
+// the hooks binary (kubeutil.HooksLauncher), and in module-sdk's test
+// framework its fake cluster. The client is made at the first write: a run
+// that writes nothing needs none.
+func New(input *pkg.HookInput) *Writer { return &Writer{dc: input.DC} }
 
 // NewForClient returns a Writer on a dynamic client (tests, benchmarks).
 func NewForClient(c dynamic.Interface) *Writer { return &Writer{client: c} }
+
+func (w *Writer) dynamic() (dynamic.Interface, error) {
+	if w.client == nil {
+		c, err := w.dc.GetK8sClient()
+		if err != nil {
+			return nil, fmt.Errorf("kubernetes client: %w", err)
+		}
+		w.client = c.Dynamic()
+	}
+	return w.client, nil
+}
 
 // Ref names one object.
 type Ref struct {
@@ -124,10 +132,14 @@ func (w *Writer) resource(r Ref) (dynamic.ResourceInterface, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Namespace == "" {
-		return w.client.Resource(gvr), nil
+	client, err := w.dynamic()
+	if err != nil {
+		return nil, err
 	}
-	return w.client.Resource(gvr).Namespace(r.Namespace), nil
+	if r.Namespace == "" {
+		return client.Resource(gvr), nil
+	}
+	return client.Resource(gvr).Namespace(r.Namespace), nil
 }
 
 // CreateOrUpdate creates the object, or replaces the live one of that name
