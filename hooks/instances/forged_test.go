@@ -25,6 +25,7 @@ import (
 	"github.com/deckhouse/module-sdk/testing/framework"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
@@ -311,6 +312,35 @@ func TestForgedLeaderClaimsAndNodesInTheRollout(t *testing.T) {
 			assert.Equal(t, want, deleted, "at most one pod per run")
 			_, _, m := condition(statusOf(t, f, "olap"), v1alpha1.ConditionRolledOut)
 			assert.Contains(t, m, tt.wantMessage)
+		})
+	}
+}
+
+func TestAccountsReadyOnlyMovesForward(t *testing.T) {
+	wasTrue := v1alpha1.StarrocksStatus{Conditions: []metav1.Condition{{Type: ConditionAccountsReady, Status: metav1.ConditionTrue, Reason: ReasonAccountsReady, Message: "before"}}}
+	refusal := &AgentAccounts{Reason: "RootPasswordRefused", Message: "m"}
+	unreadable := &AgentAccounts{Reason: ReasonAgentStatusUnreadable, Message: "not JSON"}
+	for _, tt := range []struct {
+		name       string
+		reports    map[string]*AgentAccounts
+		prev       v1alpha1.StarrocksStatus
+		remembered bool
+		want       bool
+		wantReason string
+	}{
+		{"no report", nil, v1alpha1.StarrocksStatus{}, false, false, ReasonWaitingForAgent},
+		{"a refusal before the first ready", map[string]*AgentAccounts{"p-0": refusal}, v1alpha1.StarrocksStatus{}, false, false, "RootPasswordRefused"},
+		{"an unreadable report before the first ready", map[string]*AgentAccounts{"p-0": unreadable}, v1alpha1.StarrocksStatus{}, false, false, ReasonAgentStatusUnreadable},
+		{"one pod ready, another refused", map[string]*AgentAccounts{"p-0": refusal, "p-1": {Ready: true}}, v1alpha1.StarrocksStatus{}, false, true, ReasonAccountsReady},
+		{"a refusal after the status said True", map[string]*AgentAccounts{"p-0": refusal}, wasTrue, false, true, ReasonAccountsReady},
+		{"a refusal with only the memory", map[string]*AgentAccounts{"p-0": refusal}, v1alpha1.StarrocksStatus{}, true, true, ReasonAccountsReady},
+		{"an unreadable report with only the memory", map[string]*AgentAccounts{"p-0": unreadable}, v1alpha1.StarrocksStatus{}, true, true, ReasonAccountsReady},
+		{"nothing but the memory", nil, v1alpha1.StarrocksStatus{}, true, true, ReasonAccountsReady},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v := accountsReady(Observed{Accounts: tt.reports, Bootstrapped: tt.remembered}, tt.prev)
+			assert.Equal(t, tt.want, v.OK, v.Message)
+			assert.Equal(t, tt.wantReason, v.Reason, v.Message)
 		})
 	}
 }
