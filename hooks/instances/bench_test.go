@@ -136,7 +136,7 @@ func steadyState(b *testing.B, n int) helpers.StaticSnapshots {
 	sc := StorageClassSnap{Name: "expandable", AllowVolumeExpansion: true}
 	st.StorageClasses = append(st.StorageClasses, sc)
 	add(SnapStorageClasses, sc)
-	plan := Reconcile(st, classrules.NewCache(), now)
+	plan := Reconcile(st, classrules.NewCache(), now, nil)
 	for _, e := range plan.Values {
 		data, _ := json.Marshal(e)
 		add(SnapLastValid, LastValidSnap{Namespace: shared.ModuleNamespace, Name: shared.LastValidConfigMapName(e.UID), Entry: string(data)})
