@@ -262,8 +262,9 @@ const replicationFilter = ` replication: (.replication | want("object"; "members
 // the class): no decision depends on it surviving a restart.
 var cache = classrules.NewCache()
 
-// Handle reads the snapshots, reconciles and writes values, objects, status
-// patches and metrics.
+// Handle reads the snapshots, reconciles and writes values, the memory,
+// the tenants' objects and status (each on its own: kubewrite), Events and
+// metrics.
 func Handle(ctx context.Context, input *pkg.HookInput) error {
 	return handle(ctx, input, kubewrite.New(input))
 }
@@ -276,8 +277,8 @@ func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) erro
 	if err != nil {
 		return err
 	}
-	for _, w := range state.Warnings {
-		input.Logger.Warn(w)
+	for _, msg := range state.Warnings {
+		input.Logger.Warn(msg)
 	}
 	now := metav1.NewTime(input.DC.GetClock().Now()).Rfc3339Copy()
 	// Every write a tenant can get refused (its PVCs, pods, Starrocks
@@ -288,8 +289,8 @@ func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) erro
 	// PVC expansions and pod restarts are made first, inside Reconcile, so
 	// a refusal reaches the status written below in the same run.
 	plan := Reconcile(state, cache, now, tenantWrites{ctx: ctx, w: w})
-	for _, w := range plan.Warnings {
-		input.Logger.Warn(w)
+	for _, msg := range plan.Warnings {
+		input.Logger.Warn(msg)
 	}
 	for _, r := range plan.Refusals {
 		input.Logger.Warn("the API server refused a write of an instance", "instance", r.Instance, "object", r.Object, "refusal", r.Message)
@@ -297,8 +298,8 @@ func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) erro
 
 	input.Values.Set(shared.InstancesValuesPath, plan.Values)
 	// The memory lives in the module namespace, where no tenant can write,
-	// quota or admit anything: the patch collector's all-or-nothing is
-	// safe there, and it runs after the values are taken.
+	// set a quota or admit anything: no tenant can get these refused, so
+	// the patch collector (all or nothing, after the hook) is safe here.
 	for _, cm := range plan.LastValid {
 		input.PatchCollector.CreateOrUpdate(cm)
 	}
