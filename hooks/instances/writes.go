@@ -98,9 +98,12 @@ func writeEvent(ctx context.Context, w *kubewrite.Writer, e any) error {
 // server's words in this same run (and so its Warning Event); a namespace
 // being deleted is no refusal (the instance is ending).
 func expandVolumes(w Writes, key string, expand []VolumeExpansion, v VolumesVerdict, plan *Plan) VolumesVerdict {
-	var refused []string
+	var refused, raised []string
 	for _, e := range expand {
 		err := w.ExpandVolume(e)
+		if err == nil {
+			raised = append(raised, fmt.Sprintf("PVC %s: request raised to %s", e.Name, e.Size))
+		}
 		if err == nil || kubewrite.Gone(err) {
 			continue
 		}
@@ -113,8 +116,11 @@ func expandVolumes(w Writes, key string, expand []VolumeExpansion, v VolumesVerd
 	}
 	msg := "The API server refused to raise the request of " + strings.Join(refused, "; ") +
 		". Lift what refuses it (a ResourceQuota of the namespace, a storage admission policy); the module retries on every run."
-	if !v.OK && v.Reason != ReasonExpansionInProgress {
+	switch {
+	case v.Reason == ReasonExpansionBlocked:
 		msg += " " + v.Message
+	case len(raised) > 0:
+		msg += " Being expanded: " + strings.Join(raised, "; ") + "."
 	}
 	return VolumesVerdict{Reason: ReasonExpansionRefused, Message: msg}
 }
