@@ -53,7 +53,7 @@ func TestUserSecretsAgainstARealAPIServer(t *testing.T) {
 	client.WithRestConfig(cp.RESTConfig())
 	client.WithMetricPrefix(fmt.Sprintf("hooks_cluster_test_%d_", clientRuns.Add(1)))
 	require.NoError(t, client.Init(), "kube client")
-	op := &operator{t: t, bin: bin, cfg: cfg, client: client, patcher: objectpatch.NewObjectPatcher(client, log.NewNop())}
+	op := &operator{t: t, bin: launch(t, bin, cp.RESTConfig()), cfg: cfg, client: client, patcher: objectpatch.NewObjectPatcher(client, log.NewNop())}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	for _, ns := range []string{"d8-managed-starrocks", "team", "evil"} {

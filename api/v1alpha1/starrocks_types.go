@@ -282,6 +282,11 @@ const (
 	// a restart-requiring setting): BEs first, then FE followers, the FE
 	// leader last. Its message says what waits for what.
 	ConditionRolledOut = "RolledOut"
+	// ConditionObjectsApplied is False while the objects of the instance's
+	// render are not all written: the API server refused one (a quota, an
+	// admission policy, an object the tenant made immutable), named with the
+	// API server's words, or the module has not written them yet.
+	ConditionObjectsApplied = "ObjectsApplied"
 )
 
 // StarrocksStatus is what the module reports.
@@ -305,7 +310,7 @@ type StarrocksStatus struct {
 
 	// Condition types: ConfigurationValid, LastValidConfigurationApplied,
 	// Available, TLSReady, BackendScaleIn, VolumesResized, TablesReplicated,
-	// RolledOut.
+	// RolledOut, ObjectsApplied.
 	// +listType=map
 	// +listMapKey=type
 	// +optional

@@ -49,16 +49,22 @@ package credentials
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/deckhouse/module-sdk/pkg"
-	objectpatch "github.com/deckhouse/module-sdk/pkg/object-patch"
 	"github.com/deckhouse/module-sdk/pkg/registry"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/kubewrite"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
@@ -69,6 +75,7 @@ const (
 	SnapInstances = "deployed_instances"
 	SnapSecrets   = "password_secrets"
 	SnapPVCs      = "frontend_pvcs"
+	SnapNamespace = "namespaces"
 )
 
 var _ = registry.RegisterFunc(Config, Handle)
@@ -116,8 +123,21 @@ var Config = &pkg.HookConfig{
 			}},
 			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), uid: (.metadata.uid | str)}`,
 		},
+		{
+			// No Secret is created in a namespace being deleted: the API
+			// server refuses it, and the instance there is ending. A
+			// snapshot only, never a reason to run.
+			Name:                         SnapNamespace,
+			APIVersion:                   "v1",
+			Kind:                         "Namespace",
+			ExecuteHookOnEvents:          &no,
+			ExecuteHookOnSynchronization: &no,
+			JqFilter:                     `{name: .metadata.name, terminating: (.metadata.deletionTimestamp != null or .status.phase == "Terminating")}`,
+		},
 	},
 }
+
+var no = false
 
 // Instance is a deployed instance as the module's memory names it.
 type Instance struct {
@@ -156,34 +176,133 @@ type PVCSnap struct {
 	UID       string `json:"uid"`
 }
 
+// NamespaceSnap is a Namespace and whether it is being deleted.
+type NamespaceSnap struct {
+	Name        string `json:"name"`
+	Terminating bool   `json:"terminating"`
+}
+
 // Handle creates the missing Secrets and moves their ownership to the
 // FE's metadata PVC once it exists.
-func Handle(_ context.Context, input *pkg.HookInput) error {
+func Handle(ctx context.Context, input *pkg.HookInput) error {
+	return handle(ctx, input, kubewrite.New(input))
+}
+
+// handle writes through w: module-sdk's test framework rebuilds its fake
+// cluster on every KubeStateSet after the dependency container holds the
+// first one, so its tests hand the current one in.
+func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) error {
 	instances := decodeEach[Instance](input, SnapInstances)
 	secrets := decodeEach[SecretSnap](input, SnapSecrets)
 	pvcs := decodeEach[PVCSnap](input, SnapPVCs)
-	plan := Decide(instances, secrets, pvcs)
-	for _, w := range plan.Create {
-		// CreateIfNotExists: a Secret made by an earlier run whose snapshot
-		// has not arrived yet is left as it is.
-		input.PatchCollector.CreateIfNotExists(NewSecret(w))
-		input.Logger.Info("creating password Secret", "namespace", w.Namespace, "name", w.Name, "kind", w.State)
+	terminating := map[string]bool{}
+	for _, ns := range decodeEach[NamespaceSnap](input, SnapNamespace) {
+		terminating[ns.Name] = ns.Terminating
 	}
-	for _, d := range plan.Delete {
-		input.PatchCollector.DeleteInBackground("v1", "Secret", d.Namespace, d.Name)
-		input.Logger.Info("deleting the Secret of a user no longer declared", "namespace", d.Namespace, "name", d.Name)
+	// An instance whose namespace is being deleted is ending: the API
+	// server refuses new objects there, and the namespace's deletion takes
+	// the Secrets anyway (the instances hook deletes its memory).
+	live := instances[:0:0]
+	for _, in := range instances {
+		if !terminating[in.Namespace] {
+			live = append(live, in)
+		}
 	}
+	plan := Decide(live, secrets, pvcs)
 	for _, r := range plan.Refused {
 		input.Logger.Warn("a user of the module's memory is refused", "problem", r)
 	}
+	// Every write goes into a tenant namespace, through w one at a time: a
+	// write the API server refuses (a ResourceQuota, an admission policy, a
+	// namespace being deleted) stays its instance's. In the patch collector
+	// it would fail the whole run after the hook returned, every instance
+	// and in Deckhouse the queue with it.
+	gone := map[string]bool{} // instances whose namespace turned out gone or terminating
+	write := func(in Instance, secret, what string, do func() error) {
+		key := in.Namespace + "/" + in.Name
+		if gone[key] {
+			return
+		}
+		err := do()
+		switch {
+		case err == nil:
+		case kubewrite.Gone(err):
+			gone[key] = true
+			input.Logger.Info("the namespace of an instance is being deleted: no more Secrets for it", "instance", key)
+		default:
+			words := kubewrite.Refusal(err)
+			input.Logger.Warn("the API server refused a Secret of an instance", "instance", key, "secret", secret, "write", what, "refusal", words)
+			warn(ctx, w, in, fmt.Sprintf("The API server refused to %s Secret %s: %s", what, secret, words))
+		}
+	}
+	for _, c := range plan.Create {
+		// CreateIfNotExists: a Secret made by an earlier run whose snapshot
+		// has not arrived yet is left as it is.
+		write(c.Instance, c.Name, "create", func() error {
+			obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(NewSecret(c))
+			if err != nil {
+				return err
+			}
+			created, err := w.CreateIfNotExists(ctx, &unstructured.Unstructured{Object: obj})
+			if created {
+				input.Logger.Info("created password Secret", "namespace", c.Namespace, "name", c.Name, "kind", c.State)
+			}
+			return err
+		})
+	}
+	for _, d := range plan.Delete {
+		write(d.Instance, d.Name, "delete", func() error {
+			input.Logger.Info("deleting the Secret of a user no longer declared", "namespace", d.Namespace, "name", d.Name)
+			return w.Delete(ctx, kubewrite.Ref{APIVersion: "v1", Kind: "Secret", Namespace: d.Namespace, Name: d.Name}, "")
+		})
+	}
 	for _, r := range plan.Reown {
-		// A merge patch replaces the list: the PVC becomes the only owner.
-		input.PatchCollector.PatchWithMerge(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{r.Owner}}},
-			"v1", "Secret", r.Namespace, r.Name, objectpatch.WithIgnoreMissingObject(true))
-		input.Logger.Info("password Secret now follows the FE metadata volume", "namespace", r.Namespace, "name", r.Name, "pvc", r.Owner.Name)
+		write(r.Instance, r.Name, "re-own", func() error {
+			// A merge patch replaces the list: the PVC becomes the only owner.
+			patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{r.Owner}}})
+			if err != nil {
+				return err
+			}
+			input.Logger.Info("password Secret now follows the FE metadata volume", "namespace", r.Namespace, "name", r.Name, "pvc", r.Owner.Name)
+			return w.Patch(ctx, kubewrite.Ref{APIVersion: "v1", Kind: "Secret", Namespace: r.Namespace, Name: r.Name}, types.MergePatchType, patch)
+		})
 	}
 	return nil
 }
+
+// warn writes a Warning Event on the instance's Starrocks, best effort: the
+// namespace that refused a Secret may refuse the Event as well (the log
+// has it then). Named after what it says, so the same refusal run after
+// run is one Event.
+func warn(ctx context.Context, w *kubewrite.Writer, in Instance, msg string) {
+	if len(msg) > 1024 {
+		msg = strings.ToValidUTF8(msg[:1020], "") + "..."
+	}
+	sum := sha256.Sum256([]byte(in.UID + "\x00" + msg))
+	suffix := ".secret-" + hex.EncodeToString(sum[:8])
+	name := in.Name
+	if max := 253 - len(suffix); len(name) > max {
+		name = strings.TrimRight(name[:max], ".-")
+	}
+	now := metav1.Now().Rfc3339Copy()
+	e := &corev1.Event{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
+		ObjectMeta: metav1.ObjectMeta{Name: name + suffix, Namespace: in.Namespace, Labels: map[string]string{"heritage": "deckhouse", "module": "managed-starrocks"}},
+		InvolvedObject: corev1.ObjectReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.StarrocksKind,
+			Namespace: in.Namespace, Name: in.Name, UID: types.UID(in.UID)},
+		Type: corev1.EventTypeWarning, Reason: ReasonSecretRefused, Message: msg,
+		Source: corev1.EventSource{Component: "managed-starrocks"}, ReportingController: "managed-starrocks",
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(e)
+	if err == nil {
+		_, _ = w.CreateIfNotExists(ctx, &unstructured.Unstructured{Object: obj})
+	}
+}
+
+// ReasonSecretRefused is the reason of the Warning Event of a refused
+// Secret write.
+const ReasonSecretRefused = "SecretRefused"
 
 // decodeEach decodes a snapshot item by item: an item that does not decode
 // is skipped (the filters coerce every field, so this is a last resort).
@@ -218,6 +337,8 @@ type Want struct {
 type Reown struct {
 	Namespace, Name string
 	Owner           metav1.OwnerReference
+	// Instance is the instance the Secret belongs to.
+	Instance Instance
 }
 
 // Plan is what one run writes.
@@ -278,7 +399,7 @@ func Decide(instances []Instance, secrets []SecretSnap, pvcs []PVCSnap) Plan {
 				w.Owner = owner
 				plan.Create = append(plan.Create, w)
 			case owner.Kind == "PersistentVolumeClaim" && !ownedOnlyBy(s, owner):
-				plan.Reown = append(plan.Reown, Reown{Namespace: in.Namespace, Name: w.Name, Owner: owner})
+				plan.Reown = append(plan.Reown, Reown{Namespace: in.Namespace, Name: w.Name, Owner: owner, Instance: in})
 			}
 		}
 	}

@@ -17,14 +17,18 @@ limitations under the License.
 package credentials
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"testing"
 
+	"github.com/deckhouse/module-sdk/pkg"
 	"github.com/deckhouse/module-sdk/testing/framework"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/deckhouse/managed-starrocks/hooks/internal/kubewrite"
 )
 
 // memory is the module's memory of a deployed instance, as the instances
@@ -66,7 +70,15 @@ func secretData(t *testing.T, u *unstructured.Unstructured, key string) string {
 }
 
 func newHook(t *testing.T) *framework.HookExecutionConfig {
-	return framework.HookExecutionConfigInit(t, Config, Handle, `{}`, `{}`)
+	var f *framework.HookExecutionConfig
+	// The hook's own writes go to the fake cluster of the moment: the
+	// framework's dependency container keeps the first one it was given.
+	run := func(ctx context.Context, input *pkg.HookInput) error {
+		fakeClient(f).ClearActions() // writes: this run's writes only
+		return handle(ctx, input, kubewrite.NewForClient(f.KubeClient()))
+	}
+	f = framework.HookExecutionConfigInit(t, Config, run, `{}`, `{}`)
+	return f
 }
 
 func TestCreatesTheSecretsOfADeployedInstanceOnce(t *testing.T) {
@@ -103,7 +115,7 @@ func TestCreatesTheSecretsOfADeployedInstanceOnce(t *testing.T) {
 	t.Run("never rotates an existing password", func(t *testing.T) {
 		f.RunHook()
 		require.NoError(t, f.HookError())
-		assert.Empty(t, f.PatchedOperations(), "the Secrets are in the snapshot, nothing to create")
+		assert.Empty(t, writes(f), "the Secrets are in the snapshot, nothing to create")
 		assert.Equal(t, password, secretData(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-credentials"), "password"))
 	})
 
@@ -120,7 +132,7 @@ func TestCreatesTheSecretsOfADeployedInstanceOnce(t *testing.T) {
 		assert.Equal(t, password, secretData(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-credentials"), "password"), "re-owning keeps the data")
 		f.RunHook()
 		require.NoError(t, f.HookError())
-		assert.Empty(t, f.PatchedOperations(), "already owned by the volume: nothing to patch")
+		assert.Empty(t, writes(f), "already owned by the volume: nothing to patch")
 	})
 }
 
@@ -141,7 +153,7 @@ func TestARecreatedInstanceKeepsTheSecretsOfItsRetainedVolume(t *testing.T) {
 		yamlOf(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-keystore")))
 	f.RunHook()
 	require.NoError(t, f.HookError())
-	assert.Empty(t, f.PatchedOperations())
+	assert.Empty(t, writes(f))
 	assert.Equal(t, password, secretData(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-agent-credentials"), "root-password"))
 }
 
@@ -172,7 +184,7 @@ metadata:
 			f.KubeStateSet(tt.state)
 			f.RunHook()
 			require.NoError(t, f.HookError())
-			assert.Empty(t, f.PatchedOperations())
+			assert.Empty(t, writes(f))
 		})
 	}
 }

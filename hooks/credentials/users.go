@@ -47,6 +47,8 @@ type DeclaredUser struct {
 // Delete is a user Secret to delete.
 type Delete struct {
 	Namespace, Name string
+	// Instance is the instance the Secret belongs to.
+	Instance Instance
 }
 
 // userWants are the user Secrets of an instance. The memory is the
@@ -88,7 +90,7 @@ func staleUserSecrets(in Instance, wants []Want, secrets []SecretSnap, volume me
 		if !ownedOnlyBy(s, starrocks) && !(volume.Kind == "PersistentVolumeClaim" && ownedOnlyBy(s, volume)) {
 			continue
 		}
-		out = append(out, Delete{Namespace: s.Namespace, Name: s.Name})
+		out = append(out, Delete{Namespace: s.Namespace, Name: s.Name, Instance: in})
 	}
 	return out
 }

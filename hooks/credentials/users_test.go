@@ -101,7 +101,7 @@ func TestCreatesOneSecretPerDeclaredUser(t *testing.T) {
 			"---" + yamlOf(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-keystore")))
 		f.RunHook()
 		require.NoError(t, f.HookError())
-		assert.Empty(t, f.PatchedOperations())
+		assert.Empty(t, writes(f))
 		got := f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user.reader")
 		assert.Equal(t, password, secretData(t, got, "password"))
 		assert.Equal(t, "host", secretData(t, got, "host"))

@@ -28,9 +28,12 @@ import (
 	"github.com/jonboulle/clockwork"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/kubewrite"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
@@ -136,7 +139,7 @@ func steadyState(b *testing.B, n int) helpers.StaticSnapshots {
 	sc := StorageClassSnap{Name: "expandable", AllowVolumeExpansion: true}
 	st.StorageClasses = append(st.StorageClasses, sc)
 	add(SnapStorageClasses, sc)
-	plan := Reconcile(st, classrules.NewCache(), now)
+	plan := Reconcile(st, classrules.NewCache(), now, nil)
 	for _, e := range plan.Values {
 		data, _ := json.Marshal(e)
 		add(SnapLastValid, LastValidSnap{Namespace: shared.ModuleNamespace, Name: shared.LastValidConfigMapName(e.UID), Entry: string(data)})
@@ -167,13 +170,18 @@ func BenchmarkFullReconcile(b *testing.B) {
 					WithValuesJSON(`{"global":{"discovery":{"clusterDomain":"cluster.local"}}}`).
 					WithDependencyContainer(benchDC{clock: clock}).Build()
 			}
-			// Sanity: the steady state needs no writes, and every instance renders.
+			// Sanity: the steady state needs no writes (neither the patch
+			// collector's nor the hook's own), and every instance renders.
 			in := input()
-			if err := Handle(context.Background(), in); err != nil {
+			cluster := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
+			if err := handle(context.Background(), in, kubewrite.NewForClient(cluster)); err != nil {
 				b.Fatal(err)
 			}
 			if ops := in.PatchCollector.Operations(); len(ops) != 0 {
 				b.Fatalf("steady state wrote %d objects", len(ops))
+			}
+			if acts := cluster.Actions(); len(acts) != 0 {
+				b.Fatalf("steady state wrote %d objects itself (first: %s %s)", len(acts), acts[0].GetVerb(), acts[0].GetResource().Resource)
 			}
 			patches := in.Values.GetPatches()
 			if len(patches) != 1 {
@@ -189,7 +197,7 @@ func BenchmarkFullReconcile(b *testing.B) {
 			for range b.N {
 				in := input()
 				start := time.Now()
-				if err := Handle(context.Background(), in); err != nil {
+				if err := handle(context.Background(), in, kubewrite.NewForClient(cluster)); err != nil {
 					b.Fatal(err)
 				}
 				hook += time.Since(start)

@@ -51,7 +51,7 @@ type Event struct {
 // instanceEvents are the Events a status change is worth: a condition that
 // turned into a problem the user must act on (the spec breaks its class,
 // the last valid state is kept, the instance is left unmanaged, TLS stopped
-// working, a volume cannot grow) or a wait the user caused (BE scale-in),
+// working, a volume cannot grow, an object is refused) or a wait the user caused (BE scale-in),
 // and the end of each. Only transitions count: the same status computed
 // again gives no Event, so a run that writes no status writes no Event.
 // Progress messages (tablets left) change no reason and give none either.
@@ -113,8 +113,18 @@ func instanceEvents(sr *v1alpha1.Starrocks, prev, next v1alpha1.StarrocksStatus)
 				add(corev1.EventTypeNormal, n)
 			}
 		case v1alpha1.ConditionVolumesResized:
-			if n.Reason == ReasonExpansionBlocked && changed {
+			if (n.Reason == ReasonExpansionBlocked || n.Reason == ReasonExpansionRefused) && changed {
 				add(corev1.EventTypeWarning, n)
+			}
+		case v1alpha1.ConditionObjectsApplied:
+			// A refused object, and another refusal (another object or
+			// other words); its end. Writing the objects is how every
+			// change goes: no Event.
+			switch {
+			case n.Reason == ReasonObjectRefused && (changed || p.Message != n.Message):
+				add(corev1.EventTypeWarning, n)
+			case isTrue && p != nil && p.Reason == ReasonObjectRefused:
+				add(corev1.EventTypeNormal, n)
 			}
 		case ConditionUsersReady:
 			// What the agent refuses (a missing password Secret, a grant

@@ -65,7 +65,7 @@ func TestStarrocksFilterNeverIncludesStatus(t *testing.T) {
 	var got map[string]any
 	require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapStarrocks),
 		`{"metadata":{"name":"a","namespace":"n","uid":"u","generation":2,"resourceVersion":"9","creationTimestamp":"2026-12-01T10:00:00Z"},"spec":{"type":"Standalone"},"status":{"phase":"Running"}}`, &got))
-	assert.Equal(t, map[string]any{"metadata": map[string]any{"name": "a", "namespace": "n", "uid": "u", "generation": float64(2), "creationTimestamp": "2026-12-01T10:00:00Z"}, "spec": map[string]any{"type": "Standalone"}}, got,
+	assert.Equal(t, map[string]any{"metadata": map[string]any{"name": "a", "namespace": "n", "uid": "u", "generation": float64(2), "creationTimestamp": "2026-12-01T10:00:00Z", "deletionTimestamp": nil}, "spec": map[string]any{"type": "Standalone"}}, got,
 		"a status patch (or a resourceVersion bump) must not change the snapshot, or the hook would trigger itself")
 }
 

@@ -24,6 +24,7 @@ package instances
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/deckhouse/module-sdk/pkg"
 	"github.com/deckhouse/module-sdk/pkg/metric/operation"
@@ -32,6 +33,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/applied"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/kubewrite"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
@@ -52,6 +55,7 @@ const (
 	SnapStorageClasses  = "storage_classes"
 	SnapNamespaces      = "namespaces"
 	SnapEventQuotas     = "event_quotas"
+	SnapApplied         = "applied"
 )
 
 // Metric names (alerts in monitoring/ use exactly these).
@@ -68,6 +72,7 @@ var (
 	instanceSel  = &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue}}
 	frontendSel  = &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelComponent: shared.ComponentFrontend}}
 	lastValidSel = &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelState: shared.StateLastValid}}
+	appliedSel   = &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelState: applied.State}}
 )
 
 // Config binds everything the desired state and the status depend on. The
@@ -82,8 +87,10 @@ var Config = &pkg.HookConfig{
 			Name:       SnapStarrocks,
 			APIVersion: v1alpha1.SchemeGroupVersion.String(),
 			Kind:       v1alpha1.StarrocksKind,
-			// creationTimestamp: past instances.maxCount the oldest instances are managed.
-			JqFilter: `{metadata: {name: .metadata.name, namespace: .metadata.namespace, uid: .metadata.uid, generation: .metadata.generation, creationTimestamp: .metadata.creationTimestamp}, spec: .spec}`,
+			// creationTimestamp: past instances.maxCount the oldest instances
+			// are managed; deletionTimestamp: a Starrocks being deleted is
+			// ending (endingInstances).
+			JqFilter: `{metadata: {name: .metadata.name, namespace: .metadata.namespace, uid: .metadata.uid, generation: .metadata.generation, creationTimestamp: .metadata.creationTimestamp, deletionTimestamp: .metadata.deletionTimestamp}, spec: .spec}`,
 		},
 		{
 			Name:                         SnapStarrocksStatus,
@@ -168,6 +175,17 @@ var Config = &pkg.HookConfig{
 			JqFilter:          shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), entry: (.data["` + shared.LastValidKey + `"] | str)}`,
 		},
 		{
+			// The instanceobjects hook's records (hooks/internal/applied):
+			// only in the module namespace, like the memory, so a tenant
+			// cannot forge one. Its writes change them: a reason to run.
+			Name:              SnapApplied,
+			APIVersion:        "v1",
+			Kind:              "ConfigMap",
+			NamespaceSelector: shared.ModuleNamespaceSelector,
+			LabelSelector:     appliedSel,
+			JqFilter:          shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), record: (.data["` + applied.Key + `"] | str)}`,
+		},
+		{
 			// The PVCs the StatefulSets create from their volumeClaimTemplates
 			// carry the templates' instance labels: the ones to expand.
 			Name:          SnapPVCs,
@@ -186,9 +204,10 @@ var Config = &pkg.HookConfig{
 			JqFilter:   `{name: .metadata.name, allowVolumeExpansion: (.allowVolumeExpansion // false)}`,
 		},
 		{
-			// Where an Event may be created: the apiserver refuses new
-			// objects in a terminating namespace, and a refused object patch
-			// fails the whole run. A snapshot only, never a reason to run.
+			// A namespace being deleted ends its instances (endingInstances),
+			// and the apiserver refuses new objects there. A snapshot only,
+			// never a reason to run: the deletion of the namespace's
+			// Starrocks (or the finalizers' run) triggers the hook.
 			Name:                         SnapNamespaces,
 			APIVersion:                   "v1",
 			Kind:                         "Namespace",
@@ -198,7 +217,8 @@ var Config = &pkg.HookConfig{
 		},
 		{
 			// A ResourceQuota that counts Events may refuse one: the hook
-			// writes none in its namespace (the status still says it all).
+			// writes none in its namespace (the status still says it all;
+			// a refused Event would only be logged).
 			Name:                         SnapEventQuotas,
 			APIVersion:                   "v1",
 			Kind:                         "ResourceQuota",
@@ -242,57 +262,69 @@ const replicationFilter = ` replication: (.replication | want("object"; "members
 // the class): no decision depends on it surviving a restart.
 var cache = classrules.NewCache()
 
-// Handle reads the snapshots, reconciles and writes values, objects, status
-// patches and metrics.
-func Handle(_ context.Context, input *pkg.HookInput) error {
+// Handle reads the snapshots, reconciles and writes values, the memory,
+// the tenants' objects and status (each on its own: kubewrite), Events and
+// metrics.
+func Handle(ctx context.Context, input *pkg.HookInput) error {
+	return handle(ctx, input, kubewrite.New(input))
+}
+
+// handle writes through w: module-sdk's test framework rebuilds its fake
+// cluster on every KubeStateSet after the dependency container holds the
+// first one, so its tests hand the current one in.
+func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) error {
 	state, err := ReadState(input)
 	if err != nil {
 		return err
 	}
-	for _, w := range state.Warnings {
-		input.Logger.Warn(w)
+	for _, msg := range state.Warnings {
+		input.Logger.Warn(msg)
 	}
 	now := metav1.NewTime(input.DC.GetClock().Now()).Rfc3339Copy()
-	plan := Reconcile(state, cache, now)
-	for _, w := range plan.Warnings {
-		input.Logger.Warn(w)
+	// Every write a tenant can get refused (its PVCs, pods, Starrocks
+	// status, Events in its namespace) goes through w, one at a time, and a
+	// refusal stays that instance's: the patch collector's operations run
+	// after the hook returns, and one refused there fails the whole run
+	// (every instance; in Deckhouse the queue, retried at its head). The
+	// PVC expansions and pod restarts are made first, inside Reconcile, so
+	// a refusal reaches the status written below in the same run.
+	plan := Reconcile(state, cache, now, tenantWrites{ctx: ctx, w: w})
+	for _, msg := range plan.Warnings {
+		input.Logger.Warn(msg)
+	}
+	for _, r := range plan.Refusals {
+		input.Logger.Warn("the API server refused a write of an instance", "instance", r.Instance, "object", r.Object, "refusal", r.Message)
 	}
 
 	input.Values.Set(shared.InstancesValuesPath, plan.Values)
+	// The memory lives in the module namespace, where no tenant can write,
+	// set a quota or admit anything: no tenant can get these refused, so
+	// the patch collector (all or nothing, after the hook) is safe here.
 	for _, cm := range plan.LastValid {
 		input.PatchCollector.CreateOrUpdate(cm)
 	}
 	for _, name := range plan.StaleLastValid {
 		input.PatchCollector.DeleteInBackground("v1", "ConfigMap", shared.ModuleNamespace, name)
 	}
-	for _, v := range plan.VolumeExpansions {
-		// Only the size: a merge patch leaves the rest of the PVC alone.
-		// planVolumes sends it only when the apiserver accepts it (a bound
-		// PVC of a class allowing expansion): a refused object patch fails
-		// the whole run, and with it the values of every instance.
-		input.PatchCollector.PatchWithMerge(map[string]any{"spec": map[string]any{"resources": map[string]any{"requests": map[string]any{"storage": v.Size}}}},
-			"v1", "PersistentVolumeClaim", v.Namespace, v.Name, objectpatch.WithIgnoreMissingObject(true))
-	}
-	// The rollout's restarts: the StatefulSets use OnDelete, so a deleted
-	// pod comes back from the new template (at most one per instance).
-	for _, p := range plan.PodRestarts {
-		input.PatchCollector.DeleteInBackground("v1", "Pod", p.Namespace, p.Name)
-	}
 	for _, p := range plan.StatusPatches {
-		input.PatchCollector.PatchWithJSON(statusPatch(p.Status), v1alpha1.SchemeGroupVersion.String(), v1alpha1.StarrocksKind, p.Namespace, p.Name,
-			objectpatch.WithSubresource("status"), objectpatch.WithIgnoreMissingObject(true))
+		// A Starrocks its tenant inflated close to etcd's size limit gets
+		// its own status refused; every other status still lands.
+		if err := writeStatus(ctx, w, p); err != nil && !kubewrite.Gone(err) {
+			input.Logger.Warn("the status of an instance was refused", "instance", desired.Key(p.Namespace, p.Name), "refusal", kubewrite.Refusal(err))
+		}
 	}
+	// Cluster-scoped and the admins' alone: no tenant can make it refused.
 	for _, p := range plan.ClassStatusPatches {
 		input.PatchCollector.PatchWithJSON(statusPatch(p.Status), v1alpha1.SchemeGroupVersion.String(), v1alpha1.StarrocksClassKind, "", p.Name,
 			objectpatch.WithSubresource("status"), objectpatch.WithIgnoreMissingObject(true))
 	}
 	// Events go only where the apiserver takes them (State.EventNamespaces)
-	// and an existing one of the same name is left alone. Should one still
-	// be refused (an admission plugin), the patcher has run every other
-	// operation, the status that records the transition included: the run
-	// fails once and its retry finds no transition to announce.
+	// and an existing one of the same name is left alone; one still refused
+	// (an admission plugin) is logged, the condition says it all anyway.
 	for _, e := range plan.Events {
-		input.PatchCollector.CreateIfNotExists(e)
+		if err := writeEvent(ctx, w, e); err != nil && !kubewrite.Gone(err) {
+			input.Logger.Warn("an Event of an instance was refused", "instance", desired.Key(e.Namespace, e.InvolvedObject.Name), "reason", e.Reason, "refusal", kubewrite.Refusal(err))
+		}
 	}
 	// Log a broken instance when its status changes, not on every run:
 	// the status holds the same text for as long as it stays broken.
@@ -379,9 +411,24 @@ func ReadState(input *pkg.HookInput) (State, error) {
 	s.PVCs = decodeEach[PVCSnap](snaps, SnapPVCs, func(v *PVCSnap, err error) { v.Unreadable = err.Error() })
 	s.StorageClasses = decodeEach[StorageClassSnap](snaps, SnapStorageClasses, func(v *StorageClassSnap, err error) { v.AllowVolumeExpansion = false })
 	s.EventNamespaces = map[string]bool{}
-	for _, ns := range decodeEach[NamespaceSnap](snaps, SnapNamespaces, func(v *NamespaceSnap, err error) { v.Terminating = true }) {
-		if !ns.Terminating {
+	s.TerminatingNamespaces = map[string]bool{}
+	for _, ns := range decodeEach[NamespaceSnap](snaps, SnapNamespaces, func(v *NamespaceSnap, err error) { v.Terminating = false }) {
+		if ns.Terminating {
+			s.TerminatingNamespaces[ns.Name] = true
+		} else {
 			s.EventNamespaces[ns.Name] = true
+		}
+	}
+	s.Applied = map[string]*applied.Record{}
+	for _, a := range decodeEach[AppliedSnap](snaps, SnapApplied, func(v *AppliedSnap, err error) { v.Record = "" }) {
+		uid, ok := strings.CutPrefix(a.Name, applied.Prefix)
+		if a.Namespace != shared.ModuleNamespace || !ok || uid == "" || a.Record == "" {
+			continue
+		}
+		if r, err := applied.Parse(a.Record); err == nil {
+			s.Applied[uid] = r
+		} else {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("ConfigMap %s/%s is not readable and is ignored: %v", a.Namespace, a.Name, err))
 		}
 	}
 	for _, q := range decodeEach[EventQuotaSnap](snaps, SnapEventQuotas, func(v *EventQuotaSnap, err error) { v.CountsEvents = true }) {

@@ -17,20 +17,24 @@ limitations under the License.
 package instances
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/deckhouse/module-sdk/pkg"
 	"github.com/deckhouse/module-sdk/testing/framework"
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/kubewrite"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
@@ -104,7 +108,14 @@ metadata:
 
 func newHook(t *testing.T) *framework.HookExecutionConfig {
 	t.Helper()
-	f := framework.NewHookExecutionConfig(t, Config, Handle,
+	var f *framework.HookExecutionConfig
+	// The hook's own writes go to the fake cluster of the moment: the
+	// framework's dependency container keeps the first one it was given.
+	run := func(ctx context.Context, input *pkg.HookInput) error {
+		fakeClient(f).ClearActions() // written: this run's writes only
+		return handle(ctx, input, kubewrite.NewForClient(fakeResources{f.KubeClient()}))
+	}
+	f = framework.NewHookExecutionConfig(t, Config, run,
 		framework.WithOpenAPIDir("../../openapi"),
 		framework.WithInitialValues(`{"global": {"discovery": {"clusterDomain": "cluster.local"}}}`),
 		framework.WithSchemeBuilder(runtime.SchemeBuilder{v1alpha1.AddToScheme}),
@@ -140,14 +151,9 @@ func condition(st v1alpha1.StarrocksStatus, typ string) (status, reason, message
 	return "", "", ""
 }
 
-func statusPatches(f *framework.HookExecutionConfig) []framework.RecordedPatch {
-	var out []framework.RecordedPatch
-	for _, p := range f.PatchedOperations() {
-		if p.Type == framework.PatchTypeJSONPatch {
-			out = append(out, p)
-		}
-	}
-	return out
+// statusPatches are the Starrocks status patches of the last run.
+func statusPatches(f *framework.HookExecutionConfig) []k8stesting.Action {
+	return written(f, "patch", "starrockses")
 }
 
 func TestHookRendersAValidInstanceAndReportsStatus(t *testing.T) {

@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/applied"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
@@ -48,9 +49,15 @@ type State struct {
 	StorageClasses []StorageClassSnap
 	// EventNamespaces are the namespaces that exist, are not terminating
 	// and have no ResourceQuota counting Events: only there does the hook
-	// create Events, since a refused object patch fails the whole run.
+	// create Events (one elsewhere would only be refused).
 	EventNamespaces map[string]bool
-	ClusterDomain   string
+	// TerminatingNamespaces are the namespaces being deleted: their
+	// instances are ending (endingInstances).
+	TerminatingNamespaces map[string]bool
+	// Applied are the instanceobjects hook's records, by the UID of their
+	// Starrocks (only from the module namespace).
+	Applied       map[string]*applied.Record
+	ClusterDomain string
 	// MaxInstances is the module setting instances.maxCount (0: no limit).
 	MaxInstances int
 	// Warnings are snapshot items that could not be read at all.
@@ -167,6 +174,13 @@ type CertificateSnap struct {
 	Unreadable string `json:"-"`
 }
 
+// AppliedSnap is the jq-filtered record of the instanceobjects hook.
+type AppliedSnap struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Record    string `json:"record"`
+}
+
 // LastValidSnap is the jq-filtered last-valid ConfigMap.
 type LastValidSnap struct {
 	Namespace string `json:"namespace"`
@@ -193,6 +207,9 @@ type Plan struct {
 	// Events are the Events of the status transitions (instanceEvents), to
 	// create after every other write.
 	Events []*corev1.Event
+	// Refusals are the tenant writes of this run the API server refused
+	// (Writes), each already reported in its instance's status.
+	Refusals []Refusal
 	// ClassStatusPatches are the class statuses that changed.
 	ClassStatusPatches []ClassStatusPatch
 	// Results per instance (for metrics and logs).
@@ -215,10 +232,27 @@ type ClassStatusPatch struct {
 	Status v1alpha1.StarrocksClassStatus
 }
 
-// Reconcile decides the whole desired state from the snapshots.
-func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
+// Writes are the writes into tenant namespaces whose outcome the status of
+// the same run reports: a refused volume expansion becomes the instance's
+// VolumesResized, a refused pod deletion its RolledOut. Each write stands
+// alone (kubewrite): a refusal never fails the run or another instance.
+type Writes interface {
+	ExpandVolume(VolumeExpansion) error
+	RestartPod(PodRestart) error
+}
+
+// Refusal is a write the API server refused, for the log.
+type Refusal struct {
+	Instance, Object, Message string
+}
+
+// Reconcile decides the whole desired state from the snapshots. With w it
+// also makes each instance's tenant writes, before its status is computed
+// (nil: they are only planned).
+func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan {
 	plan := Plan{Phases: map[string]v1alpha1.Phase{}}
 	plan.Warnings = append(plan.Warnings, s.Warnings...)
+	s.Instances = endingInstances(s, &plan)
 	lastValid, persisted := trustedLastValid(s, &plan)
 
 	obs := observe(s, &plan.Warnings)
@@ -278,6 +312,10 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 	if domain == "" {
 		domain = desired.DefaultClusterDomain
 	}
+	podUIDs := make(map[string]string, len(s.RolloutPods))
+	for _, p := range s.RolloutPods {
+		podUIDs[desired.Key(p.Namespace, p.Name)] = p.UID
+	}
 
 	for _, res := range out.Results {
 		sr := res.Object
@@ -292,14 +330,22 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 			var expand []VolumeExpansion
 			expand, o.Volumes = planVolumes(res.Entry, o.PVCs, expandable)
 			plan.VolumeExpansions = append(plan.VolumeExpansions, expand...)
+			if w != nil {
+				o.Volumes = expandVolumes(w, res.Key, expand, o.Volumes, &plan)
+			}
 			o.Rollout = planRollout(res.Entry, rollouts[res.Key], o.Frontend, o.Backend, domain)
 			if o.Rollout.Delete != "" {
-				plan.PodRestarts = append(plan.PodRestarts, PodRestart{Namespace: sr.Namespace, Name: o.Rollout.Delete})
+				r := PodRestart{Namespace: sr.Namespace, Name: o.Rollout.Delete, UID: podUIDs[desired.Key(sr.Namespace, o.Rollout.Delete)]}
+				plan.PodRestarts = append(plan.PodRestarts, r)
+				if w != nil {
+					o.Rollout = restartPod(w, res.Key, r, o.Rollout, &plan)
+				}
 			}
 		}
 		o.JoinPod, o.Join = frontendJoin(rollouts[res.Key])
 		prev := s.InstanceStatus[res.Key]
 		st := ComputeStatus(res, prev, o, domain, now)
+		st.Conditions = setCondition(st.Conditions, objectsApplied(res, st, s.Applied[string(sr.UID)]), now)
 		plan.Phases[res.Key] = st.Phase
 		if !sameJSON(st, prev) {
 			plan.StatusPatches = append(plan.StatusPatches, StatusPatch{Namespace: sr.Namespace, Name: sr.Name, Status: st})
@@ -321,6 +367,31 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 	}
 	cache.Retain(s.Classes)
 	return plan
+}
+
+// endingInstances are the Starrocks objects that are not ending. One being
+// deleted (a tenant's finalizer may keep it so for good) or in a namespace
+// being deleted is left out of the rest of the run, as if it were gone: no
+// values entry, so nothing is created or changed for it any more; no status
+// (a write there is refused or pointless); and its memory is deleted as
+// stale (trustedLastValid), which also stops the credentials hook. The
+// namespace's deletion takes its objects, volumes and Secrets anyway, and a
+// Starrocks that is not ending keeps everything.
+func endingInstances(s State, plan *Plan) []*v1alpha1.Starrocks {
+	kept := make([]*v1alpha1.Starrocks, 0, len(s.Instances))
+	for _, sr := range s.Instances {
+		if sr.DeletionTimestamp == nil && !s.TerminatingNamespaces[sr.Namespace] {
+			kept = append(kept, sr)
+			continue
+		}
+		// Said once, when its memory goes: a finalizer may keep it for long.
+		for _, lv := range s.LastValid {
+			if lv.Namespace == shared.ModuleNamespace && lv.Name == shared.LastValidConfigMapName(string(sr.UID)) {
+				plan.Warnings = append(plan.Warnings, fmt.Sprintf("Starrocks %s/%s is ending (it or its namespace is being deleted): it is no longer rendered and its memory is deleted", sr.Namespace, sr.Name))
+			}
+		}
+	}
+	return kept
 }
 
 // trustedLastValid reads the module's memory: ConfigMaps

@@ -38,7 +38,7 @@ const (
 	ReasonRollingOut    = "RollingOut"
 	ReasonRolloutWaits  = "RolloutWaiting"
 	revisionLabel       = "controller-revision-hash"
-	rolloutPodsBindings = `{namespace: (.metadata.namespace | str), name: (.metadata.name | str),` +
+	rolloutPodsBindings = `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), uid: (.metadata.uid | str),` +
 		` instance: (.metadata.labels["` + shared.LabelInstance + `"] | str), component: (.metadata.labels["` + shared.LabelComponent + `"] | str),` +
 		` revision: (.metadata.labels["` + revisionLabel + `"] | str),` +
 		` owner: ([(.metadata.ownerReferences // [])[] | select(.controller == true and .kind == "StatefulSet") | {name: (.name | str), uid: (.uid | str)}][0] // null),` +
@@ -58,8 +58,11 @@ const rolloutPodsFilter = shared.JqTypes + rolloutPodsBindings
 
 // RolloutPodSnap is the jq-filtered pod of an instance.
 type RolloutPodSnap struct {
-	Namespace   string           `json:"namespace"`
-	Name        string           `json:"name"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// UID is the precondition of the pod's deletion: a pod re-created
+	// under the name meanwhile is not deleted again.
+	UID         string           `json:"uid"`
 	Instance    string           `json:"instance"`
 	Component   string           `json:"component"`
 	Revision    string           `json:"revision"`
@@ -81,6 +84,8 @@ type RolloutAgentRep struct {
 // from the new template.
 type PodRestart struct {
 	Namespace, Name string
+	// UID of the pod in the snapshot ("" when it has none).
+	UID string
 }
 
 // rolloutObservation is what the rollout of one instance reads.

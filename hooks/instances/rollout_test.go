@@ -23,6 +23,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
@@ -38,13 +39,14 @@ func rolloutObjectsYAML(feRev, be0Rev, be1Rev, beOwnerUID, ann string) string {
 apiVersion: v1
 kind: Pod
 metadata:
-  name: %s
+  name: %[1]s
   namespace: team
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: %s, controller-revision-hash: %s}
-  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: %s, uid: %s, controller: true}]%s
+  uid: pod-uid-%[1]s
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: %[2]s, controller-revision-hash: %[5]s}
+  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: %[3]s, uid: %[4]s, controller: true}]%[6]s
 status:
   conditions: [{type: Ready, status: "True"}]
-`, name, component, rev, sts, uid, extra)
+`, name, component, sts, uid, rev, extra)
 	}
 	annotations := ""
 	if ann != "" {
@@ -147,4 +149,32 @@ func TestHookRollout(t *testing.T) {
 			assert.Contains(t, m, tt.wantMessage)
 		})
 	}
+}
+
+func TestHookRestartsAPodByItsUIDAndReportsARefusal(t *testing.T) {
+	objects := rolloutObjectsYAML("fe-old", "be-old", "be-old", "sts-uid-olap-be", leaderReport(t, "4.1.6-x"))
+	t.Run("the deletion is for the pod of the snapshot only", func(t *testing.T) {
+		f := newHook(t)
+		f.KubeStateSet(classYAML + "---" + clusterYAML(2) + "---" + objects)
+		f.RunHook()
+		require.NoError(t, f.HookError())
+		deletes := written(f, "delete", "pods")
+		require.Len(t, deletes, 1)
+		d := deletes[0].(k8stesting.DeleteAction)
+		assert.Equal(t, "d8ms-sr-olap-be-1", d.GetName())
+		require.NotNil(t, d.GetDeleteOptions().Preconditions)
+		assert.EqualValues(t, "pod-uid-d8ms-sr-olap-be-1", *d.GetDeleteOptions().Preconditions.UID, "a pod re-created under the name is not deleted again")
+	})
+	t.Run("a refused deletion: RolledOut says it, the run succeeds", func(t *testing.T) {
+		f := newHook(t)
+		f.KubeStateSet(classYAML + "---" + clusterYAML(2) + "---" + objects)
+		refuse(f, "delete", "pods", "team", "d8ms-sr-olap-be-1", "admission webhook \"no-delete.example.com\" denied the request")
+		f.RunHook()
+		require.NoError(t, f.HookError())
+		assert.NotNil(t, f.KubernetesResource("Pod", "team", "d8ms-sr-olap-be-1"))
+		s, r, m := condition(statusOf(t, f, "olap"), v1alpha1.ConditionRolledOut)
+		assert.Equal(t, []string{"False", ReasonRolloutWaits}, []string{s, r})
+		assert.Contains(t, m, `The API server refused to delete pod d8ms-sr-olap-be-1`)
+		assert.Contains(t, m, `no-delete.example.com`)
+	})
 }

@@ -167,21 +167,14 @@ func TestHookPatchesBackendScaleInOnlyOnChange(t *testing.T) {
 		f.RunHook()
 		require.NoError(t, f.HookError())
 	}
-	instancePatches := func() (out []framework.RecordedPatch) {
-		for _, p := range statusPatches(f) {
-			if p.Kind == v1alpha1.StarrocksKind {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
+	instancePatches := func() int { return len(statusPatches(f)) }
 	again(draining)
-	assert.Empty(t, instancePatches(), "the same drain progress patches nothing")
+	assert.Zero(t, instancePatches(), "the same drain progress patches nothing")
 
 	fewer := *draining
 	fewer.Draining = []agentconfig.BackendDrain{{Host: beHostOf(3), TabletNum: 40}}
 	again(&fewer)
-	require.Len(t, instancePatches(), 1, "new drain progress is reported")
+	require.Equal(t, 1, instancePatches(), "new drain progress is reported")
 	_, _, m := condition(statusOf(t, f, "olap"), v1alpha1.ConditionBackendScaleIn)
 	assert.Contains(t, m, "40 tablets left")
 }

@@ -244,7 +244,7 @@ func TestMemoryOfAnUnreadableStarrocksIsKept(t *testing.T) {
 		UnreadableUIDs: map[string]bool{"uid-olap": true},
 		LastValid:      []LastValidSnap{{Namespace: shared.ModuleNamespace, Name: "last-valid-uid-olap", Entry: "{}"}, {Namespace: shared.ModuleNamespace, Name: "last-valid-uid-gone", Entry: "{}"}},
 	}
-	plan := Reconcile(s, classrules.NewCache(), metav1.Now())
+	plan := Reconcile(s, classrules.NewCache(), metav1.Now(), nil)
 	assert.Equal(t, []string{"last-valid-uid-gone"}, plan.StaleLastValid, "a Starrocks that exists but did not decode keeps its memory")
 }
 
