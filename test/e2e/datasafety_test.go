@@ -168,10 +168,14 @@ func TestModuleDisableLeavesTheInstances(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{noWebhook: true})
 	e.apply(testClass)
-	e.apply(instance("team", "olap", "Standalone", ""))
+	sr := e.apply(instance("team", "olap", "Standalone", ""))
 	e.waitObjects("team", "olap", 1, 1)
 	e.waitVolume("team", "olap")
 	password := e.secretData("team", "d8ms-sr-olap-agent-credentials")["root-password"]
+	e.eventually("the default class and its marker", func() (bool, string) {
+		_, err := e.get("StarrocksClass", "", "default")
+		return err == nil, fmt.Sprint(err)
+	})
 
 	e.stopModule()
 	deleted, kept, err := e.loop.Uninstall(context.Background())
@@ -190,6 +194,32 @@ func TestModuleDisableLeavesTheInstances(t *testing.T) {
 		if _, err := e.get(k, "team", map[string]string{"Service": "d8ms-sr-olap", "ConfigMap": "d8ms-sr-olap-config"}[k]); err != nil {
 			t.Errorf("%s of the instance: %v, want it kept (resource-policy keep)", k, err)
 		}
+	}
+	// The module's memory outlives the disable: the last valid state of each
+	// instance and the marker that the default class was made (an admin who
+	// deleted the class must not get it back by disabling and enabling).
+	ctx := context.Background()
+	uid := string(sr.GetUID())
+	ns, err := e.kube.CoreV1().Namespaces().Get(ctx, "d8-managed-starrocks", metav1.GetOptions{})
+	if err != nil || ns.DeletionTimestamp != nil {
+		t.Fatalf("the module namespace after the disable: %v (deleting: %v), want it kept with the module's memory", err, ns != nil && ns.DeletionTimestamp != nil)
+	}
+	for _, name := range []string{"last-valid-" + uid, "managed-starrocks-default-class"} {
+		if _, err := e.kube.CoreV1().ConfigMaps("d8-managed-starrocks").Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("ConfigMap d8-managed-starrocks/%s after the disable: %v, want it kept", name, err)
+		}
+	}
+
+	// Enabled again: the instance is managed from its memory, the deleted
+	// default class stays deleted.
+	if err := e.resource("StarrocksClass", "").Delete(ctx, "default", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	e.startModule()
+	e.waitCondition("team", "olap", "LastValidConfigurationApplied", "True")
+	e.assertStays("team", instanceObjects("olap")...)
+	if _, err := e.get("StarrocksClass", "", "default"); !apierrors.IsNotFound(err) {
+		t.Errorf("StarrocksClass default after re-enabling: %v, want it to stay deleted", err)
 	}
 }
 
