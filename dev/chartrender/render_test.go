@@ -727,6 +727,12 @@ func TestPodMonitorLabelsWhatAlertsGroupBy(t *testing.T) {
 	if ns.GetLabels()["prometheus.deckhouse.io/monitor-watcher-enabled"] != "true" {
 		t.Errorf("the module namespace lacks the label that lets Deckhouse's Prometheus read its monitors")
 	}
+	if v, ok := ns.GetLabels()["extended-monitoring.deckhouse.io/enabled"]; !ok || v != "" {
+		t.Errorf("the module namespace lacks extended-monitoring.deckhouse.io/enabled: \"\" (Deckhouse's extended monitoring of the module's own workloads)")
+	}
+	if ns.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+		t.Errorf("the module namespace lacks helm.sh/resource-policy: keep: a disable would delete the module's memory")
+	}
 	eps, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
 	got := map[string]string{}
 	for _, raw := range eps {
