@@ -119,8 +119,8 @@ func Has(names []ObjectName, kind, name string) bool {
 func (n ObjectName) matches(s string) bool {
 	switch n.Form {
 	case Ordinals:
-		rest, ok := strings.CutPrefix(s, n.Name+"-")
-		return ok && isDigits(rest)
+		rest, ok := strings.CutPrefix(s, n.Name)
+		return ok && len(rest) > 1 && rest[0] == '-' && isDigits(rest[1:])
 	case Prefixed:
 		return strings.HasPrefix(s, n.Name)
 	}
@@ -142,15 +142,30 @@ func isDigits(s string) bool {
 // Shared returns an object name both instances a and b would use, if any:
 // two instances of one namespace collide when their name sets intersect.
 func Shared(a, b string) (ObjectName, bool) {
-	nb := ObjectNames(b)
-	for _, x := range ObjectNames(a) {
-		for _, y := range nb {
-			if x.Kind != y.Kind {
-				continue
+	return shared(ObjectNames(a), ObjectNames(b))
+}
+
+// sameKind are the index pairs of ObjectNames whose kinds are equal: the
+// list has the same kinds in the same order for every instance, so only
+// these pairs can meet.
+var sameKind = func() [][2]int {
+	names := ObjectNames("x")
+	var pairs [][2]int
+	for i, x := range names {
+		for j, y := range names {
+			if x.Kind == y.Kind {
+				pairs = append(pairs, [2]int{i, j})
 			}
-			if w, ok := overlap(x, y); ok {
-				return w, true
-			}
+		}
+	}
+	return pairs
+}()
+
+// shared is Shared of two ObjectNames lists.
+func shared(na, nb []ObjectName) (ObjectName, bool) {
+	for _, p := range sameKind {
+		if w, ok := overlap(na[p[0]], nb[p[1]]); ok {
+			return w, true
 		}
 	}
 	return ObjectName{}, false
@@ -169,11 +184,12 @@ func overlap(x, y ObjectName) (ObjectName, bool) {
 		// longer one continues with "-" inside the other's digits.
 		return x, x.Name == y.Name
 	case x.Form == Ordinals: // y Prefixed
-		lead := x.Name + "-"
-		if strings.HasPrefix(lead, y.Name) {
+		// x.Name + "-" + digits starts with y.Name: y.Name is a prefix of
+		// x.Name + "-", or x.Name + "-" and digits are a prefix of y.Name.
+		if strings.HasPrefix(x.Name, y.Name) || y.Name == x.Name+"-" {
 			return x, true
 		}
-		if rest, ok := strings.CutPrefix(y.Name, lead); ok && (rest == "" || isDigits(rest)) {
+		if rest, ok := strings.CutPrefix(y.Name, x.Name); ok && len(rest) > 1 && rest[0] == '-' && isDigits(rest[1:]) {
 			return ObjectName{Kind: x.Kind, Name: y.Name + "0"}, true
 		}
 		return ObjectName{}, false
@@ -195,8 +211,15 @@ type Conflict struct {
 }
 
 // mayShare reports whether instances a and b may share an object name at
-// all: only when one's name starts with the other's (ObjectNames).
-func mayShare(a, b string) bool { return strings.HasPrefix(a, b) || strings.HasPrefix(b, a) }
+// all: only when one's name is the other's followed by a separator, as every
+// object name continues after the instance name with nothing, '-' or '.'
+// (ObjectNames).
+func mayShare(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return strings.HasPrefix(b, a) && len(b) > len(a) && (b[len(a)] == '-' || b[len(a)] == '.')
+}
 
 // ConflictWith returns the first of others (in their order) whose objects
 // share a name with those of instance name: the webhook's check of a new
@@ -230,13 +253,26 @@ func conflicts(byAge []*v1alpha1.Starrocks) map[string]Conflict {
 		byNamespace[sr.Namespace] = append(byNamespace[sr.Namespace], member{sr.Name, i})
 	}
 	out := map[string]Conflict{}
+	names := map[string][]ObjectName{} // computed once per instance, for those that nest
+	namesOf := func(name string) []ObjectName {
+		n, ok := names[name]
+		if !ok {
+			n = ObjectNames(name)
+			names[name] = n
+		}
+		return n
+	}
 	for ns, ms := range byNamespace {
+		clear(names)
 		// Sorted by name, the names that start with one follow it.
 		sort.Slice(ms, func(i, j int) bool { return ms[i].name < ms[j].name })
 		oldest := map[string]int{} // name -> rank of the oldest it collides with
 		for i := range ms {
 			for j := i + 1; j < len(ms) && strings.HasPrefix(ms[j].name, ms[i].name); j++ {
-				w, ok := Shared(ms[i].name, ms[j].name)
+				if !mayShare(ms[i].name, ms[j].name) {
+					continue
+				}
+				w, ok := shared(namesOf(ms[i].name), namesOf(ms[j].name))
 				if !ok {
 					continue
 				}
