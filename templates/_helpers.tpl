@@ -17,7 +17,17 @@ module: managed-starrocks
 
 {{- /* Labels of the module's own components. Argument: component name. */ -}}
 {{- define "ms.componentLabels" -}}
-{{ include "ms.moduleLabels" . }}
+heritage: deckhouse
+{{ include "ms.componentPodLabels" . }}
+{{- end }}
+
+{{- /* Labels of a component's pod template: ms.componentLabels without
+heritage: deckhouse. Deckhouse's admission policy label-objects.deckhouse.io
+lets only Deckhouse's own service accounts create or update objects with that
+label, and the pods are created by the ReplicaSet controller. Argument:
+component name. */ -}}
+{{- define "ms.componentPodLabels" -}}
+module: managed-starrocks
 app: {{ . | quote }}
 app.kubernetes.io/name: {{ . | quote }}
 app.kubernetes.io/part-of: managed-starrocks

@@ -102,6 +102,33 @@ func TestEveryObjectCarriesTheModuleLabels(t *testing.T) {
 	}
 }
 
+// Deckhouse's admission policy label-objects.deckhouse.io lets only
+// Deckhouse's own service accounts create or update an object labelled
+// heritage: deckhouse. The StatefulSet controller creates the pods and the
+// agent patches its own pod's annotation: a labelled pod template would make
+// every such write refused in a real cluster.
+func TestPodTemplatesDoNotCarryTheHeritageLabel(t *testing.T) {
+	var templates int
+	for _, sc := range scenarios() {
+		for _, o := range render(t, sc.settings, sc.sr) {
+			labels, found, err := unstructured.NestedStringMap(o.Object, "spec", "template", "metadata", "labels")
+			if err != nil || !found {
+				continue
+			}
+			templates++
+			if _, ok := labels["heritage"]; ok {
+				t.Errorf("%s: %s %s/%s: the pod template is labelled heritage: %v", sc.name, o.GetKind(), o.GetNamespace(), o.GetName(), labels)
+			}
+			if labels["module"] != "managed-starrocks" {
+				t.Errorf("%s: %s %s/%s: the pod template lacks the module's labels: %v", sc.name, o.GetKind(), o.GetNamespace(), o.GetName(), labels)
+			}
+		}
+	}
+	if templates == 0 {
+		t.Fatal("no pod template rendered")
+	}
+}
+
 func TestInstanceObjects(t *testing.T) {
 	for _, sc := range scenarios() {
 		t.Run(sc.name, func(t *testing.T) {

@@ -68,6 +68,13 @@ func renderModule(t *testing.T) *Config {
 	if err != nil {
 		t.Fatalf("parse rendered werf.yaml: %v\n%s", err, out)
 	}
+	g, err := LoadGiterminism(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.CheckSecrets(cfg); err != nil {
+		t.Fatalf("werf would refuse the configuration: %v", err)
+	}
 	return cfg
 }
 

@@ -28,7 +28,11 @@ limitations under the License.
 //     werf-giterminism.yaml allows (werf refuses the others), with an optional
 //     default;
 //   - fromYaml/toYaml as in Helm; required fails on an empty value;
-//     expandenv is absent as in werf.
+//     expandenv is absent as in werf;
+//   - build secrets (Giterminism.CheckSecrets): a secret given by value, from
+//     an environment variable or from a file must be listed in
+//     werf-giterminism.yaml config.secrets, as werf's configuration loader
+//     demands in its default, strict giterminism mode.
 //
 // It is development tooling: nothing here ships in the bundle.
 package werfrender
@@ -68,10 +72,11 @@ type Options struct {
 // multi-document YAML text.
 func Render(opts Options) (string, error) {
 	files := &Files{root: opts.Root, overlay: opts.Overlay}
-	allowed, err := loadGiterminism(files)
+	giterminism, err := loadGiterminism(files)
 	if err != nil {
 		return "", err
 	}
+	allowed := giterminism.Env
 
 	main, err := files.Get("werf.yaml")
 	if err != nil {
@@ -164,15 +169,52 @@ func Render(opts Options) (string, error) {
 	return out.String(), nil
 }
 
-// loadGiterminism returns the allowEnvVariables matcher of
-// werf-giterminism.yaml; without the file werf allows no variable.
-func loadGiterminism(files *Files) (func(string) bool, error) {
+// Giterminism is what werf-giterminism.yaml allows of the environment.
+type Giterminism struct {
+	// Env matches the variables templates may read with env
+	// (config.goTemplateRendering.allowEnvVariables).
+	Env func(string) bool
+	// SecretValueIDs, SecretEnv and SecretFiles are the build secrets an
+	// image may declare by value (id), from an environment variable or from
+	// a file (config.secrets.allowValueIds, allowEnvVariables, allowFiles):
+	// werf refuses any other secret when it loads the configuration in its
+	// default, strict giterminism mode.
+	SecretValueIDs, SecretEnv, SecretFiles map[string]bool
+}
+
+// LoadGiterminism reads werf-giterminism.yaml of a project.
+func LoadGiterminism(root string) (Giterminism, error) {
+	return loadGiterminism(&Files{root: root})
+}
+
+// CheckSecrets refuses a build secret werf-giterminism.yaml does not allow,
+// as werf does when it loads the configuration.
+func (g Giterminism) CheckSecrets(cfg *Config) error {
+	for _, img := range cfg.Images {
+		for _, sec := range img.Secrets {
+			switch {
+			case sec.Value != "" && !g.SecretValueIDs[sec.ID]:
+				return fmt.Errorf("image %s: secret %q given by value is not in werf-giterminism.yaml config.secrets.allowValueIds", img.Image, sec.ID)
+			case sec.Env != "" && !g.SecretEnv[sec.Env]:
+				return fmt.Errorf("image %s: secret from env %q is not in werf-giterminism.yaml config.secrets.allowEnvVariables", img.Image, sec.Env)
+			case sec.Src != "" && !g.SecretFiles[sec.Src]:
+				return fmt.Errorf("image %s: secret from file %q is not in werf-giterminism.yaml config.secrets.allowFiles", img.Image, sec.Src)
+			}
+		}
+	}
+	return nil
+}
+
+// loadGiterminism reads werf-giterminism.yaml; without the file werf allows
+// no variable and no secret.
+func loadGiterminism(files *Files) (Giterminism, error) {
+	g := Giterminism{Env: func(string) bool { return false }, SecretValueIDs: map[string]bool{}, SecretEnv: map[string]bool{}, SecretFiles: map[string]bool{}}
 	if !files.Exists("werf-giterminism.yaml") {
-		return func(string) bool { return false }, nil
+		return g, nil
 	}
 	text, err := files.Get("werf-giterminism.yaml")
 	if err != nil {
-		return nil, err
+		return g, err
 	}
 	var cfg struct {
 		GiterminismConfigVersion int `json:"giterminismConfigVersion"`
@@ -181,10 +223,23 @@ func loadGiterminism(files *Files) (func(string) bool, error) {
 				AllowEnvVariables     []string `json:"allowEnvVariables"`
 				AllowUncommittedFiles []string `json:"allowUncommittedFiles"`
 			} `json:"goTemplateRendering"`
+			Secrets struct {
+				AllowValueIDs     []string `json:"allowValueIds"`
+				AllowEnvVariables []string `json:"allowEnvVariables"`
+				AllowFiles        []string `json:"allowFiles"`
+			} `json:"secrets"`
 		} `json:"config"`
 	}
 	if err := yaml.UnmarshalStrict([]byte(text), &cfg); err != nil {
-		return nil, fmt.Errorf("parse werf-giterminism.yaml: %w", err)
+		return g, fmt.Errorf("parse werf-giterminism.yaml: %w", err)
+	}
+	for _, set := range []struct {
+		dst map[string]bool
+		src []string
+	}{{g.SecretValueIDs, cfg.Config.Secrets.AllowValueIDs}, {g.SecretEnv, cfg.Config.Secrets.AllowEnvVariables}, {g.SecretFiles, cfg.Config.Secrets.AllowFiles}} {
+		for _, v := range set.src {
+			set.dst[v] = true
+		}
 	}
 	var exact []string
 	var patterns []*regexp.Regexp
@@ -193,14 +248,14 @@ func loadGiterminism(files *Files) (func(string) bool, error) {
 		if len(v) > 1 && strings.HasPrefix(v, "/") && strings.HasSuffix(v, "/") {
 			re, err := regexp.Compile("^(?:" + v[1:len(v)-1] + ")$")
 			if err != nil {
-				return nil, fmt.Errorf("werf-giterminism.yaml: allowEnvVariables %q: %w", v, err)
+				return g, fmt.Errorf("werf-giterminism.yaml: allowEnvVariables %q: %w", v, err)
 			}
 			patterns = append(patterns, re)
 			continue
 		}
 		exact = append(exact, v)
 	}
-	return func(name string) bool {
+	g.Env = func(name string) bool {
 		for _, e := range exact {
 			if e == name {
 				return true
@@ -212,7 +267,8 @@ func loadGiterminism(files *Files) (func(string) bool, error) {
 			}
 		}
 		return false
-	}, nil
+	}
+	return g, nil
 }
 
 // Files is the .Files object of werf templates: project files addressed by

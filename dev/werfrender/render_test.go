@@ -177,6 +177,22 @@ func TestParseRejectsWhatWerfRejects(t *testing.T) {
 	}
 }
 
+func TestCheckSecretsRefusesWhatGiterminismDoesNotAllow(t *testing.T) {
+	cfg := &Config{Images: []Image{{Image: "a", Secrets: []Secret{{ID: "GOPROXY", Value: "https://proxy.example"}}}}}
+	refuse := Giterminism{SecretValueIDs: map[string]bool{}}
+	if err := refuse.CheckSecrets(cfg); err == nil || !strings.Contains(err.Error(), "allowValueIds") {
+		t.Errorf("a value secret werf-giterminism.yaml does not list: %v, want a refusal naming allowValueIds", err)
+	}
+	allow := Giterminism{SecretValueIDs: map[string]bool{"GOPROXY": true}}
+	if err := allow.CheckSecrets(cfg); err != nil {
+		t.Errorf("an allowed value secret: %v", err)
+	}
+	env := &Config{Images: []Image{{Image: "b", Secrets: []Secret{{Env: "TOKEN"}}}}}
+	if err := allow.CheckSecrets(env); err == nil || !strings.Contains(err.Error(), "allowEnvVariables") {
+		t.Errorf("an env secret werf-giterminism.yaml does not list: %v", err)
+	}
+}
+
 func TestMatch(t *testing.T) {
 	tests := []struct {
 		pattern, name string

@@ -78,7 +78,7 @@ var _ = registry.RegisterFunc(Config, Handle)
 // Secrets and PVCs are in tenant namespaces: every field is coerced to its
 // type, so no item can fail the snapshot.
 var Config = &pkg.HookConfig{
-	Queue: "main",
+	Queue: shared.Queue,
 	Kubernetes: []pkg.KubernetesConfig{
 		{
 			Name:              SnapInstances,

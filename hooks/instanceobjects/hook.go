@@ -52,7 +52,7 @@ var _ = registry.RegisterFunc(Config, Handle)
 // are current) and runs before every Helm run, which follows every change of
 // the values the instances hook writes.
 var Config = &pkg.HookConfig{
-	Queue:        "main",
+	Queue:        shared.Queue,
 	OnBeforeHelm: &pkg.OrderedConfig{Order: 10},
 	Kubernetes:   bindings(),
 }

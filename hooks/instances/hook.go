@@ -76,7 +76,7 @@ var (
 // the *_status bindings hold the current status (to patch only on change)
 // with events switched off for the same reason.
 var Config = &pkg.HookConfig{
-	Queue: "main",
+	Queue: shared.Queue,
 	Kubernetes: []pkg.KubernetesConfig{
 		{
 			Name:       SnapStarrocks,

@@ -246,8 +246,18 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time) Plan {
 		if o.Certificate != nil {
 			ex.CertificateRevision = o.Certificate.Revision
 		}
-		ex.AccountsReady = accountsReady(o, s.InstanceStatus[key]).OK
 		ex.CreateImage = imageToken(rollouts[key], o.Frontend)
+		existing[key] = ex
+	}
+	// Every instance, those whose objects are all gone too: what is
+	// rendered for them again must not start a second FE cluster.
+	for _, sr := range s.Instances {
+		key := desired.Key(sr.Namespace, sr.Name)
+		o := obs[key]
+		o.Bootstrapped = lastValid[key] != nil && lastValid[key].AgentConfig.Bootstrapped
+		obs[key] = o
+		ex := existing[key]
+		ex.AccountsReady = accountsReady(o, s.InstanceStatus[key]).OK
 		existing[key] = ex
 	}
 	out := desired.Compute(desired.Input{

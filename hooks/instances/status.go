@@ -113,6 +113,10 @@ type Observed struct {
 	// on a bootstrapped instance (set by Reconcile).
 	JoinPod string
 	Join    *agentconfig.JoinStatus
+	// Bootstrapped is true when the trusted last valid entry of the instance
+	// records agentConfig.bootstrapped (set by Reconcile): the module's
+	// memory of the bootstrap besides the AccountsReady condition.
+	Bootstrapped bool
 }
 
 // StatefulSetState is the readiness of one StatefulSet.
@@ -155,43 +159,64 @@ type Verdict struct {
 }
 
 // accountsReady is the AccountsReady condition: True once the agent of any
-// pod of the instance's FE StatefulSet reports the accounts ready. It is
-// sticky, because it opens the client ports: once True it stays True
-// unless an agent reports ready=false with a reason (an FE restarting, an
-// agent not yet reporting or an unreadable annotation do not close the
-// ports on clients that were working).
+// pod of the instance's FE StatefulSet reports the accounts ready, and from
+// then on for as long as the Starrocks exists. It opens the client ports and
+// switches the bootstrap guard on (desired.Bootstrapped), while the report is
+// an annotation the tenant can write as well as the agent. So the report can
+// only move it forward: once root's password was set, a later report cannot
+// mean it is empty again (the agent replaces an empty root password the
+// moment it logs in with it, and a bootstrapped instance never starts a
+// fresh FE cluster, which is where an empty one comes from), so closing the
+// ports would only cut off the clients, and switching the guard off would let
+// an FE that lost its volume start a second, empty cluster. The agent's later
+// refusal is still shown, in the message. Remembered by the condition itself
+// (status is written by the module alone) and by the trusted last valid
+// entry (obs.Bootstrapped), should the status be lost.
 func accountsReady(obs Observed, prev v1alpha1.StarrocksStatus) Verdict {
 	pods := make([]string, 0, len(obs.Accounts))
 	for p := range obs.Accounts {
 		pods = append(pods, p)
 	}
 	sort.Strings(pods)
-	var refused, unreadable *Verdict
+	var ready, unreadable *Verdict
+	var refusedPod string
+	var refused *AgentAccounts
 	for _, p := range pods {
 		a := obs.Accounts[p]
 		switch {
 		case a == nil:
 		case a.Ready:
-			return Verdict{true, ReasonAccountsReady, fmt.Sprintf("The agent of pod %s reports root's password set and the accounts %s and %s created; the client ports are open to the allowed namespaces.", p, agentconfig.AgentUser, agentconfig.AdminUser)}
+			if ready == nil {
+				ready = &Verdict{true, ReasonAccountsReady, fmt.Sprintf("The agent of pod %s reports root's password set and the accounts %s and %s created; the client ports are open to the allowed namespaces.", p, agentconfig.AgentUser, agentconfig.AdminUser)}
+			}
 		case a.Reason == ReasonAgentStatusUnreadable:
 			if unreadable == nil {
 				unreadable = &Verdict{false, a.Reason, fmt.Sprintf("The agent status of pod %s is not readable: %s. The client ports stay closed to other pods until the agent reports the accounts ready.", p, a.Message)}
 			}
 		case a.Reason != "":
 			if refused == nil {
-				refused = &Verdict{false, a.Reason, fmt.Sprintf("The agent of pod %s reports the accounts not ready: %s. The client ports are closed to other pods until it reports them ready.", p, a.Message)}
+				refusedPod, refused = p, a
 			}
 		}
 	}
-	if refused != nil {
-		return *refused
-	}
-	for _, c := range prev.Conditions {
+	var was *metav1.Condition
+	for i, c := range prev.Conditions {
 		if c.Type == ConditionAccountsReady && c.Status == metav1.ConditionTrue {
-			return Verdict{true, c.Reason, c.Message}
+			was = &prev.Conditions[i]
 		}
 	}
-	if unreadable != nil {
+	switch {
+	case ready != nil:
+		return *ready
+	case (was != nil || obs.Bootstrapped) && refused != nil:
+		return Verdict{true, ReasonAccountsReady, fmt.Sprintf("Root's password was set when an agent first reported the accounts ready, so the client ports stay open and no FE starts a new cluster; the agent of pod %s now reports the accounts not ready: %s: %s", refusedPod, refused.Reason, refused.Message)}
+	case was != nil:
+		return Verdict{true, was.Reason, was.Message}
+	case obs.Bootstrapped:
+		return Verdict{true, ReasonAccountsReady, "The module's last valid configuration of this instance records root's password set and the accounts created; the client ports are open to the allowed namespaces."}
+	case refused != nil:
+		return Verdict{false, refused.Reason, fmt.Sprintf("The agent of pod %s reports the accounts not ready: %s. The client ports are closed to other pods until it reports them ready.", refusedPod, refused.Message)}
+	case unreadable != nil:
 		return *unreadable
 	}
 	return Verdict{false, ReasonWaitingForAgent, "No agent of the instance's FE pods has reported root's password set and the accounts created yet; until then only the instance's own pods reach the client ports."}

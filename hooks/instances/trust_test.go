@@ -198,7 +198,7 @@ func TestOnlyTheInstancesOwnObjectsCount(t *testing.T) {
 	})
 }
 
-func TestAccountsReadyOpensTheClientPortsAndSticks(t *testing.T) {
+func TestAccountsReadyOpensTheClientPortsForGood(t *testing.T) {
 	withPod := func(f interface{ KubeStateSet(string) }, status string, prev string) {
 		f.KubeStateSet(classYAML + "---" + prev + "---" + readyObjectsYAML("olap", 1, 1) + "---" + podYAML("team", "olap", "d8ms-sr-olap-1", "sts-uid-olap", status))
 	}
@@ -216,8 +216,8 @@ func TestAccountsReadyOpensTheClientPortsAndSticks(t *testing.T) {
 		{"the agent reports the accounts ready", `{"accounts":{"ready":true}}`, "True", ReasonAccountsReady},
 		{"an agent restarting reports nothing: stays open", `{"tls":{"ready":true}}`, "True", ReasonAccountsReady},
 		{"an unreadable report: stays open", `not json`, "True", ReasonAccountsReady},
-		{"the agent is refused: closes", `{"accounts":{"ready":false,"reason":"RootPasswordRefused","message":"root refuses the password"}}`, "False", "RootPasswordRefused"},
-		{"and stays closed while nobody reports", `{}`, "False", ReasonWaitingForAgent},
+		{"a refusal after that: stays open (root keeps a password)", `{"accounts":{"ready":false,"reason":"RootPasswordRefused","message":"root refuses the password"}}`, "True", ReasonAccountsReady},
+		{"and while nobody reports", `{}`, "True", ReasonAccountsReady},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {

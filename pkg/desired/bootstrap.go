@@ -24,8 +24,11 @@ package desired
 // real one from every client.
 //
 // The fact used is AccountsReady: root's password can only be set once FE-0
-// has bootstrapped, and the condition is sticky in the Starrocks status (a
-// restarting FE or a silent agent do not reset it), so it outlives every pod
-// and volume of the instance. Before it is True the instance holds no data
-// anyone could have written: starting over is harmless.
+// has bootstrapped. The report it comes from is a pod annotation the tenant
+// can write too, so the hooks let it only move forward: once True the
+// condition stays True while the Starrocks exists, whatever a later report
+// says, and the last valid entry in the module namespace remembers it as
+// well; it outlives every pod and volume of the instance. Before it is True
+// the instance holds no data anyone could have written: starting over is
+// harmless.
 func Bootstrapped(ex Existing) bool { return ex.AccountsReady }

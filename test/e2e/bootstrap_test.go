@@ -53,6 +53,18 @@ func TestFrontendThatLostItsVolumeNeverBootstraps(t *testing.T) {
 		return c.Bootstrapped, fmt.Sprintf("bootstrapped %v", c.Bootstrapped)
 	})
 
+	// The tenant forges a refusal on its own FE pod: the hooks show it and
+	// keep both the ports and the guard (docs/ADMIN_GUIDE.md, "What a tenant
+	// can do").
+	e.reportAgent(ns, fe0, agentconfig.Status{Accounts: &agentconfig.AccountsStatus{Reason: "RootPasswordRefused", Message: "forged"}})
+	e.eventually("the forged refusal is in the message, the condition stays True", func() (bool, string) {
+		status, reason, message := e.condition(ns, name, "AccountsReady")
+		return status == "True" && strings.Contains(message, "RootPasswordRefused: forged"), fmt.Sprintf("%s %s: %s", status, reason, message)
+	})
+	if !e.agentConfig(ns, name).Bootstrapped {
+		t.Fatal("a forged report switched the bootstrap guard off")
+	}
+
 	// FE-0's volume is gone: its agent rejoins it to the leader FE-1.
 	e.reportAgent(ns, fe0, agentconfig.Status{Accounts: &agentconfig.AccountsStatus{Ready: true},
 		Join: &agentconfig.JoinStatus{Reason: agentconfig.JoinReasonRejoining, Message: "the FE is added to the cluster of leader x again"}})

@@ -29,6 +29,17 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 )
 
+// Queue is the addon-operator queue of every hook of the module with
+// Kubernetes bindings. Deckhouse's `main` queue is shared by every module
+// and retries a failed task at its head until it succeeds: a run of this
+// module there (a long one, or one that fails) would hold up the whole
+// platform's convergence. A queue of its own keeps the module's runs among
+// themselves, one at a time as in `main`. Hooks bound to Helm runs
+// (OnBeforeHelm, OnAfterHelm) still run in `main` as part of the module's
+// run, as addon-operator does for every module: they must not be able to
+// fail on tenant input (hooks/internal/kubewrite) and stay short.
+const Queue = "/modules/managed-starrocks"
+
 // ModuleNamespace is the namespace of the module's own objects.
 const ModuleNamespace = "d8-managed-starrocks"
 

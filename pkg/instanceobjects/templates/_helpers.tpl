@@ -38,6 +38,17 @@ app.kubernetes.io/component: {{ . | quote }}
 (component optional). */ -}}
 {{- define "ms.instanceLabels" -}}
 heritage: deckhouse
+{{ include "ms.podLabels" . }}
+{{- end }}
+
+{{- /* Labels of the pods the StatefulSets make: those of ms.instanceLabels
+without heritage: deckhouse. Deckhouse's admission policy
+label-objects.deckhouse.io lets only Deckhouse's own service accounts create
+or update an object carrying that label, and the agent patches its own pod
+(its status annotation). The volume claim templates keep ms.instanceLabels:
+the API server refuses any change of a StatefulSet's volumeClaimTemplates,
+so every running instance would stop being updated. */ -}}
+{{- define "ms.podLabels" -}}
 module: managed-starrocks
 {{ include "ms.selectorLabels" . }}
 app.kubernetes.io/managed-by: deckhouse

@@ -28,7 +28,7 @@ spec:
   template:
     metadata:
       labels:
-        {{- include "ms.instanceLabels" $c | nindent 8 }}
+        {{- include "ms.podLabels" $c | nindent 8 }}
       annotations:
         checksum/config: {{ $i.backend.configChecksum | quote }}
     spec:

@@ -32,7 +32,7 @@ spec:
   template:
     metadata:
       labels:
-        {{- include "ms.instanceLabels" $c | nindent 8 }}
+        {{- include "ms.podLabels" $c | nindent 8 }}
       annotations:
         checksum/config: {{ $i.frontend.configChecksum | quote }}
         {{- /* The FE reads its PKCS12 keystore only at start: a renewed
