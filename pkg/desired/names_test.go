@@ -17,6 +17,9 @@ limitations under the License.
 package desired
 
 import (
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -191,4 +194,106 @@ func TestComputeRendersOnlyTheOldestPerNamespace(t *testing.T) {
 	t.Run("no share renders every instance", func(t *testing.T) {
 		assert.Len(t, Compute(Input{Instances: objs, Classes: []*v1alpha1.StarrocksClass{class()}}).Instances, 4)
 	})
+}
+
+// concrete are names the objects of instance name take: each exact name,
+// the first ordinals of each family and a few user Secrets.
+func concrete(name string) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range ObjectNames(name) {
+		switch n.Form {
+		case Exact:
+			out[n.Kind+" "+n.Name] = true
+		case Ordinals:
+			for i := range 12 {
+				out[n.Kind+" "+n.Name+"-"+strconv.Itoa(i)] = true
+			}
+		case Prefixed:
+			for _, u := range []string{"analyst", "etl-job", "a1"} {
+				out[n.Kind+" "+n.Name+u] = true
+			}
+		}
+	}
+	return out
+}
+
+// The collision rule, with its shortcut of comparing only nested names,
+// agrees with comparing the names themselves for every pair of instance
+// names built from the module's suffixes.
+func TestSharedAgreesWithEveryConcreteName(t *testing.T) {
+	parts := []string{"a", "be", "fe", "ca", "agent", "headless", "config", "1", "0", "user", "credentials"}
+	var names []string
+	for _, x := range parts {
+		names = append(names, x)
+		for _, y := range parts {
+			names = append(names, x+"-"+y)
+			names = append(names, x+y)
+			for _, z := range []string{"be", "headless", "credentials", "1"} {
+				names = append(names, x+"-"+y+"-"+z)
+			}
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	owners := map[string][]int{} // concrete name -> instances taking it
+	for i, n := range names {
+		for s := range concrete(n) {
+			owners[s] = append(owners[s], i)
+		}
+	}
+	var objs []*v1alpha1.Starrocks
+	for i, n := range names {
+		objs = append(objs, createdAt(instance("team", n), i%60))
+	}
+	byAge := make([]*v1alpha1.Starrocks, len(objs))
+	copy(byAge, objs)
+	sort.SliceStable(byAge, func(i, j int) bool { return byAge[i].CreationTimestamp.Before(&byAge[j].CreationTimestamp) })
+	rank := map[string]int{}
+	for i, sr := range byAge {
+		rank[sr.Name] = i
+	}
+
+	common := map[[2]int]string{} // pairs of instances that take one name, and the name
+	collides := map[string]bool{} // the newer of each such pair
+	for s, is := range owners {
+		for x, i := range is {
+			for _, j := range is[x+1:] {
+				if i != j {
+					common[[2]int{min(i, j), max(i, j)}] = s
+					newer := names[i]
+					if rank[names[j]] > rank[newer] {
+						newer = names[j]
+					}
+					collides[newer] = true
+				}
+			}
+		}
+	}
+	for pair, s := range common {
+		a, b := names[pair[0]], names[pair[1]]
+		if !mayShare(a, b) {
+			t.Errorf("%s and %s both take %s, but the shortcut does not compare them", a, b, s)
+		}
+		if _, ok := Shared(a, b); !ok {
+			t.Errorf("%s and %s both take %s; Shared says they do not collide", a, b, s)
+		}
+	}
+	for i, a := range names {
+		for j, b := range names {
+			if i < j && a != b && mayShare(a, b) && common[[2]int{i, j}] == "" {
+				if w, ok := Shared(a, b); ok {
+					t.Errorf("%s and %s: Shared says they share %s, no name of theirs meets", a, b, w)
+				}
+			}
+		}
+	}
+	got := conflicts(byAge)
+	for _, n := range names {
+		if _, ok := got[Key("team", n)]; ok != collides[n] {
+			t.Errorf("%s: conflicts says %v, the names say %v", n, ok, collides[n])
+		}
+	}
+	if len(collides) == 0 {
+		t.Fatal("no collision among the names: the test checks nothing")
+	}
 }
