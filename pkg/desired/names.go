@@ -58,13 +58,6 @@ func (n ObjectName) String() string {
 	return n.Kind + " " + n.Name
 }
 
-// Object names of an instance the templates build from NamesFor, without a
-// field of their own in the values (so the Helm release stays smaller):
-// pkg/instanceobjects/templates ms.caName and the agent's RBAC. The FE and
-// BE volumeClaimTemplates are "meta" and "storage".
-func caName(name string) string    { return NamesFor(name).FrontendStatefulSet + "-ca" }
-func agentName(name string) string { return NamesFor(name).FrontendStatefulSet + "-agent" }
-
 // ObjectNames lists every name the objects of instance name use in its
 // namespace: what pkg/instanceobjects renders, the Secrets the hooks and
 // cert-manager write, and the pods and PVCs of its StatefulSets (the
@@ -74,36 +67,42 @@ func agentName(name string) string { return NamesFor(name).FrontendStatefulSet +
 //
 // Every name is a lead fixed per kind ("", or "meta-"/"storage-" for PVCs)
 // then "d8ms-sr-" and the instance name: two instances can share a name
-// only when one's name starts with the other's (Conflicts relies on it).
+// only when one's name starts with the other's (conflicts relies on it).
+//
+// The templates build some names from NamesFor without a field of their
+// own in the values (so the Helm release stays smaller): "-ca" (ms.caName)
+// and "-agent" (the agent's RBAC); the FE and BE volumeClaimTemplates are
+// "meta" and "storage".
 func ObjectNames(name string) []ObjectName {
 	n := NamesFor(name)
-	exact := func(kind string, names ...string) []ObjectName {
-		out := make([]ObjectName, len(names))
-		for i, s := range names {
-			out[i] = ObjectName{Kind: kind, Name: s}
-		}
-		return out
+	ca, agent := n.FrontendStatefulSet+"-ca", n.FrontendStatefulSet+"-agent"
+	return []ObjectName{
+		{Kind: "StatefulSet", Name: n.FrontendStatefulSet},
+		{Kind: "StatefulSet", Name: n.BackendStatefulSet},
+		{Kind: "PodDisruptionBudget", Name: n.FrontendStatefulSet},
+		{Kind: "PodDisruptionBudget", Name: n.BackendStatefulSet},
+		{Kind: "Service", Name: n.ClientService},
+		{Kind: "Service", Name: n.FrontendHeadlessService},
+		{Kind: "Service", Name: n.BackendHeadlessService},
+		{Kind: "ConfigMap", Name: n.ConfigMap},
+		{Kind: "Secret", Name: n.CredentialsSecret},
+		{Kind: "Secret", Name: n.AgentCredentialsSecret},
+		{Kind: "Secret", Name: TLSSecretName(name)},
+		{Kind: "Secret", Name: KeystoreSecretName(name)},
+		{Kind: "Secret", Name: ca}, // cert-manager writes the CA there
+		{Kind: "Secret", Name: UserSecretName(name, ""), Form: Prefixed},
+		{Kind: "Certificate", Name: n.FrontendStatefulSet},
+		{Kind: "Certificate", Name: ca},
+		{Kind: "Issuer", Name: ca},
+		{Kind: "NetworkPolicy", Name: n.FrontendStatefulSet},
+		{Kind: "ServiceAccount", Name: agent},
+		{Kind: "Role", Name: agent},
+		{Kind: "RoleBinding", Name: agent},
+		{Kind: "Pod", Name: n.FrontendStatefulSet, Form: Ordinals},
+		{Kind: "Pod", Name: n.BackendStatefulSet, Form: Ordinals},
+		{Kind: "PersistentVolumeClaim", Name: "meta-" + n.FrontendStatefulSet, Form: Ordinals},
+		{Kind: "PersistentVolumeClaim", Name: "storage-" + n.BackendStatefulSet, Form: Ordinals},
 	}
-	var out []ObjectName
-	out = append(out, exact("StatefulSet", n.FrontendStatefulSet, n.BackendStatefulSet)...)
-	out = append(out, exact("PodDisruptionBudget", n.FrontendStatefulSet, n.BackendStatefulSet)...)
-	out = append(out, exact("Service", n.ClientService, n.FrontendHeadlessService, n.BackendHeadlessService)...)
-	out = append(out, exact("ConfigMap", n.ConfigMap)...)
-	out = append(out, exact("Secret", n.CredentialsSecret, n.AgentCredentialsSecret, TLSSecretName(name), KeystoreSecretName(name), caName(name))...)
-	out = append(out, ObjectName{Kind: "Secret", Name: UserSecretName(name, ""), Form: Prefixed})
-	out = append(out, exact("Certificate", n.FrontendStatefulSet, caName(name))...)
-	out = append(out, exact("Issuer", caName(name))...)
-	out = append(out, exact("NetworkPolicy", n.FrontendStatefulSet)...)
-	out = append(out, exact("ServiceAccount", agentName(name))...)
-	out = append(out, exact("Role", agentName(name))...)
-	out = append(out, exact("RoleBinding", agentName(name))...)
-	out = append(out,
-		ObjectName{Kind: "Pod", Name: n.FrontendStatefulSet, Form: Ordinals},
-		ObjectName{Kind: "Pod", Name: n.BackendStatefulSet, Form: Ordinals},
-		ObjectName{Kind: "PersistentVolumeClaim", Name: "meta-" + n.FrontendStatefulSet, Form: Ordinals},
-		ObjectName{Kind: "PersistentVolumeClaim", Name: "storage-" + n.BackendStatefulSet, Form: Ordinals},
-	)
-	return out
 }
 
 // Has reports whether the object kind/name is one of names.
