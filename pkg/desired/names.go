@@ -65,9 +65,11 @@ func (n ObjectName) String() string {
 // controllers make unique themselves (ControllerRevisions, EndpointSlices,
 // CertificateRequests, Events) are theirs to keep apart.
 //
-// Every name is a lead fixed per kind ("", or "meta-"/"storage-" for PVCs)
-// then "d8ms-sr-" and the instance name: two instances can share a name
-// only when one's name starts with the other's (conflicts relies on it).
+// Every name is a lead fixed per kind ("", or "meta-"/"storage-" for PVCs),
+// "d8ms-sr-", the instance name, then nothing, "-" or ".": two instances
+// can share a name only when one's name is the other's followed by "-" or
+// "." (mayShare relies on it; TestObjectNamesLeadWithTheInstanceName
+// checks it).
 //
 // The templates build some names from NamesFor without a field of their
 // own in the values (so the Helm release stays smaller): "-ca" (ms.caName)
