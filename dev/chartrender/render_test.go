@@ -606,7 +606,7 @@ func TestModuleObjects(t *testing.T) {
 		{"one webhook replica by default", nil, false, false},
 		{"the cluster-wide highAvailability applies when the module has none", nil, true, true},
 		{"the module setting wins over the cluster-wide default", map[string]any{"highAvailability": false}, true, false},
-		{"the module setting turns HA on", map[string]any{"highAvailability": true, "logLevel": "Debug", "instances": map[string]any{"maxCount": 40}}, false, true},
+		{"the module setting turns HA on", map[string]any{"highAvailability": true, "logLevel": "Debug", "instances": map[string]any{"maxCount": 40, "maxPerNamespace": 7}}, false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -649,13 +649,17 @@ func TestModuleObjects(t *testing.T) {
 			if tc.settings["logLevel"] == "Debug" {
 				wantLevel = "debug"
 			}
-			wantMax := strconv.Itoa(desired.DefaultMaxInstances)
+			wantMax, wantPerNS := strconv.Itoa(desired.DefaultMaxInstances), "0"
 			if in, ok := tc.settings["instances"].(map[string]any); ok {
 				wantMax = fmt.Sprint(in["maxCount"])
+				if n, ok := in["maxPerNamespace"]; ok {
+					wantPerNS = fmt.Sprint(n)
+				}
 			}
-			if len(wh.Env) != 2 || wh.Env[0].Name != "LOG_LEVEL" || wh.Env[0].Value != wantLevel ||
-				wh.Env[1].Name != "MAX_INSTANCES" || wh.Env[1].Value != wantMax {
-				t.Errorf("webhook env %+v, want LOG_LEVEL=%s MAX_INSTANCES=%s (settings.instances.maxCount)", wh.Env, wantLevel, wantMax)
+			if len(wh.Env) != 3 || wh.Env[0].Name != "LOG_LEVEL" || wh.Env[0].Value != wantLevel ||
+				wh.Env[1].Name != "MAX_INSTANCES" || wh.Env[1].Value != wantMax ||
+				wh.Env[2].Name != "MAX_PER_NAMESPACE" || wh.Env[2].Value != wantPerNS {
+				t.Errorf("webhook env %+v, want LOG_LEVEL=%s MAX_INSTANCES=%s (settings.instances.maxCount) MAX_PER_NAMESPACE=%s (settings.instances.maxPerNamespace)", wh.Env, wantLevel, wantMax, wantPerNS)
 			}
 			svc := typed[corev1.Service](t, mustFind(t, objs, "Service", ns, "managed-starrocks-webhook"))
 			if svc.Spec.Ports[0].Port != 443 || svc.Spec.Ports[0].TargetPort.String() != "https" {

@@ -80,7 +80,7 @@ func instanceEvents(sr *v1alpha1.Starrocks, prev, next v1alpha1.StarrocksStatus)
 				add(corev1.EventTypeWarning, n)
 			}
 		case v1alpha1.ConditionAvailable:
-			if (n.Reason == ReasonNotManaged || n.Reason == ReasonInstanceLimitReached || n.Reason == agentconfig.JoinReasonRejoining || n.Reason == agentconfig.JoinReasonWaitingForLeader) && changed {
+			if (n.Reason == ReasonNotManaged || excludedReasons[n.Reason] || n.Reason == agentconfig.JoinReasonRejoining || n.Reason == agentconfig.JoinReasonWaitingForLeader) && changed {
 				add(corev1.EventTypeWarning, n)
 			}
 		case v1alpha1.ConditionBackendScaleIn:
@@ -153,18 +153,30 @@ var tlsWaitReasons = map[string]bool{
 // yet (every FE restart) and an unmanaged instance (it has its own Event,
 // on Available).
 var tlsQuietReasons = map[string]bool{
-	ReasonAgentNotReported:     true,
-	ReasonNotManaged:           true,
-	ReasonInstanceLimitReached: true,
+	ReasonAgentNotReported:      true,
+	ReasonNotManaged:            true,
+	ReasonInstanceLimitReached:  true,
+	ReasonNamespaceLimitReached: true,
+	ReasonNameConflict:          true,
 }
 
 // usersQuietReasons never make a UsersReady Event: the agent applying a
 // change, or an instance not deployed (it has its own Event, on Available).
 var usersQuietReasons = map[string]bool{
-	ReasonWaitingForAgent:      true,
-	ReasonNotRendered:          true,
-	ReasonNotManaged:           true,
-	ReasonInstanceLimitReached: true,
+	ReasonWaitingForAgent:       true,
+	ReasonNotRendered:           true,
+	ReasonNotManaged:            true,
+	ReasonInstanceLimitReached:  true,
+	ReasonNamespaceLimitReached: true,
+	ReasonNameConflict:          true,
+}
+
+// excludedReasons are those of an instance that gets no entry whatever its
+// spec (excludedBecause): a Warning on Available when it starts.
+var excludedReasons = map[string]bool{
+	ReasonInstanceLimitReached:  true,
+	ReasonNamespaceLimitReached: true,
+	ReasonNameConflict:          true,
 }
 
 // eventObject is the core/v1 Event, in the Starrocks's namespace (the

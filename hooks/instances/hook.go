@@ -450,6 +450,7 @@ func ReadState(input *pkg.HookInput) (State, error) {
 	if v := input.Values.Get(shared.MaxInstancesPath); v.Exists() && v.Int() > 0 {
 		s.MaxInstances = int(v.Int())
 	}
+	s.MaxPerNamespace = max(0, int(input.Values.Get(shared.MaxPerNamespacePath).Int()))
 	return s, nil
 }
 

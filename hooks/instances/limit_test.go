@@ -101,3 +101,66 @@ func TestLoweringTheLimitKeepsTheMemoryOfTheInstancesBeyondIt(t *testing.T) {
 	require.NoError(t, f.HookError())
 	assert.Len(t, f.ValuesGet(shared.InstancesValuesPath).Array(), 2)
 }
+
+func TestHookGivesCollidingNamesOnlyToTheOlder(t *testing.T) {
+	f := newHook(t)
+	// "a-be" would be a StatefulSet d8ms-sr-a-be, the BE StatefulSet of
+	// "a", and its FE pods d8ms-sr-a-be-<n> a's BE pods. Both exist, as
+	// with the webhook down; by name "a-be" sorts after "a" but it is the
+	// newer one only by creation time.
+	f.KubeStateSet(teamNamespaceYAML + "---" + classYAML + "---" +
+		createdAt(starrocksYAML("a-be", 1, 2, 1024), "2026-12-01T12:00:00Z") + "---" +
+		createdAt(starrocksYAML("a", 1, 2, 1024), "2026-12-01T10:00:00Z") + "---" +
+		createdAt(starrocksYAML("b", 1, 2, 1024), "2026-12-01T13:00:00Z"))
+	f.RunHook()
+	require.NoError(t, f.HookError())
+
+	var names []string
+	for _, e := range f.ValuesGet(shared.InstancesValuesPath).Array() {
+		names = append(names, e.Get("name").String())
+	}
+	assert.Equal(t, []string{"a", "b"}, names, "only the older of the two gets an entry")
+	assert.Nil(t, f.KubernetesResource("ConfigMap", shared.ModuleNamespace, "last-valid-uid-a-be"), "no memory for the newer one")
+	assert.NotNil(t, f.KubernetesResource("ConfigMap", shared.ModuleNamespace, "last-valid-uid-a"))
+
+	st := statusOf(t, f, "a-be")
+	assert.Equal(t, v1alpha1.PhasePending, st.Phase)
+	for _, typ := range []string{v1alpha1.ConditionAvailable, v1alpha1.ConditionLastValidConfigurationApplied} {
+		s, r, m := condition(st, typ)
+		assert.Equal(t, []string{"False", ReasonNameConflict}, []string{s, r}, typ)
+		assert.Contains(t, m, `Starrocks "a", older in this namespace, already uses the name of StatefulSet d8ms-sr-a-be`, typ)
+	}
+	var reasons []string
+	for _, e := range eventsIn(t, f, "team") {
+		if e.InvolvedObject.Name == "a-be" {
+			reasons = append(reasons, e.Type+"/"+e.Reason)
+		}
+	}
+	assert.Contains(t, reasons, "Warning/"+ReasonNameConflict)
+	_, r, _ := condition(statusOf(t, f, "a"), v1alpha1.ConditionAvailable)
+	assert.NotEqual(t, ReasonNameConflict, r)
+}
+
+func TestHookManagesAtMostMaxPerNamespaceInstancesOfANamespace(t *testing.T) {
+	f := newHook(t)
+	f.ValuesSet(shared.MaxPerNamespacePath, 1)
+	other := strings.Replace(starrocksYAML("elsewhere", 1, 2, 1024), "namespace: team", "namespace: other", 1)
+	f.KubeStateSet(teamNamespaceYAML + "---" + classYAML + "---" +
+		createdAt(starrocksYAML("old", 1, 2, 1024), "2026-12-01T10:00:00Z") + "---" +
+		createdAt(starrocksYAML("new", 1, 2, 1024), "2026-12-01T11:00:00Z") + "---" +
+		createdAt(other, "2026-12-01T12:00:00Z"))
+	f.RunHook()
+	require.NoError(t, f.HookError())
+
+	var keys []string
+	for _, e := range f.ValuesGet(shared.InstancesValuesPath).Array() {
+		keys = append(keys, e.Get("namespace").String()+"/"+e.Get("name").String())
+	}
+	assert.Equal(t, []string{"other/elsewhere", "team/old"}, keys, "one instance per namespace, the oldest")
+	st := statusOf(t, f, "new")
+	assert.Equal(t, v1alpha1.PhasePending, st.Phase)
+	s, r, m := condition(st, v1alpha1.ConditionAvailable)
+	assert.Equal(t, []string{"False", ReasonNamespaceLimitReached}, []string{s, r})
+	assert.Contains(t, m, "at most 1 Starrocks instance per namespace")
+	assert.Contains(t, m, "settings.instances.maxPerNamespace")
+}

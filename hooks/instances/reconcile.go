@@ -60,6 +60,8 @@ type State struct {
 	ClusterDomain string
 	// MaxInstances is the module setting instances.maxCount (0: no limit).
 	MaxInstances int
+	// MaxPerNamespace is the module setting instances.maxPerNamespace (0: no limit).
+	MaxPerNamespace int
 	// Warnings are snapshot items that could not be read at all.
 	Warnings []string
 	// UnreadableUIDs are Starrocks objects skipped because they did not
@@ -293,14 +295,15 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 		existing[key] = ex
 	}
 	out := desired.Compute(desired.Input{
-		Instances:     s.Instances,
-		Classes:       s.Classes,
-		ClusterDomain: s.ClusterDomain,
-		LastValid:     lastValid,
-		Cache:         cache,
-		Backends:      backends,
-		Existing:      existing,
-		MaxInstances:  s.MaxInstances,
+		Instances:       s.Instances,
+		Classes:         s.Classes,
+		ClusterDomain:   s.ClusterDomain,
+		LastValid:       lastValid,
+		Cache:           cache,
+		Backends:        backends,
+		Existing:        existing,
+		MaxInstances:    s.MaxInstances,
+		MaxPerNamespace: s.MaxPerNamespace,
 	})
 	plan.Values = out.Instances
 	expandable := make(map[string]bool, len(s.StorageClasses))

@@ -57,7 +57,13 @@ const (
 	// ReasonInstanceLimitReached: the instance is beyond the module setting
 	// instances.maxCount, so it is not managed (desired.Result.OverLimit).
 	ReasonInstanceLimitReached = "InstanceLimitReached"
-	ReasonClassRulesCompiled   = "RulesCompiled"
+	// ReasonNamespaceLimitReached: the instance is beyond the module setting
+	// instances.maxPerNamespace (desired.Result.NamespaceOverLimit).
+	ReasonNamespaceLimitReached = "NamespaceLimitReached"
+	// ReasonNameConflict: an older instance of the namespace uses one of the
+	// object names this one would use (desired.Result.Conflict).
+	ReasonNameConflict       = "NameConflict"
+	ReasonClassRulesCompiled = "RulesCompiled"
 	// BackendScaleIn reasons.
 	ReasonDecommissionInProgress = "DecommissionInProgress"
 	ReasonWaitingForAgent        = "WaitingForAgent"
@@ -269,16 +275,12 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 		set(ConditionUsersReady, false, reason, msg)
 	}
 
-	if res.OverLimit > 0 {
-		// Every instance renders into one Helm release stored in one
-		// Secret: past the limit Helm would fail the release of all of
-		// them. The objects carry helm.sh/resource-policy: keep, the
-		// memory and credentials stay: nothing of this instance is deleted.
+	if reason, msg, why := excludedBecause(res); reason != "" {
+		// The objects carry helm.sh/resource-policy: keep, the memory and
+		// credentials stay: nothing of this instance is deleted.
 		st.Phase = v1alpha1.PhasePending
-		msg := fmt.Sprintf("The module manages at most %d Starrocks instances, the oldest by creation time (ModuleConfig managed-starrocks settings.instances.maxCount), and this one is newer: "+
-			"nothing of it is deployed or changed, and objects it already has are left as they are, until older instances are deleted or your cluster admin raises the limit.", res.OverLimit)
-		set(v1alpha1.ConditionLastValidConfigurationApplied, false, ReasonInstanceLimitReached, msg)
-		leftAlone(ReasonInstanceLimitReached, msg, "(instance limit reached)")
+		set(v1alpha1.ConditionLastValidConfigurationApplied, false, reason, msg)
+		leftAlone(reason, msg, why)
 		st.Conditions = conds
 		return st
 	}
@@ -524,4 +526,26 @@ func classValidMessage(rules, policies int) string {
 		p = fmt.Sprintf("the %d sizing policies are consistent", policies)
 	}
 	return r + " and " + p + "."
+}
+
+// excludedBecause is the reason, message and short why of an instance that
+// gets no entry whatever its spec (desired.Result.Excluded); "" otherwise.
+func excludedBecause(res desired.Result) (reason, msg, why string) {
+	const leftAsIs = "nothing of it is deployed or changed, and objects it already has are left as they are"
+	switch {
+	case res.Conflict != nil:
+		// Two instances writing one object would fight over it every pass.
+		return ReasonNameConflict, fmt.Sprintf("Starrocks %q, older in this namespace, already uses the name of %s that this instance would use too: "+
+			"%s. Delete this instance and create it under another name.",
+			res.Conflict.Other, res.Conflict.Object, leftAsIs), "(name conflict)"
+	case res.NamespaceOverLimit > 0:
+		return ReasonNamespaceLimitReached, fmt.Sprintf("The module manages at most %s per namespace, the oldest by creation time (ModuleConfig managed-starrocks settings.instances.maxPerNamespace), and this one is newer: "+
+			"%s, until older instances of this namespace are deleted or your cluster admin raises the limit.", plural.Count(res.NamespaceOverLimit, "Starrocks instance"), leftAsIs), "(namespace limit reached)"
+	case res.OverLimit > 0:
+		// Every entry is part of the module's values, which Helm stores
+		// with its one release in one Secret of at most 1 MiB.
+		return ReasonInstanceLimitReached, fmt.Sprintf("The module manages at most %d Starrocks instances, the oldest by creation time (ModuleConfig managed-starrocks settings.instances.maxCount), and this one is newer: "+
+			"%s, until older instances are deleted or your cluster admin raises the limit.", res.OverLimit, leftAsIs), "(instance limit reached)"
+	}
+	return "", "", ""
 }

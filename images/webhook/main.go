@@ -65,6 +65,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&c.ShutdownDelay, "shutdown-delay", 3*time.Second, "how long to keep serving, unready, after SIGTERM so endpoints drop the pod first")
 	level := fs.String("log-level", envOr("LOG_LEVEL", "Info"), "Debug, Info, Warn or Error (env LOG_LEVEL)")
 	maxInstances := fs.String("max-instances", envOr("MAX_INSTANCES", strconv.Itoa(desired.DefaultMaxInstances)), "refuse to create a Starrocks once the cluster has this many; 0: no limit (env MAX_INSTANCES, module setting instances.maxCount)")
+	maxPerNamespace := fs.String("max-per-namespace", envOr("MAX_PER_NAMESPACE", "0"), "refuse to create a Starrocks once its namespace has this many; 0: no limit (env MAX_PER_NAMESPACE, module setting instances.maxPerNamespace)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -76,6 +77,10 @@ func parseFlags(args []string) (*config, error) {
 		return nil, fmt.Errorf("--max-instances %q: want a whole number, 0 or more", *maxInstances)
 	}
 	c.MaxInstances = n
+	if n, err = strconv.Atoi(*maxPerNamespace); err != nil || n < 0 {
+		return nil, fmt.Errorf("--max-per-namespace %q: want a whole number, 0 or more", *maxPerNamespace)
+	}
+	c.MaxPerNamespace = n
 	if err := c.LogLevel.UnmarshalText([]byte(strings.ToUpper(*level))); err != nil {
 		return nil, fmt.Errorf("--log-level %q: want Debug, Info, Warn or Error", *level)
 	}

@@ -87,3 +87,32 @@ func TestParseFlagsMaxInstances(t *testing.T) {
 		}
 	}
 }
+
+func TestParseFlagsMaxPerNamespace(t *testing.T) {
+	for _, tt := range []struct {
+		env, arg string
+		want     int
+		wantErr  bool
+	}{
+		{want: 0},
+		{env: "5", want: 5},
+		{env: "5", arg: "--max-per-namespace=2", want: 2},
+		{arg: "--max-per-namespace=-1", wantErr: true},
+		{env: "some", wantErr: true},
+	} {
+		t.Setenv("MAX_PER_NAMESPACE", tt.env)
+		var args []string
+		if tt.arg != "" {
+			args = []string{tt.arg}
+		}
+		c, err := parseFlags(args)
+		switch {
+		case tt.wantErr && err == nil:
+			t.Errorf("env %q args %q: parsed, want an error", tt.env, args)
+		case !tt.wantErr && err != nil:
+			t.Errorf("env %q args %q: %v", tt.env, args, err)
+		case !tt.wantErr && c.MaxPerNamespace != tt.want:
+			t.Errorf("env %q args %q: MaxPerNamespace %d, want %d", tt.env, args, c.MaxPerNamespace, tt.want)
+		}
+	}
+}

@@ -85,6 +85,10 @@ type Input struct {
 	// module's values, which Helm stores with its one release in one Secret
 	// of at most 1 MiB: past it Helm fails the release of every instance.
 	MaxInstances int
+	// MaxPerNamespace is the most instances of one namespace that get an
+	// entry (module setting instances.maxPerNamespace); 0 means no limit.
+	// Without it one tenant could take every place under MaxInstances.
+	MaxPerNamespace int
 }
 
 // DefaultMaxInstances is the default of the module setting
@@ -153,6 +157,20 @@ type Result struct {
 	// is beyond: MaxInstances older instances exist, so it gets no entry
 	// (Entry is nil) whatever its spec and memory.
 	OverLimit int
+	// NamespaceOverLimit, when not 0, is the limit (Input.MaxPerNamespace)
+	// this instance is beyond: that many older instances of its namespace
+	// exist, so it gets no entry, as with OverLimit.
+	NamespaceOverLimit int
+	// Conflict, when not nil, is the older instance of its namespace whose
+	// object name this one would use too: two instances would fight over
+	// one object, so this one gets no entry, as with OverLimit.
+	Conflict *Conflict
+}
+
+// Excluded reports whether the instance gets no entry whatever its spec and
+// memory (a conflict or a limit).
+func (r Result) Excluded() bool {
+	return r.Conflict != nil || r.NamespaceOverLimit > 0 || r.OverLimit > 0
 }
 
 // Valid reports whether the current spec passes every class rule.
@@ -190,7 +208,7 @@ func Compute(in Input) Output {
 		return objs[i].Name < objs[j].Name
 	})
 
-	over := beyondLimit(objs, in.MaxInstances)
+	excluded := exclusions(objs, in.MaxPerNamespace, in.MaxInstances)
 	out.Results = make([]Result, 0, len(objs))
 	out.Instances = make([]Instance, 0, len(objs))
 	for _, sr := range objs {
@@ -220,11 +238,11 @@ func Compute(in Input) Output {
 				res.ScaleIn = describeScaleIn(&entry, in.Backends[res.Key])
 			}
 		}
-		if over[res.Key] {
+		if x, ok := excluded[res.Key]; ok {
 			// Validated like any other (its owner learns whether the spec
 			// would pass), but nothing is rendered, not its last valid
 			// entry either.
-			res.OverLimit = in.MaxInstances
+			res.Conflict, res.NamespaceOverLimit, res.OverLimit = x.Conflict, x.NamespaceOverLimit, x.OverLimit
 			res.Entry, res.Current, res.ScaleIn = nil, false, ScaleIn{}
 		}
 		if res.Entry != nil {
@@ -235,23 +253,43 @@ func Compute(in Input) Output {
 	return out
 }
 
-// beyondLimit returns the keys of the instances past the first limit by
-// creation time (ties by namespace and name): the oldest keep their place,
-// so a newer instance never displaces one that is already managed.
-func beyondLimit(objs []*v1alpha1.Starrocks, limit int) map[string]bool {
-	if limit <= 0 || len(objs) <= limit {
-		return nil
-	}
+// exclusions are the results (Conflict, NamespaceOverLimit, OverLimit only)
+// of the instances that get no entry, by key. Decided by creation time
+// (ties by namespace and name), so the oldest keep their place and a newer
+// instance never displaces one that is already managed: first an instance
+// sharing an object name with an older one of its namespace, then, of the
+// rest, those past the first maxPerNamespace of their namespace, then those
+// past the first maxInstances of the cluster (0: no limit). An instance
+// excluded by one rule takes no place under the next.
+func exclusions(objs []*v1alpha1.Starrocks, maxPerNamespace, maxInstances int) map[string]Result {
 	byAge := make([]*v1alpha1.Starrocks, len(objs))
 	copy(byAge, objs) // sorted by namespace/name: a stable sort keeps that for ties
 	sort.SliceStable(byAge, func(i, j int) bool {
 		return byAge[i].CreationTimestamp.Before(&byAge[j].CreationTimestamp)
 	})
-	over := make(map[string]bool, len(byAge)-limit)
-	for _, sr := range byAge[limit:] {
-		over[Key(sr.Namespace, sr.Name)] = true
+	out := map[string]Result{}
+	for key, c := range conflicts(byAge) {
+		out[key] = Result{Conflict: &c}
 	}
-	return over
+	perNamespace := map[string]int{}
+	managed := 0
+	for _, sr := range byAge {
+		key := Key(sr.Namespace, sr.Name)
+		if _, ok := out[key]; ok {
+			continue
+		}
+		if maxPerNamespace > 0 && perNamespace[sr.Namespace] >= maxPerNamespace {
+			out[key] = Result{NamespaceOverLimit: maxPerNamespace}
+			continue
+		}
+		perNamespace[sr.Namespace]++
+		if maxInstances > 0 && managed >= maxInstances {
+			out[key] = Result{OverLimit: maxInstances}
+			continue
+		}
+		managed++
+	}
+	return out
 }
 
 // NamesFor are the object names of an instance.

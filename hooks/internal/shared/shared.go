@@ -53,6 +53,10 @@ const InstancesValuesPath = ValuesPrefix + ".internal.instances"
 // instances the module manages (openapi/config-values.yaml).
 const MaxInstancesPath = ValuesPrefix + ".instances.maxCount"
 
+// MaxPerNamespacePath is the module setting instances.maxPerNamespace: the
+// most instances of one namespace the module manages (0: no limit).
+const MaxPerNamespacePath = ValuesPrefix + ".instances.maxPerNamespace"
+
 // ClusterDomainPath is the global value with the cluster DNS domain.
 const ClusterDomainPath = "global.discovery.clusterDomain"
 

@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sort"
+	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -57,6 +59,20 @@ func (m usersMap) Count(context.Context) (int, error) {
 		n += len(users)
 	}
 	return n, nil
+}
+
+// InNamespace lists the instances of namespace, none being deleted.
+func (m usersMap) InNamespace(_ context.Context, namespace string) ([]string, int, error) {
+	var names []string
+	for _, users := range m {
+		for _, u := range users {
+			if ns, name, _ := strings.Cut(u, "/"); ns == namespace {
+				names = append(names, name)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names, len(names), nil
 }
 
 func newHandler(cls ...*v1alpha1.StarrocksClass) *Handler {

@@ -38,6 +38,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/images/webhook/internal/classes"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
 	"github.com/deckhouse/managed-starrocks/pkg/plural"
 )
 
@@ -61,10 +62,13 @@ type ClassGetter interface {
 
 // InstanceLister finds the Starrocks of a class ("namespace/name", sorted)
 // and counts the Starrocks of the cluster; instances being deleted do not
-// count in either.
+// count in either. InNamespace lists the names of the Starrocks of a
+// namespace, sorted, those being deleted included (their objects stay
+// until garbage collection removes them), and counts those that are not.
 type InstanceLister interface {
 	Users(ctx context.Context, class string) ([]string, error)
 	Count(ctx context.Context) (int, error)
+	InNamespace(ctx context.Context, namespace string) (names []string, live int, err error)
 }
 
 // CompileFunc compiles a class: (*classrules.Cache).Get in production,
@@ -81,6 +85,9 @@ type Handler struct {
 	// MaxInstances is the module setting instances.maxCount: a CREATE is
 	// refused once the cluster has that many Starrocks. 0 means no limit.
 	MaxInstances int
+	// MaxPerNamespace is the module setting instances.maxPerNamespace: a
+	// CREATE is refused once its namespace has that many. 0 means no limit.
+	MaxPerNamespace int
 }
 
 // reviewFunc answers one request. An error means "could not decide" (the
@@ -219,6 +226,9 @@ func (h *Handler) ValidateStarrocks(ctx context.Context, req *admissionv1.Admiss
 		return denied(req, vs), nil
 	}
 	if req.Operation == admissionv1.Create {
+		if resp, err := h.validateNamespace(ctx, req); resp != nil || err != nil {
+			return resp, err
+		}
 		return h.validateInstanceCount(ctx, req)
 	}
 	return allowed(), nil
@@ -245,6 +255,32 @@ func (h *Handler) validateInstanceCount(ctx context.Context, req *admissionv1.Ad
 		"(ModuleConfig managed-starrocks settings.instances.maxCount: %d); ask your cluster admin.",
 		req.Namespace+"/"+req.Name, n, h.MaxInstances)
 	return forbidden(req, msg, nil), nil
+}
+
+// validateNamespace refuses a new instance that would use an object name of
+// an instance already in its namespace (desired.ObjectNames: the two would
+// fight over the object), or one past the namespace's share
+// (MaxPerNamespace), so that one tenant cannot take every place under
+// MaxInstances. nil when the CREATE passes both. Two CREATEs at once may
+// both pass; the hooks then manage only the older one (desired.Compute).
+func (h *Handler) validateNamespace(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
+	names, live, err := h.Instances.InNamespace(ctx, req.Namespace)
+	if err != nil {
+		return nil, fmt.Errorf("create Starrocks %s/%s: %w", req.Namespace, req.Name, err)
+	}
+	if c, ok := desired.ConflictWith(req.Name, names); ok {
+		msg := fmt.Sprintf("Starrocks %q cannot be created: Starrocks %q of this namespace already uses the name of %s, which this instance would use too "+
+			"(two instances of a namespace never share an object name); choose another name.",
+			req.Namespace+"/"+req.Name, c.Other, c.Object)
+		return forbidden(req, msg, []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueDuplicate, Field: "metadata.name", Message: msg}}), nil
+	}
+	if h.MaxPerNamespace > 0 && live >= h.MaxPerNamespace {
+		msg := fmt.Sprintf("Starrocks %q cannot be created: namespace %q already has %s, the most the module manages in one namespace "+
+			"(ModuleConfig managed-starrocks settings.instances.maxPerNamespace: %d); ask your cluster admin.",
+			req.Namespace+"/"+req.Name, req.Namespace, plural.Count(live, "Starrocks instance"), h.MaxPerNamespace)
+		return forbidden(req, msg, nil), nil
+	}
+	return nil, nil
 }
 
 // MutateStarrocks writes the class defaults the user left out into the spec,

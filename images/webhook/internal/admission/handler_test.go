@@ -483,3 +483,57 @@ func TestValidateStarrocksRefusesACreateBeyondMaxInstances(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateStarrocksRefusesACreateThatSharesANameOrPassesTheNamespaceShare(t *testing.T) {
+	tests := []struct {
+		name     string
+		perNS    int
+		users    usersMap
+		instance string
+		op       admissionv1.Operation
+		want     string // empty: allowed
+	}{
+		{name: "refuses the BE StatefulSet name of another instance", users: usersMap{"small": {"analytics/sales", "other/x"}}, instance: "sales-be", op: admissionv1.Create,
+			want: `Starrocks "analytics/sales-be" cannot be created: Starrocks "sales" of this namespace already uses the name of StatefulSet d8ms-sr-sales-be, which this instance would use too ` +
+				`(two instances of a namespace never share an object name); choose another name.`},
+		{name: "refuses a name whose suffixed objects another instance has", users: usersMap{"large": {"analytics/sales-agent"}}, instance: "sales", op: admissionv1.Create,
+			want: `Starrocks "sales-agent" of this namespace already uses the name of Secret d8ms-sr-sales-agent-credentials`},
+		{name: "allows the same names in another namespace", users: usersMap{"small": {"other/sales"}}, instance: "sales-be", op: admissionv1.Create},
+		{name: "allows a name that only starts with another", users: usersMap{"small": {"analytics/sales"}}, instance: "salesforce", op: admissionv1.Create},
+		{name: "refuses a create at the namespace share", perNS: 2, users: usersMap{"small": {"analytics/a", "other/c"}, "large": {"analytics/b"}}, instance: "sales", op: admissionv1.Create,
+			want: `Starrocks "analytics/sales" cannot be created: namespace "analytics" already has 2 Starrocks instances, the most the module manages in one namespace ` +
+				`(ModuleConfig managed-starrocks settings.instances.maxPerNamespace: 2); ask your cluster admin.`},
+		{name: "allows a create below the namespace share", perNS: 2, users: usersMap{"small": {"analytics/a", "other/c", "other/d"}}, instance: "sales", op: admissionv1.Create},
+		{name: "allows an update at the share", perNS: 1, users: usersMap{"small": {"analytics/sales"}}, instance: "sales", op: admissionv1.Update},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHandler(testClass())
+			h.Instances, h.MaxPerNamespace = tt.users, tt.perNS
+			var old runtime.Object
+			sr := testInstance()
+			sr.Name = tt.instance
+			if tt.op == admissionv1.Update {
+				o := sr.DeepCopy()
+				o.Spec.Backend.PersistentVolumeClaim.Size = resource.MustParse("50Gi")
+				old = o
+			}
+			resp, err := h.ValidateStarrocks(context.Background(), request(t, tt.op, sr, old))
+			if err != nil {
+				t.Fatalf("ValidateStarrocks: %v", err)
+			}
+			if tt.want == "" {
+				if !resp.Allowed {
+					t.Fatalf("want allowed, got %s", describe(resp))
+				}
+				return
+			}
+			if resp.Allowed || !strings.Contains(resp.Result.Message, tt.want) {
+				t.Fatalf("got %s\nwant denied with\n  %s", describe(resp), tt.want)
+			}
+			if resp.Result.Code != http.StatusForbidden {
+				t.Errorf("code %d, want 403", resp.Result.Code)
+			}
+		})
+	}
+}

@@ -59,6 +59,10 @@ type Options struct {
 	// MaxInstances is the module setting instances.maxCount: the most
 	// Starrocks the cluster may have before a CREATE is refused; 0: no limit.
 	MaxInstances int
+	// MaxPerNamespace is the module setting instances.maxPerNamespace: the
+	// most Starrocks a namespace may have before a CREATE there is refused;
+	// 0: no limit.
+	MaxPerNamespace int
 }
 
 // App is a bound, not yet running webhook.
@@ -92,7 +96,7 @@ func New(opts Options, cfg *rest.Config, log *slog.Logger) (*App, error) {
 	}
 	src := classes.New(client)
 	cache := classrules.NewCache()
-	h := &admission.Handler{Classes: src, Instances: src, Compile: cache.Get, Log: log, Metrics: admission.NewMetrics(reg), MaxInstances: opts.MaxInstances}
+	h := &admission.Handler{Classes: src, Instances: src, Compile: cache.Get, Log: log, Metrics: admission.NewMetrics(reg), MaxInstances: opts.MaxInstances, MaxPerNamespace: opts.MaxPerNamespace}
 
 	a := &App{opts: opts, log: log, certs: certs, classes: src}
 	mux := http.NewServeMux()

@@ -126,21 +126,48 @@ func (s *Source) Count(ctx context.Context) (int, error) {
 	return n, err
 }
 
+// InNamespace returns the names of the Starrocks of namespace, sorted,
+// those being deleted included, and how many are not being deleted. Listed
+// live like Count: it is asked on a CREATE only.
+func (s *Source) InNamespace(ctx context.Context, namespace string) ([]string, int, error) {
+	var names []string
+	live := 0
+	err := s.each(ctx, namespace, func(u *unstructured.Unstructured) {
+		names = append(names, u.GetName())
+		if u.GetDeletionTimestamp() == nil {
+			live++
+		}
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	sort.Strings(names)
+	return names, live, nil
+}
+
 // eachLive calls fn for every Starrocks that is not being deleted, listing
 // page by page.
 func (s *Source) eachLive(ctx context.Context, fn func(*unstructured.Unstructured)) error {
+	return s.each(ctx, metav1.NamespaceAll, func(u *unstructured.Unstructured) {
+		if u.GetDeletionTimestamp() == nil {
+			fn(u)
+		}
+	})
+}
+
+// each calls fn for every Starrocks of namespace (every namespace for
+// metav1.NamespaceAll), listing page by page.
+func (s *Source) each(ctx context.Context, namespace string, fn func(*unstructured.Unstructured)) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	opts := metav1.ListOptions{Limit: 500}
 	for {
-		list, err := s.client.Resource(v1alpha1.StarrocksGVR).List(ctx, opts)
+		list, err := s.client.Resource(v1alpha1.StarrocksGVR).Namespace(namespace).List(ctx, opts)
 		if err != nil {
 			return fmt.Errorf("list Starrocks: %w", err)
 		}
 		for i := range list.Items {
-			if list.Items[i].GetDeletionTimestamp() == nil {
-				fn(&list.Items[i])
-			}
+			fn(&list.Items[i])
 		}
 		if opts.Continue = list.GetContinue(); opts.Continue == "" {
 			return nil
