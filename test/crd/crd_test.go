@@ -448,6 +448,38 @@ func TestCRDs(t *testing.T) {
 		}
 	})
 
+	t.Run("a bad quantity is refused with an example and nothing else", func(t *testing.T) {
+		// The apiserver's answer to a bad quantity used to be the quantity
+		// regular expression plus a line for every CEL rule of the field
+		// that could not evaluate: a user learns nothing from either.
+		sr := func(name string) *unstructured.Unstructured { return parse(t, starrocksDoc(name, "Standalone")) }
+		for _, tc := range []struct {
+			field string
+			obj   *unstructured.Unstructured
+		}{
+			{"spec.frontend.memory.size", set(t, sr("qty-mem"), "10GB", "spec", "frontend", "memory", "size")},
+			{"spec.backend.persistentVolumeClaim.size", set(t, sr("qty-pvc"), "lots", "spec", "backend", "persistentVolumeClaim", "size")},
+			{"spec.sizingPolicies[0].memory.min", set(t, parse(t, classDoc("qty-class")), []any{map[string]any{
+				"cores": map[string]any{"min": int64(1), "max": int64(4)}, "memory": map[string]any{"min": "1 Gi", "max": "8Gi"}, "coreFractions": []any{int64(100)}}}, "spec", "sizingPolicies")},
+		} {
+			t.Run(tc.field, func(t *testing.T) {
+				_, err := c.create(tc.obj)
+				if err == nil {
+					t.Fatal("accepted")
+				}
+				msg := err.Error()
+				if !strings.Contains(msg, tc.field+": Invalid value: ") || !strings.Contains(msg, "must be a quantity such as 10Gi") {
+					t.Errorf("rejected with\n  %s\nwant the field and an example (10Gi)", msg)
+				}
+				for _, noise := range []string{"<nil>", "should match", "[0-9]", "no such key", "evaluation"} {
+					if strings.Contains(msg, noise) {
+						t.Errorf("rejected with\n  %s\nwhich holds %q", msg, noise)
+					}
+				}
+			})
+		}
+	})
+
 	t.Run("invalid updates are rejected", func(t *testing.T) {
 		base, err := c.create(parse(t, starrocksDoc("updates", "Cluster")))
 		if err != nil {
@@ -476,7 +508,8 @@ func TestCRDs(t *testing.T) {
 				set(t, o, "Standalone", "spec", "type")
 				del(o, "spec", "backend", "replicas")
 			}, "spec.type cannot change from Cluster to Standalone"},
-			{"two BEs removed at once", func(o *unstructured.Unstructured) { set(t, o, int64(3), "spec", "backend", "replicas") }, "spec.backend.replicas may shrink by at most one at a time"},
+			{"two BEs removed at once", func(o *unstructured.Unstructured) { set(t, o, int64(3), "spec", "backend", "replicas") },
+				"spec.backend.replicas: Invalid value: the smallest BE count allowed now is the count in effect minus one: BEs are removed one at a time"},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -497,6 +530,24 @@ func TestCRDs(t *testing.T) {
 			set(t, obj, int64(4), "spec", "backend", "replicas")
 			if _, err := c.resource(obj).Update(context.Background(), obj, metav1.UpdateOptions{}); err != nil {
 				t.Fatalf("allowed update rejected: %v", err)
+			}
+		})
+		t.Run("3 BEs say they cannot shrink, to 1 or to 2", func(t *testing.T) {
+			// A user refused 3 -> 1 must not be sent to try 3 -> 2 next.
+			obj, err := c.resource(base).Get(context.Background(), base.GetName(), metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			set(t, obj, int64(3), "spec", "backend", "replicas")
+			if obj, err = c.resource(obj).Update(context.Background(), obj, metav1.UpdateOptions{}); err != nil {
+				t.Fatalf("4 -> 3 BEs rejected: %v", err)
+			}
+			for _, n := range []int64{1, 2} {
+				o := set(t, obj.DeepCopy(), n, "spec", "backend", "replicas")
+				_, err := c.resource(o).Update(context.Background(), o, metav1.UpdateOptions{})
+				if want := "spec.backend.replicas: Invalid value: the smallest BE count allowed now is 3: BEs are removed one at a time and 2 BEs are not allowed"; err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("3 -> %d BEs: %v, want a rejection containing %q", n, err, want)
+				}
 			}
 		})
 	})
