@@ -54,8 +54,8 @@ const ClusterFrontendReplicas = 3
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Valid",type=string,JSONPath=`.status.conditions[?(@.type=="ConfigurationValid")].status`
-// +kubebuilder:printcolumn:name="FE Ready",type=integer,JSONPath=`.status.frontend.readyReplicas`
-// +kubebuilder:printcolumn:name="BE Ready",type=integer,JSONPath=`.status.backend.readyReplicas`
+// +kubebuilder:printcolumn:name="FE Ready",type=string,JSONPath=`.status.frontend.ready`
+// +kubebuilder:printcolumn:name="BE Ready",type=string,JSONPath=`.status.backend.ready`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoints.query`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must start with a lowercase letter and contain only lowercase letters, digits and '-' (a DNS-1035 label)"
@@ -311,8 +311,8 @@ type StarrocksStatus struct {
 	Phase Phase `json:"phase,omitempty"`
 
 	// Condition types: ConfigurationValid, LastValidConfigurationApplied,
-	// Available, TLSReady, BackendScaleIn, VolumesResized, TablesReplicated,
-	// RolledOut.
+	// Available, TLSReady, AccountsReady, BackendScaleIn, VolumesResized,
+	// TablesReplicated, RolledOut, UsersReady.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -335,7 +335,8 @@ type StarrocksStatus struct {
 	// +optional
 	Configuration *Configuration `json:"configuration,omitempty"`
 
-	// Secret with the root user and password (keys `username`, `password`).
+	// Secret with the team's StarRocks account `admin` and its password
+	// (keys `username`, `password`).
 	// +optional
 	CredentialsSecretName string `json:"credentialsSecretName,omitempty"`
 
@@ -364,6 +365,12 @@ type ComponentStatus struct {
 	// Ready pods.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas"`
+	// Ready pods of the desired ones, e.g. 2/3: what kubectl get shows, as
+	// for Deployments (a printer column cannot join two fields itself).
+	// +kubebuilder:validation:MaxLength=7
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,3}/[0-9]{1,3}$`
+	// +optional
+	Ready string `json:"ready,omitempty"`
 }
 
 // Endpoints of an instance inside the cluster.

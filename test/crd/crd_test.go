@@ -571,8 +571,8 @@ func TestCRDs(t *testing.T) {
 			t.Fatal("status sent with a main-resource update was stored")
 		}
 		set(t, updated, "Running", "status", "phase")
-		set(t, updated, int64(1), "status", "frontend", "readyReplicas")
-		set(t, updated, int64(1), "status", "frontend", "replicas")
+		set(t, updated, map[string]any{"replicas": int64(3), "readyReplicas": int64(2), "ready": "2/3"}, "status", "frontend")
+		set(t, updated, map[string]any{"replicas": int64(4), "readyReplicas": int64(4), "ready": "4/4"}, "status", "backend")
 		// A later spec broke a class rule; the last valid one still runs.
 		set(t, updated, []any{map[string]any{"type": "ConfigurationValid", "status": "False", "reason": "ClassRuleViolated",
 			"message": "The spec breaks a class rule.", "lastTransitionTime": "2026-01-01T00:00:00Z"}}, "status", "conditions")
@@ -594,16 +594,16 @@ func TestCRDs(t *testing.T) {
 				t.Fatalf("columns %v, want %v", got, want)
 			}
 			row := table.Rows[0].Cells
-			if row[1] != "default" || row[2] != "Standalone" || row[3] != "Running" || row[4] != "False" || row[5] != float64(1) {
-				t.Fatalf("row %v, want class default, type Standalone, phase Running, valid False, FE ready 1", row)
+			if row[1] != "default" || row[2] != "Standalone" || row[3] != "Running" || row[4] != "False" || row[5] != "2/3" || row[6] != "4/4" {
+				t.Fatalf("row %v, want class default, type Standalone, phase Running, valid False, FE ready 2/3, BE ready 4/4", row)
 			}
 			// Plain `kubectl get` (no -o wide) shows whether the spec is valid:
 			// a phase of Running alone would hide that a change was refused.
 			got := kubectlrun.Run(t, c.kubeconfig, t.TempDir(), "-n", namespace, "get", "starrocks", "status-test")
 			lines := strings.Split(strings.TrimSpace(got.Out), "\n")
 			if got.Failed || len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAME CLASS TYPE PHASE VALID FE READY BE READY AGE" ||
-				!strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "status-test default Standalone Running False 1") {
-				t.Fatalf("kubectl get starrocks printed\n%s%s\nwant the VALID column (False) without -o wide", got.Out, got.Err)
+				!strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "status-test default Standalone Running False 2/3 4/4") {
+				t.Fatalf("kubectl get starrocks printed\n%s%s\nwant the VALID column (False) and ready of desired pods (2/3, 4/4) without -o wide", got.Out, got.Err)
 			}
 			classTable := getTable(t, c, "/apis/managed-services.deckhouse.io/v1alpha1/starrocksclasses/default")
 			if got := strings.Join(classTable.columnNames(), ","); got != "Name,Default topology,Policies,Valid,Age" {
