@@ -552,6 +552,10 @@ func TestCRDs(t *testing.T) {
 		})
 	})
 
+	t.Run("the admin guide's command lists the instances a class change broke", func(t *testing.T) {
+		testBrokenByClassCommand(t, c)
+	})
+
 	t.Run("status is written only through the subresource", func(t *testing.T) {
 		obj := parse(t, starrocksDoc("status-test", "Standalone"))
 		set(t, obj, "Running", "status", "phase")
