@@ -132,3 +132,45 @@ func shellWords(t *testing.T, s string) []string {
 	}
 	return words
 }
+
+// testWaitForUserCommand runs the user guide's command that waits for a
+// user to be ready (its Secret's connection keys come only then), as
+// written in both languages, against an instance whose status reports the
+// user etl ready.
+func testWaitForUserCommand(t *testing.T, c *cluster) {
+	obj, err := c.create(parse(t, starrocksDoc("analytics", "Standalone")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.resource(obj).Delete(context.Background(), obj.GetName(), metav1.DeleteOptions{}) })
+	set(t, obj, []any{map[string]any{"name": "etl", "secretName": "d8ms-sr-analytics-user.etl", "ready": true}}, "status", "users")
+	if _, err := c.resource(obj).UpdateStatus(context.Background(), obj, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, page := range []string{"USAGE.md", "USAGE.ru.md"} {
+		t.Run(page, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "docs", page))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var command string
+			for _, line := range strings.Split(string(data), "\n") {
+				if strings.HasPrefix(line, "kubectl -n team-a wait starrocks/analytics") && strings.Contains(line, "status.users") {
+					command = line
+				}
+			}
+			if command == "" {
+				t.Fatal("no `kubectl -n team-a wait starrocks/analytics ...` command on status.users")
+			}
+			args := shellWords(t, strings.TrimPrefix(command, "kubectl "))
+			for i, a := range args {
+				if strings.HasPrefix(a, "--timeout=") {
+					args[i] = "--timeout=20s"
+				}
+			}
+			if got := kubectlrun.Run(t, c.kubeconfig, t.TempDir(), args...); got.Failed || !strings.Contains(got.Out, "condition met") {
+				t.Errorf("%s: %s%s", command, got.Out, got.Err)
+			}
+		})
+	}
+}

@@ -556,6 +556,10 @@ func TestCRDs(t *testing.T) {
 		testBrokenByClassCommand(t, c)
 	})
 
+	t.Run("the user guide's command waits for a user", func(t *testing.T) {
+		testWaitForUserCommand(t, c)
+	})
+
 	t.Run("status is written only through the subresource", func(t *testing.T) {
 		obj := parse(t, starrocksDoc("status-test", "Standalone"))
 		set(t, obj, "Running", "status", "phase")
