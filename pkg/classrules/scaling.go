@@ -45,7 +45,8 @@ type ScalingFacts struct {
 
 // StatisticsDatabase is StarRocks' internal database of optimizer statistics;
 // its tables are created with up to 3 replicas (fe-core
-// statistic/StatisticsMetaManager), so they count like any table.
+// statistic/StatisticsMetaManager). The scaling rules leave them out (see
+// CheckScaling).
 const StatisticsDatabase = "_statistics_"
 
 // CheckScaling checks a BE count against what StarRocks can do with the
@@ -83,7 +84,9 @@ const StatisticsDatabase = "_statistics_"
 func CheckScaling(spec v1alpha1.StarrocksSpec, f ScalingFacts) Violations {
 	n := backendCount(spec)
 	var vs Violations
-	if n == 2 && f.Backends != 2 && f.Backends < 3 {
+	// From 3 BEs or more, 2 is a scale-in, answered below with the
+	// smallest count allowed.
+	if n == 2 && f.Backends < 2 {
 		vs = append(vs, Violation{Field: "spec.backend.replicas", Value: "2", Rule: "a Cluster has 1 or at least 3 BEs",
 			Message: twoBackends + "; order 3 BEs or more (or 1)"})
 	}
