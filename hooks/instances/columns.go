@@ -25,7 +25,9 @@ import (
 // readyOfDesired is a component's ready pods of the desired ones, "2/3",
 // the column kubectl get shows. A StatefulSet that briefly holds more ready
 // pods than desired (a scale-in in progress) shows them: the column says
-// what runs.
+// what runs. Both numbers are held to the CRD's pattern (0 to 999): a
+// status the API server refuses would fail the hook run.
 func readyOfDesired(c v1alpha1.ComponentStatus) string {
-	return fmt.Sprintf("%d/%d", c.ReadyReplicas, c.Replicas)
+	bound := func(n int32) int32 { return min(max(n, 0), 999) }
+	return fmt.Sprintf("%d/%d", bound(c.ReadyReplicas), bound(c.Replicas))
 }
