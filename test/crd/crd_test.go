@@ -478,6 +478,21 @@ func TestCRDs(t *testing.T) {
 				}
 			})
 		}
+		// As a user sees it: kubectl apply of a manifest.
+		dir := t.TempDir()
+		doc, err := yaml.Marshal(set(t, sr("qty-kubectl"), "10GB", "spec", "frontend", "memory", "size").Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "sr.yaml"), doc, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got := kubectlrun.Run(t, c.kubeconfig, dir, "apply", "-f", "sr.yaml")
+		out := got.Out + got.Err
+		if !got.Failed || !strings.Contains(out, "spec.frontend.memory.size: Invalid value: \"10GB\": must be a quantity such as 10Gi") ||
+			strings.Contains(out, "<nil>") || strings.Contains(out, "null") || strings.Contains(out, "should match") {
+			t.Errorf("kubectl apply printed\n%s\nwant one line naming the field with an example (10Gi), no <nil>, null or regular expression", out)
+		}
 	})
 
 	t.Run("invalid updates are rejected", func(t *testing.T) {
