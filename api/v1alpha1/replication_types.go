@@ -22,7 +22,8 @@ package v1alpha1
 // more replicas than the BEs left.
 type ReplicationStatus struct {
 	// The largest replication number of any table partition, StarRocks'
-	// internal tables included: the fewest BEs the instance can shrink to.
+	// internal statistics tables left out (StarRocks 4.1 does not count
+	// them when it removes a BE): the fewest BEs the instance can shrink to.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	MaxReplicationNum int32 `json:"maxReplicationNum"`

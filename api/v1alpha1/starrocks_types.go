@@ -54,8 +54,8 @@ const ClusterFrontendReplicas = 3
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Valid",type=string,JSONPath=`.status.conditions[?(@.type=="ConfigurationValid")].status`
-// +kubebuilder:printcolumn:name="FE Ready",type=integer,JSONPath=`.status.frontend.readyReplicas`
-// +kubebuilder:printcolumn:name="BE Ready",type=integer,JSONPath=`.status.backend.readyReplicas`
+// +kubebuilder:printcolumn:name="FE Ready",type=string,JSONPath=`.status.frontend.ready`
+// +kubebuilder:printcolumn:name="BE Ready",type=string,JSONPath=`.status.backend.ready`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoints.query`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must start with a lowercase letter and contain only lowercase letters, digits and '-' (a DNS-1035 label)"
@@ -176,7 +176,13 @@ type ComponentSpec struct {
 }
 
 // BackendSpec sizes the BEs.
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.replicas) || !has(self.replicas) || self.replicas >= oldSelf.replicas - 1",message="spec.backend.replicas may shrink by at most one at a time: each removed BE is decommissioned first so its tablets move to the others"
+// The scale-in rules' messages name the smallest count allowed, so a
+// refused 3 -> 1 does not send the user to try 3 -> 2 and be refused again
+// (2 BEs are refused by pkg/classrules, which says why at length). A
+// messageExpression with the number would read better, but the apiserver
+// estimates string(int) as unbounded and refuses the CRD for its cost.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.replicas) || oldSelf.replicas != 3 || !has(self.replicas) || self.replicas >= 3",fieldPath=".replicas",message="the smallest BE count allowed now is 3: BEs are removed one at a time and 2 BEs are not allowed (tables with 2 replicas cannot load while one BE is down), so 3 BEs cannot shrink; for fewer BEs create a new instance of 1 BE and move the data"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.replicas) || oldSelf.replicas == 3 || !has(self.replicas) || self.replicas >= oldSelf.replicas - 1",fieldPath=".replicas",message="the smallest BE count allowed now is the count in effect minus one: BEs are removed one at a time, each decommissioned first so its tablets move to the others"
 type BackendSpec struct {
 	ComponentSpec `json:",inline"`
 
@@ -204,13 +210,14 @@ type CPUSpec struct {
 
 // MemorySpec is the memory of a pod. In the CRD a quantity is a string
 // (dev/crdgen), so CEL rules call quantity(self), not quantity(string(self)),
-// whose cost the apiserver cannot bound. (Type comments of fields that have
+// whose cost the apiserver cannot bound; they start with `!isQuantity(self)
+// ||` because dev/crdgen's own rule answers a string that is no quantity. (Type comments of fields that have
 // their own comment do not reach kubectl explain.)
 type MemorySpec struct {
 	// Memory request and limit of the pod, e.g. 8Gi; at least 2Gi for an FE
 	// and 4Gi for a BE, whatever the class allows. The FE JVM heap, the BE
 	// mem_limit and the heap of the BE's JVM are derived from it with headroom.
-	// +kubebuilder:validation:XValidation:rule="quantity(self).isGreaterThan(quantity('0'))",message="memory.size must be greater than zero"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(self) || quantity(self).isGreaterThan(quantity('0'))",message="memory.size must be greater than zero"
 	Size resource.Quantity `json:"size"`
 }
 
@@ -219,8 +226,8 @@ type MemorySpec struct {
 type PersistentVolumeClaimSpec struct {
 	// Size of the volume. It may grow (if the storage class allows
 	// expansion), never shrink.
-	// +kubebuilder:validation:XValidation:rule="quantity(self).isGreaterThan(quantity('0'))",message="persistentVolumeClaim.size must be greater than zero"
-	// +kubebuilder:validation:XValidation:rule="quantity(self).compareTo(quantity(oldSelf)) >= 0",message="persistentVolumeClaim.size cannot shrink"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(self) || quantity(self).isGreaterThan(quantity('0'))",message="persistentVolumeClaim.size must be greater than zero"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(self) || quantity(self).compareTo(quantity(oldSelf)) >= 0",message="persistentVolumeClaim.size cannot shrink"
 	Size resource.Quantity `json:"size"`
 
 	// Storage class of the volume (a DNS-1123 subdomain). Empty means the
@@ -309,8 +316,8 @@ type StarrocksStatus struct {
 	Phase Phase `json:"phase,omitempty"`
 
 	// Condition types: ConfigurationValid, LastValidConfigurationApplied,
-	// Available, TLSReady, BackendScaleIn, VolumesResized, TablesReplicated,
-	// RolledOut, ObjectsApplied.
+	// Available, TLSReady, AccountsReady, BackendScaleIn, VolumesResized,
+	// TablesReplicated, RolledOut, UsersReady, ObjectsApplied.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -333,7 +340,8 @@ type StarrocksStatus struct {
 	// +optional
 	Configuration *Configuration `json:"configuration,omitempty"`
 
-	// Secret with the root user and password (keys `username`, `password`).
+	// Secret with the team's StarRocks account `admin` and its password
+	// (keys `username`, `password`).
 	// +optional
 	CredentialsSecretName string `json:"credentialsSecretName,omitempty"`
 
@@ -362,6 +370,12 @@ type ComponentStatus struct {
 	// Ready pods.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas"`
+	// Ready pods of the desired ones, e.g. 2/3: what kubectl get shows, as
+	// for Deployments (a printer column cannot join two fields itself).
+	// +kubebuilder:validation:MaxLength=7
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,3}/[0-9]{1,3}$`
+	// +optional
+	Ready string `json:"ready,omitempty"`
 }
 
 // Endpoints of an instance inside the cluster.

@@ -174,7 +174,7 @@ type ValidationRule struct {
 	// catalogTrashExpireSecond), `frontend` and `backend` (cpu.cores,
 	// cpu.coreFraction, memory.size and persistentVolumeClaim.size in bytes;
 	// backend.replicas), `type`, `databases` (the names of spec.databases),
-	// `roles` (name, roles and privileges: database, on, privileges) and
+	// `roles` (name, roles and privileges: database, object, privileges) and
 	// `users` (name, roles and hasPasswordSecret). Examples:
 	// `configuration.streamingLoadMaxMb <= 10240`,
 	// `users.all(u, u.hasPasswordSecret)`.

@@ -162,8 +162,8 @@ func TestEveryWritablePathIsBounded(t *testing.T) {
 }
 
 // TestFrontendConfigIsACopy: the FE container mounts the ConfigMap where the
-// start wrapper copies fe.conf from, and nothing over conf/, which
-// start_fe.sh --logconsole must be able to write.
+// start wrapper copies fe.conf from, and nothing over conf/, which the
+// wrapper (and 3.x's start_fe.sh --logconsole) must be able to write.
 func TestFrontendConfigIsACopy(t *testing.T) {
 	fe, _, _, _ := statefulSets(t, starrocks("team-a", "solo", v1alpha1.TypeStandalone))
 	script, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), feStartScript))

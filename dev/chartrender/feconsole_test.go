@@ -43,9 +43,10 @@ func writeConfSource(t *testing.T, dir string) string {
 	return path
 }
 
-// startFEConsole is what upstream's start_fe.sh does with --logconsole
-// before it starts the JVM (StarRocks/starrocks bin/start_fe.sh, 3.3 to
-// 4.x): conf/fe.conf must take an appended line.
+// startFEConsole is what 3.x's start_fe.sh does with --logconsole before it
+// starts the JVM (StarRocks/starrocks bin/start_fe.sh): conf/fe.conf must
+// take an appended line. 4.1's, the version shipped, no longer appends; the
+// stricter 3.x behaviour keeps the wrapper honest about a writable copy.
 const startFEConsole = `#!/bin/sh
 conf="$(dirname "$0")/../conf/fe.conf"
 case " $* " in *" --logconsole "*)

@@ -79,6 +79,18 @@ func CertManagerCRDDir() string { return mustTool("cert-manager-crds") }
 // its API Go module.
 func PrometheusOperatorCRDDir() string { return mustTool("prometheus-operator-crds") }
 
+// MissingTools are the tools BuildTools would build (not yet in the cache);
+// it builds nothing.
+func MissingTools() ([]string, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(filepath.Join(RepoRoot(), "dev", "scripts", "tools.sh"), "missing")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("dev/scripts/tools.sh missing: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.Fields(stdout.String()), nil
+}
+
 // BuildTools builds every cached tool, streaming the build progress to w, so
 // a first `make run` shows what it is waiting for.
 func BuildTools(w io.Writer) error {

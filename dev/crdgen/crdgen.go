@@ -118,8 +118,18 @@ const quantityPattern = `^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[n
 // also keeps the CEL cost estimate of quantity(string(self)) small.
 const maxQuantityLength = 64
 
-// quantitiesAsStrings declares resource.Quantity fields as strings with the
-// quantity pattern. controller-gen writes them as int-or-string (anyOf
+// quantityRule replaces the quantity pattern: the apiserver answers a
+// pattern with the regular expression itself, which tells a user nothing,
+// while a CEL rule answers with its message, an example. The field's other
+// rules call quantity(self) and start with `!isQuantity(self) ||`, so a bad
+// string gets this one message and not also their evaluation errors.
+var quantityRule = map[string]any{
+	"rule":    "isQuantity(self)",
+	"message": "must be a quantity such as 10Gi or 512Mi (a number and a unit: Ki, Mi, Gi, Ti, or k, M, G, T)",
+}
+
+// quantitiesAsStrings declares resource.Quantity fields as strings checked
+// by quantityRule. controller-gen writes them as int-or-string (anyOf
 // integer/string, no type), which `kubectl explain` shows as `<Object>`; a
 // string reads right (`size <string>`), and every quantity a user means is
 // written with a unit anyway ("8Gi"), as kubectl and client-go write them.
@@ -129,8 +139,11 @@ func quantitiesAsStrings(node any) {
 		if n["x-kubernetes-int-or-string"] == true && n["pattern"] == quantityPattern {
 			delete(n, "x-kubernetes-int-or-string")
 			delete(n, "anyOf")
+			delete(n, "pattern")
 			n["type"] = "string"
 			n["maxLength"] = maxQuantityLength
+			rules, _ := n["x-kubernetes-validations"].([]any)
+			n["x-kubernetes-validations"] = append([]any{quantityRule}, rules...)
 		}
 		for _, v := range n {
 			quantitiesAsStrings(v)

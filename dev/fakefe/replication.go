@@ -77,6 +77,17 @@ func (s *Server) execReplication(c *mysql.Conn, q string) (*sqltypes.Result, boo
 	if m == nil {
 		return nil, false, nil
 	}
+	// information_schema is scanned by a BE: with none alive StarRocks
+	// answers its scheduler's error (seen in StarRocks/starrocks issue 16315
+	// and apecloud/kubeblocks issue 7860, ERROR 1064 (HY000)).
+	alive := false
+	for _, b := range s.backends {
+		ok, _ := s.backendAlive(b)
+		alive = alive || ok
+	}
+	if !alive {
+		return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "Backend node not found. Check if any backend node is down.")
+	}
 	r := &sqltypes.Result{Fields: fields("DB_NAME", "TABLE_NAME", "REPLICATION_NUM")}
 	if u := s.users[c.User]; u == nil || !u.has(PrivUpdate) {
 		return r, true, nil
@@ -109,9 +120,9 @@ func (s *Server) execReplication(c *mysql.Conn, q string) (*sqltypes.Result, boo
 // the BEs alive and not decommissioned, minus the ones to decommission;
 // tables are walked with a running maximum and the first one that needs
 // more names the error (fe-core alter/SystemHandler.checkDecommission in
-// 3.x, system/SystemInfoService.decommissionBackend in 4.x). This fake
-// counts the _statistics_ database like 3.x; 4.x skips it (the statistics
-// tables adjust themselves), so it is the stricter of the two.
+// 3.x, system/SystemInfoService.decommissionBackend in 4.x). It skips the
+// _statistics_ database as 4.x does (StarRocks PR 56114; 3.x counted it),
+// the version the module ships.
 func (s *Server) checkDecommission(i int) error {
 	available := 0
 	for j, b := range s.backends {
@@ -121,7 +132,7 @@ func (s *Server) checkDecommission(i int) error {
 	}
 	maxNum := 0
 	for _, t := range s.tables {
-		if t.ReplicationNum <= maxNum {
+		if t.DB == "_statistics_" || t.ReplicationNum <= maxNum {
 			continue
 		}
 		maxNum = t.ReplicationNum

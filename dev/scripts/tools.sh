@@ -100,7 +100,21 @@ prometheus_operator_crds() {
   echo "$out"
 }
 
+# missing prints, one a line, the tools not built yet, and builds nothing:
+# make run says "first run only" only when there is something to build.
+missing() {
+  local name out
+  for name in kube-apiserver kube-controller-manager; do
+    out="$cache/bin/$name-$KUBE_VERSION"
+    [[ -x "$out" ]] || echo "$name"
+  done
+  [[ -x "$cache/bin/etcd-$ETCD_VERSION" ]] || echo etcd
+  [[ -x "$cache/bin/controller-gen-$CONTROLLER_TOOLS_VERSION" ]] || echo controller-gen
+  [[ -f "$cache/crds/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION/.done" ]] || echo prometheus-operator-crds
+}
+
 case "${1:-}" in
+  missing) missing ;;
   kube-apiserver) kube_apiserver ;;
   kube-controller-manager) kube_controller_manager ;;
   etcd) etcd ;;
@@ -108,5 +122,5 @@ case "${1:-}" in
   cert-manager-crds) cert_manager_crds ;;
   prometheus-operator-crds) prometheus_operator_crds ;;
   all) kube_apiserver; kube_controller_manager; etcd; controller_gen; cert_manager_crds; prometheus_operator_crds ;;
-  *) echo "usage: $0 kube-apiserver|kube-controller-manager|etcd|controller-gen|cert-manager-crds|prometheus-operator-crds|all" >&2; exit 2 ;;
+  *) echo "usage: $0 kube-apiserver|kube-controller-manager|etcd|controller-gen|cert-manager-crds|prometheus-operator-crds|all|missing" >&2; exit 2 ;;
 esac

@@ -290,7 +290,7 @@ func TestForgedLeaderClaimsAndNodesInTheRollout(t *testing.T) {
 			// says it is not Ready, and the tenant cannot write pod status.
 			name:        "a node reported alive does not count before its pod is Ready",
 			pods:        append(bes("be-new"), rolloutPod{"d8ms-sr-olap-0", "fe-old", true, claim(t, 0)}, rolloutPod{"d8ms-sr-olap-1", "fe-old", true, follower}, rolloutPod{"d8ms-sr-olap-2", "fe-new", false, follower}),
-			wantMessage: "FE pod d8ms-sr-olap-2 restarted with the new template and is not Ready yet",
+			wantMessage: "FE pod d8ms-sr-olap-2 runs the current template and is not Ready yet",
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

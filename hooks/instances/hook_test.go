@@ -210,6 +210,7 @@ func TestHookRendersAValidInstanceAndReportsStatus(t *testing.T) {
 		assert.Equal(t, []string{"True", ReasonCertificateReady}, []string{s, r})
 		assert.Equal(t, "2027-03-01T00:00:00Z", st.TLS.NotAfter.UTC().Format(time.RFC3339))
 		assert.Equal(t, "d8ms-sr-olap-tls", st.TLS.SecretName)
+		conditionsAreDocumented(t, st)
 	})
 
 	t.Run("patches nothing when nothing changed", func(t *testing.T) {
@@ -229,6 +230,8 @@ func TestHookRendersAValidInstanceAndReportsStatus(t *testing.T) {
 		assert.Equal(t, v1alpha1.PhaseDegraded, st.Phase)
 		s, r, m := condition(st, v1alpha1.ConditionAvailable)
 		assert.Equal(t, []string{"False", ReasonReplicasNotReady, "Ready pods: 1 of 1 FE, 0 of 1 BE."}, []string{s, r, m})
+		// kubectl get shows ready of desired, as kubectl get deployments does.
+		assert.Equal(t, []string{"1/1", "0/1"}, []string{st.Frontend.Ready, st.Backend.Ready})
 	})
 }
 

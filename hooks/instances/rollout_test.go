@@ -19,6 +19,7 @@ package instances
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -92,6 +93,17 @@ func leaderReport(t *testing.T, version string, imageCreated ...string) string {
 	return string(data)
 }
 
+// feDownReport is a leader report in which StarRocks lists the FE as not
+// alive (a heartbeat missed), the BEs alive on version.
+func feDownReport(t *testing.T, version string) string {
+	fe0 := "d8ms-sr-olap-0.d8ms-sr-olap-fe-headless.team.svc.cluster.local"
+	m := &agentconfig.MembershipStatus{Leader: fe0, Backends: []string{beHostOf(0), beHostOf(1)},
+		Nodes: []agentconfig.NodeStatus{{Host: fe0, Alive: false, Version: version}, {Host: beHostOf(0), Alive: true, Version: version}, {Host: beHostOf(1), Alive: true, Version: version}}}
+	data, err := json.Marshal(agentconfig.Status{TLS: agentconfig.TLSStatus{Ready: true}, Membership: m})
+	require.NoError(t, err)
+	return string(data)
+}
+
 // oldAgentReport is a leader report of an agent that predates node reports.
 func oldAgentReport(t *testing.T) string {
 	fe0 := "d8ms-sr-olap-0.d8ms-sr-olap-fe-headless.team.svc.cluster.local"
@@ -125,6 +137,9 @@ func TestHookRollout(t *testing.T) {
 			wantReason: ReasonRolloutWaits, wantMessage: "no agent of the FE leader has reported"},
 		{name: "an agent older than node reports does not stall the upgrade that replaces it", objects: rolloutObjectsYAML("fe-old", "be-old", "be-new", "sts-uid-olap-be", oldAgentReport(t)),
 			wantDeleted: "d8ms-sr-olap-be-0", wantReason: ReasonRollingOut, wantMessage: "Restarting BE pod d8ms-sr-olap-be-0"},
+		{name: "a BE-only change restarts a BE and names no FE, even one StarRocks does not report alive",
+			objects:     rolloutObjectsYAML("fe-new", "be-old", "be-old", "sts-uid-olap-be", feDownReport(t, cur)),
+			wantDeleted: "d8ms-sr-olap-be-1", wantReason: ReasonRollingOut, wantMessage: "Restarting BE pod d8ms-sr-olap-be-1"},
 		{name: "nothing to do on the current templates", objects: rolloutObjectsYAML("fe-new", "be-new", "be-new", "sts-uid-olap-be", leaderReport(t, cur)),
 			wantReason: ReasonPodsUpToDate},
 	} {
@@ -147,6 +162,9 @@ func TestHookRollout(t *testing.T) {
 			assert.Equal(t, tt.wantReason, r, m)
 			assert.Equal(t, tt.wantReason == ReasonPodsUpToDate, s == "True")
 			assert.Contains(t, m, tt.wantMessage)
+			if strings.Contains(tt.name, "BE-only") {
+				assert.NotContains(t, m, "d8ms-sr-olap-0", "a BE-only change names no FE pod")
+			}
 		})
 	}
 }

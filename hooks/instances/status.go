@@ -322,6 +322,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	if obs.Backend != nil {
 		st.Backend.ReadyReplicas = obs.Backend.ReadyReplicas
 	}
+	st.Frontend.Ready, st.Backend.Ready = readyOfDesired(st.Frontend), readyOfDesired(st.Backend)
 
 	allReady := obs.Frontend != nil && obs.Backend != nil &&
 		st.Frontend.ReadyReplicas >= st.Frontend.Replicas && st.Backend.ReadyReplicas >= st.Backend.Replicas

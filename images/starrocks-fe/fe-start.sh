@@ -38,12 +38,12 @@ meta="$fe_home/meta"
 helper_file="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}/fe-helper"
 bootstrap_file="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}/fe-bootstrap"
 ordinal="${POD_NAME##*-}"
-# conf/fe.conf must be a writable copy of the rendered one: start_fe.sh
-# --logconsole appends "sys_log_to_console = true" to it (StarRocks/starrocks
-# bin/start_fe.sh). On the ConfigMap file itself (read-only) 3.x lost that
-# line and logged to files, and 4.x tries to move the file first, which a
-# subPath mount refuses. Upstream's entrypoint links the mounted file into
-# conf/ and start_fe.sh then copies it (docker/dockerfiles/fe/fe_entrypoint.sh
+# conf/fe.conf must be a writable copy of the rendered one: 3.x's
+# start_fe.sh --logconsole appended "sys_log_to_console = true" to it
+# (StarRocks/starrocks bin/start_fe.sh) and, on the ConfigMap file itself
+# (read-only), lost that line and logged to files; 4.1's no longer appends,
+# and the rendered fe.conf sets sys_log_to_console itself. Upstream's
+# entrypoint links the mounted file into conf/ and start_fe.sh then copies it (docker/dockerfiles/fe/fe_entrypoint.sh
 # update_conf_from_configmap; the operator mounts the ConfigMap at
 # /etc/starrocks/fe/conf); a fresh copy at every start does the same on
 # every version, and a restart never piles up appended lines.

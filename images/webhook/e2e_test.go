@@ -334,7 +334,7 @@ func TestEndToEnd(t *testing.T) {
 			// webhook is called; the webhook repeats them for objects written
 			// around the schema (see classrules.ValidateUpdate).
 			{"BE scale-in by two", func(sr *v1alpha1.Starrocks) { sr.Spec.Backend.Replicas = ptr(int32(2)) },
-				"spec.backend.replicas may shrink by at most one at a time"},
+				"spec.backend.replicas: Invalid value: the smallest BE count allowed now is the count in effect minus one"},
 			{"shrinking volume", func(sr *v1alpha1.Starrocks) { sr.Spec.Backend.PersistentVolumeClaim.Size = q("100Gi") },
 				"persistentVolumeClaim.size cannot shrink"},
 			{"Cluster to Standalone", func(sr *v1alpha1.Starrocks) {

@@ -31,8 +31,10 @@ import (
 // production, docs.starrocks.io/docs/deployment/plan_cluster); these are
 // the sizes where the module's split of the pod memory (pkg/desired
 // JavaHeapMb, BackendMemoryFor) still leaves StarRocks a working share:
-//   - FE 2 GiB: a 1 GiB heap (the -Xmx1024m upstream's start_fe.sh used as
-//     its default) plus 1 GiB for the JVM besides the heap;
+//   - FE 2 GiB: a 1 GiB heap (the module's choice: upstream's fe.conf
+//     defaults to an 8 GB heap, sized for production hosts, which the
+//     module replaces with JavaHeapMb) plus 1 GiB for the JVM besides the
+//     heap;
 //   - BE 4 GiB: about 3.1 GiB mem_limit after 512 MiB headroom and the
 //     embedded JVM's heap; the upstream quick start runs FE and BE together
 //     in 4 GB.

@@ -351,7 +351,9 @@ func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules
 		StreamingLoadMaxMb:               r.Configuration.StreamingLoadMaxMb,
 		LoadProcessMaxMemoryLimitPercent: r.Configuration.LoadProcessMaxMemoryLimitPercent,
 		CatalogTrashExpireSecond:         r.Configuration.CatalogTrashExpireSecond,
-		DefaultReplicationNum:            min(3, r.Backend.Replicas),
+		// The module's choice: StarRocks' default is 3, which fails
+		// CREATE TABLE on fewer BEs.
+		DefaultReplicationNum: min(3, r.Backend.Replicas),
 	}
 	heap := JavaHeapMb(r.Frontend.Memory.Value())
 	beMem := BackendMemoryFor(r.Backend.Memory.Value())

@@ -125,11 +125,26 @@ func DecideRollout(in RolloutInput) Rollout {
 		return Rollout{}
 	}
 	// One disruption at a time: a pod on its way out or not back yet
-	// blocks the next restart.
-	for _, group := range []struct {
+	// blocks the next restart. While a BE is outdated the FEs are not part
+	// of the rollout yet (they go after every BE), so an FE that is down
+	// for its own reasons neither holds the BEs back nor is named as if
+	// the rollout had restarted it: a BE-only change (BE memory, be.conf)
+	// says what it does to the BEs.
+	backendsOutdated := false
+	for _, p := range in.Backends {
+		backendsOutdated = backendsOutdated || p.Name != "" && !p.Updated
+	}
+	groups := []struct {
 		what string
 		pods []RolloutPod
-	}{{"BE", in.Backends}, {"FE", in.Frontends}} {
+	}{{"BE", in.Backends}}
+	if !backendsOutdated {
+		groups = append(groups, struct {
+			what string
+			pods []RolloutPod
+		}{"FE", in.Frontends})
+	}
+	for _, group := range groups {
 		for i, p := range group.pods {
 			switch {
 			case p.Name == "":
@@ -137,8 +152,10 @@ func DecideRollout(in RolloutInput) Rollout {
 			case p.Terminating:
 				return waiting(fmt.Sprintf("%s pod %s is stopping; %s of the instance wait for it.", group.what, p.Name, plural.Count(outdated, "pod")))
 			case p.Updated:
+				// "runs", not "restarted": a pod of a component this change
+				// leaves alone runs the current template without a restart.
 				if why := in.notBack(p); why != "" {
-					return waiting(fmt.Sprintf("%s pod %s restarted with the new template and %s; %s still to restart wait for it.", group.what, p.Name, why, plural.Count(outdated, "pod")))
+					return waiting(fmt.Sprintf("%s pod %s runs the current template and %s; %s still to restart wait for it.", group.what, p.Name, why, plural.Count(outdated, "pod")))
 				}
 			}
 		}

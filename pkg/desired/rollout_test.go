@@ -106,7 +106,7 @@ func TestRolloutWaits(t *testing.T) {
 	}{
 		{"a pod that is stopping", func(in *RolloutInput) { in.Backends[2].Terminating = true }, "BE pod be-2 is stopping"},
 		{"a pod not recreated yet", func(in *RolloutInput) { in.Backends[2] = RolloutPod{} }, "BE pod 2 is being recreated"},
-		{"a restarted pod not Ready", func(in *RolloutInput) { in.Backends[2].Updated, in.Backends[2].Ready = true, false }, "be-2 restarted with the new template and is not Ready yet"},
+		{"a restarted pod not Ready", func(in *RolloutInput) { in.Backends[2].Updated, in.Backends[2].Ready = true, false }, "be-2 runs the current template and is not Ready yet"},
 		{"a restarted pod StarRocks reports dead", func(in *RolloutInput) {
 			in.Backends[2].Updated, in.Backends[2].Ready = true, true
 			in.Nodes["be-2.h"] = RolloutNode{Alive: false, Version: "4.1.7-abc"}
@@ -193,6 +193,23 @@ func TestRolloutOfFrontendsOnly(t *testing.T) {
 	}
 	r := DecideRollout(in)
 	assert.Equal(t, "fe-2", r.Delete, "an FE-only change (the agent's image) restarts followers first and leaves the BEs alone")
+}
+
+func TestRolloutOfBackendsOnlyLeavesTheFrontendsOut(t *testing.T) {
+	in := rolloutCluster()
+	for i := range in.Backends {
+		in.Backends[i].Updated = false
+	}
+	// An FE down for its own reasons: the rollout did not restart it.
+	in.Frontends[2].Ready = false
+	r := DecideRollout(in)
+	assert.Equal(t, "be-2", r.Delete, "a BE-only change restarts the BEs, whatever an FE it leaves alone does")
+	assert.NotContains(t, r.Message, "fe-", "nor names an FE")
+
+	for i := range in.Backends {
+		in.Backends[i].Updated = true
+	}
+	assert.Equal(t, Rollout{}, DecideRollout(in), "and is done when the BEs are")
 }
 
 func TestOnVersion(t *testing.T) {

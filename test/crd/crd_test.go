@@ -448,6 +448,53 @@ func TestCRDs(t *testing.T) {
 		}
 	})
 
+	t.Run("a bad quantity is refused with an example and nothing else", func(t *testing.T) {
+		// The apiserver's answer to a bad quantity used to be the quantity
+		// regular expression plus a line for every CEL rule of the field
+		// that could not evaluate: a user learns nothing from either.
+		sr := func(name string) *unstructured.Unstructured { return parse(t, starrocksDoc(name, "Standalone")) }
+		for _, tc := range []struct {
+			field string
+			obj   *unstructured.Unstructured
+		}{
+			{"spec.frontend.memory.size", set(t, sr("qty-mem"), "10GB", "spec", "frontend", "memory", "size")},
+			{"spec.backend.persistentVolumeClaim.size", set(t, sr("qty-pvc"), "lots", "spec", "backend", "persistentVolumeClaim", "size")},
+			{"spec.sizingPolicies[0].memory.min", set(t, parse(t, classDoc("qty-class")), []any{map[string]any{
+				"cores": map[string]any{"min": int64(1), "max": int64(4)}, "memory": map[string]any{"min": "1 Gi", "max": "8Gi"}, "coreFractions": []any{int64(100)}}}, "spec", "sizingPolicies")},
+		} {
+			t.Run(tc.field, func(t *testing.T) {
+				_, err := c.create(tc.obj)
+				if err == nil {
+					t.Fatal("accepted")
+				}
+				msg := err.Error()
+				if !strings.Contains(msg, tc.field+": Invalid value: ") || !strings.Contains(msg, "must be a quantity such as 10Gi") {
+					t.Errorf("rejected with\n  %s\nwant the field and an example (10Gi)", msg)
+				}
+				for _, noise := range []string{"<nil>", "should match", "[0-9]", "no such key", "evaluation"} {
+					if strings.Contains(msg, noise) {
+						t.Errorf("rejected with\n  %s\nwhich holds %q", msg, noise)
+					}
+				}
+			})
+		}
+		// As a user sees it: kubectl apply of a manifest.
+		dir := t.TempDir()
+		doc, err := yaml.Marshal(set(t, sr("qty-kubectl"), "10GB", "spec", "frontend", "memory", "size").Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "sr.yaml"), doc, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got := kubectlrun.Run(t, c.kubeconfig, dir, "apply", "-f", "sr.yaml")
+		out := got.Out + got.Err
+		if !got.Failed || !strings.Contains(out, "spec.frontend.memory.size: Invalid value: \"10GB\": must be a quantity such as 10Gi") ||
+			strings.Contains(out, "<nil>") || strings.Contains(out, "null") || strings.Contains(out, "should match") {
+			t.Errorf("kubectl apply printed\n%s\nwant one line naming the field with an example (10Gi), no <nil>, null or regular expression", out)
+		}
+	})
+
 	t.Run("invalid updates are rejected", func(t *testing.T) {
 		base, err := c.create(parse(t, starrocksDoc("updates", "Cluster")))
 		if err != nil {
@@ -476,7 +523,8 @@ func TestCRDs(t *testing.T) {
 				set(t, o, "Standalone", "spec", "type")
 				del(o, "spec", "backend", "replicas")
 			}, "spec.type cannot change from Cluster to Standalone"},
-			{"two BEs removed at once", func(o *unstructured.Unstructured) { set(t, o, int64(3), "spec", "backend", "replicas") }, "spec.backend.replicas may shrink by at most one at a time"},
+			{"two BEs removed at once", func(o *unstructured.Unstructured) { set(t, o, int64(3), "spec", "backend", "replicas") },
+				"spec.backend.replicas: Invalid value: the smallest BE count allowed now is the count in effect minus one: BEs are removed one at a time"},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -499,6 +547,32 @@ func TestCRDs(t *testing.T) {
 				t.Fatalf("allowed update rejected: %v", err)
 			}
 		})
+		t.Run("3 BEs say they cannot shrink, to 1 or to 2", func(t *testing.T) {
+			// A user refused 3 -> 1 must not be sent to try 3 -> 2 next.
+			obj, err := c.resource(base).Get(context.Background(), base.GetName(), metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			set(t, obj, int64(3), "spec", "backend", "replicas")
+			if obj, err = c.resource(obj).Update(context.Background(), obj, metav1.UpdateOptions{}); err != nil {
+				t.Fatalf("4 -> 3 BEs rejected: %v", err)
+			}
+			for _, n := range []int64{1, 2} {
+				o := set(t, obj.DeepCopy(), n, "spec", "backend", "replicas")
+				_, err := c.resource(o).Update(context.Background(), o, metav1.UpdateOptions{})
+				if want := "spec.backend.replicas: Invalid value: the smallest BE count allowed now is 3: BEs are removed one at a time and 2 BEs are not allowed"; err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("3 -> %d BEs: %v, want a rejection containing %q", n, err, want)
+				}
+			}
+		})
+	})
+
+	t.Run("the admin guide's command lists the instances a class change broke", func(t *testing.T) {
+		testBrokenByClassCommand(t, c)
+	})
+
+	t.Run("the user guide's command waits for a user", func(t *testing.T) {
+		testWaitForUserCommand(t, c)
 	})
 
 	t.Run("status is written only through the subresource", func(t *testing.T) {
@@ -520,8 +594,8 @@ func TestCRDs(t *testing.T) {
 			t.Fatal("status sent with a main-resource update was stored")
 		}
 		set(t, updated, "Running", "status", "phase")
-		set(t, updated, int64(1), "status", "frontend", "readyReplicas")
-		set(t, updated, int64(1), "status", "frontend", "replicas")
+		set(t, updated, map[string]any{"replicas": int64(3), "readyReplicas": int64(2), "ready": "2/3"}, "status", "frontend")
+		set(t, updated, map[string]any{"replicas": int64(4), "readyReplicas": int64(4), "ready": "4/4"}, "status", "backend")
 		// A later spec broke a class rule; the last valid one still runs.
 		set(t, updated, []any{map[string]any{"type": "ConfigurationValid", "status": "False", "reason": "ClassRuleViolated",
 			"message": "The spec breaks a class rule.", "lastTransitionTime": "2026-01-01T00:00:00Z"}}, "status", "conditions")
@@ -543,16 +617,16 @@ func TestCRDs(t *testing.T) {
 				t.Fatalf("columns %v, want %v", got, want)
 			}
 			row := table.Rows[0].Cells
-			if row[1] != "default" || row[2] != "Standalone" || row[3] != "Running" || row[4] != "False" || row[5] != float64(1) {
-				t.Fatalf("row %v, want class default, type Standalone, phase Running, valid False, FE ready 1", row)
+			if row[1] != "default" || row[2] != "Standalone" || row[3] != "Running" || row[4] != "False" || row[5] != "2/3" || row[6] != "4/4" {
+				t.Fatalf("row %v, want class default, type Standalone, phase Running, valid False, FE ready 2/3, BE ready 4/4", row)
 			}
 			// Plain `kubectl get` (no -o wide) shows whether the spec is valid:
 			// a phase of Running alone would hide that a change was refused.
 			got := kubectlrun.Run(t, c.kubeconfig, t.TempDir(), "-n", namespace, "get", "starrocks", "status-test")
 			lines := strings.Split(strings.TrimSpace(got.Out), "\n")
 			if got.Failed || len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAME CLASS TYPE PHASE VALID FE READY BE READY AGE" ||
-				!strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "status-test default Standalone Running False 1") {
-				t.Fatalf("kubectl get starrocks printed\n%s%s\nwant the VALID column (False) without -o wide", got.Out, got.Err)
+				!strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "status-test default Standalone Running False 2/3 4/4") {
+				t.Fatalf("kubectl get starrocks printed\n%s%s\nwant the VALID column (False) and ready of desired pods (2/3, 4/4) without -o wide", got.Out, got.Err)
 			}
 			classTable := getTable(t, c, "/apis/managed-services.deckhouse.io/v1alpha1/starrocksclasses/default")
 			if got := strings.Join(classTable.columnNames(), ","); got != "Name,Default topology,Policies,Valid,Age" {

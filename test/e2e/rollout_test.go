@@ -111,7 +111,7 @@ func TestUpgradeRestartsBackendsFirstAndTheLeaderLast(t *testing.T) {
 			if i == len(order)-1 {
 				return status == "True", fmt.Sprintf("%s %s: %s", status, reason, message)
 			}
-			return status == "False" && reason == "RolloutWaiting" && strings.Contains(message, next+" restarted with the new template and is not Ready yet"),
+			return status == "False" && reason == "RolloutWaiting" && strings.Contains(message, next+" runs the current template and is not Ready yet"),
 				fmt.Sprintf("%s %s: %s", status, reason, message)
 		})
 		e.markPodReady(ns, next)

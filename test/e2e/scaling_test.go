@@ -86,7 +86,7 @@ func TestReplicationAwareScaling(t *testing.T) {
 
 	t.Run("admission refuses a BE count below the reported replication number", func(t *testing.T) {
 		refused(t, withBEs(4), `admission webhook "validate-starrocks.managed-services.deckhouse.io" denied the request`,
-			"spec.backend.replicas: StarRocks cannot remove a BE while a table needs more replicas than the BEs left: table shop.orders has replication_num 5")
+			"spec.backend.replicas: the smallest BE count allowed now is 5: StarRocks cannot remove a BE while a table needs more replicas than the BEs left, and table shop.orders has replication_num 5")
 		if got := len(e.agentBackends(ns, name)); got != 5 {
 			t.Errorf("agent.json lists %d backends, want 5", got)
 		}
@@ -96,7 +96,7 @@ func TestReplicationAwareScaling(t *testing.T) {
 		pair := strings.Replace(instance(ns, "pair", "Cluster", ""), "replicas: 3", "replicas: 2", 1)
 		refused(t, pair, "spec.backend.replicas: 2 BEs cannot load data while one of them is down")
 		e.apply(instance(ns, "trio", "Cluster", ""))
-		refused(t, strings.Replace(instance(ns, "trio", "Cluster", ""), "replicas: 3", "replicas: 2", 1), "2 BEs cannot load data while one of them is down")
+		refused(t, strings.Replace(instance(ns, "trio", "Cluster", ""), "replicas: 3", "replicas: 2", 1), "the smallest BE count allowed now is 3: BEs are removed one at a time and 2 BEs are not allowed")
 	})
 
 	// The tables need 3 replicas now (shop.orders was lowered, the
@@ -114,7 +114,7 @@ func TestReplicationAwareScaling(t *testing.T) {
 	e.waitCondition(ns, name, "BackendScaleIn", "False")
 
 	t.Run("admission refuses a second scale-in while one is pending", func(t *testing.T) {
-		refused(t, withBEs(3), "spec.backend.replicas: a BE is still being removed: lower the count again once the condition BackendScaleIn is True")
+		refused(t, withBEs(3), "spec.backend.replicas: the smallest BE count allowed now is 4: a BE is still being removed: lower the count again once the condition BackendScaleIn is True")
 	})
 
 	t.Run("a scale-in StarRocks refuses stalls with a clear condition", func(t *testing.T) {
@@ -153,14 +153,25 @@ func TestReplicationAwareScaling(t *testing.T) {
 
 	t.Run("with the webhook down the hooks hold the rules", func(t *testing.T) {
 		e.webhook.Stop()
-		// 3 -> 2 passes the CRD (by one); the hooks refuse it and keep 3.
-		e.apply(withBEs(2))
-		e.eventually("ConfigurationValid=False naming the 2-BE rule", func() (bool, string) {
-			status, reason, message := e.condition(ns, name, "ConfigurationValid")
-			return status == "False" && strings.Contains(message, "2 BEs cannot load data while one of them is down"), fmt.Sprintf("%s %s: %s", status, reason, message)
+		// The CRD refuses any scale-in from 3 BEs (2 is not allowed), so
+		// grow to 4 first; then a table needs 4 replicas, and 4 -> 3 passes
+		// the CRD (by one) while the hooks refuse it and keep 4.
+		e.apply(withBEs(4))
+		e.eventually("agent.json lists the 4 desired backends", func() (bool, string) {
+			got := e.agentBackends(ns, name)
+			return len(got) == 4, fmt.Sprintf("backends %v", got)
 		})
-		if got := len(e.agentBackends(ns, name)); got != 3 {
-			t.Errorf("agent.json lists %d backends, want the 3 in effect", got)
+		report(agentconfig.MembershipStatus{Backends: e.agentBackends(ns, name),
+			Replication: &agentconfig.ReplicationReport{MaxReplicationNum: 4, MaxReplicationTable: "shop.orders"}})
+		e.waitReplication(ns, name, 4)
+		e.apply(withBEs(3))
+		e.eventually("ConfigurationValid=False naming the smallest count and the table", func() (bool, string) {
+			status, reason, message := e.condition(ns, name, "ConfigurationValid")
+			return status == "False" && strings.Contains(message, "the smallest BE count allowed now is 4: StarRocks cannot remove a BE while a table needs more replicas than the BEs left, and table shop.orders has replication_num 4"),
+				fmt.Sprintf("%s %s: %s", status, reason, message)
+		})
+		if got := len(e.agentBackends(ns, name)); got != 4 {
+			t.Errorf("agent.json lists %d backends, want the 4 in effect", got)
 		}
 		if status, reason, _ := e.condition(ns, name, "LastValidConfigurationApplied"); status != "True" || reason != "LastValidConfigurationKept" {
 			t.Errorf("LastValidConfigurationApplied %s/%s, want True/LastValidConfigurationKept", status, reason)

@@ -29,6 +29,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -68,7 +69,15 @@ var runDirFlag = flag.String("dir", "", "where the control plane keeps its files
 var disable = flag.Bool("disable", false, "after the examples are deployed, disable the module as Deckhouse does: stop its hooks and uninstall its Helm release (objects with helm.sh/resource-policy: keep stay), then keep the cluster for inspection")
 
 func run(ctx context.Context) error {
-	say("building the local control plane tools (first run only, about 10 minutes on 2 cores)")
+	// The note about the first run only when it is one: on every later run
+	// it would say a wait is coming that never does.
+	missing, err := controlplane.MissingTools()
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		say("building the local control plane tools %s (first run only, about 10 minutes on 2 cores)", strings.Join(missing, ", "))
+	}
 	if err := controlplane.BuildTools(os.Stderr); err != nil {
 		return err
 	}
@@ -202,9 +211,9 @@ func run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		say("module disabled: its hooks no longer run; Helm's uninstall deleted %s of the release; %s annotated helm.sh/resource-policy: keep stay:", plural.Count(len(deleted), "object"), plural.Count(len(kept), "object"))
-		for _, k := range kept {
-			fmt.Println("  " + k)
+		say("module disabled: its hooks no longer run and its Helm release is uninstalled")
+		if err := printDisabled(ctx, client, os.Stdout, deleted, kept); err != nil {
+			return err
 		}
 	}
 	running := "The module keeps running"

@@ -170,8 +170,7 @@ func TestCtrlCStopsEverythingAndExitsZero(t *testing.T) {
 		t.Skip("starts a control plane and the module (about a minute)")
 	}
 	// The tools the program builds on first use; built once into the cache.
-	_, err := controlplane.Tool("kube-apiserver")
-	require.NoError(t, err)
+	require.NoError(t, controlplane.BuildTools(io.Discard))
 	bin, err := moduleloop.BuildBinary(t.Context(), "./dev/cmd/localrun", t.TempDir())
 	require.NoError(t, err)
 
@@ -182,6 +181,7 @@ func TestCtrlCStopsEverythingAndExitsZero(t *testing.T) {
 		require.NoError(t, lr.err, "exit code 0 after Ctrl-C:\n%s", lr.errOut())
 		assert.Contains(t, lr.errOut(), "==> stopped")
 		assert.NotContains(t, lr.errOut(), "localrun:", "no error is reported")
+		assert.NotContains(t, lr.errOut(), "first run only", "the tools are built: no wait is announced")
 	})
 
 	t.Run("make run, after disabling the module", func(t *testing.T) {
@@ -199,6 +199,19 @@ func TestCtrlCStopsEverythingAndExitsZero(t *testing.T) {
 		assert.NotContains(t, stderr, "make: ***")
 		assert.Contains(t, stderr, "module disabled: its hooks no longer run")
 		assert.Contains(t, lr.out(), "The module is disabled; the cluster and the webhook keep running until Ctrl-C.")
+		// The summary counts what Helm deleted and lists what stays: no
+		// count of nothing, no heading without a list under it.
+		out := lr.out()
+		summary := out[strings.Index(out, "Module disabled:"):strings.Index(out, "There is no kubelet")]
+		assert.Regexp(t, `Helm's uninstall deleted [1-9][0-9]* objects? of the release`, summary)
+		assert.Regexp(t, `Starrocks team-a/analytics stays as it is, unmanaged, with its [1-9][0-9]* objects \(not in the release\):\n(  .*\n)*  StatefulSet +d8ms-sr-analytics-be\n`, summary)
+		assert.NotContains(t, summary, " 0 objects")
+		lines := strings.Split(summary, "\n")
+		for i, l := range lines {
+			if strings.HasSuffix(l, ":") {
+				assert.True(t, i+1 < len(lines) && strings.HasPrefix(lines[i+1], "  "), "%q heads no list:\n%s", l, summary)
+			}
+		}
 		// The webhook and the control plane are stopped by the program, in
 		// order, not killed by the terminal's SIGINT.
 		webhook := strings.Index(stderr, "==> stopping the webhook")

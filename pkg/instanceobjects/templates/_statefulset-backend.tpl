@@ -57,10 +57,10 @@ spec:
           image: {{ include "ms.image" (list $root "starrocksBe") | quote }}
           {{- /* --be picks be.conf (the script also starts CNs); --logconsole sends
           glog to stderr so kubectl logs shows the BE log. */}}
-          {{- /* The upstream image has no ENTRYPOINT (no tini,
-          StarRocks/starrocks docker/dockerfiles/be/be-ubuntu.Dockerfile): the
-          shell execs start_be.sh, which execs starrocks_be, so the BE is PID 1
-          and gets the kubelet's SIGTERM itself (StarRocks/starrocks
+          {{- /* The 4.1 images start tini as their ENTRYPOINT; command
+          replaces the ENTRYPOINT, so tini does not run here: the shell execs
+          start_be.sh, which execs starrocks_be, so the BE is PID 1 and gets
+          the kubelet's SIGTERM itself (StarRocks/starrocks
           bin/start_backend.sh). The spill directory (be.conf) must exist: the
           BE checks it is writable before it would create it and refuses to
           start otherwise (be spill/dir_manager.cpp DirManager::init). */}}

@@ -73,10 +73,11 @@ spec:
       containers:
         - name: starrocks
           image: {{ include "ms.image" (list $root "starrocksFe") | quote }}
-          {{- /* The upstream image has no ENTRYPOINT (no tini,
-          StarRocks/starrocks docker/dockerfiles/fe/fe-ubuntu.Dockerfile):
-          the wrapper execs start_fe.sh, which execs the JVM, so the FE is
-          PID 1 and gets the kubelet's SIGTERM itself. */}}
+          {{- /* The 4.1 images start tini as their ENTRYPOINT; command
+          replaces the ENTRYPOINT, so tini does not run here: the wrapper
+          execs start_fe.sh, which execs the JVM, so the FE is PID 1 and gets
+          the kubelet's SIGTERM itself (the JVM handles it; it forks no
+          children to reap). */}}
           command: ["/bin/sh", "/opt/managed-starrocks/fe-start.sh"]
           {{- /* What the StarRocks operator runs before a stop: stop_fe.sh -g
           sends SIGUSR1, the FE's graceful exit, and waits for the process;
@@ -134,7 +135,8 @@ spec:
           {{- /* StarRocks writes under its installation directory, so the root
           filesystem stays writable: the FE process writes and locks
           PID_DIR/fe.pid (bin/ by default), the wrapper copies fe.conf into
-          conf/ for start_fe.sh --logconsole to append to, and the FE keeps
+          conf/ where start_fe.sh reads it (3.x's start_fe.sh --logconsole
+          also appended a line to it; 4.1's no longer does), and the FE keeps
           temp_dir, small_files and downloaded JDBC drivers under
           STARROCKS_HOME (StarRocks/starrocks bin/start_fe.sh, fe Config.java).
           The container's ephemeral-storage limit (ms.resources) bounds them;

@@ -475,7 +475,7 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 				a.noteRefusedDecommission(mst, err)
 			}
 		}
-		if err := a.readReplication(ctx, mst); err != nil {
+		if err := a.readReplication(ctx, mst, bes); err != nil {
 			errs = append(errs, err)
 		}
 		for _, d := range plan.Draining {

@@ -44,11 +44,17 @@ type replicationCache struct {
 // readReplication adds the tables' replication numbers to the leader's
 // membership report: the hooks and the webhook refuse BE counts below the
 // largest. A failed read leaves it out (the hooks keep the last one).
-func (a *Agent) readReplication(ctx context.Context, mst *agentconfig.MembershipStatus) error {
+//
+// With no BE alive (bes as SHOW BACKENDS listed them this pass) it does not
+// ask: StarRocks has a BE scan information_schema, so the query can only
+// fail ("Backend node not found"), and it would fail every pass while the
+// BEs start or are all down, an error in the pass for a state the BE
+// conditions already report. The last read is reported again meanwhile.
+func (a *Agent) readReplication(ctx context.Context, mst *agentconfig.MembershipStatus, bes []membership.Backend) error {
 	c := &a.replication
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.last != nil && time.Since(c.at) < replicationEvery && !a.opts.ReadReplicationEveryPass {
+	if c.last != nil && time.Since(c.at) < replicationEvery && !a.opts.ReadReplicationEveryPass || !anyAlive(bes) {
 		mst.Replication = c.last
 		return nil
 	}
@@ -59,6 +65,15 @@ func (a *Agent) readReplication(ctx context.Context, mst *agentconfig.Membership
 		}
 		return err
 	})
+}
+
+func anyAlive(bes []membership.Backend) bool {
+	for _, b := range bes {
+		if b.Alive {
+			return true
+		}
+	}
+	return false
 }
 
 // noteRefusedDecommission puts StarRocks' answer to a refused ALTER SYSTEM

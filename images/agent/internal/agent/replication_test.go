@@ -32,9 +32,10 @@ const (
 )
 
 // TestReplicationAndRefusedDecommission: the leader's agent reports the
-// largest and smallest replication number (the internal statistics tables
-// included), and a scale-in below a table's replication stalls with
-// StarRocks' own words in the report, never with a dropped BE.
+// largest and smallest replication number of the team's tables (StarRocks
+// 4.1 leaves its statistics tables out of the decommission check), and a
+// scale-in below a table's replication stalls with StarRocks' own words in
+// the report, never with a dropped BE.
 func TestReplicationAndRefusedDecommission(t *testing.T) {
 	ctx := ctxT(t)
 	e := newEnv(t, envOptions{serverPassword: rootPass})
@@ -54,6 +55,7 @@ func TestReplicationAndRefusedDecommission(t *testing.T) {
 	a := agent.New(opts)
 	a.LoadCertificates()
 
+	a.Pass(ctx) // adds the BEs; they are alive from the next SHOW BACKENDS on
 	a.Pass(ctx)
 	require.True(t, a.Status().LastApply.Succeeded, a.Status().LastApply.Error)
 	require.Len(t, e.fe.Backends(), 4)
@@ -80,10 +82,10 @@ func TestReplicationAndRefusedDecommission(t *testing.T) {
 		require.Empty(t, m.DecommissionRefused)
 		require.True(t, findBackend(t, e.fe, be3).Decommissioned)
 		require.EqualValues(t, 3, m.Replication.MaxReplicationNum)
-		require.Equal(t, "_statistics_.column_statistics", m.Replication.MaxReplicationTable, "ties go by database and table name, so the report does not flap")
+		require.Equal(t, "shop.orders", m.Replication.MaxReplicationTable, "the statistics tables' 3 replicas are not reported")
 	})
 
-	t.Run("the statistics tables' 3 replicas hold the cluster at 3 BEs", func(t *testing.T) {
+	t.Run("the statistics tables' 3 replicas do not hold the cluster at 3 BEs", func(t *testing.T) {
 		e.fe.SetTabletNum(be3, 0)
 		a.Pass(ctx)
 		require.Equal(t, []string{be0, be1, be2}, backendHosts(e.fe.Backends()))
@@ -93,8 +95,9 @@ func TestReplicationAndRefusedDecommission(t *testing.T) {
 		e.writeConfig(t)
 		a.Pass(ctx)
 		m := pub.last().Membership
-		require.Contains(t, m.DecommissionRefused, "because the table _statistics_.column_statistics requires 3 replicas")
-		require.Equal(t, &agentconfig.ReplicationReport{MaxReplicationNum: 3, MaxReplicationTable: "_statistics_.column_statistics", MinReplicationNum: 1, MinReplicationTable: "shop.orders"}, m.Replication)
+		require.Empty(t, m.DecommissionRefused)
+		require.True(t, findBackend(t, e.fe, be2).Decommissioned)
+		require.Equal(t, &agentconfig.ReplicationReport{MaxReplicationNum: 1, MaxReplicationTable: "shop.orders", MinReplicationNum: 1, MinReplicationTable: "shop.orders"}, m.Replication)
 	})
 }
 
@@ -103,15 +106,49 @@ func TestReplicationIsReadAtMostOnceAMinute(t *testing.T) {
 	e := newEnv(t, envOptions{serverPassword: rootPass})
 	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
 	e.fe.SetTable("shop", "orders", 3)
+	e.cfg.Backends = []string{be0}
+	e.writeConfig(t)
 	pub := &recordingPublisher{}
 	opts := e.options(fe0)
 	opts.Publisher = pub
 	a := agent.New(opts)
 	a.LoadCertificates()
+	a.Pass(ctx) // adds be0
 	a.Pass(ctx)
 	e.fe.SetTable("shop", "orders", 5)
 	a.Pass(ctx)
 	require.True(t, a.Status().LastApply.Succeeded, a.Status().LastApply.Error)
 	require.EqualValues(t, 3, pub.last().Membership.Replication.MaxReplicationNum, "the last read is reported again")
 	require.Equal(t, 2, countPrefix(e.fe.Statements(), "SELECT DB_NAME, TABLE_NAME, REPLICATION_NUM"), "one read (two queries) in two passes")
+}
+
+// TestReplicationIsNotReadWithoutAliveBackend: StarRocks has a BE scan
+// information_schema, so with every BE down the read can only fail; the
+// pass must not fail with it every time, and the last numbers stay.
+func TestReplicationIsNotReadWithoutAliveBackend(t *testing.T) {
+	ctx := ctxT(t)
+	e := newEnv(t, envOptions{serverPassword: rootPass})
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
+	e.fe.SetTable("shop", "orders", 3)
+	e.cfg.Backends = []string{be0}
+	e.writeConfig(t)
+	pub := &recordingPublisher{}
+	opts := e.options(fe0)
+	opts.Publisher = pub
+	opts.ReadReplicationEveryPass = true
+	a := agent.New(opts)
+	a.LoadCertificates()
+	a.Pass(ctx)
+	a.Pass(ctx)
+	require.True(t, a.Status().LastApply.Succeeded, a.Status().LastApply.Error)
+	require.EqualValues(t, 3, pub.last().Membership.Replication.MaxReplicationNum)
+
+	e.fe.SetNodeVersion(be0, "", false)
+	reads := countPrefix(e.fe.Statements(), "SELECT DB_NAME, TABLE_NAME, REPLICATION_NUM")
+	for range 3 {
+		a.Pass(ctx)
+		require.True(t, a.Status().LastApply.Succeeded, "a pass with every BE down: %s", a.Status().LastApply.Error)
+		require.EqualValues(t, 3, pub.last().Membership.Replication.MaxReplicationNum, "the last read is reported again")
+	}
+	require.Equal(t, reads, countPrefix(e.fe.Statements(), "SELECT DB_NAME, TABLE_NAME, REPLICATION_NUM"), "no read while no BE is alive")
 }

@@ -42,18 +42,21 @@ import (
 // way keeps the answer small however many partitions there are; the names
 // make the order total, so the table reported does not flap.
 const (
-	QueryMax = "SELECT DB_NAME, TABLE_NAME, REPLICATION_NUM FROM information_schema.partitions_meta ORDER BY REPLICATION_NUM DESC, DB_NAME, TABLE_NAME LIMIT 1"
+	QueryMax = "SELECT DB_NAME, TABLE_NAME, REPLICATION_NUM FROM information_schema.partitions_meta WHERE DB_NAME != '_statistics_' ORDER BY REPLICATION_NUM DESC, DB_NAME, TABLE_NAME LIMIT 1"
 	QueryMin = "SELECT DB_NAME, TABLE_NAME, REPLICATION_NUM FROM information_schema.partitions_meta WHERE DB_NAME != '_statistics_' ORDER BY REPLICATION_NUM ASC, DB_NAME, TABLE_NAME LIMIT 1"
 )
 
-// The largest number counts the _statistics_ tables: StarRocks 3.x refuses a
-// decommission below their replication (fe-core alter/SystemHandler
-// .checkDecommission walks every database), while 4.x skips them
-// (system/SystemInfoService.decommissionBackend), so counting them never
-// admits a scale-in a supported version refuses. The smallest leaves them
-// out: the FE raises their replication itself as BEs join, to min(3, BEs)
-// (statistic/StatisticUtils.alterSystemTableReplicationNumIfNecessary), and
-// the team is never asked to alter them.
+// Both numbers leave the _statistics_ tables out. The largest is what a
+// scale-in must not go below, and the StarRocks the module ships
+// (desired.StarRocksVersion, 4.1) skips them in the decommission check
+// (system/SystemInfoService.decommissionBackend; StarRocks PR 56114), so
+// counting them would refuse a 2 -> 1 BE scale-in StarRocks performs (3.x,
+// alter/SystemHandler.checkDecommission, counted them; it is not shipped).
+// Counted, they would also hide a team table of the same number, as
+// '_statistics_' sorts before lower-case names. The smallest leaves them out
+// because the FE raises their replication itself as BEs join, to
+// min(3, BEs) (statistic/StatisticUtils.alterSystemTableReplicationNumIfNecessary),
+// and the team is never asked to alter them.
 
 // Querier is what the package needs from a pool.
 type Querier interface {

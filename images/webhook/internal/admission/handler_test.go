@@ -68,7 +68,7 @@ func TestValidateStarrocks(t *testing.T) {
 				sr.Spec.Type = v1alpha1.TypeCluster
 				sr.Spec.Backend.Replicas = ptr(int32(5))
 			},
-			want: []string{"spec.backend.replicas", "shrink by at most one (was 5)"}},
+			want: []string{"spec.backend.replicas", "the smallest BE count allowed now is 4: BEs are removed one at a time", "at least 4 BEs now (was 5)"}},
 		{name: "rejects a new Cluster of 2 BEs", op: admissionv1.Create,
 			edit: func(sr *v1alpha1.Starrocks) {
 				sr.Spec.Type = v1alpha1.TypeCluster
@@ -85,7 +85,7 @@ func TestValidateStarrocks(t *testing.T) {
 				sr.Spec.Backend.Replicas = ptr(int32(4))
 				sr.Status.Replication = &v1alpha1.ReplicationStatus{MaxReplicationNum: 4, MaxReplicationTable: "shop.orders"}
 			},
-			want: []string{"spec.backend.replicas", "table shop.orders has replication_num 4", "at least the largest replication number in use (4"}},
+			want: []string{"spec.backend.replicas", "the smallest BE count allowed now is 4", "table shop.orders has replication_num 4"}},
 		{name: "rejects a second BE scale-in while the first is pending", op: admissionv1.Update,
 			edit: func(sr *v1alpha1.Starrocks) {
 				sr.Spec.Type = v1alpha1.TypeCluster
@@ -96,7 +96,7 @@ func TestValidateStarrocks(t *testing.T) {
 				sr.Spec.Backend.Replicas = ptr(int32(4))
 				sr.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionBackendScaleIn, Status: metav1.ConditionFalse, Reason: "DecommissionInProgress"}}
 			},
-			want: []string{"spec.backend.replicas", "a BE is still being removed", "one BE scale-in at a time"}},
+			want: []string{"spec.backend.replicas", "the smallest BE count allowed now is 4: a BE is still being removed"}},
 		{name: "admits a BE scale-in once the last one finished", op: admissionv1.Update,
 			edit: func(sr *v1alpha1.Starrocks) {
 				sr.Spec.Type = v1alpha1.TypeCluster
