@@ -71,7 +71,7 @@ func fleet(b *testing.B, n int) (instanceobjects.Module, []string, benchSnapshot
 	for i := range n {
 		inst := cloneInstances(b, examples[i%2:i%2+1])[0]
 		inst["name"] = fmt.Sprintf("%s-%d", inst["name"], i)
-		inst["namespace"] = fmt.Sprintf("team-%d", i/3)
+		inst["namespace"] = fmt.Sprintf("team-%d", i)
 		inst["uid"] = fmt.Sprintf("00000000-0000-0000-0000-%012d", i)
 		raw, err := json.Marshal(inst)
 		if err != nil {
