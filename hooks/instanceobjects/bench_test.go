@@ -117,7 +117,8 @@ func fleet(b *testing.B, n int) (instanceobjects.Module, []string, benchSnapshot
 // BenchmarkPass measures the runs of the hook over n instances.
 //
 //   - floor: what every run must do, decoding the values entries and the
-//     snapshots (objects, records, Starrocks) with encoding/json;
+//     snapshots (objects, records and the JSON in them, Starrocks) with
+//     encoding/json;
 //   - steady: every instance current (decode, checksum, compare with the
 //     record, no render), as x-floor;
 //   - longest: nothing current (a module upgrade): the decision over every
@@ -165,7 +166,10 @@ func decodeAll(b *testing.B, snaps benchSnapshots) {
 			var err error
 			switch key {
 			case SnapRecords:
-				err = it.UnmarshalTo(&recordItem{})
+				var r recordItem
+				if err = it.UnmarshalTo(&r); err == nil {
+					_, err = applied.Parse(r.Record)
+				}
 			case SnapStarrocks:
 				err = it.UnmarshalTo(&starrocksRef{})
 			default:
