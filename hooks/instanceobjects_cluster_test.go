@@ -166,8 +166,17 @@ spec:
 	assert.Nil(t, b.Refused)
 	assert.NotEmpty(t, b.Checksum)
 	assert.Len(t, b.Objects, 15, "B's objects are all written in the same run")
+	// What the record keeps is what the real API server gives: a
+	// generation (bumped by any change of the spec) for these kinds, a
+	// resourceVersion (bumped by any change) for the others.
+	generation := map[string]bool{"StatefulSet": true, "PodDisruptionBudget": true, "NetworkPolicy": true, "Certificate": true, "Issuer": true}
 	for _, o := range b.Objects {
 		assert.NotEmpty(t, o.UID, "%s %s", o.Kind, o.Name)
+		if generation[o.Kind] {
+			assert.Equal(t, "g1", o.Version, "%s %s", o.Kind, o.Name)
+		} else {
+			assert.Regexp(t, `^rv[0-9]+$`, o.Version, "%s %s", o.Kind, o.Name)
+		}
 	}
 	events := refusedEvents("team-a")
 	require.Len(t, events, 1)
@@ -208,8 +217,8 @@ spec:
 	assert.Empty(t, describe(res.ObjectPatcherOperations), "a steady cluster: no record written")
 	assert.Equal(t, aVersions, versions("team-a"), "and no object")
 
-	// A rewrites its NetworkPolicy and its BE StatefulSet's PVC retention:
-	// the next run restores both.
+	// A rewrites its NetworkPolicy, its BE StatefulSet's PVC retention and
+	// its ConfigMap: the next run restores them.
 	np, err := client.NetworkingV1().NetworkPolicies("team-a").Get(ctx, "d8ms-sr-olap", metav1.GetOptions{})
 	require.NoError(t, err)
 	wantNP := np.Spec.DeepCopy()
@@ -223,8 +232,17 @@ spec:
 	be.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType, WhenScaled: appsv1.DeletePersistentVolumeClaimRetentionPolicyType}
 	_, err = client.AppsV1().StatefulSets("team-a").Update(ctx, be, metav1.UpdateOptions{})
 	require.NoError(t, err)
+	cm, err := client.CoreV1().ConfigMaps("team-a").Get(ctx, "d8ms-sr-olap-config", metav1.GetOptions{})
+	require.NoError(t, err)
+	wantData := cm.Data
+	cm.Data = map[string]string{"fe.conf": "mine"}
+	_, err = client.CoreV1().ConfigMaps("team-a").Update(ctx, cm, metav1.UpdateOptions{})
+	require.NoError(t, err)
 	bVersions = versions("team-b")
 	op.run("instanceobjects/hook", htypes.OnKubernetesEvent, values)
+	cm, err = client.CoreV1().ConfigMaps("team-a").Get(ctx, "d8ms-sr-olap-config", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, wantData, cm.Data, "the ConfigMap is restored")
 	np, err = client.NetworkingV1().NetworkPolicies("team-a").Get(ctx, "d8ms-sr-olap", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, *wantNP, np.Spec, "the NetworkPolicy is restored")
