@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -496,4 +497,37 @@ func TestGrantsByTokenComeFromTheMemory(t *testing.T) {
 			assert.Contains(t, c.f.LoggerOutput().String(), tc.log)
 		})
 	}
+}
+
+// A tenant's admission webhook that words its refusal differently every
+// time (here a counter) does not make each run rewrite the record, which
+// would start the next run for ever: the same object's refusal is kept as
+// recorded for refusalRefresh, then recorded anew.
+func TestARefusalWordedAnewEachTimeDoesNotLoop(t *testing.T) {
+	instances := twoTenants(t)
+	c := newCluster(t, instances)
+	// The framework's clock is a fake one (clockwork's), still until advanced.
+	clock, ok := c.f.DependencyContainer().GetClock().(interface{ Advance(time.Duration) })
+	require.True(t, ok)
+	calls := 0
+	c.refuse = func(verb string, o *unstructured.Unstructured) error {
+		if o.GetNamespace() == "team-a" && o.GetKind() == "NetworkPolicy" {
+			calls++
+			return apierrors.NewForbidden(schema.GroupResource{Group: "networking.k8s.io", Resource: "networkpolicies"}, o.GetName(),
+				fmt.Errorf("admission webhook \"tenant.example\" denied the request: attempt %d", calls))
+		}
+		return nil
+	}
+	c.run(t)
+	uid := instances[0]["uid"].(string)
+	assert.Contains(t, record(t, c, uid).Refused.Message, "attempt 1")
+	c.run(t)
+	assert.Equal(t, 2, calls, "tried again")
+	assert.Empty(t, c.recordWrites(), "but the record stays: a rewrite would run the hook again")
+	assert.Len(t, c.events(t, "team-a"), 1)
+
+	clock.Advance(refusalRefresh)
+	c.run(t)
+	assert.Contains(t, record(t, c, uid).Refused.Message, "attempt 3", "after a while the new words are recorded")
+	assert.Len(t, c.events(t, "team-a"), 2)
 }

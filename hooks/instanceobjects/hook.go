@@ -84,6 +84,13 @@ const (
 // until every instance is current (BenchmarkPass measures both).
 const BatchSize = 25
 
+// refusalRefresh is how long a refusal of the same object is kept as it
+// was recorded although the API server words it differently: a tenant's
+// admission webhook that answers with a new text every time (a timestamp, a
+// counter) would otherwise have each run rewrite the record, and so start
+// the next run, for ever.
+const refusalRefresh = 10 * time.Minute
+
 // Config watches the objects of every instance, their records, the
 // Starrocks (for their UIDs) and the memory the grants come from, and runs
 // before every Helm run, which follows every change of the values the
@@ -163,15 +170,12 @@ func bindings() []pkg.KubernetesConfig {
 
 func snapshotName(k instanceobjects.Kind) string { return "instance_" + k.Kind }
 
-// writer is what the hook writes instance objects and Events with:
-// kubewrite.Writer, or a stand-in in tests.
+// writer is what the hook writes instance objects and Events with
+// (kubewrite.Writer).
 type writer interface {
 	CreateOrUpdate(ctx context.Context, o *unstructured.Unstructured) (*unstructured.Unstructured, error)
 	CreateIfNotExists(ctx context.Context, o *unstructured.Unstructured) (bool, error)
 }
-
-// newWriter is the hook run's writer; tests replace it.
-var newWriter = func(input *pkg.HookInput) writer { return kubewrite.New(input) }
 
 // Handle renders and writes the objects of the instances that are not
 // current, at most BatchSize of them, and records each.
@@ -198,7 +202,7 @@ func Handle(ctx context.Context, input *pkg.HookInput) error {
 	for _, err := range p.failed {
 		input.Logger.Error("instance objects not rendered", slog.String("error", err.Error()))
 	}
-	res := apply(ctx, newWriter(input), module, s, p, time.Now())
+	res := apply(ctx, kubewrite.New(input), module, s, p, input.DC.GetClock().Now())
 	for _, rec := range res.records {
 		input.PatchCollector.CreateOrUpdate(recordConfigMap(rec))
 	}
@@ -483,8 +487,8 @@ func apply(ctx context.Context, w writer, module instanceobjects.Module, s *stat
 		case refusal != nil:
 			res.refused++
 			rec.Refused = &applied.Refusal{Object: refusedRef.String(), Message: kubewrite.Refusal(refusal), Time: metav1.NewTime(now)}
-			old := e.record
-			if old != nil && old.Refused != nil && old.Refused.Object == rec.Refused.Object && old.Refused.Message == rec.Refused.Message {
+			if old := e.record; old != nil && old.Refused != nil && old.Refused.Object == rec.Refused.Object &&
+				(old.Refused.Message == rec.Refused.Message || now.Sub(old.Refused.Time.Time) < refusalRefresh) {
 				// The same refusal again: the record and the Event stay as
 				// they are, or each run would trigger the next.
 				continue
