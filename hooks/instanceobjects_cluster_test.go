@@ -55,8 +55,9 @@ func withImages(values utils.Values) utils.Values {
 // API server refuse (an immutable ConfigMap with other data, a
 // ResourceQuota, a StatefulSet re-created with another selector) is
 // recorded and announced for A alone, B's objects are all written in the
-// same run, and every run succeeds; what A changes in its objects is
-// restored on the next run.
+// same run, and every run succeeds; what A changes in its objects (a
+// NetworkPolicy, a PVC retention policy, ConfigMap data, a decoy Service, a
+// stripped ownerReference) is restored on the next run.
 func TestInstanceObjectsAgainstARealAPIServer(t *testing.T) {
 	bin := buildHooks(t)
 	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}})
@@ -253,6 +254,36 @@ spec:
 	aVersions = versions("team-a")
 	op.run("instanceobjects/hook", htypes.OnKubernetesEvent, values)
 	assert.Equal(t, aVersions, versions("team-a"), "restored, then left alone")
+
+	// A deletes its client Service and leaves a decoy of the same name with
+	// every label and annotation of the original (the render checksum
+	// included), and strips the ownerReference of a PodDisruptionBudget:
+	// both are restored.
+	svc, err := client.CoreV1().Services("team-a").Get(ctx, "d8ms-sr-olap", metav1.GetOptions{})
+	require.NoError(t, err)
+	wantPorts := svc.Spec.Ports
+	require.NoError(t, client.CoreV1().Services("team-a").Delete(ctx, svc.Name, metav1.DeleteOptions{}))
+	_, err = client.CoreV1().Services("team-a").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Labels: svc.Labels, Annotations: svc.Annotations, OwnerReferences: svc.OwnerReferences},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "mine", Port: 80}}, Selector: map[string]string{"app": "mine"}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	pdb, err := client.PolicyV1().PodDisruptionBudgets("team-a").Get(ctx, "d8ms-sr-olap", metav1.GetOptions{})
+	require.NoError(t, err)
+	wantOwners := pdb.OwnerReferences
+	pdb.OwnerReferences = nil
+	_, err = client.PolicyV1().PodDisruptionBudgets("team-a").Update(ctx, pdb, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	op.run("instanceobjects/hook", htypes.OnKubernetesEvent, values)
+	svc, err = client.CoreV1().Services("team-a").Get(ctx, "d8ms-sr-olap", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, wantPorts, svc.Spec.Ports, "the decoy Service is rewritten as rendered")
+	pdb, err = client.PolicyV1().PodDisruptionBudgets("team-a").Get(ctx, "d8ms-sr-olap", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, wantOwners, pdb.OwnerReferences, "the ownerReference is back")
+	aVersions = versions("team-a")
+	op.run("instanceobjects/hook", htypes.OnKubernetesEvent, values)
+	assert.Equal(t, aVersions, versions("team-a"))
 
 	// A re-creates its FE StatefulSet with another selector: the update is
 	// refused (the selector is immutable), B is written in the same run
