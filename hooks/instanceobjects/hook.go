@@ -51,6 +51,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/deckhouse/module-sdk/pkg"
@@ -324,11 +325,10 @@ func readState(snaps pkg.Snapshots) *state {
 	return s
 }
 
+// cutPrefix is the UID in a record's or a memory's name.
 func cutPrefix(s, prefix string) (string, bool) {
-	if len(s) <= len(prefix) || s[:len(prefix)] != prefix {
-		return "", false
-	}
-	return s[len(prefix):], true
+	uid, ok := strings.CutPrefix(s, prefix)
+	return uid, ok && uid != ""
 }
 
 // staleRecords are the records whose Starrocks is gone: what they say
