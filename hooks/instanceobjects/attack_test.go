@@ -531,3 +531,25 @@ func TestARefusalWordedAnewEachTimeDoesNotLoop(t *testing.T) {
 	assert.Contains(t, record(t, c, uid).Refused.Message, "attempt 3", "after a while the new words are recorded")
 	assert.Len(t, c.events(t, "team-a"), 2)
 }
+
+// Look-alikes with metadata of the wrong types (which the fake cluster,
+// unlike an API server, stores as given) never fail the snapshot through
+// the bindings' real jq filters: the instances are written as usual.
+func TestMalformedLookAlikesFailNoSnapshot(t *testing.T) {
+	instances := twoTenants(t)
+	c := newCluster(t, instances)
+	for i, meta := range []map[string]any{
+		{"labels": map[string]any{shared.LabelServiceType: shared.ServiceTypeValue}, "annotations": "not a map", "generation": "g", "uid": int64(7), "ownerReferences": "x"},
+		{"labels": map[string]any{shared.LabelServiceType: shared.ServiceTypeValue}, "annotations": map[string]any{"a": []any{int64(1)}}, "ownerReferences": []any{"x", map[string]any{"uid": int64(5), "controller": "yes"}}},
+	} {
+		o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta}}
+		o.SetNamespace("team-a")
+		o.SetName(fmt.Sprintf("look-alike-%d", i))
+		_, err := c.fake.Resource(kindGVR("ConfigMap")).Namespace("team-a").Create(t.Context(), o, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	w := c.run(t)
+	assert.NotEmpty(t, writtenFor(w, "team-a", instances[0]["name"].(string)))
+	assert.NotEmpty(t, writtenFor(w, "team-b", instances[1]["name"].(string)))
+	assert.Empty(t, c.run(t))
+}
