@@ -553,3 +553,31 @@ func TestMalformedLookAlikesFailNoSnapshot(t *testing.T) {
 	assert.NotEmpty(t, writtenFor(w, "team-b", instances[1]["name"].(string)))
 	assert.Empty(t, c.run(t))
 }
+
+// More refused instances than a batch: each gets its turn, the batch's
+// window moving on every minute, although their records (and so the
+// order by refusal) stay as they are.
+func TestEveryRefusedInstanceGetsItsTurn(t *testing.T) {
+	n := BatchSize + 5
+	c := newCluster(t, fleetOf(t, n))
+	clock, ok := c.f.DependencyContainer().GetClock().(interface{ Advance(time.Duration) })
+	require.True(t, ok)
+	attempted := map[string]int{}
+	c.refuse = func(verb string, o *unstructured.Unstructured) error {
+		if o.GetKind() == "NetworkPolicy" {
+			attempted[o.GetNamespace()]++
+			return apierrors.NewForbidden(schema.GroupResource{Group: "networking.k8s.io", Resource: "networkpolicies"}, o.GetName(), fmt.Errorf("exceeded quota: q"))
+		}
+		return nil
+	}
+	c.run(t) // a batch refused and recorded
+	c.run(t) // the rest refused and recorded
+	require.Len(t, attempted, n)
+	clear(attempted)
+	for range 6 {
+		clock.Advance(time.Minute)
+		c.run(t)
+		assert.Empty(t, c.recordWrites(), "the same refusals: no record rewritten")
+	}
+	assert.Len(t, attempted, n, "every refused instance was tried again")
+}

@@ -143,7 +143,7 @@ func BenchmarkPass(b *testing.B) {
 		b.Run(fmt.Sprintf("steady/instances=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				s := readState(snaps)
-				if p := plan(module, s, entries); len(p.stale) > 0 || len(p.failed) > 0 {
+				if p := plan(module, s, entries, time.Now()); len(p.stale) > 0 || len(p.failed) > 0 {
 					b.Fatalf("steady cluster has %d stale and %d failed instances", len(p.stale), len(p.failed))
 				}
 			}
@@ -187,7 +187,7 @@ func decodeAll(b *testing.B, snaps benchSnapshots) {
 func longestRun(b *testing.B, module instanceobjects.Module, entries []string, snaps benchSnapshots, n int) {
 	w := kubewrite.NewForClient(dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()))
 	s := readState(snaps)
-	p := plan(module, s, entries)
+	p := plan(module, s, entries, time.Now())
 	if len(p.stale) != n {
 		b.Fatalf("%d stale of %d", len(p.stale), n)
 	}

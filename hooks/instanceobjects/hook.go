@@ -199,11 +199,12 @@ func Handle(ctx context.Context, input *pkg.HookInput) error {
 	for i, e := range entries {
 		raw[i] = e.Raw
 	}
-	p := plan(module, s, raw)
+	now := input.DC.GetClock().Now()
+	p := plan(module, s, raw, now)
 	for _, err := range p.failed {
 		input.Logger.Error("instance objects not rendered", slog.String("error", err.Error()))
 	}
-	res := apply(ctx, kubewrite.New(input), module, s, p, input.DC.GetClock().Now())
+	res := apply(ctx, kubewrite.New(input), module, s, p, now)
 	for _, rec := range res.records {
 		input.PatchCollector.CreateOrUpdate(recordConfigMap(rec))
 	}
@@ -362,7 +363,7 @@ type planned struct {
 // refusal, in entry order; then those whose last attempt was refused, the
 // oldest refusal first, so a tenant whose writes are refused run after run
 // never holds back another instance.
-func plan(module instanceobjects.Module, s *state, raw []string) planned {
+func plan(module instanceobjects.Module, s *state, raw []string, now time.Time) planned {
 	var p planned
 	var refused []entry
 	for _, r := range raw {
@@ -407,6 +408,14 @@ func plan(module instanceobjects.Module, s *state, raw []string) planned {
 	slices.SortStableFunc(refused, func(a, b entry) int {
 		return a.record.Refused.Time.Compare(b.record.Refused.Time.Time)
 	})
+	// The same refusal again leaves its record as it was, so the order
+	// alone would retry the same oldest refusals in every run; starting
+	// further down the list every minute gives each refused instance its
+	// turn when more of them than a batch wait.
+	if n := len(refused); n > 0 {
+		start := int(now.Unix()/60) % n
+		refused = append(refused[start:], refused[:start]...)
+	}
 	p.stale = append(p.stale, refused...)
 	return p
 }
