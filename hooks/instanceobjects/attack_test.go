@@ -23,6 +23,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -580,4 +581,27 @@ func TestEveryRefusedInstanceGetsItsTurn(t *testing.T) {
 		assert.Empty(t, c.recordWrites(), "the same refusals: no record rewritten")
 	}
 	assert.Len(t, attempted, n, "every refused instance was tried again")
+}
+
+// A tenant's admission webhook may answer with anything, at any length: the
+// record and the Event keep at most 1 KiB of it, valid UTF-8.
+func TestALongRefusalIsCut(t *testing.T) {
+	instances := twoTenants(t)
+	c := newCluster(t, instances)
+	c.refuse = func(verb string, o *unstructured.Unstructured) error {
+		if o.GetNamespace() == "team-a" && o.GetKind() == "NetworkPolicy" {
+			return apierrors.NewForbidden(schema.GroupResource{Group: "networking.k8s.io", Resource: "networkpolicies"}, o.GetName(),
+				fmt.Errorf("denied: %s", strings.Repeat("ж", 4000)))
+		}
+		return nil
+	}
+	c.run(t)
+	msg := record(t, c, instances[0]["uid"].(string)).Refused.Message
+	assert.LessOrEqual(t, len(msg), 1024)
+	assert.True(t, utf8.ValidString(msg))
+	events := c.events(t, "team-a")
+	require.Len(t, events, 1)
+	assert.LessOrEqual(t, len(events[0].Message), 1024)
+	assert.True(t, utf8.ValidString(events[0].Message))
+	assert.Contains(t, events[0].Message, "NetworkPolicy team-a/")
 }
