@@ -591,7 +591,7 @@ func TestALongRefusalIsCut(t *testing.T) {
 	c.refuse = func(verb string, o *unstructured.Unstructured) error {
 		if o.GetNamespace() == "team-a" && o.GetKind() == "NetworkPolicy" {
 			return apierrors.NewForbidden(schema.GroupResource{Group: "networking.k8s.io", Resource: "networkpolicies"}, o.GetName(),
-				fmt.Errorf("denied: %s", strings.Repeat("ж", 4000)))
+				fmt.Errorf("denied: %s", strings.Repeat("\u0436", 4000)))
 		}
 		return nil
 	}
