@@ -20,170 +20,552 @@ limitations under the License.
 // created or updated here, not by Helm: all instances in the module's one
 // Helm release would not fit the 1 MiB Secret Helm stores a release in.
 //
-// The hook never deletes: an instance's objects carry an ownerReference to
-// its Starrocks and go with it (garbage collection), and an instance that
-// leaves the values (invalid without memory, beyond instances.maxCount)
-// keeps the objects it has. Every object carries the checksum of what its
-// render read; an instance whose objects all carry the current checksum, as
-// many as they say, is neither rendered nor written, so a pass over a steady
-// cluster writes nothing and a deleted object comes back on the next pass.
+// Every object lives in a tenant namespace, where the tenant can get any
+// write refused (an immutable ConfigMap, a StatefulSet re-created with
+// another selector, a ResourceQuota, its own admission policy, a namespace
+// being deleted). So the writes go one at a time through the hook's own
+// client (kubewrite), never the patch collector, whose one refused
+// operation would fail the run of every instance: a refusal stops only the
+// writes of its own instance and is recorded and announced for it.
+//
+// What was written is recorded per instance in the module namespace
+// (hooks/internal/applied): the render checksum and, per object, the UID
+// and version the API server returned. An instance is current when its
+// record has the current checksum and every recorded object is live with
+// the same UID and version (and, for kinds with a generation, the same
+// labels, annotations and ownerReferences): a tenant cannot forge a UID or
+// a version, so any change, deletion or decoy of an object makes its
+// instance render again on the next run, which the change itself triggers.
+//
+// The hook never deletes an instance object: the objects carry an
+// ownerReference to their Starrocks and go with it (garbage collection), and
+// an instance that leaves the values (invalid without memory, beyond
+// instances.maxCount) keeps the objects it has. It deletes only the records
+// of Starrocks that are gone.
 package instanceobjects
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/deckhouse/module-sdk/pkg"
 	objectpatch "github.com/deckhouse/module-sdk/pkg/object-patch"
 	"github.com/deckhouse/module-sdk/pkg/registry"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/applied"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/kubewrite"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/instanceobjects"
 )
 
 var _ = registry.RegisterFunc(Config, Handle)
 
-// Config watches the objects of every instance (only what says whether they
-// are current) and runs before every Helm run, which follows every change of
-// the values the instances hook writes.
+// Snapshots besides one per kind of instance object (snapshotName).
+const (
+	SnapRecords    = "applied_records"
+	SnapStarrocks  = "starrocks"
+	SnapNamespaces = "namespaces"
+	SnapMemory     = "last_valid"
+)
+
+// BatchSize is the most instances one run renders and writes. A render is
+// about 10 ms and its writes up to 15 round trips to the API server, so a
+// batch keeps a run near a second while a module upgrade re-renders a
+// thousand instances; the records a batch writes trigger the next run
+// until every instance is current (BenchmarkPass measures both).
+const BatchSize = 25
+
+// refusalRefresh is how long a refusal of the same object is kept as it
+// was recorded although the API server words it differently: a tenant's
+// admission webhook that answers with a new text every time (a timestamp, a
+// counter) would otherwise have each run rewrite the record, and so start
+// the next run, for ever.
+const refusalRefresh = 10 * time.Minute
+
+// Config watches the objects of every instance, their records, the
+// Starrocks (for their UIDs) and the memory the grants come from, and runs
+// before every Helm run, which follows every change of the values the
+// instances hook writes.
 var Config = &pkg.HookConfig{
 	Queue:        shared.Queue,
 	OnBeforeHelm: &pkg.OrderedConfig{Order: 10},
 	Kubernetes:   bindings(),
 }
 
-// bindings is one binding per kind of instance object. The objects live in
-// tenant namespaces, where look-alikes with any labels can exist: every
-// field is coerced to a string, so no object can fail the snapshot, and an
-// object counts only for the instance of its own namespace.
+// objectFilter keeps what says whether an object is the one the hook
+// wrote: identity, version and the metadata that selectors, NetworkPolicies
+// and garbage collection go by. The objects live in tenant namespaces, where
+// look-alikes with anything in them can exist: every field is coerced to
+// its type, so no object can fail the snapshot.
+const objectFilter = shared.JqTypes +
+	`def strmap: if type == "object" then with_entries(.value |= str) else {} end;` +
+	` {namespace: (.metadata.namespace | str), name: (.metadata.name | str), uid: (.metadata.uid | str),` +
+	` generation: (.metadata.generation | if type == "number" then tostring else "" end), resourceVersion: (.metadata.resourceVersion | str),` +
+	` labels: (.metadata.labels | strmap), annotations: (.metadata.annotations | strmap),` +
+	` ownerReferences: (.metadata.ownerReferences | if type == "array" then map(select(type == "object") |` +
+	` {apiVersion: (.apiVersion | str), kind: (.kind | str), name: (.name | str), uid: (.uid | str), controller: (.controller == true), blockOwnerDeletion: (.blockOwnerDeletion == true)}) else [] end)}`
+
 func bindings() []pkg.KubernetesConfig {
+	no := false
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue}}
-	out := make([]pkg.KubernetesConfig, 0, len(instanceobjects.Kinds))
+	out := make([]pkg.KubernetesConfig, 0, len(instanceobjects.Kinds)+4)
 	for _, k := range instanceobjects.Kinds {
 		out = append(out, pkg.KubernetesConfig{
 			Name:          snapshotName(k),
 			APIVersion:    k.APIVersion,
 			Kind:          k.Kind,
 			LabelSelector: sel,
-			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str),` +
-				` checksum: (.metadata.annotations["` + instanceobjects.ChecksumAnnotation + `"] | str), objects: (.metadata.annotations["` + instanceobjects.ObjectsAnnotation + `"] | str)}`,
+			JqFilter:      objectFilter,
 		})
 	}
-	return out
+	return append(out,
+		pkg.KubernetesConfig{
+			// The records: the module namespace only, where no tenant writes.
+			Name:              SnapRecords,
+			APIVersion:        "v1",
+			Kind:              "ConfigMap",
+			NamespaceSelector: shared.ModuleNamespaceSelector,
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelState: applied.State}},
+			JqFilter:          shared.JqTypes + `{name: (.metadata.name | str), record: (.data["` + applied.Key + `"] | str)}`,
+		},
+		pkg.KubernetesConfig{
+			// Which Starrocks exist: a record of a UID that is gone is
+			// deleted; the Event of a refusal names the Starrocks.
+			Name:       SnapStarrocks,
+			APIVersion: v1alpha1.SchemeGroupVersion.String(),
+			Kind:       v1alpha1.StarrocksKind,
+			JqFilter:   `{namespace: .metadata.namespace, name: .metadata.name, uid: .metadata.uid}`,
+		},
+		pkg.KubernetesConfig{
+			// The module's memory, where the grants of an entry that names
+			// them by token come from: the module namespace only.
+			Name:              SnapMemory,
+			APIVersion:        "v1",
+			Kind:              "ConfigMap",
+			NamespaceSelector: shared.ModuleNamespaceSelector,
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelState: shared.StateLastValid}},
+			JqFilter:          shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), entry: (.data["` + shared.LastValidKey + `"] | str)}`,
+		},
+		pkg.KubernetesConfig{
+			// Nothing is created in a namespace being deleted (the API
+			// server would refuse it anyway). A snapshot only.
+			Name:                         SnapNamespaces,
+			APIVersion:                   "v1",
+			Kind:                         "Namespace",
+			ExecuteHookOnEvents:          &no,
+			ExecuteHookOnSynchronization: &no,
+			JqFilter:                     `{name: .metadata.name, terminating: (.metadata.deletionTimestamp != null or .status.phase == "Terminating")}`,
+		},
+	)
 }
 
 func snapshotName(k instanceobjects.Kind) string { return "instance_" + k.Kind }
 
-// liveObject is what a binding keeps of an instance object.
-type liveObject struct {
-	Namespace string `json:"namespace"`
-	Instance  string `json:"instance"`
-	Checksum  string `json:"checksum"`
-	Objects   string `json:"objects"`
+// writer is what the hook writes instance objects and Events with
+// (kubewrite.Writer).
+type writer interface {
+	CreateOrUpdate(ctx context.Context, o *unstructured.Unstructured) (*unstructured.Unstructured, error)
+	CreateIfNotExists(ctx context.Context, o *unstructured.Unstructured) (bool, error)
 }
 
-type instanceKey struct{ namespace, name string }
-
-// rendered counts, per instance, the live objects by render checksum, and
-// the object count they claim.
-type rendered map[instanceKey]map[string]renderedSet
-
-type renderedSet struct{ count, claimed int }
-
-// Handle renders and writes the objects of every instance whose live objects
-// are not all from the current render.
-func Handle(_ context.Context, input *pkg.HookInput) error {
+// Handle renders and writes the objects of the instances that are not
+// current, at most BatchSize of them, and records each.
+func Handle(ctx context.Context, input *pkg.HookInput) error {
+	s := readState(input.Snapshots)
+	for _, name := range s.staleRecords() {
+		input.PatchCollector.Delete("v1", "ConfigMap", shared.ModuleNamespace, name)
+	}
 	entries := input.Values.Get(shared.InstancesValuesPath).Array()
 	if len(entries) == 0 {
 		return nil
 	}
 	module := instanceobjects.ModuleFromValues(input.Values.Get)
 	if err := module.Check(); err != nil {
+		// The module's own inputs, never a tenant's: Deckhouse shows a
+		// failing hook that names the missing value.
 		return err
 	}
-	live := readLive(input)
-	var written, failed int
-	for _, e := range entries {
-		objs, err := stale(module, live, e.Raw)
-		if err != nil {
-			// One entry that cannot render never holds back the others; a
-			// returned error would drop every write of the run.
-			failed++
-			input.Logger.Error("instance objects not rendered", slog.String("error", err.Error()))
-			continue
-		}
-		for _, o := range objs {
-			input.PatchCollector.CreateOrUpdate(o)
-		}
-		if len(objs) > 0 {
-			written++
-		}
+	raw := make([]string, len(entries))
+	for i, e := range entries {
+		raw[i] = e.Raw
 	}
-	if written > 0 || failed > 0 {
-		input.Logger.Info("instance objects", slog.Int("instancesWritten", written), slog.Int("instancesFailed", failed), slog.Int("instances", len(entries)))
+	now := input.DC.GetClock().Now()
+	p := plan(module, s, raw, now)
+	for _, err := range p.failed {
+		input.Logger.Error("instance objects not rendered", slog.String("error", err.Error()))
+	}
+	res := apply(ctx, kubewrite.New(input), module, s, p, now)
+	for _, rec := range res.records {
+		input.PatchCollector.CreateOrUpdate(recordConfigMap(rec))
+	}
+	for _, msg := range res.logs {
+		input.Logger.Warn(msg)
+	}
+	if len(p.stale) > 0 || len(p.failed) > 0 {
+		input.Logger.Info("instance objects", slog.Int("instancesWritten", res.written), slog.Int("instancesRefused", res.refused),
+			slog.Int("instancesStale", len(p.stale)), slog.Int("instancesFailed", len(p.failed)), slog.Int("instances", len(entries)))
 	}
 	return nil
 }
 
-// stale renders one values entry unless its live objects are current.
-func stale(module instanceobjects.Module, live rendered, raw string) ([]*unstructured.Unstructured, error) {
-	var instance map[string]any
-	if err := json.Unmarshal([]byte(raw), &instance); err != nil {
-		return nil, fmt.Errorf("decode values entry: %w", err)
+// state is what the snapshots say.
+type state struct {
+	// live are the instance objects by kind, namespace and name.
+	live map[objectKey]liveObject
+	// records by the UID of their Starrocks; a record that does not parse
+	// is no record (its instance is stale and rewrites it).
+	records map[string]*applied.Record
+	// starrocks by UID.
+	starrocks map[string]starrocksRef
+	// terminating namespaces.
+	terminating map[string]bool
+	// memories by UID.
+	memories map[string]memory
+	// recordNames are the records' ConfigMap names, parsed or not.
+	recordNames []string
+}
+
+type objectKey struct{ kind, namespace, name string }
+
+// liveObject is what a binding keeps of an instance object (objectFilter).
+type liveObject struct {
+	Namespace       string            `json:"namespace"`
+	Name            string            `json:"name"`
+	UID             string            `json:"uid"`
+	Generation      string            `json:"generation"`
+	ResourceVersion string            `json:"resourceVersion"`
+	Labels          map[string]string `json:"labels"`
+	Annotations     map[string]string `json:"annotations"`
+	OwnerReferences []ownerRef        `json:"ownerReferences"`
+}
+
+type ownerRef struct {
+	APIVersion         string `json:"apiVersion"`
+	Kind               string `json:"kind"`
+	Name               string `json:"name"`
+	UID                string `json:"uid"`
+	Controller         bool   `json:"controller"`
+	BlockOwnerDeletion bool   `json:"blockOwnerDeletion"`
+}
+
+// recordItem is what the records' binding keeps.
+type recordItem struct {
+	Name   string `json:"name"`
+	Record string `json:"record"`
+}
+
+type namespaceItem struct {
+	Name        string `json:"name"`
+	Terminating bool   `json:"terminating"`
+}
+
+type starrocksRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	UID       string `json:"uid"`
+}
+
+// readState decodes the snapshots item by item: an item that does not
+// decode counts for nothing.
+func readState(snaps pkg.Snapshots) *state {
+	s := &state{
+		live:        map[objectKey]liveObject{},
+		records:     map[string]*applied.Record{},
+		starrocks:   map[string]starrocksRef{},
+		terminating: map[string]bool{},
+		memories:    map[string]memory{},
 	}
-	namespace, _ := instance["namespace"].(string)
-	name, _ := instance["name"].(string)
-	if namespace == "" || name == "" {
-		return nil, fmt.Errorf("values entry without namespace or name")
+	for _, k := range instanceobjects.Kinds {
+		for o, err := range objectpatch.SnapshotIter[liveObject](snaps.Get(snapshotName(k))) {
+			if err == nil {
+				s.live[objectKey{k.Kind, o.Namespace, o.Name}] = o
+			}
+		}
 	}
-	sum, err := module.Checksum(instance)
-	if err != nil {
-		return nil, fmt.Errorf("%s/%s: %w", namespace, name, err)
+	for r, err := range objectpatch.SnapshotIter[recordItem](snaps.Get(SnapRecords)) {
+		if err != nil {
+			continue
+		}
+		s.recordNames = append(s.recordNames, r.Name)
+		uid, ok := cutPrefix(r.Name, applied.Prefix)
+		if !ok {
+			continue
+		}
+		if rec, err := applied.Parse(r.Record); err == nil && rec.UID == uid {
+			s.records[uid] = rec
+		}
 	}
-	if set, ok := live[instanceKey{namespace, name}][sum]; ok && set.claimed > 0 && set.count >= set.claimed {
-		return nil, nil
+	for sr, err := range objectpatch.SnapshotIter[starrocksRef](snaps.Get(SnapStarrocks)) {
+		if err == nil && sr.UID != "" {
+			s.starrocks[sr.UID] = sr
+		}
 	}
+	for ns, err := range objectpatch.SnapshotIter[namespaceItem](snaps.Get(SnapNamespaces)) {
+		if err == nil && ns.Terminating {
+			s.terminating[ns.Name] = true
+		}
+	}
+	for m, err := range objectpatch.SnapshotIter[memory](snaps.Get(SnapMemory)) {
+		if err != nil {
+			continue
+		}
+		if uid, ok := cutPrefix(m.Name, shared.LastValidPrefix); ok {
+			s.memories[uid] = m
+		}
+	}
+	return s
+}
+
+// cutPrefix is the UID in a record's or a memory's name.
+func cutPrefix(s, prefix string) (string, bool) {
+	uid, ok := strings.CutPrefix(s, prefix)
+	return uid, ok && uid != ""
+}
+
+// staleRecords are the records whose Starrocks is gone: what they say
+// belongs to no instance any more.
+func (s *state) staleRecords() []string {
+	var out []string
+	for _, name := range s.recordNames {
+		if uid, ok := cutPrefix(name, applied.Prefix); ok && s.starrocks[uid].UID == "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// entry is one values entry to render.
+type entry struct {
+	instance            map[string]any
+	namespace, name, id string
+	checksum            string
+	record              *applied.Record
+}
+
+// planned is the outcome of the decision: the stale instances in the order
+// they are written, and the entries that cannot render.
+type planned struct {
+	stale  []entry
+	failed []error
+}
+
+// plan decides which entries are stale. First those without a standing
+// refusal, in entry order; then those whose last attempt was refused, the
+// oldest refusal first, so a tenant whose writes are refused run after run
+// never holds back another instance.
+func plan(module instanceobjects.Module, s *state, raw []string, now time.Time) planned {
+	var p planned
+	var refused []entry
+	for _, r := range raw {
+		var instance map[string]any
+		if err := json.Unmarshal([]byte(r), &instance); err != nil {
+			p.failed = append(p.failed, fmt.Errorf("decode values entry: %w", err))
+			continue
+		}
+		e := entry{instance: instance}
+		e.namespace, _ = instance["namespace"].(string)
+		e.name, _ = instance["name"].(string)
+		e.id, _ = instance["uid"].(string)
+		if e.namespace == "" || e.name == "" || e.id == "" {
+			p.failed = append(p.failed, fmt.Errorf("values entry without namespace, name or uid"))
+			continue
+		}
+		if s.terminating[e.namespace] {
+			continue // its instances are ending: nothing is created there
+		}
+		if s.starrocks[e.id].UID == "" {
+			// Its Starrocks is gone (the values follow a moment later):
+			// objects owned by it would be collected at once, and its
+			// record deleted.
+			continue
+		}
+		sum, err := module.Checksum(instance)
+		if err != nil {
+			p.failed = append(p.failed, fmt.Errorf("%s/%s: %w", e.namespace, e.name, err))
+			continue
+		}
+		e.checksum = sum
+		e.record = s.records[e.id]
+		if current(e.record, sum, e.namespace, s.live) {
+			continue
+		}
+		if e.record != nil && e.record.Refused != nil {
+			refused = append(refused, e)
+			continue
+		}
+		p.stale = append(p.stale, e)
+	}
+	slices.SortStableFunc(refused, func(a, b entry) int {
+		return a.record.Refused.Time.Compare(b.record.Refused.Time.Time)
+	})
+	// The same refusal again leaves its record as it was, so the order
+	// alone would retry the same oldest refusals in every run; starting
+	// further down the list every minute gives each refused instance its
+	// turn when more of them than a batch wait.
+	if n := len(refused); n > 0 {
+		start := int(now.Unix()/60) % n
+		refused = append(refused[start:], refused[:start]...)
+	}
+	p.stale = append(p.stale, refused...)
+	return p
+}
+
+// current: the record is of this render and every object it recorded is
+// live as the API server returned it. The render's object set is the
+// recorded set, since the same checksum renders the same objects, and the
+// record is written only when every one of them was.
+func current(rec *applied.Record, checksum, namespace string, live map[objectKey]liveObject) bool {
+	if rec == nil || rec.Checksum != checksum || rec.Refused != nil || len(rec.Objects) == 0 {
+		return false
+	}
+	for _, o := range rec.Objects {
+		l, ok := live[objectKey{o.Kind, namespace, o.Name}]
+		if !ok || l.UID != o.UID {
+			return false
+		}
+		if l.Generation != "" && l.Generation != "0" {
+			if o.Version != "g"+l.Generation || o.Metadata != metadataDigest(l.Labels, l.Annotations, l.OwnerReferences) {
+				return false
+			}
+		} else if o.Version != "rv"+l.ResourceVersion {
+			return false
+		}
+	}
+	return true
+}
+
+// result is what apply wrote.
+type result struct {
+	records          []*applied.Record
+	logs             []string
+	written, refused int
+}
+
+// apply renders and writes at most BatchSize stale instances. Per instance
+// the objects go in instanceobjects.Kinds order (StatefulSets last) and the
+// first refused write stops the rest: a StatefulSet never rolls onto a
+// ConfigMap that did not land. Every other instance is written all the
+// same, and nothing a tenant does makes the run fail.
+func apply(ctx context.Context, w writer, module instanceobjects.Module, s *state, p planned, now time.Time) result {
+	var res result
+	attempted := 0
+	for _, e := range p.stale {
+		if attempted >= BatchSize {
+			break
+		}
+		instance, err := withGrants(e.instance, s.memories)
+		if errors.Is(err, errNoMemory) {
+			continue // the memory's write runs the hook again
+		}
+		if err != nil {
+			res.logs = append(res.logs, fmt.Sprintf("instance %s/%s not rendered: %v", e.namespace, e.name, err))
+			continue
+		}
+		attempted++
+		objs, err := render(module, instance, e.namespace)
+		if err != nil {
+			res.logs = append(res.logs, fmt.Sprintf("instance %s/%s not rendered: %v", e.namespace, e.name, err))
+			continue
+		}
+		rec := &applied.Record{Namespace: e.namespace, Name: e.name, UID: e.id}
+		var refusal error
+		var refusedRef kubewrite.Ref
+		for _, o := range objs {
+			stored, err := w.CreateOrUpdate(ctx, o)
+			if err != nil {
+				refusal, refusedRef = err, kubewrite.RefOf(o)
+				break
+			}
+			rec.Objects = append(rec.Objects, objectOf(stored))
+		}
+		switch {
+		case refusal != nil && kubewrite.Gone(refusal):
+			// The namespace is being deleted: its instances end there.
+			res.logs = append(res.logs, fmt.Sprintf("instance %s/%s: namespace is terminating or gone, nothing written", e.namespace, e.name))
+			continue
+		case refusal != nil:
+			res.refused++
+			rec.Refused = &applied.Refusal{Object: refusedRef.String(), Message: kubewrite.Refusal(refusal), Time: metav1.NewTime(now)}
+			if old := e.record; old != nil && old.Refused != nil && old.Refused.Object == rec.Refused.Object &&
+				(old.Refused.Message == rec.Refused.Message || now.Sub(old.Refused.Time.Time) < refusalRefresh) {
+				// The same refusal again: the record and the Event stay as
+				// they are, or each run would trigger the next.
+				continue
+			}
+			res.logs = append(res.logs, fmt.Sprintf("instance %s/%s: %s refused: %s", e.namespace, e.name, rec.Refused.Object, rec.Refused.Message))
+			if sr, ok := s.starrocks[e.id]; ok {
+				ev := refusalEvent(sr, rec.Refused, now)
+				if _, err := w.CreateIfNotExists(ctx, ev); err != nil {
+					res.logs = append(res.logs, fmt.Sprintf("instance %s/%s: Event %s not written: %s", e.namespace, e.name, ev.GetName(), kubewrite.Refusal(err)))
+				}
+			}
+		default:
+			res.written++
+			rec.Checksum = e.checksum
+		}
+		res.records = append(res.records, rec)
+	}
+	return res
+}
+
+// render renders one instance and holds every object to its namespace: an
+// object anywhere else is a defect of the templates, never written.
+func render(module instanceobjects.Module, instance map[string]any, namespace string) ([]*unstructured.Unstructured, error) {
 	objs, err := module.Render(instance)
 	if err != nil {
-		return nil, fmt.Errorf("%s/%s: %w", namespace, name, err)
+		return nil, err
 	}
 	for _, o := range objs {
-		// The templates name the instance's namespace on every object; an
-		// object anywhere else is a defect, never written.
 		if o.GetNamespace() != namespace {
-			return nil, fmt.Errorf("%s/%s: rendered %s %s in namespace %q", namespace, name, o.GetKind(), o.GetName(), o.GetNamespace())
+			return nil, fmt.Errorf("rendered %s %s in namespace %q", o.GetKind(), o.GetName(), o.GetNamespace())
 		}
 	}
 	return objs, nil
 }
 
-// readLive groups the live objects by instance and checksum. An item that
-// does not decode counts for nothing.
-func readLive(input *pkg.HookInput) rendered {
-	live := rendered{}
-	for _, k := range instanceobjects.Kinds {
-		for o, err := range objectpatch.SnapshotIter[liveObject](input.Snapshots.Get(snapshotName(k))) {
-			if err != nil || o.Checksum == "" {
-				continue
-			}
-			key := instanceKey{o.Namespace, o.Instance}
-			if live[key] == nil {
-				live[key] = map[string]renderedSet{}
-			}
-			set := live[key][o.Checksum]
-			set.count++
-			// The largest claim: a look-alike can only make its own
-			// instance render again, never skip a render.
-			if n, err := strconv.Atoi(o.Objects); err == nil && n > set.claimed {
-				set.claimed = n
-			}
-			live[key][o.Checksum] = set
+// objectOf is what the record keeps of an object the API server stored.
+func objectOf(o *unstructured.Unstructured) applied.Object {
+	out := applied.Object{Kind: o.GetKind(), Name: o.GetName(), UID: string(o.GetUID())}
+	if g := o.GetGeneration(); g > 0 {
+		out.Version = fmt.Sprintf("g%d", g)
+		owners := make([]ownerRef, 0, len(o.GetOwnerReferences()))
+		for _, r := range o.GetOwnerReferences() {
+			owners = append(owners, ownerRef{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: string(r.UID),
+				Controller: r.Controller != nil && *r.Controller, BlockOwnerDeletion: r.BlockOwnerDeletion != nil && *r.BlockOwnerDeletion})
 		}
+		out.Metadata = metadataDigest(o.GetLabels(), o.GetAnnotations(), owners)
+	} else {
+		out.Version = "rv" + o.GetResourceVersion()
 	}
-	return live
+	return out
+}
+
+// recordConfigMap is the record's ConfigMap in the module namespace.
+func recordConfigMap(rec *applied.Record) *corev1.ConfigMap {
+	data, _ := json.Marshal(rec) // plain strings and numbers: cannot fail
+	return &corev1.ConfigMap{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      applied.ConfigMapName(rec.UID),
+			Namespace: shared.ModuleNamespace,
+			Labels: map[string]string{
+				"heritage":              "deckhouse",
+				"module":                "managed-starrocks",
+				shared.LabelServiceType: shared.ServiceTypeValue,
+				shared.LabelState:       applied.State,
+			},
+			Annotations: map[string]string{shared.AnnotationInstance: rec.Namespace + "/" + rec.Name},
+		},
+		Data: map[string]string{applied.Key: string(data)},
+	}
 }

@@ -48,9 +48,10 @@ import (
 
 // Annotations every rendered object carries. ChecksumAnnotation is the
 // checksum of everything the render read (Module.Checksum) and
-// ObjectsAnnotation the number of objects rendered with it: an instance whose
-// objects all carry the current checksum, as many as they say, needs no
-// render and no write.
+// ObjectsAnnotation the number of objects rendered with it. They tell people
+// which render an object is from; the hook decides whether an instance is
+// current from its record (hooks/internal/applied), since a tenant can copy
+// an annotation but not a UID or a resourceVersion.
 const (
 	ChecksumAnnotation = "managed-starrocks.deckhouse.io/render-checksum"
 	ObjectsAnnotation  = "managed-starrocks.deckhouse.io/render-objects"

@@ -1,0 +1,607 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package instanceobjects
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+)
+
+// writtenFor are the writes of one instance among a run's writes.
+func writtenFor(writes []string, namespace, name string) []string {
+	var out []string
+	for _, w := range writes {
+		ns, obj, _ := strings.Cut(strings.Fields(w)[1], "/")
+		if ns == namespace && strings.HasPrefix(obj, "d8ms-sr-"+name) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func (c *cluster) events(t *testing.T, namespace string) []corev1.Event {
+	t.Helper()
+	list, err := c.fake.Resource(schema.GroupVersionResource{Version: "v1", Resource: "events"}).Namespace(namespace).List(t.Context(), metav1.ListOptions{})
+	require.NoError(t, err)
+	var out []corev1.Event
+	for _, u := range list.Items {
+		var e corev1.Event
+		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &e))
+		out = append(out, e)
+	}
+	return out
+}
+
+// bump changes every entry, so every instance must be written again.
+func bump(t *testing.T, c *cluster, instances []map[string]any, v float64) {
+	t.Helper()
+	changed := cloneInstances(t, instances)
+	for _, inst := range changed {
+		inst["configuration"].(map[string]any)["catalogTrashExpireSecond"] = v
+	}
+	c.f.ValuesSet(shared.InstancesValuesPath, changed)
+}
+
+// A tenant gets a write of its instance refused by the API server: the run
+// succeeds, the rest of that instance is not written (no StatefulSet rolls
+// onto a ConfigMap that did not land), the record says which object and
+// what the API server said, a Warning Event on the Starrocks says it too,
+// and the other tenant's instance is written whole in the same run. The
+// same refusal again rewrites neither the record nor the Event; once the
+// tenant lifts it, the instance is written.
+func TestARefusedWriteStopsOnlyItsInstance(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// object the tenant's doing makes refused, by kind and name suffix
+		kind, suffix string
+		verb         string
+		refusal      func(o *unstructured.Unstructured) error
+		words        string
+	}{
+		{
+			name: "a ConfigMap made immutable with other data", kind: "ConfigMap", suffix: "-config", verb: "update",
+			refusal: func(o *unstructured.Unstructured) error {
+				return apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, o.GetName(), field.ErrorList{field.Forbidden(field.NewPath("data"), "field is immutable when `immutable` is set")})
+			},
+			words: "field is immutable when `immutable` is set",
+		},
+		{
+			name: "a StatefulSet re-created with another selector", kind: "StatefulSet", suffix: "", verb: "update",
+			refusal: func(o *unstructured.Unstructured) error {
+				return apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "StatefulSet"}, o.GetName(), field.ErrorList{field.Forbidden(field.NewPath("spec"),
+					"updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")})
+			},
+			words: "updates to statefulset spec for fields other than",
+		},
+		{
+			name: "a ResourceQuota", kind: "Service", suffix: "", verb: "create",
+			refusal: func(o *unstructured.Unstructured) error {
+				return apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, o.GetName(), fmt.Errorf("exceeded quota: no-services, requested: services=1, used: services=0, limited: services=0"))
+			},
+			words: "exceeded quota: no-services",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			instances := twoTenants(t)
+			a, b := instances[0], instances[1]
+			aName, bName := a["name"].(string), b["name"].(string)
+			c := newCluster(t, instances)
+			if tc.verb == "update" {
+				c.run(t) // the objects exist; the tenant then changes one
+				bump(t, c, instances, 7200)
+			} else {
+				// the quota is there before the instance: nothing of A
+				// exists yet, its creates start with the NetworkPolicy.
+				c.refuse = func(verb string, o *unstructured.Unstructured) error {
+					if verb == "create" && o.GetNamespace() == "team-a" && o.GetKind() != "Event" {
+						return tc.refusal(o)
+					}
+					return nil
+				}
+			}
+			target := "d8ms-sr-" + aName + tc.suffix
+			if tc.verb == "update" {
+				c.refuse = func(verb string, o *unstructured.Unstructured) error {
+					if verb == "update" && o.GetKind() == tc.kind && o.GetNamespace() == "team-a" && o.GetName() == target {
+						return tc.refusal(o)
+					}
+					return nil
+				}
+			}
+			w := c.run(t)
+
+			bWrites := writtenFor(w, "team-b", bName)
+			assert.Len(t, bWrites, len(c.live(t, "team-b")), "the other tenant's instance is written whole in the same run")
+			for _, x := range writtenFor(w, "team-a", aName) {
+				assert.NotContains(t, x, "StatefulSet", "no StatefulSet is written after a refused object")
+			}
+			rec := record(t, c, a["uid"].(string))
+			require.NotNil(t, rec.Refused, "A's record has the refusal")
+			refused := tc.kind + " team-a/" + target
+			if tc.verb == "create" {
+				refused = "NetworkPolicy team-a/d8ms-sr-" + aName // the first object in Kinds order
+			}
+			assert.Equal(t, refused, rec.Refused.Object)
+			assert.Contains(t, rec.Refused.Message, tc.words)
+			assert.Empty(t, rec.Checksum, "the render is not applied")
+			assert.Nil(t, record(t, c, b["uid"].(string)).Refused)
+			assert.NotEmpty(t, record(t, c, b["uid"].(string)).Checksum)
+
+			events := c.events(t, "team-a")
+			require.Len(t, events, 1, "one Event on A's Starrocks")
+			assert.Equal(t, corev1.EventTypeWarning, events[0].Type)
+			assert.Equal(t, ReasonObjectRefused, events[0].Reason)
+			assert.Equal(t, "Starrocks", events[0].InvolvedObject.Kind)
+			assert.Equal(t, aName, events[0].InvolvedObject.Name)
+			assert.Equal(t, a["uid"], string(events[0].InvolvedObject.UID))
+			assert.Contains(t, events[0].Message, refused)
+			assert.Contains(t, events[0].Message, tc.words)
+			assert.Empty(t, c.events(t, "team-b"))
+
+			c.run(t)
+			assert.Empty(t, c.recordWrites(), "the same refusal again rewrites no record (which would run the hook again)")
+			assert.Len(t, c.events(t, "team-a"), 1, "and writes no second Event")
+
+			c.refuse = nil
+			w = c.run(t)
+			assert.Contains(t, w, "StatefulSet team-a/d8ms-sr-"+aName, "lifted: the instance is written")
+			rec = record(t, c, a["uid"].(string))
+			assert.Nil(t, rec.Refused)
+			assert.NotEmpty(t, rec.Checksum)
+			assert.Empty(t, c.run(t))
+		})
+	}
+}
+
+// An Event the API server refuses too (a quota counting Events) is only
+// logged: the run still succeeds and the record still tells.
+func TestARefusedEventIsOnlyLogged(t *testing.T) {
+	instances := twoTenants(t)
+	c := newCluster(t, instances)
+	c.refuse = func(verb string, o *unstructured.Unstructured) error {
+		if verb == "create" && o.GetNamespace() == "team-a" {
+			return apierrors.NewForbidden(schema.GroupResource{Resource: strings.ToLower(o.GetKind()) + "s"}, o.GetName(), fmt.Errorf("exceeded quota: all"))
+		}
+		return nil
+	}
+	c.run(t)
+	require.NotNil(t, record(t, c, instances[0]["uid"].(string)).Refused)
+	assert.Contains(t, c.f.LoggerOutput().String(), "not written")
+	assert.NotEmpty(t, c.live(t, "team-b"))
+}
+
+// namespaceTerminating is the API server's refusal of a create in a
+// namespace being deleted.
+func namespaceTerminating(ns string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
+		Message: fmt.Sprintf("unable to create new content in namespace %s because it is being terminated", ns),
+		Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: "NamespaceTerminating"}}}}}
+}
+
+// A namespace being deleted gets nothing created: seen terminating in the
+// snapshot, or said so by the API server. No record of a refusal, no
+// Event, and the other tenant is written.
+func TestATerminatingNamespaceGetsNothing(t *testing.T) {
+	t.Run("seen terminating", func(t *testing.T) {
+		instances := twoTenants(t)
+		c := newCluster(t, instances)
+		ns := &unstructured.Unstructured{}
+		ns.SetAPIVersion("v1")
+		ns.SetKind("Namespace")
+		ns.SetName("team-a")
+		now := metav1.Now()
+		ns.SetDeletionTimestamp(&now)
+		_, err := c.fake.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(t.Context(), ns, metav1.CreateOptions{})
+		require.NoError(t, err)
+		w := c.run(t)
+		assert.Empty(t, writtenFor(w, "team-a", instances[0]["name"].(string)))
+		assert.NotEmpty(t, writtenFor(w, "team-b", instances[1]["name"].(string)))
+	})
+	t.Run("said so by the API server", func(t *testing.T) {
+		instances := twoTenants(t)
+		c := newCluster(t, instances)
+		c.refuse = func(verb string, o *unstructured.Unstructured) error {
+			if o.GetNamespace() == "team-a" {
+				return namespaceTerminating("team-a")
+			}
+			return nil
+		}
+		w := c.run(t)
+		assert.NotEmpty(t, writtenFor(w, "team-b", instances[1]["name"].(string)))
+		_, err := c.fake.Resource(kindGVR("ConfigMap")).Namespace(shared.ModuleNamespace).Get(t.Context(), "applied-"+instances[0]["uid"].(string), metav1.GetOptions{})
+		assert.True(t, apierrors.IsNotFound(err), "no record of an instance that is ending")
+		assert.Empty(t, c.events(t, "team-a"))
+	})
+}
+
+// What a tenant does to its instance's objects is undone on the next run,
+// which its change triggers: whatever it leaves of the checksum
+// annotations, only the objects the API server returned to the hook count.
+func TestTamperedObjectsAreRestored(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		kind   string
+		suffix string
+		tamper func(t *testing.T, c *cluster, o *unstructured.Unstructured)
+	}{
+		{"a NetworkPolicy rewritten to let everyone in", "NetworkPolicy", "", func(t *testing.T, c *cluster, o *unstructured.Unstructured) {
+			require.NoError(t, unstructured.SetNestedSlice(o.Object, []any{map[string]any{}}, "spec", "ingress"))
+			c.update(t, o)
+		}},
+		{"an object deleted and a decoy left with the current checksum", "Service", "", func(t *testing.T, c *cluster, o *unstructured.Unstructured) {
+			require.NoError(t, c.fake.Resource(kindGVR("Service")).Namespace(o.GetNamespace()).Delete(t.Context(), o.GetName(), metav1.DeleteOptions{}))
+			decoy := o.DeepCopy()
+			decoy.SetUID("")
+			decoy.SetResourceVersion("")
+			require.NoError(t, unstructured.SetNestedField(decoy.Object, "LoadBalancer", "spec", "type"))
+			_, err := c.fake.Resource(kindGVR("Service")).Namespace(o.GetNamespace()).Create(t.Context(), decoy, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}},
+		{"a StatefulSet's PVC retention policy changed", "StatefulSet", "-be", func(t *testing.T, c *cluster, o *unstructured.Unstructured) {
+			require.NoError(t, unstructured.SetNestedStringMap(o.Object, map[string]string{"whenDeleted": "Delete", "whenScaled": "Delete"}, "spec", "persistentVolumeClaimRetentionPolicy"))
+			c.update(t, o)
+		}},
+		{"a label stripped from a StatefulSet", "StatefulSet", "", func(t *testing.T, c *cluster, o *unstructured.Unstructured) {
+			// The component label, which the instances hook and the
+			// monitoring go by; a label change bumps no generation.
+			labels := o.GetLabels()
+			delete(labels, shared.LabelComponent)
+			o.SetLabels(labels)
+			c.update(t, o)
+		}},
+		{"the ownerReference removed from a PodDisruptionBudget", "PodDisruptionBudget", "", func(t *testing.T, c *cluster, o *unstructured.Unstructured) {
+			o.SetOwnerReferences(nil)
+			c.update(t, o)
+		}},
+		{"a ConfigMap's data changed", "ConfigMap", "-config", func(t *testing.T, c *cluster, o *unstructured.Unstructured) {
+			require.NoError(t, unstructured.SetNestedField(o.Object, "priority_networks = 0.0.0.0/0\n", "data", "fe.conf"))
+			c.update(t, o)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			instances := twoTenants(t)
+			c := newCluster(t, instances)
+			c.run(t)
+			require.Empty(t, c.run(t))
+			name := instances[0]["name"].(string)
+			objName := "d8ms-sr-" + name + tc.suffix
+			want := c.get(t, tc.kind, "team-a", objName)
+			tc.tamper(t, c, want.DeepCopy())
+
+			w := c.run(t)
+			assert.Contains(t, w, tc.kind+" team-a/"+objName, "the tampered object is written again")
+			assert.Empty(t, writtenFor(w, "team-b", instances[1]["name"].(string)), "only its instance")
+			got := c.get(t, tc.kind, "team-a", objName)
+			assert.Equal(t, content(want), content(got), "restored as rendered")
+			assert.Equal(t, want.GetLabels(), got.GetLabels())
+			assert.Equal(t, want.GetOwnerReferences(), got.GetOwnerReferences())
+			assert.Empty(t, c.run(t), "and then left alone")
+		})
+	}
+}
+
+// The record of a Starrocks that is gone is deleted; a record's look-alike
+// outside the module namespace is not even read.
+func TestRecordsOfGoneStarrocksAreDeleted(t *testing.T) {
+	instances := exampleInstances(t)
+	c := newCluster(t, instances)
+	c.run(t)
+	for _, ns := range []string{shared.ModuleNamespace, "team-a"} {
+		cm := &unstructured.Unstructured{}
+		cm.SetAPIVersion("v1")
+		cm.SetKind("ConfigMap")
+		cm.SetNamespace(ns)
+		cm.SetName("applied-11111111-2222-3333-4444-555555555555")
+		cm.SetLabels(map[string]string{shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelState: "applied"})
+		_, err := c.fake.Resource(kindGVR("ConfigMap")).Namespace(ns).Create(t.Context(), cm, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	assert.Empty(t, c.run(t))
+	_, err := c.fake.Resource(kindGVR("ConfigMap")).Namespace(shared.ModuleNamespace).Get(t.Context(), "applied-11111111-2222-3333-4444-555555555555", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the record of a gone Starrocks is deleted")
+	c.get(t, "ConfigMap", "team-a", "applied-11111111-2222-3333-4444-555555555555") // the tenant's own ConfigMap stays
+	for _, inst := range instances {
+		record(t, c, inst["uid"].(string)) // the live instances' records stay
+	}
+
+	// A forged record in the tenant namespace that claims the current
+	// render does not stop a deleted object from coming back.
+	forged, _ := json.Marshal(map[string]any{"uid": instances[0]["uid"], "checksum": record(t, c, instances[0]["uid"].(string)).Checksum})
+	cm := &unstructured.Unstructured{}
+	cm.SetAPIVersion("v1")
+	cm.SetKind("ConfigMap")
+	cm.SetNamespace("team-a")
+	cm.SetName("applied-" + instances[0]["uid"].(string))
+	cm.SetLabels(map[string]string{shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelState: "applied"})
+	require.NoError(t, unstructured.SetNestedField(cm.Object, string(forged), "data", "record.json"))
+	_, err = c.fake.Resource(kindGVR("ConfigMap")).Namespace("team-a").Create(t.Context(), cm, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, c.fake.Resource(kindGVR("ConfigMap")).Namespace(shared.ModuleNamespace).Delete(t.Context(), "applied-"+instances[0]["uid"].(string), metav1.DeleteOptions{}))
+	assert.NotEmpty(t, writtenFor(c.run(t), "team-a", instances[0]["name"].(string)))
+}
+
+// fleetOf is n instances, one per namespace (the examples' object names
+// come from their entries, not from the names given here).
+func fleetOf(t *testing.T, n int) []map[string]any {
+	t.Helper()
+	examples := exampleInstances(t)
+	out := make([]map[string]any, 0, n)
+	for i := range n {
+		inst := cloneInstances(t, examples[i%2:i%2+1])[0]
+		inst["name"] = fmt.Sprintf("%s-%d", inst["name"], i)
+		inst["namespace"] = fmt.Sprintf("team-%d", i)
+		inst["uid"] = fmt.Sprintf("00000000-0000-0000-0000-%012d", i)
+		out = append(out, inst)
+	}
+	return out
+}
+
+// A run renders and writes at most BatchSize instances; the next runs
+// (which the records written trigger) write the rest, and then nothing.
+func TestARunWritesABatch(t *testing.T) {
+	n := BatchSize + 5
+	c := newCluster(t, fleetOf(t, n))
+	instancesIn := func(writes []string) int {
+		seen := map[string]bool{}
+		for _, w := range writes {
+			if strings.HasPrefix(w, "ConfigMap ") && strings.HasSuffix(w, "-config") {
+				seen[w] = true
+			}
+		}
+		return len(seen)
+	}
+	assert.Equal(t, BatchSize, instancesIn(c.run(t)))
+	assert.Len(t, c.recordWrites(), BatchSize, "each written instance is recorded, which runs the hook again")
+	assert.Equal(t, 5, instancesIn(c.run(t)))
+	assert.Empty(t, c.run(t))
+}
+
+// Refused instances wait behind the others: a tenant whose writes are
+// refused run after run never holds back another instance's batch.
+func TestRefusedInstancesGoLast(t *testing.T) {
+	n := BatchSize + 1
+	instances := fleetOf(t, n)
+	c := newCluster(t, instances)
+	attempts := 0
+	c.refuse = func(verb string, o *unstructured.Unstructured) error {
+		if o.GetNamespace() == "team-0" && o.GetKind() != "Event" {
+			attempts++
+			return apierrors.NewForbidden(schema.GroupResource{Resource: "networkpolicies"}, o.GetName(), fmt.Errorf("exceeded quota: q"))
+		}
+		return nil
+	}
+	c.run(t) // team-0's instance refused, 24 others written
+	require.Equal(t, 1, attempts)
+	c.run(t) // the last other, then team-0's again
+	require.Equal(t, 2, attempts)
+	bump(t, c, instances, 7200)
+	attempts = 0
+	w := c.run(t)
+	assert.Zero(t, attempts, "the refused instance comes after the others, beyond this batch")
+	assert.Len(t, w, BatchSize*len(c.live(t, "team-1")), "a whole batch of the others is written")
+	attempts = 0
+	c.run(t)
+	assert.Equal(t, 1, attempts, "and is tried again in the next run")
+}
+
+// Grants named by token come from the instance's memory in the module
+// namespace, checked by the class rules of declarations; without it the
+// instance waits (no error), and memory that is not the instance's or
+// breaks the rules renders nothing.
+func TestGrantsByTokenComeFromTheMemory(t *testing.T) {
+	examples := exampleInstances(t)
+	withUsers := examples[0] // the Cluster example declares user bi
+	name, uid := withUsers["name"].(string), withUsers["uid"].(string)
+	grantsJSON, _ := json.Marshal(withUsers["agentConfig"].(map[string]any)["grants"])
+	var g agentconfig.Grants
+	require.NoError(t, json.Unmarshal(grantsJSON, &g))
+	tokenEntry := cloneInstances(t, examples)
+	ac := tokenEntry[0]["agentConfig"].(map[string]any)
+	delete(ac, "grants")
+	ac["grantsToken"] = agentconfig.GrantsToken(&g)
+
+	memoryOf := func(t *testing.T, entry map[string]any) *unstructured.Unstructured {
+		data, err := json.Marshal(entry)
+		require.NoError(t, err)
+		cm := &unstructured.Unstructured{}
+		cm.SetAPIVersion("v1")
+		cm.SetKind("ConfigMap")
+		cm.SetNamespace(shared.ModuleNamespace)
+		cm.SetName(shared.LastValidConfigMapName(uid))
+		cm.SetLabels(map[string]string{shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelState: shared.StateLastValid})
+		require.NoError(t, unstructured.SetNestedField(cm.Object, string(data), "data", shared.LastValidKey))
+		return cm
+	}
+	agentJSON := func(t *testing.T, c *cluster) string {
+		s, _, _ := unstructured.NestedString(c.get(t, "ConfigMap", "team-a", "d8ms-sr-"+name+"-config").Object, "data", "agent.json")
+		return s
+	}
+
+	t.Run("from the memory with that token", func(t *testing.T) {
+		c := newCluster(t, tokenEntry)
+		w := c.run(t)
+		assert.Empty(t, writtenFor(w, "team-a", name), "no memory yet: the instance waits")
+		assert.NotEmpty(t, writtenFor(w, "team-a", examples[1]["name"].(string)), "the other is written")
+
+		_, err := c.fake.Resource(kindGVR("ConfigMap")).Namespace(shared.ModuleNamespace).Create(t.Context(), memoryOf(t, withUsers), metav1.CreateOptions{})
+		require.NoError(t, err)
+		w = c.run(t)
+		assert.NotEmpty(t, writtenFor(w, "team-a", name))
+		assert.Contains(t, agentJSON(t, c), `"secretName":"d8ms-sr-example-cluster-user.bi"`, "the grants are rendered")
+		assert.NotContains(t, agentJSON(t, c), "grantsToken")
+		assert.Empty(t, c.run(t))
+	})
+
+	for _, tc := range []struct {
+		name   string
+		memory func(m map[string]any)
+		log    string
+	}{
+		{"memory of another instance under this UID", func(m map[string]any) { m["name"] = "other" }, "names team-a/other"},
+		{"memory whose grants break the class rules", func(m map[string]any) {
+			grants := m["agentConfig"].(map[string]any)["grants"].(map[string]any)
+			grants["users"].([]any)[0].(map[string]any)["name"] = "root"
+			grants["users"].([]any)[0].(map[string]any)["secretName"] = "d8ms-sr-example-cluster-user.root"
+		}, "user root is reserved"},
+		{"memory naming another Secret for a user", func(m map[string]any) {
+			m["agentConfig"].(map[string]any)["grants"].(map[string]any)["users"].([]any)[0].(map[string]any)["secretName"] = "team-credentials"
+		}, "is not the Secret the module names for user"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forged := cloneInstances(t, []map[string]any{withUsers})[0]
+			tc.memory(forged)
+			// The entry's token is the forged grants' own: only the rules
+			// and the identity can stop them.
+			fg, _ := json.Marshal(forged["agentConfig"].(map[string]any)["grants"])
+			var g agentconfig.Grants
+			require.NoError(t, json.Unmarshal(fg, &g))
+			entry := cloneInstances(t, tokenEntry)
+			entry[0]["agentConfig"].(map[string]any)["grantsToken"] = agentconfig.GrantsToken(&g)
+			c := newCluster(t, entry)
+			_, err := c.fake.Resource(kindGVR("ConfigMap")).Namespace(shared.ModuleNamespace).Create(t.Context(), memoryOf(t, forged), metav1.CreateOptions{})
+			require.NoError(t, err)
+			w := c.run(t)
+			assert.Empty(t, writtenFor(w, "team-a", name))
+			assert.NotEmpty(t, writtenFor(w, "team-a", examples[1]["name"].(string)))
+			assert.Contains(t, c.f.LoggerOutput().String(), tc.log)
+		})
+	}
+}
+
+// A tenant's admission webhook that words its refusal differently every
+// time (here a counter) does not make each run rewrite the record, which
+// would start the next run for ever: the same object's refusal is kept as
+// recorded for refusalRefresh, then recorded anew.
+func TestARefusalWordedAnewEachTimeDoesNotLoop(t *testing.T) {
+	instances := twoTenants(t)
+	c := newCluster(t, instances)
+	// The framework's clock is a fake one (clockwork's), still until advanced.
+	clock, ok := c.f.DependencyContainer().GetClock().(interface{ Advance(time.Duration) })
+	require.True(t, ok)
+	calls := 0
+	c.refuse = func(verb string, o *unstructured.Unstructured) error {
+		if o.GetNamespace() == "team-a" && o.GetKind() == "NetworkPolicy" {
+			calls++
+			return apierrors.NewForbidden(schema.GroupResource{Group: "networking.k8s.io", Resource: "networkpolicies"}, o.GetName(),
+				fmt.Errorf("admission webhook \"tenant.example\" denied the request: attempt %d", calls))
+		}
+		return nil
+	}
+	c.run(t)
+	uid := instances[0]["uid"].(string)
+	assert.Contains(t, record(t, c, uid).Refused.Message, "attempt 1")
+	c.run(t)
+	assert.Equal(t, 2, calls, "tried again")
+	assert.Empty(t, c.recordWrites(), "but the record stays: a rewrite would run the hook again")
+	assert.Len(t, c.events(t, "team-a"), 1)
+
+	clock.Advance(refusalRefresh)
+	c.run(t)
+	assert.Contains(t, record(t, c, uid).Refused.Message, "attempt 3", "after a while the new words are recorded")
+	assert.Len(t, c.events(t, "team-a"), 2)
+}
+
+// Look-alikes with metadata of the wrong types (which the fake cluster,
+// unlike an API server, stores as given) never fail the snapshot through
+// the bindings' real jq filters: the instances are written as usual.
+func TestMalformedLookAlikesFailNoSnapshot(t *testing.T) {
+	instances := twoTenants(t)
+	c := newCluster(t, instances)
+	for i, meta := range []map[string]any{
+		{"labels": map[string]any{shared.LabelServiceType: shared.ServiceTypeValue}, "annotations": "not a map", "generation": "g", "uid": int64(7), "ownerReferences": "x"},
+		{"labels": map[string]any{shared.LabelServiceType: shared.ServiceTypeValue}, "annotations": map[string]any{"a": []any{int64(1)}}, "ownerReferences": []any{"x", map[string]any{"uid": int64(5), "controller": "yes"}}},
+	} {
+		o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta}}
+		o.SetNamespace("team-a")
+		o.SetName(fmt.Sprintf("look-alike-%d", i))
+		_, err := c.fake.Resource(kindGVR("ConfigMap")).Namespace("team-a").Create(t.Context(), o, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	w := c.run(t)
+	assert.NotEmpty(t, writtenFor(w, "team-a", instances[0]["name"].(string)))
+	assert.NotEmpty(t, writtenFor(w, "team-b", instances[1]["name"].(string)))
+	assert.Empty(t, c.run(t))
+}
+
+// More refused instances than a batch: each gets its turn, the batch's
+// window moving on every minute, although their records (and so the
+// order by refusal) stay as they are.
+func TestEveryRefusedInstanceGetsItsTurn(t *testing.T) {
+	n := BatchSize + 5
+	c := newCluster(t, fleetOf(t, n))
+	clock, ok := c.f.DependencyContainer().GetClock().(interface{ Advance(time.Duration) })
+	require.True(t, ok)
+	attempted := map[string]int{}
+	c.refuse = func(verb string, o *unstructured.Unstructured) error {
+		if o.GetKind() == "NetworkPolicy" {
+			attempted[o.GetNamespace()]++
+			return apierrors.NewForbidden(schema.GroupResource{Group: "networking.k8s.io", Resource: "networkpolicies"}, o.GetName(), fmt.Errorf("exceeded quota: q"))
+		}
+		return nil
+	}
+	c.run(t) // a batch refused and recorded
+	c.run(t) // the rest refused and recorded
+	require.Len(t, attempted, n)
+	clear(attempted)
+	for range 6 {
+		clock.Advance(time.Minute)
+		c.run(t)
+		assert.Empty(t, c.recordWrites(), "the same refusals: no record rewritten")
+	}
+	assert.Len(t, attempted, n, "every refused instance was tried again")
+}
+
+// A tenant's admission webhook may answer with anything, at any length: the
+// record and the Event keep at most 1 KiB of it, valid UTF-8.
+func TestALongRefusalIsCut(t *testing.T) {
+	instances := twoTenants(t)
+	c := newCluster(t, instances)
+	c.refuse = func(verb string, o *unstructured.Unstructured) error {
+		if o.GetNamespace() == "team-a" && o.GetKind() == "NetworkPolicy" {
+			return apierrors.NewForbidden(schema.GroupResource{Group: "networking.k8s.io", Resource: "networkpolicies"}, o.GetName(),
+				fmt.Errorf("denied: %s", strings.Repeat("\u0436", 4000)))
+		}
+		return nil
+	}
+	c.run(t)
+	msg := record(t, c, instances[0]["uid"].(string)).Refused.Message
+	assert.LessOrEqual(t, len(msg), 1024)
+	assert.True(t, utf8.ValidString(msg))
+	events := c.events(t, "team-a")
+	require.Len(t, events, 1)
+	assert.LessOrEqual(t, len(events[0].Message), 1024)
+	assert.True(t, utf8.ValidString(events[0].Message))
+	assert.Contains(t, events[0].Message, "NetworkPolicy team-a/")
+}
