@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,6 +29,7 @@ import (
 	"time"
 
 	"github.com/deckhouse/deckhouse/pkg/log"
+	sdkpkg "github.com/deckhouse/module-sdk/pkg"
 	sdkhook "github.com/deckhouse/module-sdk/pkg/hook"
 	"github.com/flant/addon-operator/pkg/module_manager/models/hooks/kind"
 	"github.com/flant/addon-operator/pkg/utils"
@@ -37,12 +39,18 @@ import (
 	kemtypes "github.com/flant/shell-operator/pkg/kube_events_manager/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	kubefake "github.com/flant/kube-client/fake"
+	objectpatch "github.com/flant/shell-operator/pkg/kube/object_patch"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 	"github.com/deckhouse/managed-starrocks/dev/moduleloop"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 )
 
 // The cluster as the hooks see it: a class, a valid and a brand-new invalid
@@ -261,7 +269,7 @@ func schemas(t *testing.T) *validation.SchemaStorage {
 func startValues() utils.Values {
 	return utils.Values{
 		"global":           map[string]any{"discovery": map[string]any{"clusterDomain": "k8s.example"}},
-		"managedStarrocks": map[string]any{"internal": map[string]any{"instances": []any{}, "webhookCert": map[string]any{}}},
+		"managedStarrocks": map[string]any{"internal": map[string]any{"webhookCert": map[string]any{}}},
 	}
 }
 
@@ -303,10 +311,12 @@ func TestBuiltBinaryRunsThroughAddonOperatorsBatchHookRunner(t *testing.T) {
 
 		res, values := run(t, bin, cfg, "instances/hook", bc, startValues())
 		require.NoError(t, storage.ValidateValues("managedStarrocks", values), "the values the hooks produce follow openapi/values.yaml")
+		_, hasInstances := values["managedStarrocks"].(map[string]any)["internal"].(map[string]any)["instances"]
+		assert.False(t, hasInstances, "no instance reaches the module's values (they are stored with its Helm release)")
 
-		instances := values["managedStarrocks"].(map[string]any)["internal"].(map[string]any)["instances"].([]any)
+		instances := desiredEntries(t, res)
 		require.Len(t, instances, 1, "the brand-new invalid instance gets no entry")
-		olap := instances[0].(map[string]any)
+		olap := instances[0]
 		assert.Equal(t, "olap", olap["name"])
 		assert.Equal(t, "TransZonal", olap["topology"])
 		assert.Equal(t, "d8ms-sr-olap.team.svc.k8s.example", olap["agentConfig"].(map[string]any)["queryHost"])
@@ -329,19 +339,19 @@ func TestBuiltBinaryRunsThroughAddonOperatorsBatchHookRunner(t *testing.T) {
 
 	t.Run("instances: a malformed pod and forged memory elsewhere change no values", func(t *testing.T) {
 		_, h := hookID(t, cfg, "instances/hook")
-		runOn := func(objects string) utils.Values {
+		runOn := func(objects string) []map[string]any {
 			bc := bindingcontext.BindingContext{Binding: "starrocks", Type: kemtypes.TypeSynchronization, Snapshots: snapshotsFor(t, h, parseObjects(t, objects))}
 			bc.Metadata.BindingType = htypes.OnKubernetesEvent
 			bc.Metadata.Group = "main"
 			bc.Metadata.IncludeAllSnapshots = true
-			_, values := run(t, bin, cfg, "instances/hook", bc, startValues())
-			return values
+			res, values := run(t, bin, cfg, "instances/hook", bc, startValues())
+			require.NoError(t, storage.ValidateValues("managedStarrocks", values))
+			return desiredEntries(t, res)
 		}
 		clean := runOn(clusterYAML)
 		attacked := runOn(clusterYAML + attackYAML)
-		require.NoError(t, storage.ValidateValues("managedStarrocks", attacked))
-		assert.Equal(t, clean, attacked, "every instance is reconciled with the values it has without the tenant's objects")
-		require.Len(t, attacked["managedStarrocks"].(map[string]any)["internal"].(map[string]any)["instances"].([]any), 1, "the invalid instance gets no forged entry")
+		assert.Equal(t, clean, attacked, "every instance is reconciled with the desired state it has without the tenant's objects")
+		require.Len(t, attacked, 1, "the invalid instance gets no forged entry")
 	})
 
 	t.Run("webhookcert: a serving certificate lands in values", func(t *testing.T) {
@@ -364,4 +374,36 @@ func TestBuiltBinaryRunsThroughAddonOperatorsBatchHookRunner(t *testing.T) {
 		}
 		assert.ElementsMatch(t, []string{"credentials/hook", "defaultclass/hook", "instanceobjects/hook", "instances/hook", "webhookcert/hook"}, names, fmt.Sprint(names))
 	})
+}
+
+// desiredEntries executes a run's object patches of ConfigMaps in the module
+// namespace with shell-operator's ObjectPatcher on its fake cluster, as
+// addon-operator executes them, and returns the entries the run handed to
+// the instanceobjects hook: the desired-state ConfigMaps it wrote, sorted by
+// name. (The other patches, the class statuses, name objects this fake
+// cluster does not hold.)
+func desiredEntries(t *testing.T, res *kind.HookResult) []map[string]any {
+	t.Helper()
+	cluster := kubefake.NewFakeCluster(kubefake.ClusterVersionV136)
+	cluster.CreateNs(shared.ModuleNamespace)
+	patcher := objectpatch.NewObjectPatcher(cluster.Client, log.NewNop())
+	var ops []sdkpkg.PatchCollectorOperation
+	for _, op := range res.ObjectPatcherOperations {
+		if strings.Contains(op.Description(), "/ConfigMap/"+shared.ModuleNamespace+"/") {
+			ops = append(ops, op)
+		}
+	}
+	require.NotEmpty(t, ops, "the run writes into the module namespace")
+	require.NoError(t, patcher.ExecuteOperations(ops), "the run's object patches apply")
+	list, err := cluster.Client.Dynamic().Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(shared.ModuleNamespace).
+		List(context.Background(), metav1.ListOptions{LabelSelector: shared.LabelState + "=" + shared.StateDesired})
+	require.NoError(t, err)
+	var out []map[string]any
+	for _, cm := range list.Items {
+		data, _, _ := unstructured.NestedString(cm.Object, "data", shared.LastValidKey)
+		var e map[string]any
+		require.NoError(t, json.Unmarshal([]byte(data), &e), "ConfigMap %s", cm.GetName())
+		out = append(out, e)
+	}
+	return out
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,6 +46,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 )
 
 // operator plays addon-operator's part against a real kube-apiserver: it
@@ -113,8 +115,37 @@ func findCondition(st v1alpha1.StarrocksStatus, typ string) metav1.Condition {
 	return metav1.Condition{}
 }
 
-func instancesIn(values utils.Values) []any {
-	return values["managedStarrocks"].(map[string]any)["internal"].(map[string]any)["instances"].([]any)
+// entries are the entries the instances hook handed to the instanceobjects
+// hook: the desired-state ConfigMaps in the module namespace, sorted by
+// namespace and name.
+func (o *operator) entries() []map[string]any {
+	o.t.Helper()
+	list, err := o.client.CoreV1().ConfigMaps(shared.ModuleNamespace).List(o.t.Context(), metav1.ListOptions{LabelSelector: shared.LabelState + "=" + shared.StateDesired})
+	require.NoError(o.t, err)
+	out := make([]map[string]any, 0, len(list.Items))
+	for _, cm := range list.Items {
+		var e map[string]any
+		require.NoError(o.t, json.Unmarshal([]byte(cm.Data[shared.LastValidKey]), &e), "ConfigMap %s", cm.Name)
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return fmt.Sprint(out[i]["namespace"], "/", out[i]["name"]) < fmt.Sprint(out[j]["namespace"], "/", out[j]["name"])
+	})
+	return out
+}
+
+// setEntry replaces the desired state of an instance, as the instances hook
+// would after a change of its spec.
+func (o *operator) setEntry(e map[string]any) {
+	o.t.Helper()
+	data, err := json.Marshal(e)
+	require.NoError(o.t, err)
+	name := shared.DesiredConfigMapName(e["uid"].(string))
+	cm, err := o.client.CoreV1().ConfigMaps(shared.ModuleNamespace).Get(o.t.Context(), name, metav1.GetOptions{})
+	require.NoError(o.t, err)
+	cm.Data[shared.LastValidKey] = string(data)
+	_, err = o.client.CoreV1().ConfigMaps(shared.ModuleNamespace).Update(o.t.Context(), cm, metav1.UpdateOptions{})
+	require.NoError(o.t, err)
 }
 
 var clientRuns atomic.Int64
@@ -187,7 +218,7 @@ spec:
 `)
 
 	_, values := op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
-	require.Len(t, instancesIn(values), 2)
+	require.Len(t, op.entries(), 2)
 	require.NoError(t, schemas(t).ValidateValues("managedStarrocks", values))
 	op.run("credentials/hook", htypes.OnKubernetesEvent, startValues())
 
@@ -228,13 +259,13 @@ spec:
 	_, err = client.Dynamic().Resource(v1alpha1.StarrocksGVR).Namespace("team").Update(ctx, u, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
-	_, values = op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
-	entries := instancesIn(values)
+	op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
+	entries := op.entries()
 	require.Len(t, entries, 2)
 	var olap map[string]any
 	for _, e := range entries {
-		if e.(map[string]any)["name"] == "olap" {
-			olap = e.(map[string]any)
+		if e["name"] == "olap" {
+			olap = e
 		}
 	}
 	require.NotNil(t, olap)

@@ -94,7 +94,7 @@ spec:
 		}
 	}
 	_, values := op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
-	require.Len(t, instancesIn(values), 2)
+	require.Len(t, op.entries(), 2)
 	values = withImages(values)
 	uidOf := map[string]string{}
 	for _, ns := range []string{"team-a", "team-b"} {
@@ -301,9 +301,9 @@ spec:
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: other}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "x"}}}}},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	entries := instancesIn(values)
-	for _, e := range entries {
-		e.(map[string]any)["configuration"].(map[string]any)["catalogTrashExpireSecond"] = 7200
+	for _, e := range op.entries() {
+		e["configuration"].(map[string]any)["catalogTrashExpireSecond"] = 7200
+		op.setEntry(e)
 	}
 	bVersions = versions("team-b")
 	op.run("instanceobjects/hook", htypes.OnKubernetesEvent, values)

@@ -115,11 +115,43 @@ func DefaultGlobals() map[string]any {
 	}
 }
 
+// Instances in a module values tree of this package are the instance
+// entries (internal.instances, ModuleValues): the tests' way to say which
+// instances to render. The module's real values hold none — the instances
+// hook hands each entry to the instanceobjects hook in a ConfigMap
+// desired-<uid>, since values are stored with the one Helm release — so
+// ReleaseValues drops them before Helm sees the tree, and RenderInstances
+// renders them as the instanceobjects hook does.
+
+// ReleaseValues is the module values tree as addon-operator passes it to
+// Helm (and Helm stores it with the release): without the instance entries.
+func ReleaseValues(moduleValues map[string]any) map[string]any {
+	internal, ok := moduleValues["internal"].(map[string]any)
+	if !ok {
+		return moduleValues
+	}
+	if _, has := internal["instances"]; !has {
+		return moduleValues
+	}
+	out := make(map[string]any, len(moduleValues))
+	for k, v := range moduleValues {
+		out[k] = v
+	}
+	stripped := make(map[string]any, len(internal))
+	for k, v := range internal {
+		if k != "instances" {
+			stripped[k] = v
+		}
+	}
+	out["internal"] = stripped
+	return out
+}
+
 // RenderFiles runs the Helm engine only and returns the rendered text per
 // template file, as addon-operator hands it to the cluster.
 func (r *Renderer) RenderFiles(moduleValues, globals map[string]any) (map[string]string, error) {
 	vals := map[string]any{
-		ModuleValuesKey: moduleValues,
+		ModuleValuesKey: ReleaseValues(moduleValues),
 		"global":        globals,
 	}
 	renderVals, err := chartutil.ToRenderValues(r.chart, vals, chartutil.ReleaseOptions{
@@ -164,8 +196,8 @@ func (r *Renderer) RenderRelease(moduleValues, globals map[string]any) ([]*unstr
 }
 
 // Render renders everything the module puts into the cluster for these
-// values: the release (RenderRelease), then the objects of every entry of
-// internal.instances as the instanceobjects hook renders them.
+// values: the release (RenderRelease), then the objects of every instance
+// entry as the instanceobjects hook renders them.
 func (r *Renderer) Render(moduleValues, globals map[string]any) ([]*unstructured.Unstructured, error) {
 	objs, err := r.RenderRelease(moduleValues, globals)
 	if err != nil {
@@ -178,7 +210,7 @@ func (r *Renderer) Render(moduleValues, globals map[string]any) ([]*unstructured
 	return append(objs, instanceObjs...), nil
 }
 
-// RenderInstances renders the objects of every entry of internal.instances
+// RenderInstances renders the objects of every instance entry of the tree
 // with pkg/instanceobjects, reading the module inputs from the values as the
 // hook does.
 func RenderInstances(moduleValues, globals map[string]any) ([]*unstructured.Unstructured, error) {
@@ -212,9 +244,11 @@ func Find(objs []*unstructured.Unstructured, kind, namespace, name string) *unst
 	return nil
 }
 
-// ModuleValues builds module values from instance entries (e.g. the
-// []desired.Instance the hooks compute) and optional settings (the
-// config-values tree), through JSON as addon-operator passes them to Helm.
+// ModuleValues builds a module values tree of this package from instance
+// entries (e.g. the []desired.Instance the hooks compute) and optional
+// settings (the config-values tree), through JSON as addon-operator passes
+// values to Helm; the entries go under internal.instances (see Instances
+// above), which ReleaseValues drops.
 func ModuleValues(instances any, settings map[string]any) (map[string]any, error) {
 	data, err := json.Marshal(instances)
 	if err != nil {

@@ -34,7 +34,7 @@ import (
 )
 
 // exampleInstances are what the hooks compute for the two Starrocks objects
-// behind the x-examples of internal.instances in openapi/values.yaml: a
+// behind the examples of the instance schema (pkg/desired/instance.schema.yaml): a
 // Standalone whose accounts are ready (client ports open) and a TransZonal
 // Cluster with TLS required, one allowed namespace and a declared database,
 // role and user.
@@ -68,16 +68,16 @@ func exampleInstances(t testing.TB) []desired.Instance {
 	return out.Instances
 }
 
-// The x-examples of internal.instances document the values the hooks write
-// and are what hooks/instanceobjects' tests render: they must be what the
+// The examples of the instance schema document the entries the hooks hand
+// on and are what hooks/instanceobjects' tests render: they must be what the
 // hooks produce today.
-func TestValuesExamplesAreWhatTheHooksCompute(t *testing.T) {
-	examples, err := loadSchemas(t).InstanceExamples()
+func TestInstanceExamplesAreWhatTheHooksCompute(t *testing.T) {
+	examples, err := desired.InstanceExamples()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(examples) != 1 {
-		t.Fatalf("openapi/values.yaml: internal.instances has %d x-examples, want 1", len(examples))
+		t.Fatalf("pkg/desired/instance.schema.yaml has %d examples, want 1", len(examples))
 	}
 	var want []any
 	raw, err := json.Marshal(exampleInstances(t))
@@ -89,7 +89,7 @@ func TestValuesExamplesAreWhatTheHooksCompute(t *testing.T) {
 	}
 	if !reflect.DeepEqual(examples[0], want) {
 		text, _ := yaml.Marshal(want)
-		t.Fatalf("openapi/values.yaml: the x-examples of internal.instances differ from what pkg/desired computes for them; replace the example with:\n%s", text)
+		t.Fatalf("pkg/desired/instance.schema.yaml: the examples differ from what pkg/desired computes for them; replace the example with:\n%s", text)
 	}
 }
 

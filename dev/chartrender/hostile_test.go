@@ -177,8 +177,8 @@ func hostileInstance() *v1alpha1.Starrocks {
 
 // layers runs objects through what stands between a tenant and the chart:
 // the class rules (the webhook and the hooks run pkg/classrules through
-// pkg/desired), addon-operator's validation of the values against
-// openapi/values.yaml, and the Helm engine. rejectedBy names the layer that
+// pkg/desired), the hooks' check of each entry against the instance schema
+// (and addon-operator's of the module values), and the Helm engine. rejectedBy names the layer that
 // refused; a render error is returned as err (it stops every instance).
 func layers(t testing.TB, class *v1alpha1.StarrocksClass, sr *v1alpha1.Starrocks) (objs []*unstructured.Unstructured, rejectedBy string, err error) {
 	t.Helper()
@@ -189,7 +189,9 @@ func layers(t testing.TB, class *v1alpha1.StarrocksClass, sr *v1alpha1.Starrocks
 	return renderEntries(t, out.Instances)
 }
 
-// renderEntries validates values entries as addon-operator does and renders.
+// renderEntries validates instance entries as the hooks do (the instance
+// schema, pkg/desired/instance.schema.yaml) and the values as addon-operator
+// does, and renders.
 func renderEntries(t testing.TB, instances any) (objs []*unstructured.Unstructured, rejectedBy string, err error) {
 	t.Helper()
 	settings := map[string]any{"internal": map[string]any{"webhookCert": webhookCert(t)}}
@@ -197,7 +199,16 @@ func renderEntries(t testing.TB, instances any) (objs []*unstructured.Unstructur
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := loadSchemas(t).ValidateValues(vals); err != nil {
+	for _, e := range vals["internal"].(map[string]any)["instances"].([]any) {
+		data, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := desired.ValidateEntry(data); err != nil {
+			return nil, "the instance schema: " + err.Error(), nil
+		}
+	}
+	if err := loadSchemas(t).ValidateValues(chartrender.ReleaseValues(vals)); err != nil {
 		return nil, "openapi/values.yaml: " + err.Error(), nil
 	}
 	objs, err = chartrender.Render(vals)
@@ -449,12 +460,12 @@ func TestHostileValuesStringsAreRejectedOrHarmless(t *testing.T) {
 				objs, rejectedBy, err := renderEntries(t, []any{e})
 				switch {
 				case err != nil:
-					t.Fatalf("%s = %q passed openapi/values.yaml and broke the chart: %v", path, p, err)
+					t.Fatalf("%s = %q passed the instance schema and broke the chart: %v", path, p, err)
 				case rejectedBy != "":
 					return
 				}
 				if err := harmless(keysOf(objs), want, e["namespace"].(string)); err != nil {
-					t.Fatalf("%s = %q passed openapi/values.yaml and changed the rendered objects: %v", path, p, err)
+					t.Fatalf("%s = %q passed the instance schema and changed the rendered objects: %v", path, p, err)
 				}
 			})
 		}
@@ -485,14 +496,14 @@ func FuzzValuesEntry(f *testing.F) {
 		setEntryString(e, path, payload)
 		objs, rejectedBy, err := renderEntries(t, []any{e})
 		if err != nil {
-			t.Fatalf("%s = %q passed openapi/values.yaml and broke the chart: %v", path, payload, err)
+			t.Fatalf("%s = %q passed the instance schema and broke the chart: %v", path, payload, err)
 		}
 		if rejectedBy != "" {
 			return
 		}
 		ns, _ := e["namespace"].(string)
 		if err := harmless(keysOf(objs), want, ns); err != nil {
-			t.Fatalf("%s = %q passed openapi/values.yaml and changed the rendered objects: %v", path, payload, err)
+			t.Fatalf("%s = %q passed the instance schema and changed the rendered objects: %v", path, payload, err)
 		}
 	})
 }
@@ -509,8 +520,8 @@ func TestEveryAcceptedVolumeSizePassesTheValuesSchema(t *testing.T) {
 			if err != nil {
 				t.Fatalf("render: %v", err)
 			}
-			if strings.HasPrefix(rejectedBy, "openapi") {
-				t.Fatalf("size %s (%s) accepted by the class rules but refused by the values schema: %s", size, sr.Spec.Backend.PersistentVolumeClaim.Size.String(), rejectedBy)
+			if strings.HasPrefix(rejectedBy, "the instance schema") || strings.HasPrefix(rejectedBy, "openapi") {
+				t.Fatalf("size %s (%s) accepted by the class rules but refused by the instance schema: %s", size, sr.Spec.Backend.PersistentVolumeClaim.Size.String(), rejectedBy)
 			}
 		})
 	}
@@ -532,9 +543,9 @@ func TestLongestNamesPassEveryLayer(t *testing.T) {
 }
 
 // The strings of agentConfig.grants become SQL identifiers and Secret
-// references in the agent: the values schema refuses every hostile payload
+// references in the agent: the instance schema refuses every hostile payload
 // there, not only those that would break the chart.
-func TestHostileGrantsStringsAreRefusedByTheValuesSchema(t *testing.T) {
+func TestHostileGrantsStringsAreRefusedByTheInstanceSchema(t *testing.T) {
 	base := benignEntry(t)
 	var paths []entryPath
 	entryStrings(base, nil, &paths)
@@ -551,8 +562,8 @@ func TestHostileGrantsStringsAreRefusedByTheValuesSchema(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%d", path, i), func(t *testing.T) {
 				e := cloneEntry(t, base)
 				setEntryString(e, path, p)
-				if _, rejectedBy, _ := renderEntries(t, []any{e}); !strings.HasPrefix(rejectedBy, "openapi/values.yaml") {
-					t.Fatalf("%s = %q passed openapi/values.yaml", path, p)
+				if _, rejectedBy, _ := renderEntries(t, []any{e}); !strings.HasPrefix(rejectedBy, "the instance schema") {
+					t.Fatalf("%s = %q passed the instance schema", path, p)
 				}
 			})
 		}

@@ -17,6 +17,7 @@ limitations under the License.
 package chartrender_test
 
 import (
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -157,13 +158,23 @@ func checkedValues(t testing.TB, instances []desired.Instance, settings map[stri
 	}
 	// registry is injected by Deckhouse outside the module's schema.
 	checked := map[string]any{}
-	for k, v := range vals {
+	for k, v := range chartrender.ReleaseValues(vals) {
 		if k != "registry" {
 			checked[k] = v
 		}
 	}
 	if err := loadSchemas(t).ValidateValues(checked); err != nil {
 		t.Fatalf("test values break openapi/: %v", err)
+	}
+	// Each entry holds to the instance schema, as the hooks check it.
+	for _, e := range instances {
+		data, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := desired.ValidateEntry(data); err != nil {
+			t.Fatalf("instance %s/%s: %v", e.Namespace, e.Name, err)
+		}
 	}
 	return vals
 }

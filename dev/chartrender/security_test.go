@@ -17,6 +17,7 @@ limitations under the License.
 package chartrender_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -41,8 +42,15 @@ func renderInstance(t *testing.T, settings map[string]any, e desired.Instance) [
 	}
 	internal := vals["internal"].(map[string]any)
 	internal["webhookCert"] = webhookCert(t)
-	if err := loadSchemas(t).ValidateValues(vals); err != nil {
+	if err := loadSchemas(t).ValidateValues(chartrender.ReleaseValues(vals)); err != nil {
 		t.Fatalf("values break openapi/: %v", err)
+	}
+	data, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := desired.ValidateEntry(data); err != nil {
+		t.Fatalf("the entry breaks the instance schema: %v", err)
 	}
 	objs, err := chartrender.Render(vals)
 	if err != nil {

@@ -82,27 +82,6 @@ func (s *Schemas) ConfigExamples() ([]map[string]any, error) {
 	return doc.Examples, nil
 }
 
-// InstanceExamples returns the x-examples of internal.instances in
-// values.yaml: each is a whole instance list, the values dmt (Deckhouse's
-// module linter) renders the instance templates with.
-func (s *Schemas) InstanceExamples() ([][]any, error) {
-	var doc struct {
-		Properties struct {
-			Internal struct {
-				Properties struct {
-					Instances struct {
-						Examples [][]any `json:"x-examples"`
-					} `json:"instances"`
-				} `json:"properties"`
-			} `json:"internal"`
-		} `json:"properties"`
-	}
-	if err := yaml.Unmarshal(s.values, &doc); err != nil {
-		return nil, err
-	}
-	return doc.Properties.Internal.Properties.Instances.Examples, nil
-}
-
 // ApplyDefaults fills the defaults of values.yaml (which extends
 // config-values.yaml) into the module's values, as addon-operator does
 // before it runs hooks and Helm.

@@ -36,7 +36,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
-	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
 // writtenFor are the writes of one instance among a run's writes.
@@ -71,7 +70,7 @@ func bump(t *testing.T, c *cluster, instances []map[string]any, v float64) {
 	for _, inst := range changed {
 		inst["configuration"].(map[string]any)["catalogTrashExpireSecond"] = v
 	}
-	c.f.ValuesSet(shared.InstancesValuesPath, changed)
+	setEntries(t, c.fake, changed)
 }
 
 // A tenant gets a write of its instance refused by the API server: the run
@@ -414,90 +413,6 @@ func TestRefusedInstancesGoLast(t *testing.T) {
 	attempts = 0
 	c.run(t)
 	assert.Equal(t, 1, attempts, "and is tried again in the next run")
-}
-
-// Grants named by token come from the instance's memory in the module
-// namespace, checked by the class rules of declarations; without it the
-// instance waits (no error), and memory that is not the instance's or
-// breaks the rules renders nothing.
-func TestGrantsByTokenComeFromTheMemory(t *testing.T) {
-	examples := exampleInstances(t)
-	withUsers := examples[0] // the Cluster example declares user bi
-	name, uid := withUsers["name"].(string), withUsers["uid"].(string)
-	grantsJSON, _ := json.Marshal(withUsers["agentConfig"].(map[string]any)["grants"])
-	var g agentconfig.Grants
-	require.NoError(t, json.Unmarshal(grantsJSON, &g))
-	tokenEntry := cloneInstances(t, examples)
-	ac := tokenEntry[0]["agentConfig"].(map[string]any)
-	delete(ac, "grants")
-	ac["grantsToken"] = agentconfig.GrantsToken(&g)
-
-	memoryOf := func(t *testing.T, entry map[string]any) *unstructured.Unstructured {
-		data, err := json.Marshal(entry)
-		require.NoError(t, err)
-		cm := &unstructured.Unstructured{}
-		cm.SetAPIVersion("v1")
-		cm.SetKind("ConfigMap")
-		cm.SetNamespace(shared.ModuleNamespace)
-		cm.SetName(shared.LastValidConfigMapName(uid))
-		cm.SetLabels(map[string]string{shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelState: shared.StateLastValid})
-		require.NoError(t, unstructured.SetNestedField(cm.Object, string(data), "data", shared.LastValidKey))
-		return cm
-	}
-	agentJSON := func(t *testing.T, c *cluster) string {
-		s, _, _ := unstructured.NestedString(c.get(t, "ConfigMap", "team-a", "d8ms-sr-"+name+"-config").Object, "data", "agent.json")
-		return s
-	}
-
-	t.Run("from the memory with that token", func(t *testing.T) {
-		c := newCluster(t, tokenEntry)
-		w := c.run(t)
-		assert.Empty(t, writtenFor(w, "team-a", name), "no memory yet: the instance waits")
-		assert.NotEmpty(t, writtenFor(w, "team-a", examples[1]["name"].(string)), "the other is written")
-
-		_, err := c.fake.Resource(kindGVR("ConfigMap")).Namespace(shared.ModuleNamespace).Create(t.Context(), memoryOf(t, withUsers), metav1.CreateOptions{})
-		require.NoError(t, err)
-		w = c.run(t)
-		assert.NotEmpty(t, writtenFor(w, "team-a", name))
-		assert.Contains(t, agentJSON(t, c), `"secretName":"d8ms-sr-example-cluster-user.bi"`, "the grants are rendered")
-		assert.NotContains(t, agentJSON(t, c), "grantsToken")
-		assert.Empty(t, c.run(t))
-	})
-
-	for _, tc := range []struct {
-		name   string
-		memory func(m map[string]any)
-		log    string
-	}{
-		{"memory of another instance under this UID", func(m map[string]any) { m["name"] = "other" }, "names team-a/other"},
-		{"memory whose grants break the class rules", func(m map[string]any) {
-			grants := m["agentConfig"].(map[string]any)["grants"].(map[string]any)
-			grants["users"].([]any)[0].(map[string]any)["name"] = "root"
-			grants["users"].([]any)[0].(map[string]any)["secretName"] = "d8ms-sr-example-cluster-user.root"
-		}, "user root is reserved"},
-		{"memory naming another Secret for a user", func(m map[string]any) {
-			m["agentConfig"].(map[string]any)["grants"].(map[string]any)["users"].([]any)[0].(map[string]any)["secretName"] = "team-credentials"
-		}, "is not the Secret the module names for user"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			forged := cloneInstances(t, []map[string]any{withUsers})[0]
-			tc.memory(forged)
-			// The entry's token is the forged grants' own: only the rules
-			// and the identity can stop them.
-			fg, _ := json.Marshal(forged["agentConfig"].(map[string]any)["grants"])
-			var g agentconfig.Grants
-			require.NoError(t, json.Unmarshal(fg, &g))
-			entry := cloneInstances(t, tokenEntry)
-			entry[0]["agentConfig"].(map[string]any)["grantsToken"] = agentconfig.GrantsToken(&g)
-			c := newCluster(t, entry)
-			_, err := c.fake.Resource(kindGVR("ConfigMap")).Namespace(shared.ModuleNamespace).Create(t.Context(), memoryOf(t, forged), metav1.CreateOptions{})
-			require.NoError(t, err)
-			w := c.run(t)
-			assert.Empty(t, writtenFor(w, "team-a", name))
-			assert.NotEmpty(t, writtenFor(w, "team-a", examples[1]["name"].(string)))
-			assert.Contains(t, c.f.LoggerOutput().String(), tc.log)
-		})
-	}
 }
 
 // A tenant's admission webhook that words its refusal differently every

@@ -15,10 +15,13 @@ limitations under the License.
 */
 
 // Package instanceobjects applies the Kubernetes objects of every instance
-// the instances hook put into managedStarrocks.internal.instances. They are
-// rendered per instance from the templates of pkg/instanceobjects and
-// created or updated here, not by Helm: all instances in the module's one
-// Helm release would not fit the 1 MiB Secret Helm stores a release in.
+// the instances hook computed, handed over as ConfigMaps desired-<uid> in
+// the module namespace (shared.DesiredPrefix). They are rendered per
+// instance from the templates of pkg/instanceobjects and created or updated
+// here, neither by Helm nor through the module's values: both are stored
+// with the module's one Helm release in one Secret of at most 1 MiB, which
+// a thousand instances' objects, or their tenant-sized entries, would not
+// fit.
 //
 // Every object lives in a tenant namespace, where the tenant can get any
 // write refused (an immutable ConfigMap, a StatefulSet re-created with
@@ -39,15 +42,14 @@ limitations under the License.
 //
 // The hook never deletes an instance object: the objects carry an
 // ownerReference to their Starrocks and go with it (garbage collection), and
-// an instance that leaves the values (invalid without memory, beyond
-// instances.maxCount) keeps the objects it has. It deletes only the records
+// an instance that loses its desired state (invalid without memory, beyond
+// a limit) keeps the objects it has. It deletes only the records
 // of Starrocks that are gone.
 package instanceobjects
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -65,6 +67,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/hooks/internal/applied"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/kubewrite"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
 	"github.com/deckhouse/managed-starrocks/pkg/instanceobjects"
 )
 
@@ -75,7 +78,7 @@ const (
 	SnapRecords    = "applied_records"
 	SnapStarrocks  = "starrocks"
 	SnapNamespaces = "namespaces"
-	SnapMemory     = "last_valid"
+	SnapDesired    = "desired"
 )
 
 // BatchSize is the most instances one run renders and writes. A render is
@@ -92,10 +95,11 @@ const BatchSize = 25
 // the next run, for ever.
 const refusalRefresh = 10 * time.Minute
 
-// Config watches the objects of every instance, their records, the
-// Starrocks (for their UIDs) and the memory the grants come from, and runs
-// before every Helm run, which follows every change of the values the
-// instances hook writes.
+// Config watches the desired state of every instance (the instances hook
+// writes it into ConfigMaps desired-<uid> of the module namespace), the
+// objects of every instance, their records and the Starrocks (for their
+// UIDs). It also runs before every Helm run: a module upgrade changes image
+// digests and settings, which every render reads.
 var Config = &pkg.HookConfig{
 	Queue:        shared.Queue,
 	OnBeforeHelm: &pkg.OrderedConfig{Order: 10},
@@ -147,14 +151,16 @@ func bindings() []pkg.KubernetesConfig {
 			JqFilter:   `{namespace: .metadata.namespace, name: .metadata.name, uid: .metadata.uid}`,
 		},
 		pkg.KubernetesConfig{
-			// The module's memory, where the grants of an entry that names
-			// them by token come from: the module namespace only.
-			Name:              SnapMemory,
+			// What to render: the entries the instances hook computed
+			// (shared.DesiredPrefix), in the module namespace only, where no
+			// tenant writes. Not the module's values: those are stored with
+			// its one Helm release, which tenant-sized entries would outgrow.
+			Name:              SnapDesired,
 			APIVersion:        "v1",
 			Kind:              "ConfigMap",
 			NamespaceSelector: shared.ModuleNamespaceSelector,
-			LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelState: shared.StateLastValid}},
-			JqFilter:          shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), entry: (.data["` + shared.LastValidKey + `"] | str)}`,
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelState: shared.StateDesired}},
+			JqFilter:          shared.JqTypes + `{name: (.metadata.name | str), entry: (.data["` + shared.LastValidKey + `"] | str)}`,
 		},
 		pkg.KubernetesConfig{
 			// Nothing is created in a namespace being deleted (the API
@@ -185,7 +191,10 @@ func Handle(ctx context.Context, input *pkg.HookInput) error {
 	for _, name := range s.staleRecords() {
 		input.PatchCollector.Delete("v1", "ConfigMap", shared.ModuleNamespace, name)
 	}
-	entries := input.Values.Get(shared.InstancesValuesPath).Array()
+	entries, invalid := s.entries()
+	for _, err := range invalid {
+		input.Logger.Error("instance objects not rendered", slog.String("error", err.Error()))
+	}
 	if len(entries) == 0 {
 		return nil
 	}
@@ -195,12 +204,8 @@ func Handle(ctx context.Context, input *pkg.HookInput) error {
 		// failing hook that names the missing value.
 		return err
 	}
-	raw := make([]string, len(entries))
-	for i, e := range entries {
-		raw[i] = e.Raw
-	}
 	now := input.DC.GetClock().Now()
-	p := plan(module, s, raw, now)
+	p := plan(module, s, entries, now)
 	for _, err := range p.failed {
 		input.Logger.Error("instance objects not rendered", slog.String("error", err.Error()))
 	}
@@ -229,8 +234,8 @@ type state struct {
 	starrocks map[string]starrocksRef
 	// terminating namespaces.
 	terminating map[string]bool
-	// memories by UID.
-	memories map[string]memory
+	// desired are the entries by their ConfigMap's name, as written.
+	desired []desiredItem
 	// recordNames are the records' ConfigMap names, parsed or not.
 	recordNames []string
 }
@@ -283,7 +288,6 @@ func readState(snaps pkg.Snapshots) *state {
 		records:     map[string]*applied.Record{},
 		starrocks:   map[string]starrocksRef{},
 		terminating: map[string]bool{},
-		memories:    map[string]memory{},
 	}
 	for _, k := range instanceobjects.Kinds {
 		for o, err := range objectpatch.SnapshotIter[liveObject](snaps.Get(snapshotName(k))) {
@@ -315,15 +319,48 @@ func readState(snaps pkg.Snapshots) *state {
 			s.terminating[ns.Name] = true
 		}
 	}
-	for m, err := range objectpatch.SnapshotIter[memory](snaps.Get(SnapMemory)) {
-		if err != nil {
-			continue
-		}
-		if uid, ok := cutPrefix(m.Name, shared.LastValidPrefix); ok {
-			s.memories[uid] = m
+	for d, err := range objectpatch.SnapshotIter[desiredItem](snaps.Get(SnapDesired)) {
+		if err == nil {
+			s.desired = append(s.desired, d)
 		}
 	}
 	return s
+}
+
+// desiredItem is what the desired-state binding keeps.
+type desiredItem struct {
+	Name  string `json:"name"`
+	Entry string `json:"entry"`
+}
+
+// entries are the entries to render, sorted by their ConfigMaps' names. An
+// entry is checked against the instance schema again (the last layer
+// between a tenant's strings and the templates) and must be of the UID its
+// ConfigMap is named by; one that is not is reported and skipped alone.
+func (s *state) entries() ([]string, []error) {
+	items := slices.Clone(s.desired)
+	slices.SortFunc(items, func(a, b desiredItem) int { return strings.Compare(a.Name, b.Name) })
+	var out []string
+	var invalid []error
+	for _, d := range items {
+		uid, ok := cutPrefix(d.Name, shared.DesiredPrefix)
+		if !ok {
+			continue
+		}
+		if err := desired.ValidateEntry([]byte(d.Entry)); err != nil {
+			invalid = append(invalid, fmt.Errorf("ConfigMap %s/%s: %w", shared.ModuleNamespace, d.Name, err))
+			continue
+		}
+		var id struct {
+			UID string `json:"uid"`
+		}
+		if err := json.Unmarshal([]byte(d.Entry), &id); err != nil || id.UID != uid {
+			invalid = append(invalid, fmt.Errorf("ConfigMap %s/%s holds the entry of uid %q", shared.ModuleNamespace, d.Name, id.UID))
+			continue
+		}
+		out = append(out, d.Entry)
+	}
+	return out, invalid
 }
 
 // cutPrefix is the UID in a record's or a memory's name.
@@ -344,7 +381,7 @@ func (s *state) staleRecords() []string {
 	return out
 }
 
-// entry is one values entry to render.
+// entry is one entry to render.
 type entry struct {
 	instance            map[string]any
 	namespace, name, id string
@@ -369,7 +406,7 @@ func plan(module instanceobjects.Module, s *state, raw []string, now time.Time) 
 	for _, r := range raw {
 		var instance map[string]any
 		if err := json.Unmarshal([]byte(r), &instance); err != nil {
-			p.failed = append(p.failed, fmt.Errorf("decode values entry: %w", err))
+			p.failed = append(p.failed, fmt.Errorf("decode the entry: %w", err))
 			continue
 		}
 		e := entry{instance: instance}
@@ -377,7 +414,7 @@ func plan(module instanceobjects.Module, s *state, raw []string, now time.Time) 
 		e.name, _ = instance["name"].(string)
 		e.id, _ = instance["uid"].(string)
 		if e.namespace == "" || e.name == "" || e.id == "" {
-			p.failed = append(p.failed, fmt.Errorf("values entry without namespace, name or uid"))
+			p.failed = append(p.failed, fmt.Errorf("an entry without namespace, name or uid"))
 			continue
 		}
 		if s.terminating[e.namespace] {
@@ -463,14 +500,7 @@ func apply(ctx context.Context, w writer, module instanceobjects.Module, s *stat
 		if attempted >= BatchSize {
 			break
 		}
-		instance, err := withGrants(e.instance, s.memories)
-		if errors.Is(err, errNoMemory) {
-			continue // the memory's write runs the hook again
-		}
-		if err != nil {
-			res.logs = append(res.logs, fmt.Sprintf("instance %s/%s not rendered: %v", e.namespace, e.name, err))
-			continue
-		}
+		instance := e.instance
 		attempted++
 		objs, err := render(module, instance, e.namespace)
 		if err != nil {

@@ -17,9 +17,9 @@ limitations under the License.
 package instanceobjects
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -36,36 +36,56 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
-	"sigs.k8s.io/yaml"
 
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
 	"github.com/deckhouse/managed-starrocks/pkg/instanceobjects"
 )
 
-// exampleInstances are the instances of openapi/values.yaml's x-examples: a
-// Standalone and a Cluster in team-a, as the instances hook computes them.
+// exampleInstances are the examples of the instance schema
+// (pkg/desired/instance.schema.yaml): a Standalone and a Cluster in team-a,
+// as the instances hook computes them.
 func exampleInstances(t testing.TB) []map[string]any {
 	t.Helper()
-	data, err := os.ReadFile("../../openapi/values.yaml")
+	examples, err := desired.InstanceExamples()
 	require.NoError(t, err)
-	var schema struct {
-		Properties struct {
-			Internal struct {
-				Properties struct {
-					Instances struct {
-						Examples [][]map[string]any `json:"x-examples"`
-					} `json:"instances"`
-				} `json:"properties"`
-			} `json:"internal"`
-		} `json:"properties"`
-	}
-	require.NoError(t, yaml.Unmarshal(data, &schema))
-	examples := schema.Properties.Internal.Properties.Instances.Examples
-	require.NotEmpty(t, examples, "openapi/values.yaml has instance x-examples")
+	require.NotEmpty(t, examples, "the instance schema has examples")
 	require.Len(t, examples[0], 2)
-	return examples[0]
+	data, err := json.Marshal(examples[0])
+	require.NoError(t, err)
+	var out []map[string]any
+	require.NoError(t, json.Unmarshal(data, &out))
+	return out
+}
+
+// setEntries hands entries to the hook as the instances hook does: one
+// ConfigMap desired-<uid> each in the module namespace, replacing those there.
+func setEntries(t testing.TB, client dynamic.Interface, instances []map[string]any) {
+	t.Helper()
+	cms := client.Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(shared.ModuleNamespace)
+	list, err := cms.List(context.Background(), metav1.ListOptions{LabelSelector: shared.LabelState + "=" + shared.StateDesired})
+	require.NoError(t, err)
+	for _, cm := range list.Items {
+		require.NoError(t, cms.Delete(context.Background(), cm.GetName(), metav1.DeleteOptions{}))
+	}
+	for _, inst := range instances {
+		data, err := json.Marshal(inst)
+		require.NoError(t, err)
+		uid, _ := inst["uid"].(string)
+		name, _ := inst["name"].(string)
+		cm := &unstructured.Unstructured{}
+		cm.SetAPIVersion("v1")
+		cm.SetKind("ConfigMap")
+		cm.SetNamespace(shared.ModuleNamespace)
+		cm.SetName(shared.DesiredConfigMapName(uid))
+		cm.SetLabels(shared.InstanceLabels(name, shared.StateDesired))
+		require.NoError(t, unstructured.SetNestedField(cm.Object, string(data), "data", shared.LastValidKey))
+		_, err = cms.Create(context.Background(), cm, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
 }
 
 const globals = `{"global": {"discovery": {"clusterDomain": "cluster.local"}, "modulesImages": {"registry": {"base": "registry.example.com/managed-starrocks"},
@@ -99,8 +119,8 @@ func newCluster(t *testing.T, instances []map[string]any) *cluster {
 	f.RegisterCRD("cert-manager.io", "v1", "Certificate", true)
 	f.RegisterCRD("cert-manager.io", "v1", "Issuer", true)
 	f.RegisterCRD("managed-services.deckhouse.io", "v1alpha1", "Starrocks", true)
-	f.ValuesSet(shared.InstancesValuesPath, instances)
 	c := &cluster{f: f, fake: f.KubeClient().(*dynamicfake.FakeDynamicClient), writes: map[string]bool{}}
+	setEntries(t, c.fake, instances)
 	c.fake.PrependReactor("*", "*", c.react)
 	for _, inst := range instances {
 		c.addStarrocks(t, inst)
@@ -313,7 +333,7 @@ func TestWritesEveryObjectOnceThenNothingUntilSomethingChanges(t *testing.T) {
 	t.Run("a changed entry rewrites its instance", func(t *testing.T) {
 		changed := cloneInstances(t, instances)
 		changed[1]["configuration"].(map[string]any)["catalogTrashExpireSecond"] = float64(7200)
-		c.f.ValuesSet(shared.InstancesValuesPath, changed)
+		setEntries(t, c.fake, changed)
 		w := c.run(t)
 		assert.Contains(t, w, "ConfigMap team-a/d8ms-sr-"+changed[1]["name"].(string)+"-config")
 		for _, x := range w {
@@ -365,15 +385,15 @@ func TestLookAlikesInAnotherNamespaceDoNotCount(t *testing.T) {
 	assert.Len(t, c.run(t), len(victim), "team-a's objects are written again despite the copies in team-b")
 }
 
-// An entry that cannot render (here: no namespace, which openapi/ refuses
-// before it could reach the hook) is logged; the other instances are
+// An entry that cannot render (here: no namespace, which the instance schema
+// refuses) is logged; the other instances are
 // written and the run succeeds, since a failed run would drop every write.
 func TestAnEntryThatCannotRenderHoldsBackNoOther(t *testing.T) {
 	instances := exampleInstances(t)
 	broken := cloneInstances(t, instances[:1])[0]
 	delete(broken, "namespace")
 	c := newCluster(t, instances[1:])
-	c.f.ValuesSet(shared.InstancesValuesPath, append([]map[string]any{broken}, instances[1:]...))
+	setEntries(t, c.fake, append([]map[string]any{broken}, instances[1:]...))
 	w := c.run(t)
 	require.NotEmpty(t, w)
 	for _, x := range w {
@@ -389,7 +409,7 @@ func TestMissingModuleInputsFailTheRun(t *testing.T) {
 	f.RegisterCRD("cert-manager.io", "v1", "Certificate", true)
 	f.RegisterCRD("cert-manager.io", "v1", "Issuer", true)
 	f.RegisterCRD("managed-services.deckhouse.io", "v1alpha1", "Starrocks", true)
-	f.ValuesSet(shared.InstancesValuesPath, exampleInstances(t))
+	setEntries(t, f.KubeClient(), exampleInstances(t))
 	f.RunHook()
 	require.Error(t, f.HookError())
 	assert.Contains(t, f.HookError().Error(), "global.modulesImages.digests.managedStarrocks.starrocksFe")

@@ -42,7 +42,7 @@ import (
 // values entry of olap, and its AccountsReady condition.
 func gates(t *testing.T, f *framework.HookExecutionConfig) (bootstrapped, portsOpen bool, status, reason, message string) {
 	t.Helper()
-	for _, e := range f.ValuesGet(shared.InstancesValuesPath).Array() {
+	for _, e := range entriesOf(t, f) {
 		if e.Get("name").String() == "olap" {
 			bootstrapped, portsOpen = e.Get("agentConfig.bootstrapped").Bool(), e.Get("network.clientPortsOpen").Bool()
 		}
@@ -169,7 +169,7 @@ func TestAForgedReadyBeforeTheAgentOpensOnlyItsOwnInstance(t *testing.T) {
 			require.NoError(t, f.HookError())
 			b, open, _, _, _ := gates(t, f)
 			assert.Equal(t, []bool{tt.want, tt.want}, []bool{b, open})
-			for _, e := range f.ValuesGet(shared.InstancesValuesPath).Array() {
+			for _, e := range entriesOf(t, f) {
 				if e.Get("name").String() == "bi" {
 					assert.False(t, e.Get("network.clientPortsOpen").Bool(), "the other tenant's ports open only on its own agent's report")
 				}

@@ -16,9 +16,11 @@ limitations under the License.
 
 // Package instances is the module's controller hook: on every change of a
 // Starrocks, a StarrocksClass or an object of an instance it validates every
-// instance against its class, computes the desired state into
-// managedStarrocks.internal.instances, remembers the last valid state of each
-// instance in the cluster, and reports status and metrics.
+// instance against its class, computes the desired state of each and hands
+// it to the instanceobjects hook (ConfigMaps desired-<uid> in the module
+// namespace, never the module's values, which the Helm release stores),
+// remembers the last valid state of each instance in the cluster, and
+// reports status and metrics.
 package instances
 
 import (
@@ -51,6 +53,7 @@ const (
 	SnapPods            = "frontend_pods"
 	SnapCertificates    = "certificates"
 	SnapLastValid       = "last_valid"
+	SnapDesired         = "desired"
 	SnapPVCs            = "pvcs"
 	SnapStorageClasses  = "storage_classes"
 	SnapNamespaces      = "namespaces"
@@ -175,6 +178,19 @@ var Config = &pkg.HookConfig{
 			JqFilter:          shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), entry: (.data["` + shared.LastValidKey + `"] | str)}`,
 		},
 		{
+			// The entries handed to the instanceobjects hook
+			// (shared.DesiredPrefix), to write only those that changed. A
+			// snapshot only: the hook's own writes must not run it again.
+			Name:                         SnapDesired,
+			APIVersion:                   "v1",
+			Kind:                         "ConfigMap",
+			NamespaceSelector:            shared.ModuleNamespaceSelector,
+			LabelSelector:                &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelState: shared.StateDesired}},
+			ExecuteHookOnEvents:          &no,
+			ExecuteHookOnSynchronization: &no,
+			JqFilter:                     shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), entry: (.data["` + shared.LastValidKey + `"] | str)}`,
+		},
+		{
 			// The instanceobjects hook's records (hooks/internal/applied):
 			// only in the module namespace, like the memory, so a tenant
 			// cannot forge one. Its writes change them: a reason to run.
@@ -296,14 +312,21 @@ func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) erro
 		input.Logger.Warn("the API server refused a write of an instance", "instance", r.Instance, "object", r.Object, "refusal", r.Message)
 	}
 
-	input.Values.Set(shared.InstancesValuesPath, plan.Values)
-	// The memory lives in the module namespace, where no tenant can write,
-	// set a quota or admit anything: no tenant can get these refused, so
-	// the patch collector (all or nothing, after the hook) is safe here.
+	// The memory and the desired state live in the module namespace, where
+	// no tenant can write, set a quota or admit anything: no tenant can get
+	// these refused, so the patch collector (all or nothing, after the hook)
+	// is safe here. Nothing goes into the module's values: they are stored
+	// with its one Helm release, which tenant-sized entries would outgrow.
 	for _, cm := range plan.LastValid {
 		input.PatchCollector.CreateOrUpdate(cm)
 	}
 	for _, name := range plan.StaleLastValid {
+		input.PatchCollector.DeleteInBackground("v1", "ConfigMap", shared.ModuleNamespace, name)
+	}
+	for _, cm := range plan.Desired {
+		input.PatchCollector.CreateOrUpdate(cm)
+	}
+	for _, name := range plan.StaleDesired {
 		input.PatchCollector.DeleteInBackground("v1", "ConfigMap", shared.ModuleNamespace, name)
 	}
 	for _, p := range plan.StatusPatches {
@@ -408,6 +431,7 @@ func ReadState(input *pkg.HookInput) (State, error) {
 	s.RolloutPods = decodeEach[RolloutPodSnap](snaps, SnapRolloutPods, func(v *RolloutPodSnap, err error) { v.Owner = nil })
 	s.Certificates = decodeEach[CertificateSnap](snaps, SnapCertificates, func(v *CertificateSnap, err error) { v.Unreadable = err.Error() })
 	s.LastValid = decodeEach[LastValidSnap](snaps, SnapLastValid, func(v *LastValidSnap, err error) { v.Entry = "" })
+	s.Desired = decodeEach[LastValidSnap](snaps, SnapDesired, func(v *LastValidSnap, err error) { v.Entry = "" })
 	s.PVCs = decodeEach[PVCSnap](snaps, SnapPVCs, func(v *PVCSnap, err error) { v.Unreadable = err.Error() })
 	s.StorageClasses = decodeEach[StorageClassSnap](snaps, SnapStorageClasses, func(v *StorageClassSnap, err error) { v.AllowVolumeExpansion = false })
 	s.EventNamespaces = map[string]bool{}

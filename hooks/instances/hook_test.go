@@ -162,7 +162,7 @@ func TestHookRendersAValidInstanceAndReportsStatus(t *testing.T) {
 	f.RunHook()
 	require.NoError(t, f.HookError())
 
-	entries := f.ValuesGet(shared.InstancesValuesPath).Array()
+	entries := entriesOf(t, f)
 	require.Len(t, entries, 1)
 	assert.Equal(t, "olap", entries[0].Get("name").String())
 	assert.Equal(t, "d8ms-sr-olap.team.svc.cluster.local", entries[0].Get("agentConfig.queryHost").String())
@@ -261,17 +261,16 @@ func TestHookKeepsTheLastValidConfigurationOfAnInstanceThatBecameInvalid(t *test
 	f.KubeStateSet(classYAML + "---" + starrocksYAML("olap", 1, 2, 1024))
 	f.RunHook()
 	require.NoError(t, f.HookError())
-	before := f.ValuesGet(shared.InstancesValuesPath).Array()[0].Raw
+	before := entriesOf(t, f)[0].Raw
 
 	// Generation 2 breaks the class's CEL rule; the cluster still holds the
-	// persisted ConfigMap and the status of generation 1. The values store is
-	// reset so only the cluster can carry the last valid state.
-	f.ValuesDelete(shared.InstancesValuesPath)
+	// persisted ConfigMap and the status of generation 1, not the desired
+	// state written before: only the memory can carry the last valid state.
 	f.KubeStateSet(classYAML + "---" + starrocksYAMLWithStatus(t, f, "olap", 2, 2, 4096) + "---" + lastValidYAML(t, f, "uid-olap"))
 	f.RunHook()
 	require.NoError(t, f.HookError())
 
-	entries := f.ValuesGet(shared.InstancesValuesPath).Array()
+	entries := entriesOf(t, f)
 	require.Len(t, entries, 1)
 	assert.JSONEq(t, before, entries[0].Raw, "the values entry is the one of generation 1")
 
@@ -299,7 +298,7 @@ func TestHookRendersNothingForABrandNewInvalidInstance(t *testing.T) {
 	f.RunHook()
 	require.NoError(t, f.HookError())
 
-	assert.Empty(t, f.ValuesGet(shared.InstancesValuesPath).Array())
+	assert.Empty(t, entriesOf(t, f))
 	assert.Nil(t, f.KubernetesResource("ConfigMap", shared.ModuleNamespace, "last-valid-uid-bad"))
 	st := statusOf(t, f, "bad")
 	assert.Equal(t, v1alpha1.PhaseInvalid, st.Phase)
@@ -343,7 +342,7 @@ func TestHookSortsValuesAndValidatesThemAgainstTheSchema(t *testing.T) {
 	f.KubeStateSet(classYAML + "---" + starrocksYAML("zeta", 1, 2, 1024) + "---" + starrocksYAML("alpha", 1, 2, 1024))
 	f.RunHook()
 	require.NoError(t, f.HookError())
-	entries := f.ValuesGet(shared.InstancesValuesPath).Array()
+	entries := entriesOf(t, f)
 	require.Len(t, entries, 2)
 	assert.Equal(t, "alpha", entries[0].Get("name").String())
 	assert.Equal(t, "zeta", entries[1].Get("name").String())

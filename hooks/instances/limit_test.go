@@ -44,7 +44,7 @@ func TestHookManagesAtMostMaxCountInstancesTheOldestFirst(t *testing.T) {
 	require.NoError(t, f.HookError())
 
 	var names []string
-	for _, e := range f.ValuesGet(shared.InstancesValuesPath).Array() {
+	for _, e := range entriesOf(t, f) {
 		names = append(names, e.Get("name").String())
 	}
 	assert.Equal(t, []string{"middle", "old"}, names, "the two oldest are rendered, the newest is not")
@@ -78,7 +78,7 @@ func TestLoweringTheLimitKeepsTheMemoryOfTheInstancesBeyondIt(t *testing.T) {
 	f.KubeStateSet(docs)
 	f.RunHook()
 	require.NoError(t, f.HookError())
-	require.Len(t, f.ValuesGet(shared.InstancesValuesPath).Array(), 2)
+	require.Len(t, entriesOf(t, f), 2)
 	memory := lastValidYAML(t, f, "uid-new")
 
 	// The admin lowers the limit; the cluster holds both memories.
@@ -87,7 +87,7 @@ func TestLoweringTheLimitKeepsTheMemoryOfTheInstancesBeyondIt(t *testing.T) {
 	f.RunHook()
 	require.NoError(t, f.HookError())
 
-	entries := f.ValuesGet(shared.InstancesValuesPath).Array()
+	entries := entriesOf(t, f)
 	require.Len(t, entries, 1)
 	assert.Equal(t, "old", entries[0].Get("name").String())
 	assert.NotNil(t, f.KubernetesResource("ConfigMap", shared.ModuleNamespace, "last-valid-uid-new"),
@@ -99,7 +99,7 @@ func TestLoweringTheLimitKeepsTheMemoryOfTheInstancesBeyondIt(t *testing.T) {
 	f.ValuesSet(shared.MaxInstancesPath, 2)
 	f.RunHook()
 	require.NoError(t, f.HookError())
-	assert.Len(t, f.ValuesGet(shared.InstancesValuesPath).Array(), 2)
+	assert.Len(t, entriesOf(t, f), 2)
 }
 
 func TestHookGivesCollidingNamesOnlyToTheOlder(t *testing.T) {
@@ -116,7 +116,7 @@ func TestHookGivesCollidingNamesOnlyToTheOlder(t *testing.T) {
 	require.NoError(t, f.HookError())
 
 	var names []string
-	for _, e := range f.ValuesGet(shared.InstancesValuesPath).Array() {
+	for _, e := range entriesOf(t, f) {
 		names = append(names, e.Get("name").String())
 	}
 	assert.Equal(t, []string{"a", "b"}, names, "only the older of the two gets an entry")
@@ -153,7 +153,7 @@ func TestHookManagesAtMostMaxPerNamespaceInstancesOfANamespace(t *testing.T) {
 	require.NoError(t, f.HookError())
 
 	var keys []string
-	for _, e := range f.ValuesGet(shared.InstancesValuesPath).Array() {
+	for _, e := range entriesOf(t, f) {
 		keys = append(keys, e.Get("namespace").String()+"/"+e.Get("name").String())
 	}
 	assert.Equal(t, []string{"other/elsewhere", "team/old"}, keys, "one instance per namespace, the oldest")

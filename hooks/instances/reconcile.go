@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,6 +46,9 @@ type State struct {
 	RolloutPods    []RolloutPodSnap
 	Certificates   []CertificateSnap
 	LastValid      []LastValidSnap
+	// Desired are the desired-state ConfigMaps in the module namespace
+	// (shared.DesiredPrefix): what each instance's entry was last written as.
+	Desired        []LastValidSnap
 	PVCs           []PVCSnap
 	StorageClasses []StorageClassSnap
 	// EventNamespaces are the namespaces that exist, are not terminating
@@ -192,8 +196,16 @@ type LastValidSnap struct {
 
 // Plan is what one run writes.
 type Plan struct {
-	// Values is managedStarrocks.internal.instances.
+	// Values are the entries of the instances that get objects, sorted by
+	// namespace and name: what the instanceobjects hook renders, handed to
+	// it through the desired-state ConfigMaps.
 	Values []desired.Instance
+	// Desired are the desired-state ConfigMaps to create or update (an
+	// entry that changed), StaleDesired the names of those whose instance
+	// has no entry any more (gone, ending, invalid without memory, beyond a
+	// limit): its objects are then left as they are.
+	Desired      []*corev1.ConfigMap
+	StaleDesired []string
 	// LastValid are the ConfigMaps to create or update.
 	LastValid []*corev1.ConfigMap
 	// StaleLastValid are the names of last-valid ConfigMaps (in the module
@@ -306,6 +318,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 		MaxPerNamespace: s.MaxPerNamespace,
 	})
 	plan.Values = out.Instances
+	plan.Desired, plan.StaleDesired = desiredConfigMaps(out.Instances, s.Desired, &plan.Warnings)
 	expandable := make(map[string]bool, len(s.StorageClasses))
 	for _, sc := range s.StorageClasses {
 		expandable[sc.Name] = sc.AllowVolumeExpansion
@@ -575,4 +588,49 @@ func sameJSON(a, b any) bool {
 	x, err1 := json.Marshal(a)
 	y, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+// desiredConfigMaps hands each entry to the instanceobjects hook: a
+// ConfigMap desired-<uid> in the module namespace, written when the entry
+// changed, deleted when the instance has no entry any more. An entry that
+// breaks the instance schema (the last layer between a tenant's strings and
+// the templates) is not written: the instance keeps what was rendered
+// before, and the warning names it; every other instance goes on.
+func desiredConfigMaps(entries []desired.Instance, live []LastValidSnap, warnings *[]string) ([]*corev1.ConfigMap, []string) {
+	written := make(map[string]string, len(live))
+	for _, d := range live {
+		if d.Namespace == shared.ModuleNamespace && strings.HasPrefix(d.Name, shared.DesiredPrefix) {
+			written[d.Name] = d.Entry
+		}
+	}
+	keep := make(map[string]bool, len(entries))
+	var changed []*corev1.ConfigMap
+	for i := range entries {
+		e := &entries[i]
+		name := shared.DesiredConfigMapName(e.UID)
+		keep[name] = true
+		data, err := json.Marshal(e)
+		if err == nil {
+			err = desired.ValidateEntry(data)
+		}
+		if err != nil {
+			*warnings = append(*warnings, fmt.Sprintf("instance %s/%s: its desired state is not handed on, what runs stays: %v", e.Namespace, e.Name, err))
+			continue
+		}
+		if written[name] == string(data) {
+			continue
+		}
+		cm := lastValidConfigMap(e, string(data))
+		cm.Name = name
+		cm.Labels = shared.InstanceLabels(e.Name, shared.StateDesired)
+		changed = append(changed, cm)
+	}
+	var stale []string
+	for name := range written {
+		if !keep[name] {
+			stale = append(stale, name)
+		}
+	}
+	sort.Strings(stale)
+	return changed, stale
 }

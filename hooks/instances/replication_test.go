@@ -24,7 +24,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
-	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
@@ -59,7 +58,7 @@ func TestHookReportsReplicationAndRefusesCountsBelowIt(t *testing.T) {
 		s, r, m := condition(st, v1alpha1.ConditionConfigurationValid)
 		assert.Equal(t, []string{"False", ReasonClassRuleViolated}, []string{s, r})
 		assert.Contains(t, m, "table shop.orders has replication_num 4")
-		entries := f.ValuesGet(shared.InstancesValuesPath).Array()
+		entries := entriesOf(t, f)
 		require.Len(t, entries, 1)
 		assert.Len(t, entries[0].Get("agentConfig.backends").Array(), 4, "no BE is decommissioned")
 	})

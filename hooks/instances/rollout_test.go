@@ -27,7 +27,6 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
-	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
@@ -154,7 +153,7 @@ func TestHookRollout(t *testing.T) {
 				assert.Equal(t, p != tt.wantDeleted, exists, "pod %s", p)
 			}
 			if tt.wantImage != "" {
-				entries := f.ValuesGet(shared.InstancesValuesPath).Array()
+				entries := entriesOf(t, f)
 				require.Len(t, entries, 1)
 				assert.Equal(t, tt.wantImage, entries[0].Get("agentConfig.createImage").String(), "the leader's agent is asked for the image")
 			}

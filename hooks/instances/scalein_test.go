@@ -27,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
-	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
@@ -137,7 +136,7 @@ func TestHookScalesBackendsInOnlyAfterTheAgentConfirms(t *testing.T) {
 			f.RunHook()
 			require.NoError(t, f.HookError())
 
-			entries := f.ValuesGet(shared.InstancesValuesPath).Array()
+			entries := entriesOf(t, f)
 			require.Len(t, entries, 1, "%+v", statusOf(t, f, "olap").Conditions)
 			assert.EqualValues(t, tt.wantReplicas, entries[0].Get("backend.replicas").Int(), "rendered BE replicas")
 			backends := entries[0].Get("agentConfig.backends").Array()

@@ -78,7 +78,7 @@ func TestForgedMemoryChangesNothing(t *testing.T) {
 			f.KubeStateSet(classYAML + "---" + invalidInstanceYAML() + "---" + tt.cm)
 			f.RunHook()
 			require.NoError(t, f.HookError())
-			assert.Empty(t, f.ValuesGet(shared.InstancesValuesPath).Array(), "a copy outside the module namespace is never the module's memory")
+			assert.Empty(t, entriesOf(t, f), "a copy outside the module namespace is never the module's memory")
 			st := statusOf(t, f, "olap")
 			s, r, _ := condition(st, v1alpha1.ConditionLastValidConfigurationApplied)
 			assert.Equal(t, []string{"False", ReasonNeverValid}, []string{s, r})
@@ -98,7 +98,7 @@ func TestMemoryCountsOnlyForTheLiveObjectOfItsUID(t *testing.T) {
 			f.KubeStateSet(classYAML + "---" + invalidInstanceYAML() + "---" + other + "---" + configMapDoc(shared.ModuleNamespace, "last-valid-uid-olap", tt.entry))
 			f.RunHook()
 			require.NoError(t, f.HookError())
-			assert.Empty(t, f.ValuesGet(shared.InstancesValuesPath).Array())
+			assert.Empty(t, entriesOf(t, f))
 			assert.Contains(t, f.LoggerOutput().String(), "is ignored")
 		})
 	}
@@ -149,7 +149,7 @@ func TestAMalformedAgentStatusAffectsOnlyItsInstance(t *testing.T) {
 			f.RunHook()
 			require.NoError(t, f.HookError(), "one malformed annotation never fails the run")
 
-			entries := f.ValuesGet(shared.InstancesValuesPath).Array()
+			entries := entriesOf(t, f)
 			require.Len(t, entries, 2, "every instance is still reconciled")
 			assert.Equal(t, "bi", entries[0].Get("name").String())
 			assert.Equal(t, "olap", entries[1].Get("name").String())
@@ -186,7 +186,7 @@ func TestOnlyTheInstancesOwnObjectsCount(t *testing.T) {
 	require.NoError(t, f.HookError())
 	s, r, _ := condition(statusOf(t, f, "olap"), ConditionAccountsReady)
 	assert.Equal(t, []string{"False", ReasonWaitingForAgent}, []string{s, r})
-	assert.False(t, f.ValuesGet(shared.InstancesValuesPath).Array()[0].Get("network.clientPortsOpen").Bool())
+	assert.False(t, entriesOf(t, f)[0].Get("network.clientPortsOpen").Bool())
 
 	t.Run("a StatefulSet under another name is not the instance's", func(t *testing.T) {
 		f := newHook(t)
@@ -208,7 +208,7 @@ func TestAccountsReadyOpensTheClientPortsForGood(t *testing.T) {
 	require.NoError(t, f.HookError())
 	s, r, _ := condition(statusOf(t, f, "olap"), ConditionAccountsReady)
 	assert.Equal(t, []string{"False", ReasonWaitingForAgent}, []string{s, r})
-	assert.False(t, f.ValuesGet(shared.InstancesValuesPath).Array()[0].Get("network.clientPortsOpen").Bool(), "closed until the agent reports")
+	assert.False(t, entriesOf(t, f)[0].Get("network.clientPortsOpen").Bool(), "closed until the agent reports")
 
 	steps := []struct {
 		name, status, wantStatus, wantReason string
@@ -226,7 +226,7 @@ func TestAccountsReadyOpensTheClientPortsForGood(t *testing.T) {
 			require.NoError(t, f.HookError())
 			s, r, _ := condition(statusOf(t, f, "olap"), ConditionAccountsReady)
 			assert.Equal(t, []string{st.wantStatus, st.wantReason}, []string{s, r})
-			assert.Equal(t, st.wantStatus == "True", f.ValuesGet(shared.InstancesValuesPath).Array()[0].Get("network.clientPortsOpen").Bool())
+			assert.Equal(t, st.wantStatus == "True", entriesOf(t, f)[0].Get("network.clientPortsOpen").Bool())
 		})
 	}
 }
@@ -236,7 +236,7 @@ func TestAllowedNamespacesReachTheValues(t *testing.T) {
 	f.KubeStateSet(classYAML + "---" + starrocksYAML("olap", 1, 2, 1024) + "  network: {allowedNamespaces: [{matchLabels: {team: bi}}]}\n")
 	f.RunHook()
 	require.NoError(t, f.HookError())
-	assert.JSONEq(t, `[{"matchLabels":{"team":"bi"}}]`, f.ValuesGet(shared.InstancesValuesPath).Array()[0].Get("network.allowedNamespaces").Raw)
+	assert.JSONEq(t, `[{"matchLabels":{"team":"bi"}}]`, entriesOf(t, f)[0].Get("network.allowedNamespaces").Raw)
 }
 
 func TestMemoryOfAnUnreadableStarrocksIsKept(t *testing.T) {

@@ -26,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
-	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
@@ -141,7 +140,7 @@ func TestHookExpandsGrownVolumesAndKeepsTheTemplateSize(t *testing.T) {
 		f.RunHook()
 		require.NoError(t, f.HookError())
 
-		e := f.ValuesGet(shared.InstancesValuesPath).Array()[0]
+		e := entriesOf(t, f)[0]
 		assert.Equal(t, "30Gi", e.Get("backend.storage.size").String())
 		assert.Equal(t, "20Gi", e.Get("backend.storage.templateSize").String(), "the StatefulSet keeps the size it was created with")
 		assert.Equal(t, "10Gi", e.Get("frontend.storage.templateSize").String())
@@ -188,7 +187,7 @@ func TestHookPassesTheCertificateRevisionToTheValues(t *testing.T) {
 			f.KubeStateSet(classYAML + "---" + starrocksYAML("olap", 1, 2, 1024) + tt.objects)
 			f.RunHook()
 			require.NoError(t, f.HookError())
-			assert.Equal(t, tt.revision, f.ValuesGet(shared.InstancesValuesPath).Array()[0].Get("tls.certificateRevision").Int())
+			assert.Equal(t, tt.revision, entriesOf(t, f)[0].Get("tls.certificateRevision").Int())
 		})
 	}
 }

@@ -113,7 +113,7 @@ func TestHookKeepsARefusedWriteWithItsInstance(t *testing.T) {
 		refuse(f, "patch", "starrockses", "team", "a", "etcdserver: request is too large")
 		f.RunHook()
 		require.NoError(t, f.HookError(), "one tenant's object never fails the run")
-		assert.Len(t, f.ValuesGet(shared.InstancesValuesPath).Array(), 2, "both instances keep their values")
+		assert.Len(t, entriesOf(t, f), 2, "both instances keep their values")
 		assert.Empty(t, statusOf(t, f, "a").Phase, "a's status was refused")
 		assert.NotEmpty(t, statusOf(t, f, "b").Phase, "b's status landed in the same run")
 		assert.Contains(t, f.LoggerOutput().String(), "etcdserver: request is too large")
@@ -182,13 +182,13 @@ func TestHookEndsTheInstancesOfANamespaceBeingDeleted(t *testing.T) {
 			f.KubeStateSet(namespaces(false) + "---" + classYAML + "---" + live + "---" + b)
 			f.RunHook()
 			require.NoError(t, f.HookError())
-			require.Len(t, f.ValuesGet(shared.InstancesValuesPath).Array(), 2)
+			require.Len(t, entriesOf(t, f), 2)
 			memory := lastValidYAML(t, f, "uid-a") + "---" + lastValidYAML(t, f, "uid-b")
 
 			f.KubeStateSet(namespaces(tt.terminating) + "---" + classYAML + "---" + tt.a + "---" + b + "---" + memory)
 			f.RunHook()
 			require.NoError(t, f.HookError())
-			entries := f.ValuesGet(shared.InstancesValuesPath).Array()
+			entries := entriesOf(t, f)
 			require.Len(t, entries, 1, "the ending instance gets no values entry: nothing is created for it")
 			assert.Equal(t, "b", entries[0].Get("name").String())
 			assert.Nil(t, f.KubernetesResource("ConfigMap", shared.ModuleNamespace, "last-valid-uid-a"), "its memory is deleted")
@@ -210,7 +210,7 @@ func TestHookEndsTheInstancesOfANamespaceBeingDeleted(t *testing.T) {
 		f.RunHook()
 		require.NoError(t, f.HookError())
 		assert.NotNil(t, f.KubernetesResource("ConfigMap", shared.ModuleNamespace, "last-valid-uid-a"))
-		assert.Len(t, f.ValuesGet(shared.InstancesValuesPath).Array(), 1)
+		assert.Len(t, entriesOf(t, f), 1)
 	})
 }
 

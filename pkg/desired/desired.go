@@ -14,8 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package desired turns Starrocks objects and their classes into the values
-// entries of managedStarrocks.internal.instances[] (openapi/values.yaml). It
+// Package desired turns Starrocks objects and their classes into the
+// desired state of each instance (Instance, held to instance.schema.yaml),
+// which the instances hook hands to the instanceobjects hook. It
 // is pure: no Kubernetes client, no module-sdk, so the hooks, the render
 // tests of the templates and benchmarks all call the same code.
 //

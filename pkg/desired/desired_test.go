@@ -18,13 +18,8 @@ package desired
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"runtime"
 	"testing"
 
-	"github.com/flant/addon-operator/pkg/utils"
-	"github.com/flant/addon-operator/pkg/values/validation"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -325,53 +320,6 @@ func TestComputeSortsByNamespaceAndName(t *testing.T) {
 	a, _ := json.Marshal(out.Instances)
 	b, _ := json.Marshal(again.Instances)
 	assert.JSONEq(t, string(a), string(b), "the output does not depend on the input order")
-}
-
-// TestValuesMatchTheOpenAPISchema is the hooks→templates contract: entries
-// computed here validate against openapi/values.yaml with addon-operator's
-// own validator (which forbids properties the schema does not declare).
-func TestValuesMatchTheOpenAPISchema(t *testing.T) {
-	storage := schemaStorage(t)
-	standalone := instance("ns", "solo")
-	standalone.Spec.Type, standalone.Spec.Backend.Replicas = v1alpha1.TypeStandalone, nil
-	cl := class()
-	cl.Spec.NodeAffinity = &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "k", Operator: corev1.NodeSelectorOpExists}}}},
-	}}
-	out := Compute(Input{Instances: []*v1alpha1.Starrocks{instance("ns", "cluster"), standalone}, Classes: []*v1alpha1.StarrocksClass{cl}})
-	require.Len(t, out.Instances, 2)
-
-	values := valuesWith(t, out.Instances)
-	require.NoError(t, storage.ValidateValues("managedStarrocks", values))
-
-	t.Run("the validator rejects an entry the schema does not describe", func(t *testing.T) {
-		bad := valuesWith(t, out.Instances)
-		inst := bad["managedStarrocks"].(map[string]any)["internal"].(map[string]any)["instances"].([]any)[0].(map[string]any)
-		inst["names"].(map[string]any)["undeclared"] = "x"
-		assert.Error(t, storage.ValidateValues("managedStarrocks", bad))
-	})
-}
-
-func valuesWith(t *testing.T, instances []Instance) utils.Values {
-	t.Helper()
-	data, err := json.Marshal(map[string]any{"managedStarrocks": map[string]any{"internal": map[string]any{"instances": instances, "webhookCert": map[string]any{}}}})
-	require.NoError(t, err)
-	var v utils.Values
-	require.NoError(t, json.Unmarshal(data, &v))
-	return v
-}
-
-func schemaStorage(t *testing.T) *validation.SchemaStorage {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	cfg, err := os.ReadFile(filepath.Join(root, "openapi", "config-values.yaml"))
-	require.NoError(t, err)
-	vals, err := os.ReadFile(filepath.Join(root, "openapi", "values.yaml"))
-	require.NoError(t, err)
-	s, err := validation.NewSchemaStorage(cfg, vals)
-	require.NoError(t, err)
-	return s
 }
 
 func TestNetworkFollowsTheSpecAndTheAccounts(t *testing.T) {

@@ -66,8 +66,7 @@ func TestGrantsFollowTheSpec(t *testing.T) {
 	}
 	assert.Equal(t, want, out.Instances[0].AgentConfig.Grants)
 
-	values := valuesWith(t, out.Instances)
-	require.NoError(t, schemaStorage(t).ValidateValues("managedStarrocks", values))
+	requireEntriesValid(t, out.Instances)
 }
 
 // Nothing declared is empty lists, never nil: nil tells the agent to touch
@@ -99,9 +98,9 @@ func TestGrantsOfAnInvalidChangeStayTheLastValid(t *testing.T) {
 	assert.Equal(t, last.AgentConfig.Grants, out.Instances[0].AgentConfig.Grants)
 }
 
-// The largest spec the CRD and the class rules accept passes the values
+// The largest spec the CRD and the class rules accept passes the instance
 // schema: its maxItems and patterns are not tighter than the spec's.
-func TestTheLargestGrantsPassTheValuesSchema(t *testing.T) {
+func TestTheLargestGrantsPassTheInstanceSchema(t *testing.T) {
 	// The class rules refuse this many bytes (classrules.MaxDeclarationBytes);
 	// the schema must still not be the tighter of the two.
 	sr := largestAccounts(instance("s"+strings.Repeat("b", 62), "n"+strings.Repeat("a", 39)))
@@ -109,7 +108,7 @@ func TestTheLargestGrantsPassTheValuesSchema(t *testing.T) {
 	out := Compute(Input{Instances: []*v1alpha1.Starrocks{plain}, Classes: []*v1alpha1.StarrocksClass{class()}})
 	require.Len(t, out.Instances, 1, "%v", out.Results[0].Violations)
 	out.Instances[0].AgentConfig.Grants = GrantsFor(sr)
-	require.NoError(t, schemaStorage(t).ValidateValues("managedStarrocks", valuesWith(t, out.Instances)))
+	requireEntriesValid(t, out.Instances)
 }
 
 // largestAccounts declares 64 databases, 64 roles of 64 privilege entries

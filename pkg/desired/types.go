@@ -22,8 +22,8 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
-// Instance is one entry of managedStarrocks.internal.instances[]. It mirrors
-// openapi/values.yaml (definitions.instance) field for field; the contract
+// Instance is the desired state of one instance. It mirrors
+// instance.schema.yaml (definitions.instance) field for field; the contract
 // test in this package validates it against that schema, so a change to one
 // without the other fails.
 type Instance struct {

@@ -16,11 +16,13 @@ limitations under the License.
 
 // Package instanceobjects renders the Kubernetes objects of one Starrocks
 // instance (StatefulSets, Services, ConfigMap, certificates, PDBs,
-// NetworkPolicy, the agent's RBAC) from its entry in
-// managedStarrocks.internal.instances, with the Helm engine and the templates
-// embedded here. The hooks apply them (hooks/instanceobjects) instead of
-// Helm: all instances in the module's one Helm release would not fit the
-// 1 MiB Secret Helm stores a release in (docs/BENCHMARKS.md).
+// NetworkPolicy, the agent's RBAC) from its desired state (desired.Instance),
+// with the Helm engine and the templates embedded here. The hooks apply them
+// (hooks/instanceobjects) instead of Helm: all instances in the module's one
+// Helm release would not fit the 1 MiB Secret Helm stores a release in
+// (docs/BENCHMARKS.md). The templates read the instance as
+// .Values.managedStarrocks.internal.instances of their own render tree
+// (Module.values), never of the module's values.
 package instanceobjects
 
 import (
@@ -221,8 +223,8 @@ func (m Module) values(instance map[string]any) map[string]any {
 	}
 }
 
-// Render renders the objects of one instance (an entry of
-// managedStarrocks.internal.instances as JSON decodes it) in the order they
+// Render renders the objects of one instance (its desired state as JSON
+// decodes it) in the order they
 // are applied, each annotated with the render checksum and object count.
 func (m Module) Render(instance map[string]any) ([]*unstructured.Unstructured, error) {
 	if err := m.Check(); err != nil {

@@ -24,6 +24,7 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -321,13 +322,17 @@ func examplePath(name string) string {
 	return filepath.Join(controlplane.RepoRoot(), "docs", "examples", name)
 }
 
-// hasValuesEntry says whether the module's values hold a desired state for
-// the instance: what the instanceobjects hook renders objects from.
+// hasValuesEntry says whether the instances hook handed on a desired state
+// for the instance (a ConfigMap desired-<uid> in the module namespace): what
+// the instanceobjects hook renders objects from.
 func (e *env) hasValuesEntry(namespace, name string) bool {
-	internal, _ := e.loop.ModuleValues()["internal"].(map[string]any)
-	entries, _ := internal["instances"].([]any)
-	for _, entry := range entries {
-		if m, ok := entry.(map[string]any); ok && m["namespace"] == namespace && m["name"] == name {
+	list, err := e.kube.CoreV1().ConfigMaps("d8-managed-starrocks").List(context.Background(), metav1.ListOptions{LabelSelector: "managed-starrocks.deckhouse.io/state=desired"})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, cm := range list.Items {
+		var entry struct{ Namespace, Name string }
+		if json.Unmarshal([]byte(cm.Data["instance.json"]), &entry) == nil && entry.Namespace == namespace && entry.Name == name {
 			return true
 		}
 	}

@@ -60,7 +60,7 @@ func TestGrantsSchemaMatchesTheCRDAndTheClassRules(t *testing.T) {
 		}
 		return node
 	}
-	values := read("openapi/values.yaml")
+	values := read("pkg/desired/instance.schema.yaml")
 	defs := at(values, "definitions")
 	crd := at(read("crds/starrocks.yaml"), "spec", "versions", 0, "schema", "openAPIV3Schema", "properties", "spec", "properties")
 

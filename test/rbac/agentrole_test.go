@@ -18,8 +18,6 @@ package rbac_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -29,7 +27,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/deckhouse/managed-starrocks/dev/chartrender"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
@@ -40,20 +37,14 @@ import (
 // instances of namespace team-a), as generic JSON.
 func exampleEntries(t *testing.T) []any {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "openapi", "values.yaml"))
+	examples, err := desired.InstanceExamples()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var schema map[string]any
-	if err := yaml.Unmarshal(data, &schema); err != nil {
-		t.Fatal(err)
+	if len(examples) == 0 || len(examples[0]) != 2 {
+		t.Fatalf("the instance schema's examples: %d lists, want one of 2 instances", len(examples))
 	}
-	instances := schema["properties"].(map[string]any)["internal"].(map[string]any)["properties"].(map[string]any)["instances"].(map[string]any)
-	entries := instances["x-examples"].([]any)[0].([]any)
-	if len(entries) != 2 {
-		t.Fatalf("%d example instances, want 2", len(entries))
-	}
-	return entries
+	return examples[0]
 }
 
 // The agent's Role on a real apiserver: its ServiceAccount reads and

@@ -46,9 +46,6 @@ const ModuleNamespace = "d8-managed-starrocks"
 // ValuesPrefix is the module's values root.
 const ValuesPrefix = "managedStarrocks"
 
-// InstancesValuesPath is where the desired state goes.
-const InstancesValuesPath = ValuesPrefix + ".internal.instances"
-
 // MaxInstancesPath is the module setting instances.maxCount: the most
 // instances the module manages (openapi/config-values.yaml).
 const MaxInstancesPath = ValuesPrefix + ".instances.maxCount"
@@ -79,6 +76,7 @@ const LabelState = "managed-starrocks.deckhouse.io/state"
 // State values of LabelState.
 const (
 	StateLastValid        = "last-valid"
+	StateDesired          = "desired"
 	StateCredentials      = "credentials"
 	StateAgentCredentials = "agent-credentials"
 	StateKeystore         = "keystore-password"
@@ -97,6 +95,19 @@ const AnnotationInstance = "managed-starrocks.deckhouse.io/instance"
 
 // LastValidKey is the ConfigMap key holding the last valid values entry (JSON).
 const LastValidKey = "instance.json"
+
+// DesiredPrefix names the ConfigMaps d8-managed-starrocks/desired-<uid>: the
+// entry (desired.Instance, key LastValidKey) the instances hook computed for
+// the Starrocks of that UID, which the instanceobjects hook renders. They
+// are the channel between the two hooks instead of the module's values:
+// values are stored with the module's one Helm release in one Secret of at
+// most 1 MiB, and an entry holds what a tenant writes (allowed namespaces,
+// declared users and roles), so a thousand instances of tenant-sized
+// entries would not fit it; a ConfigMap per instance holds one entry.
+const DesiredPrefix = "desired-"
+
+// DesiredConfigMapName is the desired-state ConfigMap of a Starrocks UID.
+func DesiredConfigMapName(uid string) string { return DesiredPrefix + uid }
 
 // LastValidPrefix starts the name of every last-valid ConfigMap.
 const LastValidPrefix = "last-valid-"
