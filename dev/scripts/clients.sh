@@ -42,7 +42,7 @@ install() {
   fi
   if [[ ! -d "$python_dir/pymysql" ]]; then
     echo "clients: fetching PyMySQL $PYMYSQL_VERSION with pip" >&2
-    python3 -m pip install -q --disable-pip-version-check --no-deps --target "$python_dir.tmp" "PyMySQL==$PYMYSQL_VERSION" >&2
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps --target "$python_dir.tmp" "PyMySQL==$PYMYSQL_VERSION" >&2
     rm -rf "$python_dir" && mv "$python_dir.tmp" "$python_dir"
   fi
 }
