@@ -39,6 +39,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/dev/fakefe"
 	"github.com/deckhouse/managed-starrocks/dev/testpki"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 	"github.com/deckhouse/managed-starrocks/pkg/usersecret"
 )
@@ -49,10 +50,13 @@ const (
 	instance  = "analytics"
 	user      = "etl"
 	// As the module generates one: 26 characters, DSN-safe.
-	password = "K7QW2ZP4MXN6RT3VB5YH8JC2DL"
-	// The Secrets' host names resolve to listenIP; see forward.
-	listenIP  = "127.0.0.2"
-	forwardIP = "127.0.0.3"
+	password      = "K7QW2ZP4MXN6RT3VB5YH8JC2DL"
+	adminPassword = "M3VX7QK2PZ5TN8RB4WY6HJD2CL"
+	// The Secrets' host names resolve to listenIP (or adminListenIP); see
+	// forward.
+	listenIP      = "127.0.0.2"
+	adminListenIP = "127.0.0.4"
+	forwardIP     = "127.0.0.3"
 )
 
 var (
@@ -72,9 +76,12 @@ type fixture struct {
 	// good is the Secret the agent writes; wrongCA carries another CA;
 	// wrongHost names a host the certificate does not cover.
 	good, wrongCA, wrongHost map[string][]byte
+	ca                       []byte
 }
 
-func newFixture(t *testing.T) *fixture {
+// newFixture serves the FE at listen (an address of listenIP or of another
+// loopback address), where the Secrets' host names resolve.
+func newFixture(t *testing.T, listen string) *fixture {
 	t.Helper()
 	ca := testpki.MustCA(t, "instance-ca")
 	pair, err := ca.MustIssue(t, instanceHost).TLSCertificate()
@@ -86,7 +93,7 @@ func newFixture(t *testing.T) *fixture {
 		TLS:                  &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS12},
 		ForceSecureTransport: true,
 	})
-	addr := forward(t, fe.Addr())
+	addr := forward(t, listen, fe.Addr())
 	_, p, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(p)
 
@@ -110,7 +117,8 @@ func newFixture(t *testing.T) *fixture {
 	} else if err := sql.OpenDB(c).PingContext(context.Background()); !isSecureTransportRefusal(err) {
 		t.Fatalf("a plaintext login through %s: %v, want error %d (secure transport forced)", addr, err, fakefe.ErrSecureTransportRequired)
 	}
-	for _, q := range []string{"CREATE DATABASE sales", fmt.Sprintf("CREATE USER '%s' IDENTIFIED BY '%s'", user, password)} {
+	for _, q := range []string{"CREATE DATABASE sales", fmt.Sprintf("CREATE USER '%s' IDENTIFIED BY '%s'", user, password),
+		fmt.Sprintf("CREATE USER '%s' IDENTIFIED BY '%s'", agentconfig.AdminUser, adminPassword)} {
 		if _, err := root.ExecContext(context.Background(), q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -121,10 +129,12 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{fe: fe, hosts: filepath.Join(t.TempDir(), "hosts")}
-	names := fmt.Sprintf("%s %s\n%s %s\n", listenIP, instanceHost, listenIP, wrongHost)
+	ip, _, _ := net.SplitHostPort(listen)
+	names := fmt.Sprintf("%s %s\n%s %s\n", ip, instanceHost, ip, wrongHost)
 	if err := os.WriteFile(f.hosts, append([]byte(names), system...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	f.ca = ca.CertPEM
 	f.good, _ = usersecret.Data(instanceHost, port, user, password, ca.CertPEM)
 	f.wrongCA, _ = usersecret.Data(instanceHost, port, user, password, testpki.MustCA(t, "another-ca").CertPEM)
 	f.wrongHost, _ = usersecret.Data(wrongHost, port, user, password, ca.CertPEM)
@@ -136,13 +146,13 @@ func isSecureTransportRefusal(err error) bool {
 	return errors.As(err, &me) && me.Number == fakefe.ErrSecureTransportRequired
 }
 
-// forward listens on listenIP and passes each connection on to the FE from
+// forward listens on listen and passes each connection on to the FE from
 // forwardIP. Linux dials any loopback address from 127.0.0.1, which the FE
 // exempts from ssl_force_secure_transport; through this the clients are
 // remote for it, as they are in a cluster.
-func forward(t *testing.T, fe string) string {
+func forward(t *testing.T, listen, fe string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", listenIP+":0")
+	l, err := net.Listen("tcp", listen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,30 +196,21 @@ func (f *fixture) cases() []struct {
 	}
 }
 
-// run runs a client in a mount namespace whose /etc/hosts resolves the
-// Secrets' host names, and checks the outcome on both ends: a client that
+// run runs a client (see exec) and checks the outcome on both ends: a client that
 // must connect did so over TLS as the user and printed the answer of
 // SELECT 1; one that must not failed before the FE let it in.
-func (f *fixture) run(t *testing.T, connect bool, env []string, stdin string, name string, args ...string) {
+func (f *fixture) run(t *testing.T, loginUser string, connect bool, env []string, stdin string, name string, args ...string) {
 	t.Helper()
-	before := f.logins()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c",
-		`mount --bind "$0" /etc/hosts && exec "$@"`, f.hosts, name}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	after := f.logins()
+	before := f.logins(loginUser)
+	out, err := f.exec(env, stdin, name, args...)
+	after := f.logins(loginUser)
 	switch {
 	case connect && err != nil:
 		t.Fatalf("%s %s failed: %v\n%s", name, strings.Join(args, " "), err, out.String())
 	case connect && !strings.Contains(out.String(), "1"):
 		t.Fatalf("%s printed no answer to SELECT 1:\n%s", name, out.String())
 	case connect && len(after) == len(before):
-		t.Fatalf("%s connected, but the FE saw no login of %q:\n%s", name, user, out.String())
+		t.Fatalf("%s connected, but the FE saw no login of %q:\n%s", name, loginUser, out.String())
 	case connect:
 		for _, c := range after[len(before):] {
 			if !c.TLS {
@@ -227,8 +228,22 @@ func (f *fixture) run(t *testing.T, connect bool, env []string, stdin string, na
 	}
 }
 
-// logins are the FE's accepted connections of the recipe's user.
-func (f *fixture) logins() []fakefe.ConnInfo {
+// exec runs a client in a mount namespace whose /etc/hosts resolves the
+// Secrets' host names; out has its stdout and stderr.
+func (f *fixture) exec(env []string, stdin string, name string, args ...string) (out *bytes.Buffer, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c",
+		`mount --bind "$0" /etc/hosts && exec "$@"`, f.hosts, name}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out = &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	return out, cmd.Run()
+}
+
+// logins are the FE's accepted connections of user.
+func (f *fixture) logins(user string) []fakefe.ConnInfo {
 	var out []fakefe.ConnInfo
 	for _, c := range f.fe.Connections() {
 		if c.User == user {

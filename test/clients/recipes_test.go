@@ -38,15 +38,22 @@ limitations under the License.
 package clients_test
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/deckhouse/managed-starrocks/dev/fakefe"
+	"github.com/deckhouse/managed-starrocks/dev/testpki"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
 // The Secrets' mount points and files in the recipes, which the test
@@ -72,12 +79,8 @@ func TestMysqlClientRecipe(t *testing.T) {
 	t.Parallel()
 	needCommand(t, "mysql", "apt-get install mariadb-client")
 	needCommand(t, "unshare", "apt-get install util-linux")
-	version, err := exec.Command("mysql", "--version").CombinedOutput()
-	if err != nil {
-		t.Fatalf("mysql --version: %v\n%s", err, version)
-	}
-	mariadb := strings.Contains(string(version), "MariaDB")
-	f := newFixture(t)
+	mariadb := isMariaDB(t)
+	f := newFixture(t, listenIP+":0")
 	for _, page := range pages {
 		t.Run(page, func(t *testing.T) {
 			var pod corev1.Pod
@@ -98,18 +101,18 @@ func TestMysqlClientRecipe(t *testing.T) {
 			}
 			for _, c := range f.cases() {
 				t.Run(c.name, func(t *testing.T) {
-					env, mounts := podEnvironment(t, page, &pod, c.secret)
-					f.run(t, c.connect, env, "SELECT 1;\n", "sh", "-c", substitute(command, mounts...))
+					env, mounts := podEnvironment(t, page, &pod, map[string]map[string][]byte{desired.UserSecretName(instance, user): c.secret})
+					f.run(t, user, c.connect, env, "SELECT 1;\n", "sh", "-c", substitute(command, mounts...))
 				})
 			}
 		})
 	}
 }
 
-// podEnvironment is what the recipe's pod gets from secret: its environment
+// podEnvironment is what the recipe's pod gets from secrets (by name): its environment
 // (secretKeyRef values) and, for each mount, the mount path and a folder
 // holding the mounted keys (as strings.NewReplacer pairs).
-func podEnvironment(t *testing.T, page string, pod *corev1.Pod, secret map[string][]byte) (env, mounts []string) {
+func podEnvironment(t *testing.T, page string, pod *corev1.Pod, secrets map[string]map[string][]byte) (env, mounts []string) {
 	t.Helper()
 	if len(pod.Spec.Containers) != 1 {
 		t.Fatalf("docs/%s: the client pod has %d containers, want 1", page, len(pod.Spec.Containers))
@@ -121,9 +124,9 @@ func podEnvironment(t *testing.T, page string, pod *corev1.Pod, secret map[strin
 			env = append(env, e.Name+"="+e.Value)
 			continue
 		}
-		v, ok := secret[ref.SecretKeyRef.Key]
+		v, ok := secrets[ref.SecretKeyRef.Name][ref.SecretKeyRef.Key]
 		if !ok {
-			t.Fatalf("docs/%s: env %s takes key %q, which the user Secret does not have", page, e.Name, ref.SecretKeyRef.Key)
+			t.Fatalf("docs/%s: env %s takes key %q of Secret %q, which the module does not write", page, e.Name, ref.SecretKeyRef.Key, ref.SecretKeyRef.Name)
 		}
 		env = append(env, e.Name+"="+string(v))
 	}
@@ -134,9 +137,9 @@ func podEnvironment(t *testing.T, page string, pod *corev1.Pod, secret map[strin
 				continue
 			}
 			for _, item := range v.Secret.Items {
-				data, ok := secret[item.Key]
+				data, ok := secrets[v.Secret.SecretName][item.Key]
 				if !ok {
-					t.Fatalf("docs/%s: volume %s mounts key %q, which the user Secret does not have", page, v.Name, item.Key)
+					t.Fatalf("docs/%s: volume %s mounts key %q of Secret %q, which the module does not write", page, v.Name, item.Key, v.Secret.SecretName)
 				}
 				if err := os.WriteFile(filepath.Join(dir, item.Path), data, 0o644); err != nil {
 					t.Fatal(err)
@@ -153,7 +156,7 @@ func podEnvironment(t *testing.T, page string, pod *corev1.Pod, secret map[strin
 func TestGoRecipe(t *testing.T) {
 	t.Parallel()
 	needCommand(t, "unshare", "apt-get install util-linux")
-	f := newFixture(t)
+	f := newFixture(t, listenIP+":0")
 	for _, page := range pages {
 		t.Run(page, func(t *testing.T) {
 			// Inside the repository's module, so the build uses its
@@ -178,7 +181,7 @@ func TestGoRecipe(t *testing.T) {
 			}
 			for _, c := range f.cases() {
 				t.Run(c.name, func(t *testing.T) {
-					f.run(t, c.connect, nil, "", bin, writeSecret(t, c.secret))
+					f.run(t, user, c.connect, nil, "", bin, writeSecret(t, c.secret))
 				})
 			}
 		})
@@ -217,7 +220,7 @@ func TestJavaRecipe(t *testing.T) {
 	needCommand(t, "java", "apt-get install openjdk-17-jdk-headless")
 	needCommand(t, "keytool", "apt-get install openjdk-17-jdk-headless")
 	jar := clientPath(t, "java")
-	f := newFixture(t)
+	f := newFixture(t, listenIP+":0")
 	for _, page := range pages {
 		t.Run(page, func(t *testing.T) {
 			keytool := recipe(t, page, "shell", "keytool -importcert")
@@ -245,7 +248,7 @@ func TestJavaRecipe(t *testing.T) {
 					if err := os.WriteFile(source, []byte(substitute(program, pairs...)), 0o644); err != nil {
 						t.Fatal(err)
 					}
-					f.run(t, c.connect, nil, "", "java", "-cp", jar, source)
+					f.run(t, user, c.connect, nil, "", "java", "-cp", jar, source)
 				})
 			}
 		})
@@ -258,7 +261,7 @@ func TestPythonRecipe(t *testing.T) {
 	needCommand(t, "unshare", "apt-get install util-linux")
 	needCommand(t, "python3", "apt-get install python3")
 	lib := clientPath(t, "python")
-	f := newFixture(t)
+	f := newFixture(t, listenIP+":0")
 	for _, page := range pages {
 		t.Run(page, func(t *testing.T) {
 			script := recipe(t, page, "python", "pymysql.connect")
@@ -268,7 +271,7 @@ func TestPythonRecipe(t *testing.T) {
 					if err := os.WriteFile(path, []byte(substitute(script, docSecretDir, writeSecret(t, c.secret))), 0o644); err != nil {
 						t.Fatal(err)
 					}
-					f.run(t, c.connect, []string{"PYTHONPATH=" + lib}, "", "python3", path)
+					f.run(t, user, c.connect, []string{"PYTHONPATH=" + lib}, "", "python3", path)
 				})
 			}
 		})
@@ -282,4 +285,101 @@ func readPage(t *testing.T, page string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// isMariaDB tells Debian's mysql client (MariaDB's) from Oracle's: the pages
+// say which options replace --ssl-mode for it.
+func isMariaDB(t *testing.T) bool {
+	t.Helper()
+	version, err := exec.Command("mysql", "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("mysql --version: %v\n%s", err, version)
+	}
+	return strings.Contains(string(version), "MariaDB")
+}
+
+var (
+	reHeredoc = regexp.MustCompile(`<<EOF\n([\s\S]*?)\nEOF\n`)
+	// What the admin recipes ask kubectl; the test answers from the
+	// instance's status as the hooks write it.
+	reKubectlEndpoint = regexp.MustCompile(`kubectl -n team-a get starrocks analytics -o jsonpath='\{\.status\.endpoints\.query\}'`)
+	reKubectlExec     = regexp.MustCompile(`kubectl -n team-a exec (?:-it )?mysql-client -- `)
+)
+
+// TestAdminMysqlRecipe runs "Connect over TLS with the mysql client" with
+// the admin account: the client pod of the page's heredoc (its Secrets named
+// as the instance status names them), the host cut from
+// status.endpoints.query, the page's port 9030; then the plaintext check of
+// "Require TLS from every client", which must get error 5205.
+func TestAdminMysqlRecipe(t *testing.T) {
+	t.Parallel()
+	needCommand(t, "mysql", "apt-get install mariadb-client")
+	needCommand(t, "unshare", "apt-get install util-linux")
+	mariadb := isMariaDB(t)
+	// The recipe names the Service's port: the FE is reached there, at an
+	// address of its own.
+	f := newFixture(t, net.JoinHostPort(adminListenIP, strconv.Itoa(agentconfig.QueryPort)))
+	names := desired.NamesFor(instance)
+	creds := map[string][]byte{agentconfig.UsernameKey: []byte(agentconfig.AdminUser), agentconfig.PasswordKey: []byte(adminPassword)}
+	otherCA := testpki.MustCA(t, "another-ca").CertPEM
+	for _, page := range pages {
+		t.Run(page, func(t *testing.T) {
+			m := reHeredoc.FindStringSubmatch(recipe(t, page, "shell", "name: mysql-client"))
+			if m == nil {
+				t.Fatalf("docs/%s: no <<EOF manifest in the client pod recipe", page)
+			}
+			var pod corev1.Pod
+			manifest := substitute(m[1], "$CREDS", names.CredentialsSecret, "$TLS", desired.TLSSecretName(instance))
+			if err := yaml.UnmarshalStrict([]byte(manifest), &pod); err != nil {
+				t.Fatalf("docs/%s: the client pod: %v", page, err)
+			}
+			connect := recipe(t, page, "shell", "exec -it mysql-client")
+			plaintext := recipe(t, page, "shell", "--ssl-mode=DISABLED")
+			if !reKubectlEndpoint.MatchString(connect) || !reKubectlExec.MatchString(connect) || !reKubectlExec.MatchString(plaintext) {
+				t.Fatalf("docs/%s: the admin recipes no longer ask kubectl for %s and exec %s: adapt the test", page, reKubectlEndpoint, reKubectlExec)
+			}
+			if mariadb {
+				for _, o := range []string{"--ssl --ssl-ca=/etc/starrocks-ca/ca.crt --ssl-verify-server-cert", "--skip-ssl"} {
+					if !strings.Contains(readPage(t, page), o) {
+						t.Fatalf("docs/%s does not tell MariaDB client users to use %q", page, o)
+					}
+				}
+				connect = strings.ReplaceAll(connect, "--ssl-mode=VERIFY_IDENTITY", "--ssl --ssl-verify-server-cert")
+				plaintext = strings.ReplaceAll(plaintext, "--ssl-mode=DISABLED", "--skip-ssl")
+			}
+			script := func(instanceName, text string) string {
+				endpoint := desired.Endpoints(instanceName, namespace, "cluster.local").Query
+				text = reKubectlEndpoint.ReplaceAllLiteralString(text, "echo '"+endpoint+"'")
+				return reKubectlExec.ReplaceAllLiteralString(text, "")
+			}
+			for _, c := range []struct {
+				name     string
+				instance string // whose endpoint the status names
+				ca       []byte
+				connect  bool
+			}{
+				{"connects with the TLS Secret's CA", instance, f.ca, true},
+				{"refuses a server its CA did not sign", instance, otherCA, false},
+				{"refuses a certificate without the endpoint's host name", "other", f.ca, false},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					env, mounts := podEnvironment(t, page, &pod, map[string]map[string][]byte{
+						names.CredentialsSecret: creds, desired.TLSSecretName(instance): {"ca.crt": c.ca},
+					})
+					f.run(t, agentconfig.AdminUser, c.connect, env, "SELECT 1;\n", "sh", "-c", substitute(script(c.instance, connect), mounts...))
+				})
+			}
+			t.Run("a plaintext client gets error 5205", func(t *testing.T) {
+				env, _ := podEnvironment(t, page, &pod, map[string]map[string][]byte{
+					names.CredentialsSecret: creds, desired.TLSSecretName(instance): {"ca.crt": f.ca},
+				})
+				// The connect recipe sets HOST for the shell the check runs in.
+				host := strings.SplitN(script(instance, connect), "\n", 2)[0]
+				out, err := f.exec(env, "", "sh", "-c", host+"\n"+script(instance, plaintext))
+				if err == nil || !strings.Contains(out.String(), strconv.Itoa(fakefe.ErrSecureTransportRequired)) {
+					t.Fatalf("the plaintext check: %v, want error %d:\n%s", err, fakefe.ErrSecureTransportRequired, out)
+				}
+			})
+		})
+	}
 }
