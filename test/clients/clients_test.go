@@ -76,7 +76,7 @@ type fixture struct {
 	// good is the Secret the agent writes; wrongCA carries another CA;
 	// wrongHost names a host the certificate does not cover.
 	good, wrongCA, wrongHost map[string][]byte
-	ca                       []byte
+	ca                       []byte // the CA of the FE's certificate
 }
 
 // newFixture serves the FE at listen (an address of listenIP or of another
@@ -112,9 +112,13 @@ func newFixture(t *testing.T, listen string) *fixture {
 	// login is refused, so a recipe that connects used TLS because it had to.
 	plain := *cfg
 	plain.TLS, plain.Addr = nil, addr
-	if c, err := mysql.NewConnector(&plain); err != nil {
+	plainConn, err := mysql.NewConnector(&plain)
+	if err != nil {
 		t.Fatal(err)
-	} else if err := sql.OpenDB(c).PingContext(context.Background()); !isSecureTransportRefusal(err) {
+	}
+	plainDB := sql.OpenDB(plainConn)
+	defer plainDB.Close()
+	if err := plainDB.PingContext(context.Background()); !isSecureTransportRefusal(err) {
 		t.Fatalf("a plaintext login through %s: %v, want error %d (secure transport forced)", addr, err, fakefe.ErrSecureTransportRequired)
 	}
 	for _, q := range []string{"CREATE DATABASE sales", fmt.Sprintf("CREATE USER '%s' IDENTIFIED BY '%s'", user, password),
@@ -135,7 +139,10 @@ func newFixture(t *testing.T, listen string) *fixture {
 		t.Fatal(err)
 	}
 	f.ca = ca.CertPEM
-	f.good, _ = usersecret.Data(instanceHost, port, user, password, ca.CertPEM)
+	var dsnOK bool
+	if f.good, dsnOK = usersecret.Data(instanceHost, port, user, password, ca.CertPEM); !dsnOK {
+		t.Fatal("the user Secret has no dsn key: the Go recipe needs one")
+	}
 	f.wrongCA, _ = usersecret.Data(instanceHost, port, user, password, testpki.MustCA(t, "another-ca").CertPEM)
 	f.wrongHost, _ = usersecret.Data(wrongHost, port, user, password, ca.CertPEM)
 	return f
