@@ -39,7 +39,11 @@ var (
 )
 
 // sessionVariables are the values StarRocks reports for the variables
-// clients read at connect time.
+// clients read at connect time: fe-core qe/GlobalVariable.java (version_comment
+// "StarRocks version <version>", license, lower_case_table_names,
+// init_connect, system_time_zone, query_cache_size, performance_schema) and
+// qe/SessionVariable.java (the others, at their defaults; sql_mode 32 is
+// ONLY_FULL_GROUP_BY).
 var sessionVariables = map[string]string{
 	"auto_increment_increment": "1",
 	"autocommit":               "1",
@@ -51,7 +55,7 @@ var sessionVariables = map[string]string{
 	"collation_server":         "utf8_general_ci",
 	"init_connect":             "",
 	"interactive_timeout":      "3600",
-	"license":                  "Elastic License 2.0",
+	"license":                  "Apache License 2.0",
 	"lower_case_table_names":   "0",
 	"max_allowed_packet":       "33554432",
 	"net_buffer_length":        "16384",
