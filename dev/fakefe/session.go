@@ -34,7 +34,8 @@ var (
 	// An optional leading comment: Connector/J names itself in one.
 	reSelectVars = regexp.MustCompile(`(?is)^(?:/\*.*?\*/\s*)?select\s+(@@.+?)(?:\s+limit\s+1)?$`)
 	reSelectVar  = regexp.MustCompile(`(?i)^@@(?:session\.|global\.|local\.)?([a-z_]+)(?:\s+as\s+([a-z_]+))?$`)
-	reSetSession = regexp.MustCompile(`(?is)^(?:/\*.*?\*/\s*)?set\s+(?:names\s+\w+(?:\s+collate\s+\w+)?|(?:session\s+|@@session\.)?[a-z_]+\s*=\s*[^;]+)$`)
+	reSetNames   = regexp.MustCompile(`(?is)^(?:/\*.*?\*/\s*)?set\s+names\s+\w+(?:\s+collate\s+\w+)?$`)
+	reSetSession = regexp.MustCompile(`(?is)^(?:/\*.*?\*/\s*)?set\s+(?:session\s+|@@session\.)?([a-z_]+)\s*=\s*[^;]+$`)
 	reUse        = regexp.MustCompile("(?i)^use\\s+`?([A-Za-z0-9_]+)`?$")
 )
 
@@ -77,8 +78,15 @@ var sessionVariables = map[string]string{
 // execSession answers the connect-time statements; handled is false for
 // others.
 func execSession(q string) (*sqltypes.Result, bool, error) {
-	if reSetSession.MatchString(q) {
+	if reSetNames.MatchString(q) {
 		return &sqltypes.Result{}, true, nil
+	}
+	// Only the session variables StarRocks has: any other SET (a
+	// malformed SET PASSWORD, say) stays an error, as it is for StarRocks.
+	if m := reSetSession.FindStringSubmatch(q); m != nil {
+		if _, known := sessionVariables[strings.ToLower(m[1])]; known {
+			return &sqltypes.Result{}, true, nil
+		}
 	}
 	if reUse.MatchString(q) {
 		return &sqltypes.Result{}, true, nil
