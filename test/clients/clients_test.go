@@ -50,7 +50,11 @@ const (
 	instance  = "analytics"
 	user      = "etl"
 	// As the module generates one: 26 characters, DSN-safe.
-	password      = "K7QW2ZP4MXN6RT3VB5YH8JC2DL"
+	password = "K7QW2ZP4MXN6RT3VB5YH8JC2DL"
+	// A user whose password is the team's (passwordSecretRef): every
+	// character a DSN splits at, and a try at switching TLS off through it.
+	teamUser      = "dashboards"
+	teamPassword  = "p@ss/w:rd?tls=false&x=(y)@tcp(evil:1)/"
 	adminPassword = "M3VX7QK2PZ5TN8RB4WY6HJD2CL"
 	// The Secrets' host names resolve to listenIP (or adminListenIP); see
 	// forward.
@@ -76,7 +80,10 @@ type fixture struct {
 	// good is the Secret the agent writes; wrongCA carries another CA;
 	// wrongHost names a host the certificate does not cover.
 	good, wrongCA, wrongHost map[string][]byte
-	ca                       []byte // the CA of the FE's certificate
+	// team is the Secret of a user whose password the team chose
+	// (passwordSecretRef).
+	team map[string][]byte
+	ca   []byte // the CA of the FE's certificate
 }
 
 // newFixture serves the FE at listen (an address of listenIP or of another
@@ -122,7 +129,8 @@ func newFixture(t *testing.T, listen string) *fixture {
 		t.Fatalf("a plaintext login through %s: %v, want error %d (secure transport forced)", addr, err, fakefe.ErrSecureTransportRequired)
 	}
 	for _, q := range []string{"CREATE DATABASE sales", fmt.Sprintf("CREATE USER '%s' IDENTIFIED BY '%s'", user, password),
-		fmt.Sprintf("CREATE USER '%s' IDENTIFIED BY '%s'", agentconfig.AdminUser, adminPassword)} {
+		fmt.Sprintf("CREATE USER '%s' IDENTIFIED BY '%s'", agentconfig.AdminUser, adminPassword),
+		fmt.Sprintf("CREATE USER '%s' IDENTIFIED BY '%s'", teamUser, teamPassword)} {
 		if _, err := root.ExecContext(context.Background(), q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -142,6 +150,9 @@ func newFixture(t *testing.T, listen string) *fixture {
 	var dsnOK bool
 	if f.good, dsnOK = usersecret.Data(instanceHost, port, user, password, ca.CertPEM); !dsnOK {
 		t.Fatal("the user Secret has no dsn key: the Go recipe needs one")
+	}
+	if f.team, dsnOK = usersecret.Data(instanceHost, port, teamUser, teamPassword, ca.CertPEM); !dsnOK {
+		t.Fatalf("the Secret of a user with password %q has no dsn key", teamPassword)
 	}
 	f.wrongCA, _ = usersecret.Data(instanceHost, port, user, password, testpki.MustCA(t, "another-ca").CertPEM)
 	f.wrongHost, _ = usersecret.Data(wrongHost, port, user, password, ca.CertPEM)
@@ -187,20 +198,20 @@ func forward(t *testing.T, listen, fe string) string {
 }
 
 // cases are the Secrets a recipe runs with and whether it must connect.
-func (f *fixture) cases() []struct {
+func (f *fixture) cases() []recipeCase {
+	return []recipeCase{
+		{"connects with the user Secret", user, f.good, true},
+		{"connects with a team password full of DSN delimiters", teamUser, f.team, true},
+		{"refuses a server its CA did not sign", user, f.wrongCA, false},
+		{"refuses a certificate without the Secret's host name", user, f.wrongHost, false},
+	}
+}
+
+type recipeCase struct {
 	name    string
+	user    string // whose Secret it is
 	secret  map[string][]byte
 	connect bool
-} {
-	return []struct {
-		name    string
-		secret  map[string][]byte
-		connect bool
-	}{
-		{"connects with the user Secret", f.good, true},
-		{"refuses a server its CA did not sign", f.wrongCA, false},
-		{"refuses a certificate without the Secret's host name", f.wrongHost, false},
-	}
 }
 
 // run runs a client (see exec) and checks the outcome on both ends: a client that

@@ -102,7 +102,7 @@ func TestMysqlClientRecipe(t *testing.T) {
 			for _, c := range f.cases() {
 				t.Run(c.name, func(t *testing.T) {
 					env, mounts := podEnvironment(t, page, &pod, map[string]map[string][]byte{desired.UserSecretName(instance, user): c.secret})
-					f.run(t, user, c.connect, env, "SELECT 1;\n", "sh", "-c", substitute(command, mounts...))
+					f.run(t, c.user, c.connect, env, "SELECT 1;\n", "sh", "-c", substitute(command, mounts...))
 				})
 			}
 		})
@@ -181,7 +181,7 @@ func TestGoRecipe(t *testing.T) {
 			}
 			for _, c := range f.cases() {
 				t.Run(c.name, func(t *testing.T) {
-					f.run(t, user, c.connect, nil, "", bin, writeSecret(t, c.secret))
+					f.run(t, c.user, c.connect, nil, "", bin, writeSecret(t, c.secret))
 				})
 			}
 		})
@@ -248,7 +248,7 @@ func TestJavaRecipe(t *testing.T) {
 					if err := os.WriteFile(source, []byte(substitute(program, pairs...)), 0o644); err != nil {
 						t.Fatal(err)
 					}
-					f.run(t, user, c.connect, nil, "", "java", "-cp", jar, source)
+					f.run(t, c.user, c.connect, nil, "", "java", "-cp", jar, source)
 				})
 			}
 		})
@@ -271,7 +271,7 @@ func TestPythonRecipe(t *testing.T) {
 					if err := os.WriteFile(path, []byte(substitute(script, docSecretDir, writeSecret(t, c.secret))), 0o644); err != nil {
 						t.Fatal(err)
 					}
-					f.run(t, user, c.connect, []string{"PYTHONPATH=" + lib}, "", "python3", path)
+					f.run(t, c.user, c.connect, []string{"PYTHONPATH=" + lib}, "", "python3", path)
 				})
 			}
 		})
