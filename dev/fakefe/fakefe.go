@@ -399,6 +399,9 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	if res, handled, err := s.execData(c, q); handled {
 		return res, err
 	}
+	if res, handled, err := execSession(q); handled {
+		return res, err
+	}
 	if err := s.authorize(c.User, q); err != nil {
 		return nil, err
 	}

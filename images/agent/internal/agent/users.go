@@ -35,6 +35,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/grants"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/usersecret"
 )
 
 // Reasons of agentconfig.UsersStatus and UserState.
@@ -410,40 +411,9 @@ func (a *Agent) syncUserSecret(ctx context.Context, cfg *agentconfig.Config, in 
 	return st
 }
 
-// userSecretData is the content of a user's connection Secret; dsnOK is
-// false when the password does not survive go-sql-driver's ParseDSN, and
-// then there is no dsn key.
+// userSecretData is the content of a user's connection Secret (usersecret.Data).
 func userSecretData(cfg *agentconfig.Config, user, password string, ca []byte) (map[string][]byte, bool) {
-	hostPort := net.JoinHostPort(cfg.QueryHost, strconv.Itoa(cfg.QueryPort))
-	data := map[string][]byte{
-		agentconfig.UserSecretUsernameKey: []byte(user),
-		agentconfig.UserSecretPasswordKey: []byte(password),
-		agentconfig.UserSecretHostKey:     []byte(cfg.QueryHost),
-		agentconfig.UserSecretPortKey:     []byte(strconv.Itoa(cfg.QueryPort)),
-		agentconfig.UserSecretCAKey:       ca,
-		// MySQL Connector/J: sslMode=VERIFY_IDENTITY checks the chain
-		// and the host name (the client trusts ca.crt).
-		agentconfig.UserSecretJDBCKey: []byte("jdbc:mysql://" + hostPort + "/?sslMode=VERIFY_IDENTITY"),
-	}
-	dsn, ok := dsnFor(user, password, hostPort)
-	if ok {
-		data[agentconfig.UserSecretDSNKey] = []byte(dsn)
-	}
-	return data, ok
-}
-
-// dsnFor writes user:password@tcp(host:port)/?tls=starrocks and checks that
-// go-sql-driver reads user, password and address back unchanged. The part
-// before the last / is checked alone: ParseDSN would refuse tls=starrocks
-// until the client registers that TLS configuration, and the parameters
-// after the last / cannot change how the part before it is read.
-func dsnFor(user, password, hostPort string) (string, bool) {
-	base := user + ":" + password + "@tcp(" + hostPort + ")/"
-	c, err := mysql.ParseDSN(base)
-	if err != nil || c.User != user || c.Passwd != password || c.Net != "tcp" || c.Addr != hostPort || c.DBName != "" {
-		return "", false
-	}
-	return base + "?tls=starrocks", true
+	return usersecret.Data(cfg.QueryHost, cfg.QueryPort, user, password, ca)
 }
 
 // databaseStates lists the declared databases, then the others StarRocks
