@@ -22,7 +22,7 @@ limitations under the License.
 // checks), databases, roles and grants (grants.go) and a few table
 // statements checked against them (data.go). It enforces TLS like
 // ssl_force_secure_transport (error 5205 for plaintext clients that are not
-// on localhost) and records for every connection whether it used TLS. The
+// on 127.0.0.1) and records for every connection whether it used TLS. The
 // result columns are deliberately not in StarRocks' order, so a client that
 // reads them by position fails. Built on vitess.io/vitess/go/mysql; test
 // tooling, never linked into the agent.
@@ -297,15 +297,16 @@ func (s *Server) Statements() []string {
 	return append([]string(nil), s.statements...)
 }
 
-// isLocal mirrors the FE's exemption: only loopback peers skip
-// ssl_force_secure_transport. Tests reach the "remote" case by dialling from
-// another loopback-range source address such as 127.0.0.2.
+// isLocal mirrors the FE's exemption from ssl_force_secure_transport
+// (fe-core mysql/MysqlProto.isRemoteIPLocalhost): the peer's address
+// contains "127.0.0.1". ::1 is not exempt, nor 127.0.0.2, which is how tests
+// reach the "remote" case.
 func isLocal(addr net.Addr) bool {
 	host, _, err := net.SplitHostPort(addr.String())
 	if err != nil {
 		return false
 	}
-	return host == "127.0.0.1" || host == "::1"
+	return strings.Contains(host, "127.0.0.1")
 }
 
 type authServer struct{ s *Server }
@@ -327,8 +328,10 @@ func (a *authServer) UserEntryWithHash(c *mysql.Conn, salt []byte, user string, 
 	info := ConnInfo{Remote: remote.String(), TLS: c.TLSEnabled(), User: user}
 	if s.force && !c.TLSEnabled() && !isLocal(remote) {
 		s.refused = append(s.refused, info)
-		return nil, sqlerror.NewSQLError(ErrSecureTransportRequired, "42000",
-			"Access denied; you need (at least one of) the SSL privilege(s) for this operation: ssl_force_secure_transport is true")
+		// fe-core common/ErrorCode.java ERR_SECURE_TRANSPORT_REQUIRED (SQL
+		// state HY000), reported by mysql/MysqlProto.negotiate.
+		return nil, sqlerror.NewSQLError(ErrSecureTransportRequired, "HY000",
+			"Connections using insecure transport are prohibited")
 	}
 	if u, ok := s.users[user]; ok {
 		if u.password == "" && u.hash == nil && len(authResponse) == 0 {

@@ -156,8 +156,39 @@ func TestSecureTransport(t *testing.T) {
 		require.NotEmpty(t, e.fe.Refused())
 	})
 
+	t.Run("the refusal is StarRocks' own: 5205, HY000, its message", func(t *testing.T) {
+		// fe-core common/ErrorCode.java ERR_SECURE_TRANSPORT_REQUIRED, sent
+		// by mysql/MysqlProto.negotiate before authentication.
+		var myErr *mysql.MySQLError
+		require.ErrorAs(t, plain("127.0.0.2"), &myErr)
+		require.Equal(t, "HY000", string(myErr.SQLState[:]))
+		require.Equal(t, "Connections using insecure transport are prohibited", myErr.Message)
+	})
+
 	t.Run("plaintext from localhost is exempt, which is why the agent never dials it", func(t *testing.T) {
 		require.NoError(t, plain(""))
+	})
+
+	t.Run("only 127.0.0.1 is localhost, not ::1", func(t *testing.T) {
+		// fe-core mysql/MysqlProto.isRemoteIPLocalhost: the remote address
+		// contains "127.0.0.1".
+		ln, err := net.Listen("tcp", "[::1]:0")
+		if err != nil {
+			t.Skipf("no IPv6 loopback: %v", err)
+		}
+		addr := ln.Addr().String()
+		require.NoError(t, ln.Close())
+		fe6 := fakefe.Start(t, fakefe.Options{ListenAddr: addr, RootPassword: rootPass, ForceSecureTransport: true})
+		cfg := mysql.NewConfig()
+		cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = "root", rootPass, "tcp", fe6.Addr()
+		cfg.Timeout = 5 * time.Second
+		connector, err := mysql.NewConnector(cfg)
+		require.NoError(t, err)
+		db := sql.OpenDB(connector)
+		defer db.Close()
+		var myErr *mysql.MySQLError
+		require.ErrorAs(t, db.PingContext(ctx), &myErr)
+		require.EqualValues(t, fakefe.ErrSecureTransportRequired, myErr.Number)
 	})
 
 	t.Run("the agent uses TLS on every connection even where localhost would be exempt", func(t *testing.T) {
