@@ -124,7 +124,12 @@ type Server struct {
 	// tables (replication.go), sorted by database and name.
 	tables  []Table
 	dropped []string // nodes.go
-	images  int      // nodes.go
+	// selfDropped are the BEs the FE dropped itself after their
+	// decommission (dropDrainedBackends).
+	selfDropped []string
+	// keepDecommissioned is drop_backend_after_decommission=false.
+	keepDecommissioned bool
+	images             int // nodes.go
 
 	grants *grantState // grants.go
 	refuse []refusal   // data.go
@@ -375,11 +380,34 @@ var (
 	reSelectOne      = regexp.MustCompile(`(?i)^select\s+1$`)
 )
 
+// dropDrainedBackends is the FE's own cleanup of a finished decommission:
+// fe-core alter/SystemHandler.runAfterCatalogReady (runAlterJobV2) drops
+// every decommissioned BE that holds no tablet when
+// drop_backend_after_decommission is true, its default. StarRocks runs it
+// in a daemon; here it runs before each statement, as if the daemon had
+// run since the last one.
+func (s *Server) dropDrainedBackends() {
+	if s.keepDecommissioned {
+		return
+	}
+	kept := s.backends[:0]
+	for _, b := range s.backends {
+		if b.Decommissioned && b.TabletNum == 0 {
+			delete(s.beConfig, b.ID)
+			s.selfDropped = append(s.selfDropped, b.Host)
+			continue
+		}
+		kept = append(kept, b)
+	}
+	s.backends = kept
+}
+
 // ComQuery answers one statement.
 func (s *Server) ComQuery(c *mysql.Conn, query string, callback func(*sqltypes.Result) error) error {
 	q := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(query), ";"))
 	s.mu.Lock()
 	s.statements = append(s.statements, q)
+	s.dropDrainedBackends()
 	res, err := s.exec(c, q)
 	s.mu.Unlock()
 	if err != nil {
@@ -451,7 +479,8 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	if m := reDecommission.FindStringSubmatch(q); m != nil {
 		i := s.backendIndex(m[1])
 		if i < 0 {
-			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend does not exist: %s", m[1])
+			// fe-core system/SystemInfoService.dropBackends.
+			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend does not exists[%s:%s]", m[1], m[2])
 		}
 		if err := s.checkDecommission(i); err != nil {
 			return nil, err
@@ -462,7 +491,8 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	if m := reCancelDecom.FindStringSubmatch(q); m != nil {
 		i := s.backendIndex(m[1])
 		if i < 0 {
-			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend does not exist: %s", m[1])
+			// fe-core system/SystemInfoService.dropBackends.
+			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend does not exists[%s:%s]", m[1], m[2])
 		}
 		s.backends[i].Decommissioned = false
 		return ok, nil
@@ -470,7 +500,8 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	if m := reDropBackend.FindStringSubmatch(q); m != nil {
 		i := s.backendIndex(m[1])
 		if i < 0 {
-			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend does not exist: %s", m[1])
+			// fe-core system/SystemInfoService.dropBackends.
+			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend does not exists[%s:%s]", m[1], m[2])
 		}
 		delete(s.beConfig, s.backends[i].ID)
 		s.backends = append(s.backends[:i], s.backends[i+1:]...)

@@ -102,6 +102,22 @@ func (s *Server) SetNodeVersion(host, version string, alive bool) {
 	}
 }
 
+// SelfDroppedBackends are the hosts of the BEs the FE dropped itself once
+// decommissioned and empty, in order.
+func (s *Server) SelfDroppedBackends() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.selfDropped...)
+}
+
+// SetKeepDecommissionedBackends is fe.conf drop_backend_after_decommission
+// = false: a decommissioned BE stays listed until DROP BACKEND.
+func (s *Server) SetKeepDecommissionedBackends(keep bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keepDecommissioned = keep
+}
+
 // ImagesCreated counts ALTER SYSTEM CREATE IMAGE.
 func (s *Server) ImagesCreated() int {
 	s.mu.Lock()

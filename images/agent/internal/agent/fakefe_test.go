@@ -254,8 +254,22 @@ func TestMembershipAsLeader(t *testing.T) {
 
 		e.fe.SetTabletNum(be1, 0)
 		a.Pass(ctx)
+		require.True(t, a.Status().LastApply.Succeeded, a.Status().LastApply.Error)
 		require.Equal(t, []string{be0}, backendHosts(e.fe.Backends()))
+		require.Equal(t, []string{be1}, e.fe.SelfDroppedBackends(), "the FE drops an empty decommissioned BE itself")
+		require.Zero(t, countPrefix(e.fe.Statements(), "ALTER SYSTEM DROP BACKEND"))
 		require.Empty(t, pub.last().Membership.Draining)
+		require.NotContains(t, pub.last().Membership.Backends, be1, "gone from the report: the hooks may lower the replicas")
+	})
+
+	t.Run("with drop_backend_after_decommission off the agent drops the empty BE", func(t *testing.T) {
+		e.fe.SetKeepDecommissionedBackends(true)
+		defer e.fe.SetKeepDecommissionedBackends(false)
+		e.fe.AddBackendRow(fakefe.Backend{Host: be1, HeartbeatPort: 9050, Alive: true, Decommissioned: true})
+		a.Pass(ctx)
+		require.True(t, a.Status().LastApply.Succeeded, a.Status().LastApply.Error)
+		require.Equal(t, []string{be0}, backendHosts(e.fe.Backends()))
+		require.Equal(t, 1, countPrefix(e.fe.Statements(), "ALTER SYSTEM DROP BACKEND"))
 	})
 
 	t.Run("scale-out again cancels a running decommission", func(t *testing.T) {
