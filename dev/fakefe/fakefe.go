@@ -52,6 +52,10 @@ import (
 // client when ssl_force_secure_transport=true.
 const ErrSecureTransportRequired = 5205
 
+// ErrSetConfigFailed is fe-core ErrorCode ERROR_SET_CONFIG_FAILED: ADMIN
+// SET FRONTEND CONFIG could not be forwarded to every FE.
+const ErrSetConfigFailed = 5101
+
 // Frontend is one row of SHOW FRONTENDS.
 type Frontend struct {
 	Host        string
@@ -531,8 +535,22 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 		case !cfg.Mutable:
 			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "Config '%s' is not mutable", m[1])
 		}
+		// fe-core common/ConfigBase.setConfig: the FE sets the value, then
+		// forwards it to every other FE it lists (one shared value here);
+		// one it cannot reach makes the statement fail with
+		// ERROR_SET_CONFIG_FAILED (5101, F0000), the value set where it
+		// got through. The text after "Set config failed: " is fakefe's.
 		cfg.Value = strings.ReplaceAll(m[2], `\"`, `"`)
 		s.feConfig[m[1]] = cfg
+		var unreachable []string
+		for _, fe := range s.frontends {
+			if !fe.Alive {
+				unreachable = append(unreachable, fe.Host)
+			}
+		}
+		if len(unreachable) > 0 {
+			return nil, sqlerror.NewSQLErrorf(ErrSetConfigFailed, "F0000", "Set config failed: cannot reach fe %s", strings.Join(unreachable, ", "))
+		}
 		return ok, nil
 	}
 	if m := reSelectBEConfig.FindStringSubmatch(q); m != nil {
