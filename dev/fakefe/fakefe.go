@@ -134,6 +134,9 @@ type Server struct {
 	// keepDecommissioned is drop_backend_after_decommission=false.
 	keepDecommissioned bool
 	images             int // nodes.go
+	// imagePending: CREATE IMAGE asked for an image not written yet.
+	imagePending  bool
+	imagesWritten int
 
 	grants *grantState // grants.go
 	refuse []refusal   // data.go
