@@ -28,8 +28,10 @@ import (
 	"vitess.io/vitess/go/sqltypes"
 )
 
-// Databases, roles and privileges on databases and all their tables, as
-// the StarRocks 3.x/4.x privilege system has them (docs
+// Databases, roles and privileges on databases and on all their tables,
+// views and materialized views, as the StarRocks 3.x/4.x privilege system
+// has them (privileges are checked per object type; fakefe keeps no views,
+// so no statement reads one) (docs
 // sql-reference/sql-statements/account-management: CREATE_ROLE, DROP_ROLE,
 // GRANT, REVOKE, SET_DEFAULT_ROLE, SHOW_ROLES, SHOW_USERS, SHOW_GRANTS;
 // Database: CREATE_DATABASE, SHOW_DATABASES). Statements are read by a
