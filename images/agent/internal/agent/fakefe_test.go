@@ -274,6 +274,19 @@ func TestMembershipAsLeader(t *testing.T) {
 		require.Equal(t, 1, countPrefix(e.fe.Statements(), "ALTER SYSTEM DROP BACKEND"))
 	})
 
+	t.Run("a BE the FE dropped itself after the agent listed it is no failure", func(t *testing.T) {
+		// The FE's own drop (alter/SystemHandler) can come between SHOW
+		// BACKENDS and the agent's DROP BACKEND, which then fails with
+		// system/SystemInfoService.dropBackends' message.
+		e.fe.SetKeepDecommissionedBackends(true)
+		defer e.fe.SetKeepDecommissionedBackends(false)
+		e.fe.AddBackendRow(fakefe.Backend{Host: be1, HeartbeatPort: 9050, Alive: true, Decommissioned: true})
+		e.fe.Refuse("ALTER SYSTEM DROP BACKEND", 1064, "backend does not exists["+be1+":9050]")
+		defer e.fe.Refuse("", 0, "")
+		a.Pass(ctx)
+		require.True(t, a.Status().LastApply.Succeeded, a.Status().LastApply.Error)
+	})
+
 	t.Run("scale-out again cancels a running decommission", func(t *testing.T) {
 		e.fe.AddBackendRow(fakefe.Backend{Host: be1, HeartbeatPort: 9050, Alive: true, Decommissioned: true, TabletNum: 50})
 		e.cfg.Backends = []string{be0, be1}
