@@ -346,6 +346,27 @@ func TestHookSortsValuesAndValidatesThemAgainstTheSchema(t *testing.T) {
 	assert.Equal(t, "zeta", entries[1].Get("name").String())
 }
 
+// Privileges on views and materialized views reach the agent's part of
+// the values as declared. (That openapi/values.yaml takes them is
+// test/openapi's tie of its enum and pattern to the class rules.)
+func TestHookValuesCarryPrivilegesOnViews(t *testing.T) {
+	f := newHook(t)
+	f.KubeStateSet(classYAML + "---" + starrocksYAML("views", 1, 2, 1024) + `  databases: [{name: sales}]
+  roles:
+    - name: reader
+      privileges:
+        - {database: sales, object: AllViews, privileges: [SELECT]}
+        - {database: sales, object: AllMaterializedViews, privileges: [SELECT, REFRESH]}
+`)
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	privs := f.ValuesGet(shared.InstancesValuesPath).Array()[0].Get("agentConfig.grants.roles.0.privileges").Array()
+	require.Len(t, privs, 2)
+	assert.Equal(t, "AllViews", privs[0].Get("object").String())
+	assert.Equal(t, "AllMaterializedViews", privs[1].Get("object").String())
+	assert.Equal(t, `["SELECT","REFRESH"]`, privs[1].Get("privileges").Raw)
+}
+
 func assertMetric(t *testing.T, f *framework.HookExecutionConfig, name string, labels map[string]string, want float64) {
 	t.Helper()
 	expired := false
