@@ -62,8 +62,11 @@ type Role struct {
 	Privileges []Privilege `json:"privileges,omitempty"`
 }
 
-// PrivilegeObject is what privileges are granted on.
-// +kubebuilder:validation:Enum=Database;AllTables
+// PrivilegeObject is what privileges are granted on. StarRocks keeps views
+// and materialized views apart from tables (fe-core authorization/
+// ObjectType.java VIEW, MATERIALIZED_VIEW): SELECT ON ALL TABLES does not
+// reach them.
+// +kubebuilder:validation:Enum=Database;AllTables;AllViews;AllMaterializedViews
 type PrivilegeObject string
 
 const (
@@ -72,12 +75,22 @@ const (
 	// OnAllTables: GRANT ... ON ALL TABLES IN DATABASE db (tables created
 	// later included).
 	OnAllTables PrivilegeObject = "AllTables"
+	// OnAllViews: GRANT ... ON ALL VIEWS IN DATABASE db (views created
+	// later included).
+	OnAllViews PrivilegeObject = "AllViews"
+	// OnAllMaterializedViews: GRANT ... ON ALL MATERIALIZED VIEWS IN
+	// DATABASE db (materialized views created later included).
+	OnAllMaterializedViews PrivilegeObject = "AllMaterializedViews"
 )
 
-// Privileges on one database or on all its tables, as StarRocks' GRANT
-// statement names them.
+// Privileges on one database or on all its tables, views or materialized
+// views, as StarRocks' GRANT statement names them (which fit which object:
+// fe-core authorization/DefaultAuthorizationProvider.java; pkg/classrules
+// Privileges holds the same lists).
 // +kubebuilder:validation:XValidation:rule="self.object != 'Database' || self.privileges.all(p, p in ['ALTER', 'DROP', 'CREATE TABLE', 'CREATE VIEW', 'CREATE FUNCTION', 'CREATE MATERIALIZED VIEW'])",message="privileges on a Database must be among ALTER, DROP, CREATE TABLE, CREATE VIEW, CREATE FUNCTION, CREATE MATERIALIZED VIEW"
 // +kubebuilder:validation:XValidation:rule="self.object != 'AllTables' || self.privileges.all(p, p in ['ALTER', 'DROP', 'SELECT', 'INSERT', 'EXPORT', 'UPDATE', 'DELETE'])",message="privileges on AllTables must be among ALTER, DROP, SELECT, INSERT, EXPORT, UPDATE, DELETE"
+// +kubebuilder:validation:XValidation:rule="self.object != 'AllViews' || self.privileges.all(p, p in ['SELECT', 'ALTER', 'DROP'])",message="privileges on AllViews must be among SELECT, ALTER, DROP"
+// +kubebuilder:validation:XValidation:rule="self.object != 'AllMaterializedViews' || self.privileges.all(p, p in ['SELECT', 'ALTER', 'REFRESH', 'DROP'])",message="privileges on AllMaterializedViews must be among SELECT, ALTER, REFRESH, DROP"
 type Privilege struct {
 	// Database the privileges are on: one of spec.databases.
 	// +kubebuilder:validation:MinLength=1
@@ -87,13 +100,16 @@ type Privilege struct {
 
 	// Database: privileges on the database itself (CREATE TABLE ...).
 	// AllTables: privileges on every table of the database, present and
-	// future (SELECT, INSERT ...).
+	// future (SELECT, INSERT ...). AllViews and AllMaterializedViews: the
+	// same for its views and materialized views, which AllTables does not
+	// cover.
 	Object PrivilegeObject `json:"object"`
 
 	// The privileges, upper case as in StarRocks' GRANT: for a Database
 	// ALTER, DROP, CREATE TABLE, CREATE VIEW, CREATE FUNCTION, CREATE
 	// MATERIALIZED VIEW; for AllTables ALTER, DROP, SELECT, INSERT, EXPORT,
-	// UPDATE, DELETE.
+	// UPDATE, DELETE; for AllViews SELECT, ALTER, DROP; for
+	// AllMaterializedViews SELECT, ALTER, REFRESH, DROP.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=7
 	// +kubebuilder:validation:items:MaxLength=32

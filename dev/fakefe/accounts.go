@@ -247,8 +247,14 @@ func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, han
 	}
 	switch {
 	case reCurrentRole.MatchString(q):
-		// current_role() returns the activated roles as one VARCHAR.
-		return &sqltypes.Result{Fields: fields("current_role()"), Rows: [][]sqltypes.Value{row(strings.Join(me.active(), ", "))}}, true, nil
+		// current_role() returns the activated roles as one VARCHAR, NONE
+		// when no role is active (fe-core sql/analyzer/ExpressionAnalyzer,
+		// FunctionSet.CURRENT_ROLE).
+		active := strings.Join(me.active(), ", ")
+		if active == "" {
+			active = "NONE"
+		}
+		return &sqltypes.Result{Fields: fields("current_role()"), Rows: [][]sqltypes.Value{row(active)}}, true, nil
 	case reSetOwnPass.MatchString(q):
 		me.password, me.hash = unescape(reSetOwnPass.FindStringSubmatch(q)[1]), nil
 		return ok, true, nil

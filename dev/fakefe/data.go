@@ -192,9 +192,9 @@ func (s *Server) execData(c *mysql.Conn, q string) (*sqltypes.Result, bool, erro
 		return t, nil
 	}
 	need := func(db, table, priv string) error {
-		obj, objType, name := privObject{allTables: true, db: db}, "TABLE", table
+		obj, objType, name := privObject{kind: objTables, db: db}, "TABLE", table
 		if table == "" {
-			obj, objType, name = privObject{db: db}, "DATABASE", db
+			obj, objType, name = privObject{kind: objDatabase, db: db}, "DATABASE", db
 		}
 		ok, active, inactive := s.allowed(c.User, obj, priv)
 		if !ok {

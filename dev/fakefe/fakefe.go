@@ -22,7 +22,7 @@ limitations under the License.
 // checks), databases, roles and grants (grants.go) and a few table
 // statements checked against them (data.go). It enforces TLS like
 // ssl_force_secure_transport (error 5205 for plaintext clients that are not
-// on localhost) and records for every connection whether it used TLS. The
+// on 127.0.0.1) and records for every connection whether it used TLS. The
 // result columns are deliberately not in StarRocks' order, so a client that
 // reads them by position fails. Built on vitess.io/vitess/go/mysql; test
 // tooling, never linked into the agent.
@@ -51,6 +51,10 @@ import (
 // ErrSecureTransportRequired is the StarRocks error number for a plaintext
 // client when ssl_force_secure_transport=true.
 const ErrSecureTransportRequired = 5205
+
+// ErrSetConfigFailed is fe-core ErrorCode ERROR_SET_CONFIG_FAILED: ADMIN
+// SET FRONTEND CONFIG could not be forwarded to every FE.
+const ErrSetConfigFailed = 5101
 
 // Frontend is one row of SHOW FRONTENDS.
 type Frontend struct {
@@ -124,7 +128,15 @@ type Server struct {
 	// tables (replication.go), sorted by database and name.
 	tables  []Table
 	dropped []string // nodes.go
-	images  int      // nodes.go
+	// selfDropped are the BEs the FE dropped itself after their
+	// decommission (dropDrainedBackends).
+	selfDropped []string
+	// keepDecommissioned is drop_backend_after_decommission=false.
+	keepDecommissioned bool
+	images             int // nodes.go
+	// imagePending: CREATE IMAGE asked for an image not written yet.
+	imagePending  bool
+	imagesWritten int
 
 	grants *grantState // grants.go
 	refuse []refusal   // data.go
@@ -297,15 +309,16 @@ func (s *Server) Statements() []string {
 	return append([]string(nil), s.statements...)
 }
 
-// isLocal mirrors the FE's exemption: only loopback peers skip
-// ssl_force_secure_transport. Tests reach the "remote" case by dialling from
-// another loopback-range source address such as 127.0.0.2.
+// isLocal mirrors the FE's exemption from ssl_force_secure_transport
+// (fe-core mysql/MysqlProto.isRemoteIPLocalhost): the peer's address
+// contains "127.0.0.1". ::1 is not exempt, nor 127.0.0.2, which is how tests
+// reach the "remote" case.
 func isLocal(addr net.Addr) bool {
 	host, _, err := net.SplitHostPort(addr.String())
 	if err != nil {
 		return false
 	}
-	return host == "127.0.0.1" || host == "::1"
+	return strings.Contains(host, "127.0.0.1")
 }
 
 type authServer struct{ s *Server }
@@ -327,8 +340,10 @@ func (a *authServer) UserEntryWithHash(c *mysql.Conn, salt []byte, user string, 
 	info := ConnInfo{Remote: remote.String(), TLS: c.TLSEnabled(), User: user}
 	if s.force && !c.TLSEnabled() && !isLocal(remote) {
 		s.refused = append(s.refused, info)
-		return nil, sqlerror.NewSQLError(ErrSecureTransportRequired, "42000",
-			"Access denied; you need (at least one of) the SSL privilege(s) for this operation: ssl_force_secure_transport is true")
+		// fe-core common/ErrorCode.java ERR_SECURE_TRANSPORT_REQUIRED (SQL
+		// state HY000), reported by mysql/MysqlProto.negotiate.
+		return nil, sqlerror.NewSQLError(ErrSecureTransportRequired, "HY000",
+			"Connections using insecure transport are prohibited")
 	}
 	if u, ok := s.users[user]; ok {
 		if u.password == "" && u.hash == nil && len(authResponse) == 0 {
@@ -372,11 +387,34 @@ var (
 	reSelectOne      = regexp.MustCompile(`(?i)^select\s+1$`)
 )
 
+// dropDrainedBackends is the FE's own cleanup of a finished decommission:
+// fe-core alter/SystemHandler.runAfterCatalogReady (runAlterJobV2) drops
+// every decommissioned BE that holds no tablet when
+// drop_backend_after_decommission is true, its default. StarRocks runs it
+// in a daemon; here it runs before each statement, as if the daemon had
+// run since the last one.
+func (s *Server) dropDrainedBackends() {
+	if s.keepDecommissioned {
+		return
+	}
+	kept := s.backends[:0]
+	for _, b := range s.backends {
+		if b.Decommissioned && b.TabletNum == 0 {
+			delete(s.beConfig, b.ID)
+			s.selfDropped = append(s.selfDropped, b.Host)
+			continue
+		}
+		kept = append(kept, b)
+	}
+	s.backends = kept
+}
+
 // ComQuery answers one statement.
 func (s *Server) ComQuery(c *mysql.Conn, query string, callback func(*sqltypes.Result) error) error {
 	q := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(query), ";"))
 	s.mu.Lock()
 	s.statements = append(s.statements, q)
+	s.dropDrainedBackends()
 	res, err := s.exec(c, q)
 	s.mu.Unlock()
 	if err != nil {
@@ -451,7 +489,8 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	if m := reDecommission.FindStringSubmatch(q); m != nil {
 		i := s.backendIndex(m[1])
 		if i < 0 {
-			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend does not exist: %s", m[1])
+			// fe-core system/SystemInfoService.dropBackends.
+			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend does not exists[%s:%s]", m[1], m[2])
 		}
 		if err := s.checkDecommission(i); err != nil {
 			return nil, err
@@ -462,7 +501,8 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	if m := reCancelDecom.FindStringSubmatch(q); m != nil {
 		i := s.backendIndex(m[1])
 		if i < 0 {
-			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend does not exist: %s", m[1])
+			// fe-core system/SystemInfoService.dropBackends.
+			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend does not exists[%s:%s]", m[1], m[2])
 		}
 		s.backends[i].Decommissioned = false
 		return ok, nil
@@ -470,7 +510,8 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	if m := reDropBackend.FindStringSubmatch(q); m != nil {
 		i := s.backendIndex(m[1])
 		if i < 0 {
-			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend does not exist: %s", m[1])
+			// fe-core system/SystemInfoService.dropBackends.
+			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend does not exists[%s:%s]", m[1], m[2])
 		}
 		delete(s.beConfig, s.backends[i].ID)
 		s.backends = append(s.backends[:i], s.backends[i+1:]...)
@@ -500,8 +541,22 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 		case !cfg.Mutable:
 			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "Config '%s' is not mutable", m[1])
 		}
+		// fe-core common/ConfigBase.setConfig: the FE sets the value, then
+		// forwards it to every other FE it lists (one shared value here);
+		// one it cannot reach makes the statement fail with
+		// ERROR_SET_CONFIG_FAILED (5101, F0000), the value set where it
+		// got through. The text after "Set config failed: " is fakefe's.
 		cfg.Value = strings.ReplaceAll(m[2], `\"`, `"`)
 		s.feConfig[m[1]] = cfg
+		var unreachable []string
+		for _, fe := range s.frontends {
+			if !fe.Alive {
+				unreachable = append(unreachable, fe.Host)
+			}
+		}
+		if len(unreachable) > 0 {
+			return nil, sqlerror.NewSQLErrorf(ErrSetConfigFailed, "F0000", "Set config failed: cannot reach fe %s", strings.Join(unreachable, ", "))
+		}
 		return ok, nil
 	}
 	if m := reSelectBEConfig.FindStringSubmatch(q); m != nil {

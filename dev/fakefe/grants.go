@@ -28,8 +28,10 @@ import (
 	"vitess.io/vitess/go/sqltypes"
 )
 
-// Databases, roles and privileges on databases and all their tables, as
-// the StarRocks 3.x/4.x privilege system has them (docs
+// Databases, roles and privileges on databases and on all their tables,
+// views and materialized views, as the StarRocks 3.x/4.x privilege system
+// has them (privileges are checked per object type; fakefe keeps no views,
+// so no statement reads one) (docs
 // sql-reference/sql-statements/account-management: CREATE_ROLE, DROP_ROLE,
 // GRANT, REVOKE, SET_DEFAULT_ROLE, SHOW_ROLES, SHOW_USERS, SHOW_GRANTS;
 // Database: CREATE_DATABASE, SHOW_DATABASES). Statements are read by a
@@ -51,16 +53,43 @@ var (
 	reUserName = regexp.MustCompile(`^\w{1,64}/?[.\w-]{0,63}$`)
 )
 
-// Privileges per object as SHOW GRANTS prints them (GRANT.md lists them
-// with spaces: CREATE TABLE is printed CREATE_TABLE).
-var (
-	dbPrivileges    = []string{"ALTER", "DROP", "CREATE_TABLE", "CREATE_VIEW", "CREATE_FUNCTION", "CREATE_MATERIALIZED_VIEW"}
-	tablePrivileges = []string{"ALTER", "DROP", "SELECT", "INSERT", "EXPORT", "UPDATE", "DELETE"}
+// objKind is the object type of a privilege: a database or all its
+// tables, views or materialized views (fe-core authorization/ObjectType.java
+// DATABASE, TABLE, VIEW, MATERIALIZED_VIEW; the plural is what GRANT and
+// SHOW GRANTS write after ALL).
+type objKind string
+
+const (
+	objDatabase objKind = "DATABASE"
+	objTables   objKind = "TABLES"
+	objViews    objKind = "VIEWS"
+	objMVs      objKind = "MATERIALIZED VIEWS"
 )
 
+// privilegesOn are the privileges fe-core allows per object type, in its
+// order, which is the order SHOW GRANTS prints them in (authorization/
+// DefaultAuthorizationProvider.java TYPE_TO_ACTION_LIST, read back by
+// AuthorizationMgr.analyzeActionSet); kept here with '_' for the space.
+var privilegesOn = map[objKind][]string{
+	objDatabase: {"CREATE_TABLE", "DROP", "ALTER", "CREATE_VIEW", "CREATE_FUNCTION", "CREATE_MATERIALIZED_VIEW"},
+	objTables:   {"DELETE", "DROP", "INSERT", "SELECT", "ALTER", "EXPORT", "UPDATE"},
+	objViews:    {"SELECT", "ALTER", "DROP"},
+	objMVs:      {"ALTER", "REFRESH", "DROP", "SELECT"},
+}
+
 type privObject struct {
-	allTables bool // ALL TABLES IN DATABASE db (printed TABLE db.*)
-	db        string
+	kind objKind
+	db   string
+}
+
+// String is the object as fe-core prints it (authorization/
+// DbPEntryObject.toString: the name; TablePEntryObject.toStringImpl: ALL
+// <plural> IN DATABASE db).
+func (o privObject) String() string {
+	if o.kind == objDatabase {
+		return "DATABASE " + o.db
+	}
+	return "ALL " + string(o.kind) + " IN DATABASE " + o.db
 }
 
 type fakeRole struct {
@@ -125,8 +154,16 @@ func (s *Server) RoleGrants(role string) []string {
 	if r == nil {
 		return nil
 	}
-	return s.grantState().cells(r.inherits, r.privs, "ROLE "+role, "ROLE "+role)
+	return s.grantState().cells(r.inherits, r.privs, "ROLE "+role, roleGrantee(role), "ROLE '"+role+"'")
 }
+
+// roleGrantee and userGrantee are the grantee of a role grant as fe-core
+// prints it (sql/analyzer/AstToSQLBuilder.visitGrantRevokeRoleStatement:
+// "TO " then " ROLE " and the bare name, so two spaces; a user identity is
+// UserIdentity.toString, 'name'@'host').
+func roleGrantee(role string) string { return " ROLE " + role }
+
+func userIdentity(user string) string { return "'" + user + "'@'%'" }
 
 // UserNames lists the users, sorted.
 func (s *Server) UserNames() []string {
@@ -419,7 +456,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		// older versions printed); the role's name is in the first
 		// column. Here shuffled: only Grants is read, by name.
 		res := &sqltypes.Result{Fields: fields("Grants", "Catalog", "UserIdentity")}
-		for _, cell := range g.cells(r.inherits, r.privs, "ROLE "+name, "ROLE "+name) {
+		for _, cell := range g.cells(r.inherits, r.privs, "ROLE "+name, roleGrantee(name), "ROLE '"+name+"'") {
 			res.Rows = append(res.Rows, grantRow(cell, name))
 		}
 		return res, true, nil
@@ -441,9 +478,9 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 			roles[r] = true
 		}
 		res := &sqltypes.Result{Fields: fields("Grants", "UserIdentity", "Catalog")}
-		for _, cell := range g.cells(roles, g.userPrivs[name], "USER "+name, "USER `"+name+"`@`%`") {
+		for _, cell := range g.cells(roles, g.userPrivs[name], "USER "+name, userIdentity(name), "USER "+userIdentity(name)) {
 			rw := grantRow(cell, "")
-			res.Rows = append(res.Rows, []sqltypes.Value{rw[0], sqltypes.NewVarChar("'" + name + "'@'%'"), rw[1]})
+			res.Rows = append(res.Rows, []sqltypes.Value{rw[0], sqltypes.NewVarChar(userIdentity(name)), rw[1]})
 		}
 		return res, true, nil
 	case p.kw("CREATE", "ROLE"):
@@ -684,27 +721,34 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 	items = append(items, strings.Join(cur, " "))
 	var obj *privObject
 	if p.kw("ON") {
+		// GRANT.md: ON DATABASE db, ON ALL TABLES | VIEWS | MATERIALIZED
+		// VIEWS IN DATABASE db (sql/parser/StarRocks.g4 privObjectType
+		// and privObjectTypePlural), and the older TABLE db.* form.
+		var kind objKind
 		switch {
 		case p.kw("DATABASE"):
-			d, good := p.name()
-			if !good {
-				return nil, true, syntaxErr("database name")
-			}
-			obj = &privObject{db: d}
+			kind = objDatabase
 		case p.kw("ALL", "TABLES", "IN", "DATABASE"):
-			d, good := p.name()
-			if !good {
-				return nil, true, syntaxErr("database name")
-			}
-			obj = &privObject{allTables: true, db: d}
+			kind = objTables
+		case p.kw("ALL", "VIEWS", "IN", "DATABASE"):
+			kind = objViews
+		case p.kw("ALL", "MATERIALIZED", "VIEWS", "IN", "DATABASE"):
+			kind = objMVs
 		case p.kw("TABLE"):
 			d, good := p.name()
 			if !good || !p.punct(".") || !p.punct("*") {
 				return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "fakefe: only TABLE db.* is supported")
 			}
-			obj = &privObject{allTables: true, db: d}
+			obj = &privObject{kind: objTables, db: d}
 		default:
 			return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "fakefe: unsupported object")
+		}
+		if obj == nil {
+			d, good := p.name()
+			if !good {
+				return nil, true, syntaxErr("database name")
+			}
+			obj = &privObject{kind: kind, db: d}
 		}
 		if !g.databases[obj.db] {
 			return nil, true, sqlerror.NewSQLErrorf(1049, "42000", "Unknown database '%s'", obj.db)
@@ -760,10 +804,7 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 		}
 		return &sqltypes.Result{}, true, nil
 	}
-	allowed := dbPrivileges
-	if obj.allTables {
-		allowed = tablePrivileges
-	}
+	allowed := privilegesOn[obj.kind]
 	var privs []string
 	for _, it := range items {
 		pr := strings.ToUpper(strings.ReplaceAll(strings.Join(strings.Fields(it), "_"), " ", "_"))
@@ -772,7 +813,11 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 			found = found || a == pr
 		}
 		if !found {
-			return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "Getting syntax error: privilege %s is not valid on this object", it)
+			// StarRocks refuses a privilege its object type does not have
+			// (AuthorizationMgr.isAvailablePrivType over
+			// DefaultAuthorizationProvider's list) when it analyzes the
+			// statement; the wording here is fakefe's own.
+			return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "fakefe: privilege %s is not valid on %s", strings.ReplaceAll(pr, "_", " "), obj.kind)
 		}
 		privs = append(privs, pr)
 	}
@@ -816,14 +861,22 @@ func (g *grantState) dropOptions(grantee string) {
 	}
 }
 
-// cells renders SHOW GRANTS' Grants column like the examples of
-// SHOW_GRANTS.md: first the roles, then one row per object with the
-// privileges in a fixed order, all tables printed as TABLE db.*, and the
-// ones WITH GRANT OPTION in a row of their own.
-func (g *grantState) cells(roles map[string]bool, privs map[privObject]map[string]bool, key, grantee string) []string {
+// cells renders SHOW GRANTS' Grants column as fe-core does
+// (authorization/ShowGrantsExecutor, AuthorizationMgr.
+// getGranteeRoleDetailsForRole, sql/analyzer/AstToSQLBuilder): first the
+// roles, quoted with ', then one row per object with the privileges in
+// fe-core's order, spaces in their names (CREATE TABLE), the object as
+// DATABASE db or ALL TABLES IN DATABASE db, and the ones WITH GRANT OPTION
+// in a row of their own. key names the grantee in options; roleTo and
+// privTo are what follows TO in a role grant and in a privilege grant.
+func (g *grantState) cells(roles map[string]bool, privs map[privObject]map[string]bool, key, roleTo, privTo string) []string {
 	var out []string
 	if len(roles) > 0 {
-		out = append(out, fmt.Sprintf("GRANT %s TO %s", strings.Join(sortedSet(roles), ", "), grantee))
+		quoted := make([]string, 0, len(roles))
+		for _, r := range sortedSet(roles) {
+			quoted = append(quoted, "'"+r+"'")
+		}
+		out = append(out, fmt.Sprintf("GRANT %s TO %s", strings.Join(quoted, ", "), roleTo))
 	}
 	objs := make([]privObject, 0, len(privs))
 	for o := range privs {
@@ -833,36 +886,35 @@ func (g *grantState) cells(roles map[string]bool, privs map[privObject]map[strin
 		if objs[i].db != objs[j].db {
 			return objs[i].db < objs[j].db
 		}
-		return !objs[i].allTables && objs[j].allTables
+		return objs[i].kind < objs[j].kind
 	})
 	for _, o := range objs {
-		order, on := dbPrivileges, "DATABASE "+o.db
-		if o.allTables {
-			order, on = tablePrivileges, "TABLE "+o.db+".*"
-		}
 		var list, withOption []string
-		for _, pr := range order {
+		for _, pr := range privilegesOn[o.kind] {
+			printed := strings.ReplaceAll(pr, "_", " ")
 			switch {
 			case privs[o][pr] && g.options[optKey{key, o, pr}]:
-				withOption = append(withOption, pr)
+				withOption = append(withOption, printed)
 			case privs[o][pr]:
-				list = append(list, pr)
+				list = append(list, printed)
 			}
 		}
 		if len(list) > 0 {
-			out = append(out, fmt.Sprintf("GRANT %s ON %s TO %s", strings.Join(list, ", "), on, grantee))
+			out = append(out, fmt.Sprintf("GRANT %s ON %s TO %s", strings.Join(list, ", "), o, privTo))
 		}
 		if len(withOption) > 0 {
-			out = append(out, fmt.Sprintf("GRANT %s ON %s TO %s WITH GRANT OPTION", strings.Join(withOption, ", "), on, grantee))
+			out = append(out, fmt.Sprintf("GRANT %s ON %s TO %s WITH GRANT OPTION", strings.Join(withOption, ", "), o, privTo))
 		}
 	}
 	return out
 }
 
-// grantRow is (Grants, Catalog[, RoleName]): Catalog is NULL for role
-// grants and default_catalog's "default" for privileges (SHOW_GRANTS.md).
+// grantRow is (Grants, Catalog[, role]): Catalog is NULL for role grants
+// and default_catalog for privileges on the internal catalog's objects
+// (authorization/ShowGrantsExecutor.getCatalogNameFromPEntry,
+// InternalCatalog.DEFAULT_INTERNAL_CATALOG_NAME).
 func grantRow(cell, role string) []sqltypes.Value {
-	catalog := sqltypes.NewVarChar("default")
+	catalog := sqltypes.NewVarChar("default_catalog")
 	if !strings.Contains(cell, " ON ") {
 		catalog = sqltypes.NULL
 	}

@@ -42,7 +42,13 @@ var (
 // execNodes answers the statements of this file; handled is false for others.
 func (s *Server) execNodes(q string) (*sqltypes.Result, bool, error) {
 	if reCreateImage.MatchString(q) {
+		// fe-core alter/SystemHandler.process: CreateImageClause only calls
+		// GlobalStateMgr.triggerNewImage, which asks the journal to roll;
+		// the checkpoint writes the image later. The statement returns at
+		// once, before any image exists; requests before the next
+		// checkpoint make one image (WritePendingImage).
 		s.images++
+		s.imagePending = true
 		return &sqltypes.Result{}, true, nil
 	}
 	if m := reDropFollower.FindStringSubmatch(q); m != nil {
@@ -102,11 +108,47 @@ func (s *Server) SetNodeVersion(host, version string, alive bool) {
 	}
 }
 
-// ImagesCreated counts ALTER SYSTEM CREATE IMAGE.
+// SelfDroppedBackends are the hosts of the BEs the FE dropped itself once
+// decommissioned and empty, in order.
+func (s *Server) SelfDroppedBackends() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.selfDropped...)
+}
+
+// SetKeepDecommissionedBackends is fe.conf drop_backend_after_decommission
+// = false: a decommissioned BE stays listed until DROP BACKEND.
+func (s *Server) SetKeepDecommissionedBackends(keep bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keepDecommissioned = keep
+}
+
+// ImagesCreated counts ALTER SYSTEM CREATE IMAGE statements (requests).
 func (s *Server) ImagesCreated() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.images
+}
+
+// WritePendingImage is the checkpoint after ALTER SYSTEM CREATE IMAGE: it
+// writes one image if any was asked for and reports whether it did.
+func (s *Server) WritePendingImage() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.imagePending {
+		return false
+	}
+	s.imagePending = false
+	s.imagesWritten++
+	return true
+}
+
+// ImagesWritten counts the images the checkpoint wrote.
+func (s *Server) ImagesWritten() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.imagesWritten
 }
 
 // DroppedFollowers are the hosts ALTER SYSTEM DROP FOLLOWER removed, in order.

@@ -348,6 +348,29 @@ func TestHookSortsValuesAndValidatesThemAgainstTheSchema(t *testing.T) {
 	assert.Equal(t, "zeta", entries[1].Get("name").String())
 }
 
+// Privileges on views and materialized views reach the agent's part of
+// the desired state as declared: the instance schema, which the hook holds
+// every entry to before handing it on, takes them.
+func TestHookValuesCarryPrivilegesOnViews(t *testing.T) {
+	f := newHook(t)
+	f.KubeStateSet(classYAML + "---" + starrocksYAML("views", 1, 2, 1024) + `  databases: [{name: sales}]
+  roles:
+    - name: reader
+      privileges:
+        - {database: sales, object: AllViews, privileges: [SELECT]}
+        - {database: sales, object: AllMaterializedViews, privileges: [SELECT, REFRESH]}
+`)
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	entries := entriesOf(t, f)
+	require.Len(t, entries, 1, "the entry holds to the instance schema")
+	privs := entries[0].Get("agentConfig.grants.roles.0.privileges").Array()
+	require.Len(t, privs, 2)
+	assert.Equal(t, "AllViews", privs[0].Get("object").String())
+	assert.Equal(t, "AllMaterializedViews", privs[1].Get("object").String())
+	assert.Equal(t, `["SELECT","REFRESH"]`, privs[1].Get("privileges").Raw)
+}
+
 func assertMetric(t *testing.T, f *framework.HookExecutionConfig, name string, labels map[string]string, want float64) {
 	t.Helper()
 	expired := false

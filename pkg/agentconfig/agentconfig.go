@@ -114,9 +114,10 @@ type GrantsRole struct {
 	Privileges []GrantsPrivilege `json:"privileges,omitempty"`
 }
 
-// GrantsPrivilege is privileges on one database (On "Database") or on all
-// its tables (On "AllTables"), in the form SHOW GRANTS prints them
-// (CREATE_TABLE: a space becomes _).
+// GrantsPrivilege is privileges on one database (Object "Database") or on
+// all its tables, views or materialized views (Object "AllTables",
+// "AllViews", "AllMaterializedViews"; the agent's grants.ScopeOf), with '_'
+// for a space (CREATE_TABLE).
 type GrantsPrivilege struct {
 	Database   string   `json:"database"`
 	Object     string   `json:"object"`

@@ -69,14 +69,24 @@ var ReservedUsers = []string{agentconfig.RootUser, agentconfig.AgentUser, agentc
 // statement's own words.
 var GrammarWords = []string{"on", "to"}
 
-// Privileges are what may be granted per spec.roles[].privileges[].object, as
-// GRANT writes them (fe-core privilege/PrivilegeType.java DbAction and
-// TableAction; docs sql-reference/sql-statements/account-management/
-// GRANT.md). The SHOW GRANTS form joins words with '_' (PrivilegeName).
+// Privileges are what may be granted per spec.roles[].privileges[].object,
+// as GRANT writes them: the privileges fe-core allows per object type
+// (authorization/DefaultAuthorizationProvider.java, the map of ObjectType to
+// PrivilegeType: DATABASE, TABLE, VIEW, MATERIALIZED_VIEW), minus those the
+// module does not offer on a database (CREATE PIPE ...). Views and
+// materialized views are object types of their own (authorization/
+// ObjectType.java): privileges on ALL TABLES do not reach them. The SHOW
+// GRANTS form joins words with '_' (PrivilegeName).
 var Privileges = map[v1alpha1.PrivilegeObject][]string{
-	v1alpha1.OnDatabase:  {"ALTER", "DROP", "CREATE TABLE", "CREATE VIEW", "CREATE FUNCTION", "CREATE MATERIALIZED VIEW"},
-	v1alpha1.OnAllTables: {"ALTER", "DROP", "SELECT", "INSERT", "EXPORT", "UPDATE", "DELETE"},
+	v1alpha1.OnDatabase:             {"ALTER", "DROP", "CREATE TABLE", "CREATE VIEW", "CREATE FUNCTION", "CREATE MATERIALIZED VIEW"},
+	v1alpha1.OnAllTables:            {"ALTER", "DROP", "SELECT", "INSERT", "EXPORT", "UPDATE", "DELETE"},
+	v1alpha1.OnAllViews:             {"SELECT", "ALTER", "DROP"},
+	v1alpha1.OnAllMaterializedViews: {"SELECT", "ALTER", "REFRESH", "DROP"},
 }
+
+// PrivilegeObjects are the keys of Privileges in the order messages list
+// them.
+var PrivilegeObjects = []v1alpha1.PrivilegeObject{v1alpha1.OnDatabase, v1alpha1.OnAllTables, v1alpha1.OnAllViews, v1alpha1.OnAllMaterializedViews}
 
 // PrivilegeName is a privilege as SHOW GRANTS prints it and the agent
 // compares it: CREATE TABLE becomes CREATE_TABLE.
@@ -338,7 +348,11 @@ func checkPrivilege(field string, p v1alpha1.Privilege, dbs map[string]bool) Vio
 	}
 	allowed, ok := Privileges[p.Object]
 	if !ok {
-		return append(vs, stringViolation(field+".object", string(p.Object), "one of Database, AllTables", nil))
+		objects := make([]string, len(PrivilegeObjects))
+		for i, o := range PrivilegeObjects {
+			objects[i] = string(o)
+		}
+		return append(vs, stringViolation(field+".object", string(p.Object), "one of "+strings.Join(objects, ", "), nil))
 	}
 	if len(p.Privileges) == 0 || len(p.Privileges) > MaxPrivilegesPerOne {
 		vs = append(vs, Violation{Field: field + ".privileges", Value: fmt.Sprint(len(p.Privileges)),

@@ -68,6 +68,14 @@ func TestAccountsValid(t *testing.T) {
 	sr.Spec.Users = append(sr.Spec.Users, v1alpha1.User{Name: long, Roles: []string{long, "db_admin", "user_admin"}})
 	assert.Empty(t, c.Validate(sr))
 
+	// Views and materialized views are objects of their own in StarRocks'
+	// GRANT: a reader gets SELECT on them apart from the tables.
+	sr = accountsInstance()
+	sr.Spec.Roles[0].Privileges = append(sr.Spec.Roles[0].Privileges,
+		v1alpha1.Privilege{Database: "sales", Object: v1alpha1.OnAllViews, Privileges: []string{"SELECT", "ALTER", "DROP"}},
+		v1alpha1.Privilege{Database: "sales", Object: v1alpha1.OnAllMaterializedViews, Privileges: []string{"SELECT", "ALTER", "REFRESH", "DROP"}})
+	assert.Empty(t, c.Validate(sr))
+
 	// Nothing declared is valid too.
 	assert.Empty(t, c.Validate(testInstance()))
 }
@@ -105,7 +113,16 @@ func TestAccountsViolations(t *testing.T) {
 		{"no privileges", func(sr *v1alpha1.Starrocks) { sr.Spec.Roles[0].Privileges[0].Privileges = nil },
 			"spec.roles[0].privileges[0].privileges", "list 1 to 7 privileges", nil},
 		{"unknown object", func(sr *v1alpha1.Starrocks) { sr.Spec.Roles[0].Privileges[0].Object = "Table" },
-			"spec.roles[0].privileges[0].object", "one of Database, AllTables", nil},
+			"spec.roles[0].privileges[0].object", "one of Database, AllTables, AllViews, AllMaterializedViews", nil},
+		{"INSERT on all views", func(sr *v1alpha1.Starrocks) {
+			sr.Spec.Roles[0].Privileges[0].Object, sr.Spec.Roles[0].Privileges[0].Privileges = v1alpha1.OnAllViews, []string{"INSERT"}
+		}, "spec.roles[0].privileges[0].privileges[0]", "privileges on AllViews are SELECT, ALTER, DROP", nil},
+		{"REFRESH on all views", func(sr *v1alpha1.Starrocks) {
+			sr.Spec.Roles[0].Privileges[0].Object, sr.Spec.Roles[0].Privileges[0].Privileges = v1alpha1.OnAllViews, []string{"REFRESH"}
+		}, "spec.roles[0].privileges[0].privileges[0]", "privileges on AllViews are SELECT, ALTER, DROP", nil},
+		{"DELETE on all materialized views", func(sr *v1alpha1.Starrocks) {
+			sr.Spec.Roles[0].Privileges[0].Object, sr.Spec.Roles[0].Privileges[0].Privileges = v1alpha1.OnAllMaterializedViews, []string{"DELETE"}
+		}, "spec.roles[0].privileges[0].privileges[0]", "privileges on AllMaterializedViews are SELECT, ALTER, REFRESH, DROP", nil},
 		{"same database and on twice", func(sr *v1alpha1.Starrocks) {
 			sr.Spec.Roles[0].Privileges = append(sr.Spec.Roles[0].Privileges, sr.Spec.Roles[0].Privileges[0])
 		}, "spec.roles[0].privileges[1]", "listed twice in this role", nil},

@@ -282,6 +282,8 @@ func TestCRDs(t *testing.T) {
 		set(t, accounts, []any{map[string]any{"name": "reader", "roles": []any{"public"}, "privileges": []any{
 			map[string]any{"database": "n0", "object": "Database", "privileges": []any{"CREATE TABLE", "CREATE MATERIALIZED VIEW"}},
 			map[string]any{"database": "n0", "object": "AllTables", "privileges": []any{"SELECT", "INSERT"}},
+			map[string]any{"database": "n0", "object": "AllViews", "privileges": []any{"SELECT", "ALTER", "DROP"}},
+			map[string]any{"database": "n0", "object": "AllMaterializedViews", "privileges": []any{"SELECT", "ALTER", "REFRESH", "DROP"}},
 		}}}, "spec", "roles")
 		set(t, accounts, []any{map[string]any{"name": "a" + strings.Repeat("_b", 31) + "c", "roles": []any{"reader"}},
 			map[string]any{"name": "bi", "passwordSecretRef": map[string]any{"name": "bi-password.v1"}}}, "spec", "users")
@@ -430,6 +432,10 @@ func TestCRDs(t *testing.T) {
 			{"user name ending with _", set(t, sr("user-underscore"), []any{map[string]any{"name": "app_"}}, "spec", "users"), "spec.users[0].name in body should match"},
 			{"SELECT on a database", set(t, sr("priv-db"), []any{map[string]any{"name": "r", "privileges": []any{map[string]any{"database": "d", "object": "Database", "privileges": []any{"SELECT"}}}}}, "spec", "roles"),
 				"privileges on a Database must be among ALTER, DROP, CREATE TABLE"},
+			{"INSERT on all views", set(t, sr("priv-views"), []any{map[string]any{"name": "r", "privileges": []any{map[string]any{"database": "d", "object": "AllViews", "privileges": []any{"INSERT"}}}}}, "spec", "roles"),
+				"privileges on AllViews must be among SELECT, ALTER, DROP"},
+			{"DELETE on all materialized views", set(t, sr("priv-mvs"), []any{map[string]any{"name": "r", "privileges": []any{map[string]any{"database": "d", "object": "AllMaterializedViews", "privileges": []any{"DELETE"}}}}}, "spec", "roles"),
+				"privileges on AllMaterializedViews must be among SELECT, ALTER, REFRESH, DROP"},
 			{"privileges on a table", set(t, sr("priv-table"), []any{map[string]any{"name": "r", "privileges": []any{map[string]any{"database": "d", "object": "Table", "privileges": []any{"SELECT"}}}}}, "spec", "roles"),
 				`spec.roles[0].privileges[0].object: Unsupported value: "Table"`},
 			{"the same user twice", set(t, sr("user-twice"), []any{map[string]any{"name": "u"}, map[string]any{"name": "u"}}, "spec", "users"), "spec.users[1]: Duplicate value"},

@@ -95,6 +95,18 @@ func TestUsersAndDatabasesAsCode(t *testing.T) {
 	mustBeDenied(t, reader, "INSERT INTO sales.orders VALUES (2)")
 	mustBeDenied(t, reader, "CREATE TABLE sales.more (id INT)")
 
+	// Views and materialized views are objects of their own in StarRocks'
+	// GRANT: the spec's AllViews and AllMaterializedViews reach the FE
+	// through the CRD, the hooks' values and the agent.
+	for _, want := range []string{
+		"GRANT SELECT ON ALL VIEWS IN DATABASE sales TO ROLE 'read_only'",
+		"GRANT REFRESH, SELECT ON ALL MATERIALIZED VIEWS IN DATABASE sales TO ROLE 'read_only'",
+	} {
+		if !slices.Contains(a.fe.RoleGrants("read_only"), want) {
+			t.Fatalf("grants of read_only %q lack %q", a.fe.RoleGrants("read_only"), want)
+		}
+	}
+
 	// A grant made by hand is drift: revoked on a following pass.
 	mustExec(t, admin, "GRANT INSERT ON ALL TABLES IN DATABASE sales TO ROLE `read_only`")
 	e.eventually("the hand-made INSERT of read_only is revoked", func() (bool, string) {
@@ -168,7 +180,9 @@ func usersInstance(namespace, name string, withReader, withEvents bool) string {
 	readOnly := `
     - name: read_only
       privileges:
-        - {database: sales, object: AllTables, privileges: [SELECT]}`
+        - {database: sales, object: AllTables, privileges: [SELECT]}
+        - {database: sales, object: AllViews, privileges: [SELECT]}
+        - {database: sales, object: AllMaterializedViews, privileges: [SELECT, REFRESH]}`
 	if withEvents {
 		readOnly += `
         - {database: events, object: AllTables, privileges: [SELECT]}`

@@ -25,7 +25,6 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 )
@@ -93,7 +92,7 @@ func TestGrantsSchemaMatchesTheCRDAndTheClassRules(t *testing.T) {
 	pattern := at(defs, "grants", "properties", "roles", "items", "properties", "privileges", "items", "properties", "privileges", "items", "pattern").(string)
 	enum := strings.Split(strings.TrimSuffix(strings.TrimPrefix(pattern, "^("), ")$"), "|")
 	var want []string
-	for _, on := range []v1alpha1.PrivilegeObject{v1alpha1.OnDatabase, v1alpha1.OnAllTables} {
+	for _, on := range classrules.PrivilegeObjects {
 		for _, p := range classrules.Privileges[on] {
 			if n := classrules.PrivilegeName(p); !slices.Contains(want, n) {
 				want = append(want, n)
@@ -104,5 +103,23 @@ func TestGrantsSchemaMatchesTheCRDAndTheClassRules(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(enum, want) {
 		t.Errorf("values privileges %v, class rules %v", enum, want)
+	}
+
+	// The objects: the values enum, the CRD enum and the class rules list
+	// the same ones (a new object in one layer only is refused by another).
+	var objects []any
+	for _, on := range classrules.PrivilegeObjects {
+		objects = append(objects, string(on))
+	}
+	if len(objects) != len(classrules.Privileges) {
+		t.Errorf("classrules.PrivilegeObjects %v, classrules.Privileges has %d objects", objects, len(classrules.Privileges))
+	}
+	for what, enum := range map[string]any{
+		"values": at(defs, "grants", "properties", "roles", "items", "properties", "privileges", "items", "properties", "object", "enum"),
+		"CRD":    at(crd, "roles", "items", "properties", "privileges", "items", "properties", "object", "enum"),
+	} {
+		if !slices.Equal(enum.([]any), objects) {
+			t.Errorf("%s object enum %v, class rules %v", what, enum, objects)
+		}
 	}
 }

@@ -502,8 +502,10 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 		// Only the leader's agent reports users.
 		a.setUsersStatus(nil, nil)
 	}
-	// ADMIN SET FRONTEND CONFIG changes only the FE it runs on, so every
-	// agent applies it to its own FE once that FE has joined.
+	// ADMIN SET FRONTEND CONFIG is forwarded to every FE (fe-core
+	// common/ConfigBase.setConfig), but not to one that is down then;
+	// every agent applies it to its own FE once that FE has joined, so no
+	// FE depends on the forward.
 	if len(cfg.FrontendConfig) > 0 && selfFE != nil && selfFE.Alive {
 		err := a.self.Do(ctx, "apply frontend configuration", func(ctx context.Context, db *sql.DB) error {
 			res, err := runtimeconfig.ApplyFrontend(ctx, db, cfg.FrontendConfig)

@@ -187,6 +187,12 @@ func TestLeaderCreatesAnImageOncePerRollout(t *testing.T) {
 	a.Pass(ctx)
 	require.Equal(t, 1, e.fe.ImagesCreated(), "one image per rollout")
 	require.Equal(t, "d8ms-sr-demo-7c9f", pub.last().Membership.ImageCreated)
+	// The statement only asked for the image (fe-core GlobalStateMgr.
+	// triggerNewImage): none is written until the checkpoint runs.
+	require.Zero(t, e.fe.ImagesWritten())
+	require.True(t, e.fe.WritePendingImage())
+	require.False(t, e.fe.WritePendingImage(), "one request, one image")
+	require.Equal(t, 1, e.fe.ImagesWritten())
 
 	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true},
 		fakefe.Frontend{Host: fe1, EditLogPort: 9010, Role: "FOLLOWER", Alive: true})

@@ -91,6 +91,8 @@ func TestDialect(t *testing.T) {
 				"catalog_trash_expire_second": "3600", "max_routine_load_task_num_per_be": "16"})
 			return err
 		}))
+		// fe1 is listed and not alive: StarRocks set the value here and
+		// failed to forward it (5101); that is no error of this FE's.
 		require.Equal(t, []string{"fe.catalog_trash_expire_second=3600"}, res.Applied)
 		require.Equal(t, "3600", e.fe.FEConfigValue("catalog_trash_expire_second"))
 		require.Equal(t, "1", e.fe.FEConfigValue("catalogXtrash_expire_second"))
@@ -156,8 +158,39 @@ func TestSecureTransport(t *testing.T) {
 		require.NotEmpty(t, e.fe.Refused())
 	})
 
+	t.Run("the refusal is StarRocks' own: 5205, HY000, its message", func(t *testing.T) {
+		// fe-core common/ErrorCode.java ERR_SECURE_TRANSPORT_REQUIRED, sent
+		// by mysql/MysqlProto.negotiate before authentication.
+		var myErr *mysql.MySQLError
+		require.ErrorAs(t, plain("127.0.0.2"), &myErr)
+		require.Equal(t, "HY000", string(myErr.SQLState[:]))
+		require.Equal(t, "Connections using insecure transport are prohibited", myErr.Message)
+	})
+
 	t.Run("plaintext from localhost is exempt, which is why the agent never dials it", func(t *testing.T) {
 		require.NoError(t, plain(""))
+	})
+
+	t.Run("only 127.0.0.1 is localhost, not ::1", func(t *testing.T) {
+		// fe-core mysql/MysqlProto.isRemoteIPLocalhost: the remote address
+		// contains "127.0.0.1".
+		ln, err := net.Listen("tcp", "[::1]:0")
+		if err != nil {
+			t.Skipf("no IPv6 loopback: %v", err)
+		}
+		addr := ln.Addr().String()
+		require.NoError(t, ln.Close())
+		fe6 := fakefe.Start(t, fakefe.Options{ListenAddr: addr, RootPassword: rootPass, ForceSecureTransport: true})
+		cfg := mysql.NewConfig()
+		cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = "root", rootPass, "tcp", fe6.Addr()
+		cfg.Timeout = 5 * time.Second
+		connector, err := mysql.NewConnector(cfg)
+		require.NoError(t, err)
+		db := sql.OpenDB(connector)
+		defer db.Close()
+		var myErr *mysql.MySQLError
+		require.ErrorAs(t, db.PingContext(ctx), &myErr)
+		require.EqualValues(t, fakefe.ErrSecureTransportRequired, myErr.Number)
 	})
 
 	t.Run("the agent uses TLS on every connection even where localhost would be exempt", func(t *testing.T) {
@@ -223,8 +256,35 @@ func TestMembershipAsLeader(t *testing.T) {
 
 		e.fe.SetTabletNum(be1, 0)
 		a.Pass(ctx)
+		require.True(t, a.Status().LastApply.Succeeded, a.Status().LastApply.Error)
 		require.Equal(t, []string{be0}, backendHosts(e.fe.Backends()))
+		require.Equal(t, []string{be1}, e.fe.SelfDroppedBackends(), "the FE drops an empty decommissioned BE itself")
+		require.Zero(t, countPrefix(e.fe.Statements(), "ALTER SYSTEM DROP BACKEND"))
 		require.Empty(t, pub.last().Membership.Draining)
+		require.NotContains(t, pub.last().Membership.Backends, be1, "gone from the report: the hooks may lower the replicas")
+	})
+
+	t.Run("with drop_backend_after_decommission off the agent drops the empty BE", func(t *testing.T) {
+		e.fe.SetKeepDecommissionedBackends(true)
+		defer e.fe.SetKeepDecommissionedBackends(false)
+		e.fe.AddBackendRow(fakefe.Backend{Host: be1, HeartbeatPort: 9050, Alive: true, Decommissioned: true})
+		a.Pass(ctx)
+		require.True(t, a.Status().LastApply.Succeeded, a.Status().LastApply.Error)
+		require.Equal(t, []string{be0}, backendHosts(e.fe.Backends()))
+		require.Equal(t, 1, countPrefix(e.fe.Statements(), "ALTER SYSTEM DROP BACKEND"))
+	})
+
+	t.Run("a BE the FE dropped itself after the agent listed it is no failure", func(t *testing.T) {
+		// The FE's own drop (alter/SystemHandler) can come between SHOW
+		// BACKENDS and the agent's DROP BACKEND, which then fails with
+		// system/SystemInfoService.dropBackends' message.
+		e.fe.SetKeepDecommissionedBackends(true)
+		defer e.fe.SetKeepDecommissionedBackends(false)
+		e.fe.AddBackendRow(fakefe.Backend{Host: be1, HeartbeatPort: 9050, Alive: true, Decommissioned: true})
+		e.fe.Refuse("ALTER SYSTEM DROP BACKEND", 1064, "backend does not exists["+be1+":9050]")
+		defer e.fe.Refuse("", 0, "")
+		a.Pass(ctx)
+		require.True(t, a.Status().LastApply.Succeeded, a.Status().LastApply.Error)
 	})
 
 	t.Run("scale-out again cancels a running decommission", func(t *testing.T) {
@@ -385,4 +445,29 @@ func TestConfigChangeTriggersPass(t *testing.T) {
 	e.writeConfig(t)
 	require.Eventually(t, func() bool { return len(e.fe.Backends()) == 1 }, 5*time.Second, 10*time.Millisecond,
 		"a ConfigMap update must be applied without waiting for the interval")
+}
+
+// current_role() names the session's active roles, NONE when there are
+// none (fe-core sql/analyzer/ExpressionAnalyzer, FunctionSet.CURRENT_ROLE).
+func TestFakeFECurrentRole(t *testing.T) {
+	ctx := ctxT(t)
+	e := newEnv(t, envOptions{serverPassword: rootPass})
+	plain := func(user, pass string) *sql.DB {
+		cfg := mysql.NewConfig()
+		cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = user, pass, "tcp", e.fe.Addr()
+		cfg.Timeout = 5 * time.Second
+		connector, err := mysql.NewConnector(cfg)
+		require.NoError(t, err)
+		db := sql.OpenDB(connector)
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	root := plain("root", rootPass)
+	_, err := root.ExecContext(ctx, "CREATE USER 'no_roles' IDENTIFIED BY 'no-roles-pass-1'")
+	require.NoError(t, err)
+	for user, want := range map[*sql.DB]string{root: "root", plain("no_roles", "no-roles-pass-1"): "NONE"} {
+		var got string
+		require.NoError(t, user.QueryRowContext(ctx, "SELECT current_role()").Scan(&got))
+		require.Equal(t, want, got)
+	}
 }

@@ -82,9 +82,9 @@ func TestGrantsConverge(t *testing.T) {
 	first := e.converge(t, c, m)
 	require.Contains(t, first, "CREATE USER `reader_app` IDENTIFIED BY PASSWORD '<redacted>' DEFAULT ROLE `d8ms_managed`, `reader`")
 	require.Equal(t, []string{"_statistics_", "information_schema", "logs", "sales"}, e.fe.Databases())
-	require.ElementsMatch(t, []string{"GRANT d8ms_managed, reader TO ROLE writer",
-		"GRANT CREATE_TABLE ON DATABASE sales TO ROLE writer",
-		"GRANT INSERT, DELETE ON TABLE sales.* TO ROLE writer"}, e.fe.RoleGrants("writer"))
+	require.ElementsMatch(t, []string{"GRANT 'd8ms_managed', 'reader' TO  ROLE writer",
+		"GRANT CREATE TABLE ON DATABASE sales TO ROLE 'writer'",
+		"GRANT DELETE, INSERT ON ALL TABLES IN DATABASE sales TO ROLE 'writer'"}, e.fe.RoleGrants("writer"))
 	require.NoError(t, e.login(t, "writer_app", writerPass))
 	require.NoError(t, e.login(t, "reader_app", readerPass))
 	require.Error(t, e.login(t, "reader_app", ""), "a hashed password is not the empty one")
@@ -109,16 +109,16 @@ func TestGrantsConverge(t *testing.T) {
 			"REVOKE DROP ON DATABASE `logs` FROM ROLE `reader`",
 			"REVOKE SELECT ON ALL TABLES IN DATABASE `logs` FROM USER `reader_app`",
 		}, e.converge(t, c, m))
-		require.Equal(t, []string{"GRANT d8ms_managed TO ROLE reader", "GRANT SELECT ON TABLE sales.* TO ROLE reader"}, e.fe.RoleGrants("reader"))
+		require.Equal(t, []string{"GRANT 'd8ms_managed' TO  ROLE reader", "GRANT SELECT ON ALL TABLES IN DATABASE sales TO ROLE 'reader'"}, e.fe.RoleGrants("reader"))
 		require.Empty(t, e.converge(t, c, m))
 
-		require.NoError(t, e.as(t, "root", rootPass, "GRANT SELECT ON TABLE sales.* TO ROLE reader WITH GRANT OPTION"))
-		require.Equal(t, []string{"GRANT d8ms_managed TO ROLE reader", "GRANT SELECT ON TABLE sales.* TO ROLE reader WITH GRANT OPTION"}, e.fe.RoleGrants("reader"))
+		require.NoError(t, e.as(t, "root", rootPass, "GRANT SELECT ON ALL TABLES IN DATABASE sales TO ROLE 'reader' WITH GRANT OPTION"))
+		require.Equal(t, []string{"GRANT 'd8ms_managed' TO  ROLE reader", "GRANT SELECT ON ALL TABLES IN DATABASE sales TO ROLE 'reader' WITH GRANT OPTION"}, e.fe.RoleGrants("reader"))
 		require.Equal(t, []string{
 			"REVOKE SELECT ON ALL TABLES IN DATABASE `sales` FROM ROLE `reader`",
 			"GRANT SELECT ON ALL TABLES IN DATABASE `sales` TO ROLE `reader`",
 		}, e.converge(t, c, m))
-		require.Equal(t, []string{"GRANT d8ms_managed TO ROLE reader", "GRANT SELECT ON TABLE sales.* TO ROLE reader"}, e.fe.RoleGrants("reader"))
+		require.Equal(t, []string{"GRANT 'd8ms_managed' TO  ROLE reader", "GRANT SELECT ON ALL TABLES IN DATABASE sales TO ROLE 'reader'"}, e.fe.RoleGrants("reader"))
 	})
 
 	t.Run("a changed password is rolled out", func(t *testing.T) {

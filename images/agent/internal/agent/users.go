@@ -163,10 +163,9 @@ func modelOf(g *agentconfig.Grants, s accounts.Secrets) grants.Model {
 	for _, r := range g.Roles {
 		role := grants.Role{Name: r.Name, Inherits: r.Roles}
 		for _, p := range r.Privileges {
-			scope := grants.ScopeDatabase
-			if p.Object == "AllTables" {
-				scope = grants.ScopeAllTables
-			}
+			// An object without a scope stays empty: Validate refuses it
+			// by name instead of granting on the wrong object.
+			scope := grants.ScopeOf[p.Object]
 			role.Grants = append(role.Grants, grants.Grant{Scope: scope, Database: p.Database, Privileges: p.Privileges})
 		}
 		m.Roles = append(m.Roles, role)

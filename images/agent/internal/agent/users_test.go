@@ -396,7 +396,7 @@ func TestUsersAppliedAsDeclared(t *testing.T) {
 		require.NotContains(t, u.fe.UserNames(), "ghost")
 		require.Error(t, u.login(t, "reader_app", passwords[2]))
 		require.Contains(t, u.fe.Databases(), "logs")
-		require.ElementsMatch(t, []string{"GRANT SELECT ON TABLE sales.* TO ROLE read_only", "GRANT d8ms_managed TO ROLE read_only"},
+		require.ElementsMatch(t, []string{"GRANT SELECT ON ALL TABLES IN DATABASE sales TO ROLE 'read_only'", "GRANT 'd8ms_managed' TO  ROLE read_only"},
 			u.fe.RoleGrants("read_only"))
 		require.Equal(t, []agentconfig.DatabaseState{
 			{Name: "sales", Managed: true, Exists: true},
@@ -633,4 +633,67 @@ func TestFakeFEShowColumns(t *testing.T) {
 			return err
 		}))
 	}
+}
+
+// Views and materialized views are privilege objects of their own in
+// StarRocks (fe-core authorization/ObjectType.java): the contract's
+// AllViews and AllMaterializedViews reach the FE as such, and once granted
+// the next pass sees them converged.
+func TestUsersViewPrivilegesApplied(t *testing.T) {
+	u := newUsersEnv(t, "WRITERPASSWORD234567", "reader-password-1")
+	u.cfg.Grants.Roles[0].Privileges = append(u.cfg.Grants.Roles[0].Privileges,
+		agentconfig.GrantsPrivilege{Database: "sales", Object: "AllViews", Privileges: []string{"SELECT"}},
+		agentconfig.GrantsPrivilege{Database: "sales", Object: "AllMaterializedViews", Privileges: []string{"SELECT", "REFRESH"}})
+	u.writeConfig(t)
+	st := u.pass(t)
+	require.Equal(t, "1 of 3 users not ready: ghost (PasswordSecretMissing)", st.Users.Message, "nothing refused")
+	require.Contains(t, u.fe.RoleGrants("read_only"), "GRANT SELECT ON ALL VIEWS IN DATABASE sales TO ROLE 'read_only'")
+	require.Contains(t, u.fe.RoleGrants("read_only"), "GRANT REFRESH, SELECT ON ALL MATERIALIZED VIEWS IN DATABASE sales TO ROLE 'read_only'")
+
+	before := len(u.fe.Statements())
+	u.pass(t)
+	for _, s := range u.fe.Statements()[before:] {
+		require.NotRegexp(t, `(?i)^(grant|revoke)`, s, "converged grants are not applied again")
+	}
+}
+
+// SHOW GRANTS as fe-core prints it (authorization/ShowGrantsExecutor,
+// sql/analyzer/AstToSQLBuilder): Catalog default_catalog for privileges,
+// NULL for role grants; privileges with spaces; ALL TABLES IN DATABASE;
+// the role quoted after TO ROLE, the granted roles quoted in a role grant.
+func TestFakeFEShowGrantsAsStarRocksPrintsThem(t *testing.T) {
+	u := newUsersEnv(t, "WRITERPASSWORD234567", "reader-password-1")
+	u.pass(t)
+	c := u.client(t, rootPass)
+	got := map[string]sql.NullString{}
+	require.NoError(t, c.Do(ctxT(t), "show grants", func(ctx context.Context, db *sql.DB) error {
+		rows, err := db.QueryContext(ctx, "SHOW GRANTS FOR ROLE writer")
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]sql.NullString, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				return err
+			}
+			row := map[string]sql.NullString{}
+			for i, col := range cols {
+				row[col] = vals[i]
+			}
+			require.Equal(t, "writer", row["UserIdentity"].String)
+			got[row["Grants"].String] = row["Catalog"]
+		}
+		return rows.Err()
+	}))
+	require.Equal(t, map[string]sql.NullString{
+		"GRANT 'd8ms_managed', 'read_only' TO  ROLE writer":             {},
+		"GRANT CREATE TABLE ON DATABASE sales TO ROLE 'writer'":         {String: "default_catalog", Valid: true},
+		"GRANT INSERT ON ALL TABLES IN DATABASE sales TO ROLE 'writer'": {String: "default_catalog", Valid: true},
+	}, got)
 }

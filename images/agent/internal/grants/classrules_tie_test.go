@@ -49,7 +49,15 @@ func TestClassRulesAndModelValidateAgree(t *testing.T) {
 	if MarkerRole != classrules.MarkerRole {
 		t.Errorf("marker role: grants %s, classrules %s", MarkerRole, classrules.MarkerRole)
 	}
-	for on, scope := range map[v1alpha1.PrivilegeObject]Scope{v1alpha1.OnDatabase: ScopeDatabase, v1alpha1.OnAllTables: ScopeAllTables} {
+	if len(ScopeOf) != len(classrules.Privileges) {
+		t.Errorf("ScopeOf maps %d objects, classrules.Privileges has %d", len(ScopeOf), len(classrules.Privileges))
+	}
+	for on := range classrules.Privileges {
+		scope, ok := ScopeOf[string(on)]
+		if !ok {
+			t.Errorf("object %s of the class rules has no scope in ScopeOf", on)
+			continue
+		}
 		var names []string
 		for _, p := range classrules.Privileges[on] {
 			names = append(names, classrules.PrivilegeName(p))
@@ -95,6 +103,8 @@ func TestClassRulesAndModelValidateAgree(t *testing.T) {
 		{Name: "writer", Roles: []string{"reader", "public"}, Privileges: []v1alpha1.Privilege{
 			{Database: "sales", Object: v1alpha1.OnDatabase, Privileges: classrules.Privileges[v1alpha1.OnDatabase]},
 			{Database: "archive", Object: v1alpha1.OnAllTables, Privileges: classrules.Privileges[v1alpha1.OnAllTables]},
+			{Database: "archive", Object: v1alpha1.OnAllViews, Privileges: classrules.Privileges[v1alpha1.OnAllViews]},
+			{Database: "archive", Object: v1alpha1.OnAllMaterializedViews, Privileges: classrules.Privileges[v1alpha1.OnAllMaterializedViews]},
 		}},
 		{Name: "reader"},
 	}
@@ -107,7 +117,10 @@ func TestClassRulesAndModelValidateAgree(t *testing.T) {
 	for _, r := range g.Roles {
 		role := Role{Name: r.Name, Inherits: r.Roles}
 		for _, p := range r.Privileges {
-			scope := map[string]Scope{"Database": ScopeDatabase, "AllTables": ScopeAllTables}[p.Object]
+			scope, ok := ScopeOf[p.Object]
+			if !ok {
+				t.Errorf("object %s has no scope", p.Object)
+			}
 			role.Grants = append(role.Grants, Grant{Scope: scope, Database: p.Database, Privileges: p.Privileges})
 		}
 		m.Roles = append(m.Roles, role)

@@ -88,6 +88,14 @@ func (t token) kw(w string) bool { return !t.quoted && strings.EqualFold(t.text,
 //	GRANT ALTER, DROP, CREATE_TABLE ON DATABASE db1 TO ... -> grant
 //	GRANT SELECT, INSERT ON TABLE db.* TO ...               -> grant (all tables)
 //	GRANT SELECT ON ALL TABLES IN DATABASE db TO ...       -> grant (all tables)
+//	GRANT SELECT ON ALL VIEWS IN DATABASE db TO ...        -> grant (all views)
+//	GRANT SELECT ON ALL MATERIALIZED VIEWS IN DATABASE db  -> grant (all MVs)
+//
+// Current StarRocks prints privileges with spaces, objects as ALL <plural>
+// IN DATABASE db and the role quoted (fe-core sql/analyzer/AstToSQLBuilder
+// visitGrantRevokePrivilegeStatement, authorization/TablePEntryObject
+// toStringImpl); the underscore and TABLE db.* forms of the docs' examples
+// are read too.
 //
 // with an optional WITH GRANT OPTION at the end. Anything else (other
 // objects, a single table, unknown privileges) is returned as ok=false, for the caller to report: never a panic.
@@ -138,6 +146,10 @@ func ParseGrant(text string) (roles []string, g Grant, isGrant bool, ok bool) {
 		g = Grant{Scope: ScopeAllTables, Database: obj[1].text}
 	case len(obj) == 5 && obj[0].kw("ALL") && obj[1].kw("TABLES") && obj[2].kw("IN") && obj[3].kw("DATABASE") && isName(obj[4]):
 		g = Grant{Scope: ScopeAllTables, Database: obj[4].text}
+	case len(obj) == 5 && obj[0].kw("ALL") && obj[1].kw("VIEWS") && obj[2].kw("IN") && obj[3].kw("DATABASE") && isName(obj[4]):
+		g = Grant{Scope: ScopeAllViews, Database: obj[4].text}
+	case len(obj) == 6 && obj[0].kw("ALL") && obj[1].kw("MATERIALIZED") && obj[2].kw("VIEWS") && obj[3].kw("IN") && obj[4].kw("DATABASE") && isName(obj[5]):
+		g = Grant{Scope: ScopeAllMaterializedViews, Database: obj[5].text}
 	default:
 		return nil, Grant{}, false, false
 	}

@@ -25,25 +25,49 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
-// Scope is the object a privilege is on.
+// Scope is the object a privilege is on, as GRANT writes it before the
+// database name.
 type Scope string
 
 const (
 	// ScopeDatabase: GRANT ... ON DATABASE db.
 	ScopeDatabase Scope = "DATABASE"
 	// ScopeAllTables: GRANT ... ON ALL TABLES IN DATABASE db, which SHOW
-	// GRANTS prints as ON TABLE db.* (SHOW_GRANTS.md example).
+	// GRANTS prints so (fe-core authorization/TablePEntryObject.
+	// toStringImpl; older versions printed TABLE db.*, still read).
 	ScopeAllTables Scope = "ALL TABLES IN DATABASE"
+	// ScopeAllViews: GRANT ... ON ALL VIEWS IN DATABASE db (fe-core
+	// authorization/ViewPEntryObject: a VIEW object of its own, which
+	// privileges on ALL TABLES do not reach).
+	ScopeAllViews Scope = "ALL VIEWS IN DATABASE"
+	// ScopeAllMaterializedViews: GRANT ... ON ALL MATERIALIZED VIEWS IN
+	// DATABASE db (fe-core authorization/MaterializedViewPEntryObject).
+	ScopeAllMaterializedViews Scope = "ALL MATERIALIZED VIEWS IN DATABASE"
 )
 
-// Privileges per scope, as GRANT.md lists them ("Database", "Table"), in
-// the form SHOW GRANTS prints them, the names of fe-core privilege/
-// PrivilegeType.java DbAction and TableAction (CREATE_TABLE: a space
-// becomes _). ALL is not accepted: SHOW GRANTS prints the list, so ALL
-// would never match.
+// Scopes in the order messages list them.
+var Scopes = []Scope{ScopeDatabase, ScopeAllTables, ScopeAllViews, ScopeAllMaterializedViews}
+
+// ScopeOf maps the contract's object (agentconfig.GrantsPrivilege.Object,
+// the CRD's spec.roles[].privileges[].object) to its scope.
+var ScopeOf = map[string]Scope{
+	"Database":             ScopeDatabase,
+	"AllTables":            ScopeAllTables,
+	"AllViews":             ScopeAllViews,
+	"AllMaterializedViews": ScopeAllMaterializedViews,
+}
+
+// Privileges per scope in the form SHOW GRANTS compares them here (a space
+// becomes _), the privileges fe-core allows per object type (authorization/
+// DefaultAuthorizationProvider.java: DATABASE, TABLE, VIEW,
+// MATERIALIZED_VIEW), the database's limited to what the module offers.
+// ALL is not accepted: SHOW GRANTS prints the list, so ALL would never
+// match.
 var Privileges = map[Scope][]string{
-	ScopeDatabase:  {"ALTER", "DROP", "CREATE_TABLE", "CREATE_VIEW", "CREATE_FUNCTION", "CREATE_MATERIALIZED_VIEW"},
-	ScopeAllTables: {"ALTER", "DROP", "SELECT", "INSERT", "EXPORT", "UPDATE", "DELETE"},
+	ScopeDatabase:             {"ALTER", "DROP", "CREATE_TABLE", "CREATE_VIEW", "CREATE_FUNCTION", "CREATE_MATERIALIZED_VIEW"},
+	ScopeAllTables:            {"ALTER", "DROP", "SELECT", "INSERT", "EXPORT", "UPDATE", "DELETE"},
+	ScopeAllViews:             {"SELECT", "ALTER", "DROP"},
+	ScopeAllMaterializedViews: {"SELECT", "ALTER", "REFRESH", "DROP"},
 }
 
 // NormalizePrivilege turns "create table" into CREATE_TABLE.
@@ -130,7 +154,11 @@ func (m Model) Validate() error {
 			gf := fmt.Sprintf("%s.grants[%d]", f, j)
 			allowed, ok := Privileges[g.Scope]
 			if !ok {
-				errs = append(errs, fmt.Errorf("%s.scope: must be %s or %s", gf, ScopeDatabase, ScopeAllTables))
+				scopes := make([]string, len(Scopes))
+				for i, sc := range Scopes {
+					scopes[i] = string(sc)
+				}
+				errs = append(errs, fmt.Errorf("%s.scope: must be one of %s", gf, strings.Join(scopes, ", ")))
 				continue
 			}
 			if !dbs[g.Database] {
@@ -261,10 +289,7 @@ func spaced(privs []string) string {
 }
 
 func object(scope Scope, db string) string {
-	if scope == ScopeAllTables {
-		return "ALL TABLES IN DATABASE " + QuoteIdent(db)
-	}
-	return "DATABASE " + QuoteIdent(db)
+	return string(scope) + " " + QuoteIdent(db)
 }
 
 type grantKey struct {

@@ -231,11 +231,24 @@ func Apply(ctx context.Context, q Querier, p Plan) ([]string, error) {
 	var done []string
 	for _, s := range stmts {
 		if _, err := q.ExecContext(ctx, s); err != nil {
+			if strings.HasPrefix(s, "ALTER SYSTEM DROP BACKEND") && alreadyDropped(err) {
+				continue
+			}
 			return done, &StatementError{Statement: s, Err: err}
 		}
 		done = append(done, s)
 	}
 	return done, nil
+}
+
+// alreadyDropped: DROP BACKEND found no such BE. The FE drops an empty
+// decommissioned BE itself (fe-core alter/SystemHandler.runAlterJobV2 with
+// drop_backend_after_decommission, its default), which can happen between
+// SHOW BACKENDS and the agent's own DROP; system/SystemInfoService.
+// dropBackends then answers "backend does not exists[host:port]". The BE
+// is gone either way, which is what the DROP was for.
+func alreadyDropped(err error) bool {
+	return strings.Contains(strings.ToLower(err.Error()), "backend does not exist")
 }
 
 // StatementError is a membership statement StarRocks refused.

@@ -28,6 +28,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // Querier is what the package needs from a pool.
@@ -43,7 +45,13 @@ type Result struct {
 }
 
 // ApplyFrontend makes the connected FE hold desired. ADMIN SET FRONTEND
-// CONFIG only changes the FE that runs it, so q must reach one specific FE.
+// CONFIG sets the value on the FE that runs it and forwards it to every
+// other FE (fe-core common/ConfigBase.setConfig); an FE it cannot reach
+// (one restarting) makes the statement fail with ERROR_SET_CONFIG_FAILED
+// although the connected FE took the value. That failure is not this
+// FE's: each agent applies to its own FE, and a restarted FE reads the
+// rendered fe.conf. So after 5101 the key is read back, and a value that
+// arrived counts as applied.
 func ApplyFrontend(ctx context.Context, q Querier, desired map[string]string) (Result, error) {
 	var res Result
 	var errs []error
@@ -65,12 +73,27 @@ func ApplyFrontend(ctx context.Context, q Querier, desired map[string]string) (R
 		}
 		stmt := fmt.Sprintf("ADMIN SET FRONTEND CONFIG (%s = %s)", quoteDouble(key), quoteDouble(want))
 		if _, err := q.ExecContext(ctx, stmt); err != nil {
-			errs = append(errs, fmt.Errorf("set fe %s: %w", key, err))
-			continue
+			if !forwardFailed(err) {
+				errs = append(errs, fmt.Errorf("set fe %s: %w", key, err))
+				continue
+			}
+			if now, _, _, rerr := showFrontendConfig(ctx, q, key); rerr != nil || now != want {
+				errs = append(errs, fmt.Errorf("set fe %s: %w", key, err))
+				continue
+			}
 		}
 		res.Applied = append(res.Applied, "fe."+key+"="+want)
 	}
 	return res, errors.Join(errs...)
+}
+
+// errSetConfigFailed is fe-core common/ErrorCode ERROR_SET_CONFIG_FAILED.
+const errSetConfigFailed = 5101
+
+// forwardFailed: ADMIN SET FRONTEND CONFIG could not reach another FE.
+func forwardFailed(err error) bool {
+	var myErr *mysql.MySQLError
+	return errors.As(err, &myErr) && myErr.Number == errSetConfigFailed
 }
 
 func showFrontendConfig(ctx context.Context, q Querier, key string) (value string, mutable, found bool, err error) {
