@@ -49,8 +49,6 @@ package credentials
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -63,7 +61,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/kubewrite"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
@@ -275,25 +272,8 @@ func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) erro
 // has it then). Named after what it says, so the same refusal run after
 // run is one Event.
 func warn(ctx context.Context, w *kubewrite.Writer, in Instance, msg string) {
-	if len(msg) > 1024 {
-		msg = strings.ToValidUTF8(msg[:1020], "") + "..."
-	}
-	sum := sha256.Sum256([]byte(in.UID + "\x00" + msg))
-	suffix := ".secret-" + hex.EncodeToString(sum[:8])
-	name := in.Name
-	if max := 253 - len(suffix); len(name) > max {
-		name = strings.TrimRight(name[:max], ".-")
-	}
-	now := metav1.Now().Rfc3339Copy()
-	e := &corev1.Event{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
-		ObjectMeta: metav1.ObjectMeta{Name: name + suffix, Namespace: in.Namespace, Labels: map[string]string{"heritage": "deckhouse", "module": "managed-starrocks"}},
-		InvolvedObject: corev1.ObjectReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.StarrocksKind,
-			Namespace: in.Namespace, Name: in.Name, UID: types.UID(in.UID)},
-		Type: corev1.EventTypeWarning, Reason: ReasonSecretRefused, Message: msg,
-		Source: corev1.EventSource{Component: "managed-starrocks"}, ReportingController: "managed-starrocks",
-		FirstTimestamp: now, LastTimestamp: now, Count: 1,
-	}
+	e := shared.InstanceEvent(shared.InstanceRef{Namespace: in.Namespace, Name: in.Name, UID: in.UID}, corev1.EventTypeWarning, ReasonSecretRefused, msg,
+		metav1.Now().Rfc3339Copy(), msg)
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(e)
 	if err == nil {
 		_, _ = w.CreateIfNotExists(ctx, &unstructured.Unstructured{Object: obj})

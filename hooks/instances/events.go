@@ -17,27 +17,24 @@ limitations under the License.
 package instances
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"strconv"
-	"strings"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
 // EventSource is the component named in the Events the hook writes
 // (`kubectl describe` shows it under "From").
-const EventSource = "managed-starrocks"
+const EventSource = shared.EventSource
 
 // maxEventMessageLength keeps a message within what events.k8s.io/v1 accepts
 // as a note (1 KiB), so the Event reads the same through either API.
-const maxEventMessageLength = 1024
+const maxEventMessageLength = shared.MaxEventMessage
 
 // Event is a Kubernetes Event about one Starrocks, decided by
 // instanceEvents from a change of its conditions.
@@ -187,47 +184,10 @@ var excludedReasons = map[string]bool{
 // rules, never a credential (the hooks never read Secret data).
 func eventObject(e Event, now metav1.Time) *corev1.Event {
 	sr := e.Object
-	sum := sha256.Sum256([]byte(strings.Join([]string{string(sr.UID), strconv.FormatInt(sr.Generation, 10), e.Type, e.Reason, e.Message}, "\x00")))
-	suffix := "." + hex.EncodeToString(sum[:8])
-	// A Starrocks name is a DNS subdomain; keep the Event's one too.
-	base := sr.Name
-	if max := 253 - len(suffix); len(base) > max {
-		base = strings.TrimRight(base[:max], ".-")
-	}
-	return &corev1.Event{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      base + suffix,
-			Namespace: sr.Namespace,
-			Labels:    map[string]string{"heritage": "deckhouse", "module": "managed-starrocks"},
-		},
-		InvolvedObject: corev1.ObjectReference{
-			APIVersion: v1alpha1.SchemeGroupVersion.String(),
-			Kind:       v1alpha1.StarrocksKind,
-			Namespace:  sr.Namespace,
-			Name:       sr.Name,
-			UID:        sr.UID,
-		},
-		Type:                e.Type,
-		Reason:              e.Reason,
-		Message:             truncateBytes(e.Message, maxEventMessageLength),
-		Source:              corev1.EventSource{Component: EventSource},
-		ReportingController: EventSource,
-		FirstTimestamp:      now,
-		LastTimestamp:       now,
-		Count:               1,
-	}
+	return shared.InstanceEvent(shared.InstanceRef{Namespace: sr.Namespace, Name: sr.Name, UID: string(sr.UID)}, e.Type, e.Reason, e.Message, now,
+		strconv.FormatInt(sr.Generation, 10), e.Message)
 }
 
 // truncateBytes cuts s to at most n bytes on a rune boundary, marking the
 // cut (condition messages and Event messages share it).
-func truncateBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len(truncatedMessageSuffix)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + truncatedMessageSuffix
-}
+func truncateBytes(s string, n int) string { return shared.Truncate(s, n) }

@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
@@ -74,7 +75,7 @@ const (
 	ReasonExpansionBlocked     = "ExpansionBlocked"
 	ConditionClassValid        = "Valid"
 	maxConditionMessageLength  = 32768
-	truncatedMessageSuffix     = " … (truncated)"
+	truncatedMessageSuffix     = shared.TruncatedSuffix
 	defaultAgentTLSNotReadyWhy = "TLSNotReady"
 	defaultAccountsNotReadyWhy = "AccountsNotReady"
 )
