@@ -388,7 +388,8 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 // endingInstances are the Starrocks objects that are not ending. One being
 // deleted (a tenant's finalizer may keep it so for good) or in a namespace
 // being deleted is left out of the rest of the run, as if it were gone: no
-// values entry, so nothing is created or changed for it any more; no status
+// entry (its desired-state ConfigMap is deleted), so nothing is created or
+// changed for it any more; no status
 // (a write there is refused or pointless); and its memory is deleted as
 // stale (trustedLastValid), which also stops the credentials hook. The
 // namespace's deletion takes its objects, volumes and Secrets anyway, and a

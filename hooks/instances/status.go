@@ -544,8 +544,8 @@ func excludedBecause(res desired.Result) (reason, msg, why string) {
 		return ReasonNamespaceLimitReached, fmt.Sprintf("The module manages at most %s per namespace, the oldest by creation time (ModuleConfig managed-starrocks settings.instances.maxPerNamespace), and this one is newer: "+
 			"%s, until older instances of this namespace are deleted or your cluster admin raises the limit.", plural.Count(res.NamespaceOverLimit, "Starrocks instance"), leftAsIs), "(namespace limit reached)"
 	case res.OverLimit > 0:
-		// Every entry is part of the module's values, which Helm stores
-		// with its one release in one Secret of at most 1 MiB.
+		// The limit bounds the hooks' work and the module's ConfigMaps,
+		// which grow with every instance managed.
 		return ReasonInstanceLimitReached, fmt.Sprintf("The module manages at most %d Starrocks instances, the oldest by creation time (ModuleConfig managed-starrocks settings.instances.maxCount), and this one is newer: "+
 			"%s, until older instances are deleted or your cluster admin raises the limit.", res.OverLimit, leftAsIs), "(instance limit reached)"
 	}

@@ -221,11 +221,13 @@ func CheckAccounts(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass) Viola
 }
 
 // MaxDeclarationBytes bounds spec.databases, spec.roles and spec.users
-// together, as JSON. Each instance's declaration reaches the module's
-// values (agentConfig.grants), which Helm stores with its one release in
-// a Secret of at most 1 MiB shared by every instance: the per-list limits
-// alone would let one instance declare about 880 KB (64 roles of 64
-// privilege entries). A large real declaration (64 users with three roles
+// together, as JSON. Each instance's declaration is carried
+// (agentConfig.grants) in the module's ConfigMaps of the instance (its
+// desired state and memory in the module namespace, its agent
+// configuration), each at most 1 MiB, and is read by the hooks on every
+// run and by the agent: the per-list limits alone would let one instance
+// declare about 880 KB (64 roles of 64 privilege entries). It no longer
+// reaches the module's values or Helm release. A large real declaration (64 users with three roles
 // each, 16 roles of four entries) is about 12 KB.
 const MaxDeclarationBytes = 16384
 

@@ -82,9 +82,11 @@ type Input struct {
 	// "namespace/name"; a missing entry means none exist yet.
 	Existing map[string]Existing
 	// MaxInstances is the most instances that get an entry (module setting
-	// instances.maxCount); 0 means no limit. Every entry is part of the
-	// module's values, which Helm stores with its one release in one Secret
-	// of at most 1 MiB: past it Helm fails the release of every instance.
+	// instances.maxCount); 0 means no limit. It bounds what grows with
+	// every instance: the hooks' run time, the memory of their snapshots and
+	// three ConfigMaps per instance in the module namespace (last-valid,
+	// desired, applied). No longer the Helm release: no entry is in the
+	// module's values.
 	MaxInstances int
 	// MaxPerNamespace is the most instances of one namespace that get an
 	// entry (module setting instances.maxPerNamespace); 0 means no limit.
@@ -340,7 +342,7 @@ func Endpoints(name, namespace, domain string) v1alpha1.Endpoints {
 	}
 }
 
-// Build computes the values entry of a valid instance.
+// Build computes the entry (desired state) of a valid instance.
 func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules.Resolved, domain string) Instance {
 	names := NamesFor(sr.Name)
 	ns := sr.Namespace
@@ -491,7 +493,8 @@ func memoryString(q resource.Quantity) string {
 // checksum hashes restart-needing settings in a stable order (JSON encodes
 // map keys sorted). It only has to change when the settings do, so the first
 // 64 bits of SHA-256 are plenty; the full hash cost about 70 stored bytes per
-// instance in the Helm release (values and pod template each hold it).
+// instance when the entries were in the Helm release, and the entry and the
+// pod template each still hold it.
 func checksum(settings map[string]string) string {
 	data, _ := json.Marshal(settings) // a map of strings always encodes
 	sum := sha256.Sum256(data)

@@ -72,7 +72,7 @@ func (n ObjectName) String() string {
 // checks it).
 //
 // The templates build some names from NamesFor without a field of their
-// own in the values (so the Helm release stays smaller): "-ca" (ms.caName)
+// own in the entry (so the entry stays smaller): "-ca" (ms.caName)
 // and "-agent" (the agent's RBAC); the FE and BE volumeClaimTemplates are
 // "meta" and "storage".
 func ObjectNames(name string) []ObjectName {

@@ -50,7 +50,7 @@ type Record struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	UID       string `json:"uid"`
-	// Checksum of the values entry the objects were rendered from; empty
+	// Checksum of the entry the objects were rendered from; empty
 	// while the render has not been applied completely.
 	Checksum string `json:"checksum,omitempty"`
 	// Objects are what the API server returned for each written object.

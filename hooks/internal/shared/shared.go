@@ -93,7 +93,8 @@ var UserName = regexp.MustCompile(classrules.UserNamePattern)
 // (namespace/name) for people; the hooks go by the UID in the name.
 const AnnotationInstance = "managed-starrocks.deckhouse.io/instance"
 
-// LastValidKey is the ConfigMap key holding the last valid values entry (JSON).
+// LastValidKey is the ConfigMap key holding an entry (desired.Instance JSON):
+// the last valid one in last-valid-<uid>, the current one in desired-<uid>.
 const LastValidKey = "instance.json"
 
 // DesiredPrefix names the ConfigMaps d8-managed-starrocks/desired-<uid>: the
@@ -113,7 +114,7 @@ func DesiredConfigMapName(uid string) string { return DesiredPrefix + uid }
 const LastValidPrefix = "last-valid-"
 
 // LastValidConfigMapName is the ConfigMap in ModuleNamespace that remembers
-// the last valid values entry of the Starrocks with this UID. It lives where
+// the last valid entry of the Starrocks with this UID. It lives where
 // no tenant can write, and is keyed by the UID so an entry is found from the
 // live object, never from what the entry says about itself.
 func LastValidConfigMapName(uid string) string { return LastValidPrefix + uid }

@@ -235,9 +235,9 @@ func (h *Handler) ValidateStarrocks(ctx context.Context, req *admissionv1.Admiss
 }
 
 // validateInstanceCount refuses a new instance once the cluster has
-// MaxInstances: all instances render into the module's one Helm release,
-// stored in one Secret of at most 1 MiB, and a release Helm cannot store
-// fails for every instance. Checked last, so an invalid spec hears about
+// MaxInstances: the hooks' run time, the memory of their snapshots and the
+// module's ConfigMaps (three per instance) grow with every instance managed.
+// Checked last, so an invalid spec hears about
 // its spec first and only a valid CREATE pays for the list. Two CREATEs at
 // once may both pass; the hooks then manage only the oldest MaxInstances.
 func (h *Handler) validateInstanceCount(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
