@@ -214,7 +214,7 @@ func CheckAccounts(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass) Viola
 		vs = append(vs, Violation{Field: "spec.databases, spec.roles, spec.users", Value: fmt.Sprintf("%d bytes", n),
 			Rule: fmt.Sprintf("at most %d bytes together, as JSON", MaxDeclarationBytes),
 			Message: fmt.Sprintf("the databases, roles and users declared take %d bytes, more than the %d one instance may use: "+
-				"every instance's declaration is part of the module's values, which all instances share; "+
+				"the module and the agent carry and read every instance's declaration on each pass; "+
 				"grant privileges to fewer, broader roles", n, MaxDeclarationBytes)})
 	}
 	return vs
@@ -227,8 +227,8 @@ func CheckAccounts(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass) Viola
 // configuration), each at most 1 MiB, and is read by the hooks on every
 // run and by the agent: the per-list limits alone would let one instance
 // declare about 880 KB (64 roles of 64 privilege entries). It no longer
-// reaches the module's values or Helm release. A large real declaration (64 users with three roles
-// each, 16 roles of four entries) is about 12 KB.
+// reaches the module's values or Helm release. A large real declaration
+// (64 users with three roles each, 16 roles of four entries) is about 12 KB.
 const MaxDeclarationBytes = 16384
 
 // maxDeclarationBytes is MaxDeclarationBytes; the CEL cost tests lift it to
