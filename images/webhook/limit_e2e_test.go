@@ -40,25 +40,7 @@ import (
 // kube-apiserver: the third Starrocks of the cluster is refused, in any
 // namespace, and an instance being deleted does not count.
 func TestEndToEndInstanceLimit(t *testing.T) {
-	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir()}})
-	cfg := cp.RESTConfig()
-	dyn := dynamic.NewForConfigOrDie(cfg)
-	kube := kubernetes.NewForConfigOrDie(cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-
-	ca := testpki.MustCA(t, "managed-starrocks-webhook test CA")
-	certs := testpki.NewSecretVolume(t, ca.MustIssue(t, webhookDNSNames...).SecretData(ca))
-	wh := startWebhook(ctx, t, cp.KubeconfigPath(), certs, "--max-instances=2")
-	t.Cleanup(func() { _ = wh.stop() })
-	registerWebhooks(ctx, t, kube, wh.webhookAddr, ca.CertPEM)
-	for _, name := range []string{ns, "team-a"} {
-		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("create namespace %s: %v", name, err)
-		}
-	}
-	waitWebhooksActive(ctx, t, dyn)
-	create(ctx, t, dyn, v1alpha1.StarrocksClassGVR, "", smallClass("small"))
+	ctx, dyn := limitsCluster(t, "--max-instances=2", "team-a")
 
 	create(ctx, t, dyn, v1alpha1.StarrocksGVR, ns, instance("first", func(*v1alpha1.Starrocks) {}))
 	// Held by a finalizer, so it lingers with a deletionTimestamp below.
@@ -96,4 +78,31 @@ func TestEndToEndInstanceLimit(t *testing.T) {
 		t.Fatalf("delete held: %v", err)
 	}
 	create(ctx, t, dyn, v1alpha1.StarrocksGVR, "team-a", third)
+}
+
+// limitsCluster is a real kube-apiserver with the real webhook started with
+// flags and registered, the namespaces made, the webhooks answering and the
+// class "small": what the end-to-end tests of the CREATE limits start from.
+func limitsCluster(t *testing.T, flags string, namespaces ...string) (context.Context, dynamic.Interface) {
+	t.Helper()
+	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir()}})
+	cfg := cp.RESTConfig()
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+
+	ca := testpki.MustCA(t, "managed-starrocks-webhook test CA")
+	certs := testpki.NewSecretVolume(t, ca.MustIssue(t, webhookDNSNames...).SecretData(ca))
+	wh := startWebhook(ctx, t, cp.KubeconfigPath(), certs, flags)
+	t.Cleanup(func() { _ = wh.stop() })
+	registerWebhooks(ctx, t, kube, wh.webhookAddr, ca.CertPEM)
+	for _, name := range append([]string{ns}, namespaces...) { // waitWebhooksActive probes in ns
+		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create namespace %s: %v", name, err)
+		}
+	}
+	waitWebhooksActive(ctx, t, dyn)
+	create(ctx, t, dyn, v1alpha1.StarrocksClassGVR, "", smallClass("small"))
+	return ctx, dyn
 }

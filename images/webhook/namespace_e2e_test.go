@@ -17,22 +17,15 @@ limitations under the License.
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
-	"github.com/deckhouse/managed-starrocks/dev/controlplane"
-	"github.com/deckhouse/managed-starrocks/dev/testpki"
 )
 
 // TestEndToEndNamespaceRules runs the real webhook with
@@ -42,26 +35,8 @@ import (
 // both, as is the third Starrocks of a namespace; other namespaces are not
 // affected.
 func TestEndToEndNamespaceRules(t *testing.T) {
-	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir()}})
-	cfg := cp.RESTConfig()
-	dyn := dynamic.NewForConfigOrDie(cfg)
-	kube := kubernetes.NewForConfigOrDie(cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-
-	ca := testpki.MustCA(t, "managed-starrocks-webhook test CA")
-	certs := testpki.NewSecretVolume(t, ca.MustIssue(t, webhookDNSNames...).SecretData(ca))
-	wh := startWebhook(ctx, t, cp.KubeconfigPath(), certs, "--max-per-namespace=2")
-	t.Cleanup(func() { _ = wh.stop() })
-	registerWebhooks(ctx, t, kube, wh.webhookAddr, ca.CertPEM)
 	const team, other = "team-a", "team-b"
-	for _, name := range []string{ns, team, other} { // waitWebhooksActive probes in ns
-		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("create namespace %s: %v", name, err)
-		}
-	}
-	waitWebhooksActive(ctx, t, dyn)
-	create(ctx, t, dyn, v1alpha1.StarrocksClassGVR, "", smallClass("small"))
+	ctx, dyn := limitsCluster(t, "--max-per-namespace=2", team, other)
 	in := func(namespace, name string, edit func(*v1alpha1.Starrocks)) *v1alpha1.Starrocks {
 		return instance(name, func(sr *v1alpha1.Starrocks) { sr.Namespace = namespace; edit(sr) })
 	}
