@@ -150,18 +150,30 @@ func (o *operator) setEntry(e map[string]any) {
 
 var clientRuns atomic.Int64
 
-func TestHooksAgainstARealAPIServer(t *testing.T) {
+// startOperator starts a real kube-apiserver (with opts) and what plays
+// addon-operator against it: the built hooks binary launched with the
+// cluster's KUBECONFIG (its own writes go there), its config as
+// addon-operator reads it, and shell-operator's ObjectPatcher for the patch
+// collector's operations.
+func startOperator(t *testing.T, opts controlplane.Options) (*operator, *controlplane.ControlPlane) {
+	t.Helper()
 	bin := buildHooks(t)
-	cfg, err := kind.GetBatchHookConfig("managed-starrocks", bin)
+	cp := controlplane.StartForTest(t, opts)
+	launcher := launch(t, bin, cp.RESTConfig())
+	cfg, err := kind.GetBatchHookConfig("managed-starrocks", launcher)
 	require.NoError(t, err)
-	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}})
 	client := kubeclient.New()
 	client.WithRestConfig(cp.RESTConfig())
 	// kube-client registers its metrics in the global Prometheus registry:
 	// a prefix of its own per run keeps -count=N from registering twice.
 	client.WithMetricPrefix(fmt.Sprintf("hooks_cluster_test_%d_", clientRuns.Add(1)))
 	require.NoError(t, client.Init(), "kube client")
-	op := &operator{t: t, bin: launch(t, bin, cp.RESTConfig()), cfg: cfg, client: client, patcher: objectpatch.NewObjectPatcher(client, log.NewNop())}
+	return &operator{t: t, bin: launcher, cfg: cfg, client: client, patcher: objectpatch.NewObjectPatcher(client, log.NewNop())}, cp
+}
+
+func TestHooksAgainstARealAPIServer(t *testing.T) {
+	op, _ := startOperator(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}})
+	client := op.client
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	for _, ns := range []string{"d8-managed-starrocks", "team", "evil"} {
@@ -171,7 +183,7 @@ func TestHooksAgainstARealAPIServer(t *testing.T) {
 
 	// The default class: created after the first Helm run, accepted by the CRD schema.
 	op.run("defaultclass/hook", htypes.BindingType("afterHelm"), startValues())
-	_, err = client.Dynamic().Resource(v1alpha1.StarrocksClassGVR).Get(ctx, "default", metav1.GetOptions{})
+	_, err := client.Dynamic().Resource(v1alpha1.StarrocksClassGVR).Get(ctx, "default", metav1.GetOptions{})
 	require.NoError(t, err, "the default class exists")
 
 	// An admin class and two instances of it.

@@ -23,12 +23,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deckhouse/deckhouse/pkg/log"
-	"github.com/flant/addon-operator/pkg/module_manager/models/hooks/kind"
 	"github.com/flant/addon-operator/pkg/utils"
-	kubeclient "github.com/flant/kube-client/client"
 	htypes "github.com/flant/shell-operator/pkg/hook/types"
-	objectpatch "github.com/flant/shell-operator/pkg/kube/object_patch"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -37,7 +33,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
-	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 )
 
 // withImages adds what the instance templates need besides the instances.
@@ -59,17 +54,8 @@ func withImages(values utils.Values) utils.Values {
 // NetworkPolicy, a PVC retention policy, ConfigMap data, a decoy Service, a
 // stripped ownerReference) is restored on the next run.
 func TestInstanceObjectsAgainstARealAPIServer(t *testing.T) {
-	bin := buildHooks(t)
-	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}})
-	launcher, err := kubeutil.HooksLauncher(t.TempDir(), bin, cp.RESTConfig())
-	require.NoError(t, err)
-	cfg, err := kind.GetBatchHookConfig("managed-starrocks", launcher)
-	require.NoError(t, err)
-	client := kubeclient.New()
-	client.WithRestConfig(cp.RESTConfig())
-	client.WithMetricPrefix(fmt.Sprintf("hooks_cluster_test_%d_", clientRuns.Add(1)))
-	require.NoError(t, client.Init(), "kube client")
-	op := &operator{t: t, bin: launcher, cfg: cfg, client: client, patcher: objectpatch.NewObjectPatcher(client, log.NewNop())}
+	op, _ := startOperator(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}})
+	client := op.client
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	for _, ns := range []string{"d8-managed-starrocks", "team-a", "team-b"} {
@@ -151,7 +137,7 @@ spec:
 	// Tenant A made its ConfigMap before the module could: immutable, with
 	// other data. The module's update is refused.
 	yes := true
-	_, err = client.CoreV1().ConfigMaps("team-a").Create(ctx, &corev1.ConfigMap{
+	_, err := client.CoreV1().ConfigMaps("team-a").Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "d8ms-sr-olap-config"}, Immutable: &yes, Data: map[string]string{"fe.conf": "mine"},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)

@@ -24,11 +24,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deckhouse/deckhouse/pkg/log"
-	"github.com/flant/addon-operator/pkg/module_manager/models/hooks/kind"
 	kubeclient "github.com/flant/kube-client/client"
 	htypes "github.com/flant/shell-operator/pkg/hook/types"
-	objectpatch "github.com/flant/shell-operator/pkg/kube/object_patch"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -51,15 +48,8 @@ import (
 // tenant's) and "gone" delete their namespaces. Tenant "good" gets its
 // values, status and Secrets in the same runs, and every run succeeds.
 func TestOneTenantNeverStallsTheOthers(t *testing.T) {
-	bin := buildHooks(t)
-	cfg, err := kind.GetBatchHookConfig("managed-starrocks", bin)
-	require.NoError(t, err)
-	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}, ControllerManager: true})
-	client := kubeclient.New()
-	client.WithRestConfig(cp.RESTConfig())
-	client.WithMetricPrefix(fmt.Sprintf("hooks_cluster_test_%d_", clientRuns.Add(1)))
-	require.NoError(t, client.Init(), "kube client")
-	op := &operator{t: t, bin: launch(t, bin, cp.RESTConfig()), cfg: cfg, client: client, patcher: objectpatch.NewObjectPatcher(client, log.NewNop())}
+	op, _ := startOperator(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}, ControllerManager: true})
+	client := op.client
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	tenants := []string{"good", "quota", "fat", "held", "gone"}
@@ -71,7 +61,7 @@ func TestOneTenantNeverStallsTheOthers(t *testing.T) {
 	class := &unstructured.Unstructured{}
 	require.NoError(t, json.Unmarshal([]byte(`{"apiVersion":"managed-services.deckhouse.io/v1alpha1","kind":"StarrocksClass","metadata":{"name":"default"},
 		"spec":{"topology":{"allowedTopologies":["Ignored"],"defaultTopology":"Ignored"},"sizingPolicies":[{"cores":{"min":1,"max":8},"memory":{"min":"2Gi","max":"32Gi","step":"1Gi"},"coreFractions":[50,100]}]}}`), &class.Object))
-	_, err = client.Dynamic().Resource(v1alpha1.StarrocksClassGVR).Create(ctx, class, metav1.CreateOptions{})
+	_, err := client.Dynamic().Resource(v1alpha1.StarrocksClassGVR).Create(ctx, class, metav1.CreateOptions{})
 	require.NoError(t, err)
 	for _, ns := range tenants {
 		sr := &unstructured.Unstructured{}

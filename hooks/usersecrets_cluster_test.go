@@ -19,15 +19,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
 	"time"
 
-	"github.com/deckhouse/deckhouse/pkg/log"
-	"github.com/flant/addon-operator/pkg/module_manager/models/hooks/kind"
-	kubeclient "github.com/flant/kube-client/client"
 	htypes "github.com/flant/shell-operator/pkg/hook/types"
-	objectpatch "github.com/flant/shell-operator/pkg/kube/object_patch"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -45,15 +40,8 @@ import (
 // never rewritten, deleted once the memory no longer declares the user,
 // and nothing else deleted.
 func TestUserSecretsAgainstARealAPIServer(t *testing.T) {
-	bin := buildHooks(t)
-	cfg, err := kind.GetBatchHookConfig("managed-starrocks", bin)
-	require.NoError(t, err)
-	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir()}})
-	client := kubeclient.New()
-	client.WithRestConfig(cp.RESTConfig())
-	client.WithMetricPrefix(fmt.Sprintf("hooks_cluster_test_%d_", clientRuns.Add(1)))
-	require.NoError(t, client.Init(), "kube client")
-	op := &operator{t: t, bin: launch(t, bin, cp.RESTConfig()), cfg: cfg, client: client, patcher: objectpatch.NewObjectPatcher(client, log.NewNop())}
+	op, _ := startOperator(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir()}})
+	client := op.client
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	for _, ns := range []string{"d8-managed-starrocks", "team", "evil"} {
