@@ -300,11 +300,12 @@ func (in RolloutInput) tabletWait(outdated int) (note, wait string) {
 // or what a restart past the bound goes on without (note). The leader's
 // FE writes the image asynchronously after ALTER SYSTEM CREATE IMAGE
 // (fe-core GlobalStateMgr.triggerNewImage only sets
-// JournalWriter.setForceRollJournal; the checkpoint then writes
-// image.<journal id> and the followers download it), so the statement
-// returning says nothing yet: the leader's newest image must be past the
-// one it had when its agent ran the statement, and every other FE must
-// have an image at least as new.
+// JournalWriter.setForceRollJournal; leader/CheckpointController then has
+// image.<journal id> written, by a follower it picks or by itself,
+// downloads it into the leader's image directory and pushes it to every
+// other FE), so the statement returning says nothing yet: the leader's
+// newest image must be past the one it had when its agent ran the
+// statement, and every other FE must have an image at least as new.
 func (in RolloutInput) imageWait(outdated int) (note, wait string) {
 	var leaderImage int64
 	for _, p := range in.Frontends {

@@ -37,7 +37,11 @@ import (
 // an agent that restarts starts the bound anew, which only waits longer.
 func (a *Agent) readTablets(ctx context.Context) *agentconfig.TabletsStatus {
 	n := int64(-1)
-	err := a.service.Do(ctx, "read tablet health", func(ctx context.Context, db *sql.DB) error {
+	// Asked of its own FE, the leader (only the leader's agent calls
+	// this): SHOW PROC '/statistic' is not forwarded to the leader
+	// (fe-core sql/ast/ShowProcStmt.NEED_FORWARD_PATH_ROOT lacks it), and a
+	// follower behind the Service would answer from its replayed state.
+	err := a.self.Do(ctx, "read tablet health", func(ctx context.Context, db *sql.DB) error {
 		v, err := unhealthyTablets(ctx, db)
 		n = v
 		return err
