@@ -305,7 +305,10 @@ func (in RolloutInput) tabletWait(outdated int) (note, wait string) {
 // downloads it into the leader's image directory and pushes it to every
 // other FE), so the statement returning says nothing yet: the leader's
 // newest image must be past the one it had when its agent ran the
-// statement, and every other FE must have an image at least as new.
+// statement, and every other FE must have an image at least as new. The
+// journal rolls only after its next write (persist/JournalWriter.
+// rollJournalAfterBatch), so an FE leader without metadata changes writes
+// no image: ImageWaitLimit is what ends that wait.
 func (in RolloutInput) imageWait(outdated int) (note, wait string) {
 	var leaderImage int64
 	for _, p := range in.Frontends {
