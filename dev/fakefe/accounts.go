@@ -158,15 +158,16 @@ const (
 )
 
 var (
-	reCurrentRole  = regexp.MustCompile(`(?i)^select\s+current_role\(\)$`)
-	reSetOwnPass   = regexp.MustCompile(`(?i)^set\s+password\s*=\s*password\(\s*` + reStr + `\s*\)$`)
-	reSetPassFor   = regexp.MustCompile(`(?i)^set\s+password\s+for\s+` + reUser + `\s*=\s*password\(\s*` + reStr + `\s*\)$`)
-	reGrantRole    = regexp.MustCompile(`(?i)^grant\s+` + reRoles + `\s+to\s+(?:user\s+)?` + reUser + `$`)
-	reRevokeRole   = regexp.MustCompile(`(?i)^revoke\s+` + reRoles + `\s+from\s+(?:user\s+)?` + reUser + `$`)
-	reSetDefault   = regexp.MustCompile(`(?i)^set\s+default\s+role\s+` + reRoles + `\s+to\s+` + reUser + `$`)
-	reNeedsNode    = regexp.MustCompile(`(?i)^(alter\s+system|cancel\s+decommission)\s`)
-	reNeedsNodeOp  = regexp.MustCompile(`(?i)^show\s+(frontends|backends)$`)
-	reNeedsOperate = regexp.MustCompile(`(?i)^admin\s+(show|set)\s+frontend\s+config`)
+	reCurrentRole = regexp.MustCompile(`(?i)^select\s+current_role\(\)$`)
+	reSetOwnPass  = regexp.MustCompile(`(?i)^set\s+password\s*=\s*password\(\s*` + reStr + `\s*\)$`)
+	reSetPassFor  = regexp.MustCompile(`(?i)^set\s+password\s+for\s+` + reUser + `\s*=\s*password\(\s*` + reStr + `\s*\)$`)
+	reGrantRole   = regexp.MustCompile(`(?i)^grant\s+` + reRoles + `\s+to\s+(?:user\s+)?` + reUser + `$`)
+	reRevokeRole  = regexp.MustCompile(`(?i)^revoke\s+` + reRoles + `\s+from\s+(?:user\s+)?` + reUser + `$`)
+	reSetDefault  = regexp.MustCompile(`(?i)^set\s+default\s+role\s+` + reRoles + `\s+to\s+` + reUser + `$`)
+	reNeedsNode   = regexp.MustCompile(`(?i)^(alter\s+system|cancel\s+decommission)\s`)
+	reNeedsNodeOp = regexp.MustCompile(`(?i)^show\s+(frontends|backends)$`)
+	// SHOW PROC: fe-core privilege/AuthorizerStmtVisitor.visitShowProcStmt checks OPERATE.
+	reNeedsOperate = regexp.MustCompile(`(?i)^(admin\s+(show|set)\s+frontend\s+config|show\s+proc\s)`)
 	reNeedsUpdate  = regexp.MustCompile(`(?i)^update\s`)
 )
 

@@ -137,6 +137,12 @@ type Server struct {
 	// imagePending: CREATE IMAGE asked for an image not written yet.
 	imagePending  bool
 	imagesWritten int
+	// imageMetaDirs are FE meta directories the checkpoint writes its
+	// images into (SetImageMetaDirs), as the leader and the followers
+	// that download it would.
+	imageMetaDirs []string
+	// unhealthyTablets is UnhealthyTabletNum of SHOW PROC '/statistic'.
+	unhealthyTablets int64
 
 	grants *grantState // grants.go
 	refuse []refusal   // data.go

@@ -18,7 +18,12 @@ package fakefe
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
+	"strconv"
 
 	"vitess.io/vitess/go/mysql/sqlerror"
 	"vitess.io/vitess/go/sqltypes"
@@ -41,6 +46,9 @@ var (
 
 // execNodes answers the statements of this file; handled is false for others.
 func (s *Server) execNodes(q string) (*sqltypes.Result, bool, error) {
+	if reShowStatistic.MatchString(q) {
+		return s.showStatistic(), true, nil
+	}
 	if reCreateImage.MatchString(q) {
 		// fe-core alter/SystemHandler.process: CreateImageClause only calls
 		// GlobalStateMgr.triggerNewImage, which asks the journal to roll;
@@ -141,7 +149,58 @@ func (s *Server) WritePendingImage() bool {
 	}
 	s.imagePending = false
 	s.imagesWritten++
+	// fe-core names an image by the journal id it holds
+	// (persist/Storage.getImageFile: image.<id>, format v2 in image/v2/).
+	id := int64(1000 * s.imagesWritten)
+	for _, dir := range s.imageMetaDirs {
+		d := filepath.Join(dir, "image", "v2")
+		if err := os.MkdirAll(d, 0o755); err == nil {
+			_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("image.%d", id)), []byte("fake image"), 0o644)
+		}
+	}
 	return true
+}
+
+// SetImageMetaDirs makes WritePendingImage put each image it writes into
+// these FE meta directories, where the agents look for them.
+func (s *Server) SetImageMetaDirs(dirs ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.imageMetaDirs = append([]string(nil), dirs...)
+}
+
+// SetUnhealthyTablets sets UnhealthyTabletNum of SHOW PROC '/statistic'.
+func (s *Server) SetUnhealthyTablets(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unhealthyTablets = n
+}
+
+var reShowStatistic = regexp.MustCompile(`(?i)^show\s+proc\s+'/statistic'$`)
+
+// showStatistic answers SHOW PROC '/statistic' as fe-core
+// common/proc/StatisticProcDir does: its columns in its order, a row per
+// database sorted by name, then the Total row (DbId "Total", DbName the
+// number of databases). The unhealthy tablets count in the first database.
+func (s *Server) showStatistic() *sqltypes.Result {
+	r := &sqltypes.Result{Fields: fields("DbId", "DbName", "TableNum", "PartitionNum", "IndexNum", "TabletNum",
+		"ReplicaNum", "UnhealthyTabletNum", "InconsistentTabletNum", "CloningTabletNum", "ErrorStateTabletNum")}
+	dbs := []string{"_statistics_"}
+	for _, t := range s.tables {
+		if !slices.Contains(dbs, t.DB) {
+			dbs = append(dbs, t.DB)
+		}
+	}
+	sort.Strings(dbs)
+	for i, db := range dbs {
+		unhealthy := int64(0)
+		if i == 0 {
+			unhealthy = s.unhealthyTablets
+		}
+		r.Rows = append(r.Rows, row(strconv.Itoa(10000+i), db, "0", "0", "0", "0", "0", strconv.FormatInt(unhealthy, 10), "0", "0", "0"))
+	}
+	r.Rows = append(r.Rows, row("Total", strconv.Itoa(len(dbs)), "0", "0", "0", "0", "0", strconv.FormatInt(s.unhealthyTablets, 10), "0", "0", "0"))
+	return r
 }
 
 // ImagesWritten counts the images the checkpoint wrote.

@@ -349,7 +349,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 			if w != nil {
 				o.Volumes = expandVolumes(w, res.Key, expand, o.Volumes, &plan)
 			}
-			o.Rollout = planRollout(res.Entry, rollouts[res.Key], o.Frontend, o.Backend, domain)
+			o.Rollout = planRollout(res.Entry, rollouts[res.Key], o.Frontend, o.Backend, domain, now.Time)
 			if o.Rollout.Delete != "" {
 				r := PodRestart{Namespace: sr.Namespace, Name: o.Rollout.Delete, UID: podUIDs[desired.Key(sr.Namespace, o.Rollout.Delete)]}
 				plan.PodRestarts = append(plan.PodRestarts, r)

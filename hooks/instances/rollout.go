@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
@@ -47,7 +48,14 @@ const (
 		// The agent's report of the nodes and of its FE's join; anything
 		// unreadable reads as no report (the rollout then waits).
 		` agent: (try ((.metadata.annotations // {})["` + agentconfig.StatusAnnotation + `"] | fromjson |` +
-		` {leader: (.membership.leader | str), imageCreated: (.membership.imageCreated | str), nodes: (if (.membership.nodes | type) == "array" then [.membership.nodes[] | {host: (.host | str), alive: (.alive == true), version: (.version | str)}] else null end),` +
+		` {leader: (.membership.leader | str), imageCreated: (.membership.imageCreated | str),` +
+		// Numbers outside what the agent writes read as none (images) or
+		// unknown (-1, tablets), never as a decoding error.
+		` image: (.imageJournalId | num | if . == floor and . >= 0 and . < 1000000000000 then . else 0 end),` +
+		` imageBaseline: (.membership.imageBaseline | num | if . == floor and . >= 0 and . < 1000000000000 then . else 0 end),` +
+		` imageRequestedAt: (.membership.imageRequestedAt | str),` +
+		` tablets: (if (.membership.tablets | type) == "object" then {unhealthy: (.membership.tablets.unhealthy | if type == "number" and . == floor and . >= -1 and . < 1000000000000 then . else -1 end), since: (.membership.tablets.since | str)} else null end),` +
+		` nodes: (if (.membership.nodes | type) == "array" then [.membership.nodes[] | {host: (.host | str), alive: (.alive == true), version: (.version | str)}] else null end),` +
 		` join: (if (.join | type) == "object" then {reason: (.join.reason | str), message: (.join.message | str)} else null end)}) catch null)}`
 )
 
@@ -74,10 +82,16 @@ type RolloutPodSnap struct {
 
 // RolloutAgentRep is the part of an agent's status the rollout reads.
 type RolloutAgentRep struct {
-	Leader       string                   `json:"leader"`
-	ImageCreated string                   `json:"imageCreated"`
-	Nodes        []agentconfig.NodeStatus `json:"nodes"`
-	Join         *agentconfig.JoinStatus  `json:"join"`
+	Leader       string `json:"leader"`
+	ImageCreated string `json:"imageCreated"`
+	// Image is the newest image of the pod's own FE; ImageBaseline,
+	// ImageRequestedAt and Tablets count in the leader's report only.
+	Image            int64                      `json:"image"`
+	ImageBaseline    int64                      `json:"imageBaseline"`
+	ImageRequestedAt string                     `json:"imageRequestedAt"`
+	Tablets          *agentconfig.TabletsStatus `json:"tablets"`
+	Nodes            []agentconfig.NodeStatus   `json:"nodes"`
+	Join             *agentconfig.JoinStatus    `json:"join"`
 }
 
 // PodRestart is a pod the rollout deletes; its StatefulSet recreates it
@@ -141,12 +155,17 @@ func observeRollout(s State) map[string]*rolloutObservation {
 
 // planRollout is the rollout of an instance that has an entry: which pod to
 // restart now, and what RolledOut says.
-func planRollout(e *desired.Instance, o *rolloutObservation, fe, be *StatefulSetState, domain string) desired.Rollout {
+func planRollout(e *desired.Instance, o *rolloutObservation, fe, be *StatefulSetState, domain string, now time.Time) desired.Rollout {
 	if o == nil || fe == nil || be == nil {
 		return desired.Rollout{}
 	}
-	in := desired.RolloutInput{Version: desired.StarRocksVersion}
+	in := desired.RolloutInput{Version: desired.StarRocksVersion, Now: now}
 	in.Frontends = rolloutPods(o.frontends, fe, e.Names.FrontendStatefulSet, e.Names.FrontendHeadlessService, e.Namespace, domain)
+	for i, p := range in.Frontends {
+		if r := o.reports[p.Name]; r != nil && p.Name != "" {
+			in.Frontends[i].Image = r.Image
+		}
+	}
 	in.Backends = rolloutPods(o.backends, be, e.Names.BackendStatefulSet, e.Names.BackendHeadlessService, e.Namespace, domain)
 	// The leader's agent reports the nodes. Only a report whose leader is
 	// the reporting pod itself counts, and only when exactly one pod says
@@ -168,6 +187,15 @@ func planRollout(e *desired.Instance, o *rolloutObservation, fe, be *StatefulSet
 	in.ImageWanted = e.AgentConfig.CreateImage
 	if len(claims) == 1 {
 		in.Leader, in.ImageCreated = claims[0].Leader, claims[0].ImageCreated
+		// A time that does not parse reads as none: the image wait falls
+		// back to the statement alone, the tablet wait has no bound yet.
+		if at, err := time.Parse(time.RFC3339, claims[0].ImageRequestedAt); err == nil {
+			in.ImageBaseline, in.ImageRequestedAt = claims[0].ImageBaseline, at
+		}
+		if t := claims[0].Tablets; t != nil {
+			since, _ := time.Parse(time.RFC3339, t.Since)
+			in.Tablets = &desired.TabletHealth{Unhealthy: t.Unhealthy, Since: since}
+		}
 		if claims[0].Nodes != nil {
 			in.Nodes = desired.NodesByHost(claims[0].Nodes)
 		}

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -92,6 +93,16 @@ func leaderReport(t *testing.T, version string, imageCreated ...string) string {
 	return string(data)
 }
 
+// leaderReportWith is leaderReport changed by change.
+func leaderReportWith(t *testing.T, version string, change func(st *agentconfig.Status)) string {
+	var st agentconfig.Status
+	require.NoError(t, json.Unmarshal([]byte(leaderReport(t, version)), &st))
+	change(&st)
+	data, err := json.Marshal(st)
+	require.NoError(t, err)
+	return string(data)
+}
+
 // feDownReport is a leader report in which StarRocks lists the FE as not
 // alive (a heartbeat missed), the BEs alive on version.
 func feDownReport(t *testing.T, version string) string {
@@ -139,6 +150,28 @@ func TestHookRollout(t *testing.T) {
 		{name: "a BE-only change restarts a BE and names no FE, even one StarRocks does not report alive",
 			objects:     rolloutObjectsYAML("fe-new", "be-old", "be-old", "sts-uid-olap-be", feDownReport(t, cur)),
 			wantDeleted: "d8ms-sr-olap-be-1", wantReason: ReasonRollingOut, wantMessage: "Restarting BE pod d8ms-sr-olap-be-1"},
+		{name: "waits for the leader to write the image it asked for", objects: rolloutObjectsYAML("fe-old", "be-new", "be-new", "sts-uid-olap-be", leaderReportWith(t, cur, func(st *agentconfig.Status) {
+			st.ImageJournalID = 500
+			st.Membership.ImageCreated, st.Membership.ImageBaseline = "fe-new", 500
+			st.Membership.ImageRequestedAt = time.Now().UTC().Format(time.RFC3339)
+		})), wantReason: ReasonRolloutWaits, wantMessage: "the FEs wait for the FE leader to write a new metadata image after ALTER SYSTEM CREATE IMAGE (its newest is image.500)"},
+		{name: "restarts the FE once its new image is written", objects: rolloutObjectsYAML("fe-old", "be-new", "be-new", "sts-uid-olap-be", leaderReportWith(t, cur, func(st *agentconfig.Status) {
+			st.ImageJournalID = 1000
+			st.Membership.ImageCreated, st.Membership.ImageBaseline = "fe-new", 500
+			st.Membership.ImageRequestedAt = time.Now().UTC().Format(time.RFC3339)
+		})), wantDeleted: "d8ms-sr-olap-0", wantReason: ReasonRollingOut, wantMessage: "Restarting the FE leader d8ms-sr-olap-0"},
+		{name: "goes on without the image past its bound and says so", objects: rolloutObjectsYAML("fe-old", "be-new", "be-new", "sts-uid-olap-be", leaderReportWith(t, cur, func(st *agentconfig.Status) {
+			st.ImageJournalID = 500
+			st.Membership.ImageCreated, st.Membership.ImageBaseline = "fe-new", 500
+			st.Membership.ImageRequestedAt = "2020-01-01T00:00:00Z"
+		})), wantDeleted: "d8ms-sr-olap-0", wantReason: ReasonRollingOut, wantMessage: "The FEs waited 10m0s for the FE leader to write a new metadata image"},
+		{name: "waits for unhealthy tablets before the next BE", objects: rolloutObjectsYAML("fe-old", "be-old", "be-new", "sts-uid-olap-be", leaderReportWith(t, cur, func(st *agentconfig.Status) {
+			st.Membership.Tablets = &agentconfig.TabletsStatus{Unhealthy: 4, Since: time.Now().UTC().Format(time.RFC3339)}
+		})), wantReason: ReasonRolloutWaits, wantMessage: "The next BE restart waits until every tablet is healed: StarRocks counts 4 unhealthy tablets"},
+		{name: "forged numbers in the report read as no image and unknown tablet health, never as a hook error",
+			objects: rolloutObjectsYAML("fe-old", "be-old", "be-new", "sts-uid-olap-be", `{"imageJournalId": 1e300, "membership": {"leader": "d8ms-sr-olap-0.d8ms-sr-olap-fe-headless.team.svc.cluster.local", "imageBaseline": -5,`+
+				` "nodes": [{"host": "`+beHostOf(0)+`", "alive": true, "version": "`+cur+`"}, {"host": "`+beHostOf(1)+`", "alive": true, "version": "`+cur+`"}], "tablets": {"unhealthy": "many", "since": 7}}}`),
+			wantReason: ReasonRolloutWaits, wantMessage: "the leader's agent cannot read the tablet health"},
 		{name: "nothing to do on the current templates", objects: rolloutObjectsYAML("fe-new", "be-new", "be-new", "sts-uid-olap-be", leaderReport(t, cur)),
 			wantReason: ReasonPodsUpToDate},
 	} {

@@ -216,6 +216,11 @@ type Status struct {
 	// Users is set by the agent of the FE leader only, once it has
 	// applied Config.Grants (nil otherwise).
 	Users *UsersStatus `json:"users,omitempty"`
+	// ImageJournalID is the journal id of the newest metadata image in
+	// this pod's FE meta directory (image/image.<id>, image/v2/image.<id>),
+	// 0 when there is none: the hooks restart FEs only once the leader's
+	// new image has reached every FE.
+	ImageJournalID int64 `json:"imageJournalId,omitempty"`
 	// UpdatedAt is when the agent wrote this status (RFC 3339).
 	UpdatedAt string `json:"updatedAt"`
 }
@@ -287,6 +292,25 @@ type MembershipStatus struct {
 	// ImageCreated is the Config.CreateImage token this leader ran ALTER
 	// SYSTEM CREATE IMAGE for.
 	ImageCreated string `json:"imageCreated,omitempty"`
+	// ImageBaseline is the newest image of this FE (Status.ImageJournalID)
+	// when it ran ALTER SYSTEM CREATE IMAGE for ImageCreated, and
+	// ImageRequestedAt when (RFC 3339): the statement only asks for an
+	// image, the hooks wait until one newer than the baseline is on
+	// every FE.
+	ImageBaseline    int64  `json:"imageBaseline,omitempty"`
+	ImageRequestedAt string `json:"imageRequestedAt,omitempty"`
+	// Tablets is the tablet health StarRocks reports; the hooks restart
+	// the next BE of a rollout only when no tablet is unhealthy.
+	Tablets *TabletsStatus `json:"tablets,omitempty"`
+}
+
+// TabletsStatus is the Total row of SHOW PROC '/statistic'.
+type TabletsStatus struct {
+	// Unhealthy is column UnhealthyTabletNum; -1 when it could not be read.
+	Unhealthy int64 `json:"unhealthy"`
+	// Since is when the agent first saw Unhealthy non-zero without a zero
+	// in between (RFC 3339; empty while it is 0).
+	Since string `json:"since,omitempty"`
 }
 
 // ReplicationReport is the largest and the smallest replication number of

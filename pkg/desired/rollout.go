@@ -19,6 +19,7 @@ package desired
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/plural"
@@ -47,6 +48,10 @@ type RolloutPod struct {
 	Ready bool
 	// Terminating is true once the pod has a deletionTimestamp.
 	Terminating bool
+	// Image is the journal id of the newest metadata image in the FE's
+	// meta directory as the pod's agent reports it (FE pods; 0 none or
+	// not reported).
+	Image int64
 }
 
 // RolloutNode is a node as the FE leader's agent reports it.
@@ -74,7 +79,47 @@ type RolloutInput struct {
 	// leader's agent reports it ran ALTER SYSTEM CREATE IMAGE for: no FE
 	// restarts before they match.
 	ImageWanted, ImageCreated string
+	// ImageBaseline is the newest image of the leader's FE when its agent
+	// ran ALTER SYSTEM CREATE IMAGE, ImageRequestedAt when (zero: an agent
+	// that does not report it, the rollout then only waits for the
+	// statement).
+	ImageBaseline    int64
+	ImageRequestedAt time.Time
+	// Tablets is the leader agent's report of SHOW PROC '/statistic'; nil
+	// when it sends none (an agent older than tablet reports: the FE
+	// agents of the first upgrade to this module version, replaced only
+	// after every BE).
+	Tablets *TabletHealth
+	// Now is when the decision is made, for the bounded waits.
+	Now time.Time
 }
+
+// TabletHealth is the number of unhealthy tablets StarRocks counts.
+type TabletHealth struct {
+	// Unhealthy is column UnhealthyTabletNum of the Total row; -1 when
+	// the agent could not read it.
+	Unhealthy int64
+	// Since is when the agent first saw it non-zero without a zero in
+	// between (zero time while it is 0).
+	Since time.Time
+}
+
+// The bounded waits of a rollout. Past either bound the rollout goes on
+// and says so: waiting forever would hold every later change of the
+// instance (certificate renewals included) on something the module
+// cannot repair, while both waits only narrow a risk. A FE restarted
+// without a fresh image replays the BDB journal from its older image, and
+// a tablet that stays unhealthy (a replica on a BE that cannot take it, a
+// table with more replicas than BEs) does not heal by waiting longer.
+const (
+	// ImageWaitLimit bounds the wait for the metadata image: writing and
+	// pushing an image takes seconds to minutes even for large catalogs.
+	ImageWaitLimit = 10 * time.Minute
+	// TabletWaitLimit bounds the wait for healthy tablets before the next
+	// BE restart: clones of the replicas a restarted BE missed finish in
+	// minutes unless the tablets are large.
+	TabletWaitLimit = 30 * time.Minute
+)
 
 // RolloutState says where a rollout stands.
 type RolloutState string
@@ -172,8 +217,16 @@ func DecideRollout(in RolloutInput) Rollout {
 	// BEs first, from the highest ordinal down like a StatefulSet rolls.
 	for i := len(in.Backends) - 1; i >= 0; i-- {
 		if p := in.Backends[i]; !p.Updated {
+			// A BE back on the new version can still hold replicas that
+			// missed loads while it was down; restarting the next one
+			// before they are cloned can leave a tablet one healthy
+			// replica short of its write quorum.
+			note, wait := in.tabletWait(outdated)
+			if wait != "" {
+				return waiting(wait)
+			}
 			return Rollout{State: RolloutRestarting, Delete: p.Name, Message: fmt.Sprintf(
-				"Restarting BE pod %s with the new template (BEs first, one at a time; %s to restart, the FEs after the BEs).", p.Name, plural.Count(outdated, "pod"))}
+				"Restarting BE pod %s with the new template (BEs first, one at a time; %s to restart, the FEs after the BEs).%s", p.Name, plural.Count(outdated, "pod"), note)}
 		}
 	}
 	if in.Leader == "" {
@@ -185,6 +238,14 @@ func DecideRollout(in RolloutInput) Rollout {
 	// reports (Nodes nil) cannot run it and is replaced by this rollout.
 	if in.ImageWanted != "" && in.ImageCreated != in.ImageWanted && in.Nodes != nil {
 		return waiting(fmt.Sprintf("Every BE runs the new template; the FEs wait for the leader's agent to create a metadata image (ALTER SYSTEM CREATE IMAGE) before they restart (%s to restart).", plural.Count(outdated, "pod")))
+	}
+	imageNote := ""
+	if in.ImageWanted != "" && in.ImageCreated == in.ImageWanted && !in.ImageRequestedAt.IsZero() {
+		var wait string
+		imageNote, wait = in.imageWait(outdated)
+		if wait != "" {
+			return waiting(wait)
+		}
 	}
 	var leader, ready, down *RolloutPod
 	for i := len(in.Frontends) - 1; i >= 0; i-- {
@@ -202,20 +263,96 @@ func DecideRollout(in RolloutInput) Rollout {
 	switch {
 	case down != nil:
 		return Rollout{State: RolloutRestarting, Delete: down.Name, Message: fmt.Sprintf(
-			"Restarting FE follower %s with the new template first: it is not Ready anyway (every BE is done; followers one at a time, the leader last; %s to restart).", down.Name, plural.Count(outdated, "pod"))}
+			"Restarting FE follower %s with the new template first: it is not Ready anyway (every BE is done; followers one at a time, the leader last; %s to restart).%s", down.Name, plural.Count(outdated, "pod"), imageNote)}
 	case ready != nil && leader != nil && !leader.Ready:
 		return waiting(fmt.Sprintf("The FE leader %s is not Ready: no follower restarts until it is, or the FEs could lose their majority (%s to restart).", leader.Name, plural.Count(outdated, "pod")))
 	case ready != nil:
 		return Rollout{State: RolloutRestarting, Delete: ready.Name, Message: fmt.Sprintf(
-			"Restarting FE follower %s with the new template (every BE is done; followers one at a time, the leader last; %s to restart).", ready.Name, plural.Count(outdated, "pod"))}
+			"Restarting FE follower %s with the new template (every BE is done; followers one at a time, the leader last; %s to restart).%s", ready.Name, plural.Count(outdated, "pod"), imageNote)}
 	case leader != nil:
 		return Rollout{State: RolloutRestarting, Delete: leader.Name, Message: fmt.Sprintf(
-			"Restarting the FE leader %s with the new template, the last pod of the rollout: the followers elect a new leader meanwhile.", leader.Name)}
+			"Restarting the FE leader %s with the new template, the last pod of the rollout: the followers elect a new leader meanwhile.%s", leader.Name, imageNote)}
 	}
 	return waiting(fmt.Sprintf("No FE pod to restart matches the leader %s the agent reports (%s to restart).", in.Leader, plural.Count(outdated, "pod")))
 }
 
 func waiting(msg string) Rollout { return Rollout{State: RolloutWaiting, Message: msg} }
+
+// tabletWait says why the next BE restart waits for tablets (wait), or
+// what a restart past the bound leaves behind (note, for the message).
+func (in RolloutInput) tabletWait(outdated int) (note, wait string) {
+	t := in.Tablets
+	if t == nil || t.Unhealthy == 0 || in.Nodes == nil {
+		return "", ""
+	}
+	what := fmt.Sprintf("StarRocks counts %s (SHOW PROC '/statistic', UnhealthyTabletNum)", plural.Count(int(t.Unhealthy), "unhealthy tablet"))
+	if t.Unhealthy < 0 {
+		what = "the leader's agent cannot read the tablet health (SHOW PROC '/statistic')"
+	}
+	if !t.Since.IsZero() && in.Now.Sub(t.Since) >= TabletWaitLimit {
+		return fmt.Sprintf(" %s since %s, longer than the %s the rollout waits for them to heal: it goes on.", capitalize(what), t.Since.UTC().Format(time.RFC3339), TabletWaitLimit), ""
+	}
+	return "", fmt.Sprintf("The next BE restart waits until %s is healed: %s, at most %s from %s (%s to restart).",
+		"every tablet", what, TabletWaitLimit, sinceText(t.Since), plural.Count(outdated, "pod"))
+}
+
+// imageWait says why the FE restarts wait for the metadata image (wait),
+// or what a restart past the bound goes on without (note). The leader's
+// FE writes the image asynchronously after ALTER SYSTEM CREATE IMAGE
+// (fe-core GlobalStateMgr.triggerNewImage only sets
+// JournalWriter.setForceRollJournal; leader/CheckpointController then has
+// image.<journal id> written, by a follower it picks or by itself,
+// downloads it into the leader's image directory and pushes it to every
+// other FE), so the statement returning says nothing yet: the leader's
+// newest image must be past the one it had when its agent ran the
+// statement, and every other FE must have an image at least as new. The
+// journal rolls only after its next write (persist/JournalWriter.
+// rollJournalAfterBatch), so an FE leader without metadata changes writes
+// no image: ImageWaitLimit is what ends that wait.
+func (in RolloutInput) imageWait(outdated int) (note, wait string) {
+	var leaderImage int64
+	for _, p := range in.Frontends {
+		if p.Name != "" && sameHost(p.Host, in.Leader) {
+			leaderImage = p.Image
+		}
+	}
+	why := ""
+	if leaderImage <= in.ImageBaseline {
+		why = fmt.Sprintf("the FE leader to write a new metadata image after ALTER SYSTEM CREATE IMAGE (its newest is image.%d)", leaderImage)
+	} else {
+		var behind []string
+		for _, p := range in.Frontends {
+			if p.Name != "" && !sameHost(p.Host, in.Leader) && p.Image < leaderImage {
+				behind = append(behind, p.Name)
+			}
+		}
+		if len(behind) > 0 {
+			why = fmt.Sprintf("FE %s to receive the leader's new metadata image image.%d", strings.Join(behind, ", "), leaderImage)
+		}
+	}
+	if why == "" {
+		return "", ""
+	}
+	if in.Now.Sub(in.ImageRequestedAt) >= ImageWaitLimit {
+		return fmt.Sprintf(" The FEs waited %s for %s: it goes on without it.", ImageWaitLimit, why), ""
+	}
+	return "", fmt.Sprintf("Every BE runs the new template; the FEs wait for %s, at most %s from %s (%s to restart).",
+		why, ImageWaitLimit, in.ImageRequestedAt.UTC().Format(time.RFC3339), plural.Count(outdated, "pod"))
+}
+
+func sinceText(t time.Time) string {
+	if t.IsZero() {
+		return "now"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
 
 // notBack says why a restarted pod does not count as back yet ("" when it does).
 func (in RolloutInput) notBack(p RolloutPod) string {

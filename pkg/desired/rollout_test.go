@@ -19,6 +19,7 @@ package desired
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -150,6 +151,69 @@ func TestRolloutCreatesAnImageBeforeTheFrontends(t *testing.T) {
 	assert.Equal(t, RolloutWaiting, DecideRollout(in).State, "an image of an earlier rollout does not count")
 	in.ImageCreated = "fe-rev-2"
 	assert.Equal(t, "fe-2", DecideRollout(in).Delete)
+}
+
+func TestRolloutWaitsForTheImageOnEveryFrontend(t *testing.T) {
+	requested := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	in := rolloutCluster()
+	for i := range in.Frontends {
+		in.Frontends[i].Updated = false
+		in.Frontends[i].Image = 100
+	}
+	in.ImageWanted, in.ImageCreated = "fe-rev-2", "fe-rev-2"
+	in.ImageBaseline, in.ImageRequestedAt, in.Now = 100, requested, requested.Add(time.Minute)
+
+	r := DecideRollout(in)
+	assert.Equal(t, RolloutWaiting, r.State, "the statement returned, the image is not written yet")
+	assert.Contains(t, r.Message, "the FE leader to write a new metadata image after ALTER SYSTEM CREATE IMAGE (its newest is image.100)")
+	assert.Contains(t, r.Message, "at most 10m0s from 2026-01-01T10:00:00Z")
+
+	in.Frontends[1].Image = 250 // fe-1 leads
+	in.Frontends[0].Image = 250
+	r = DecideRollout(in)
+	assert.Equal(t, RolloutWaiting, r.State, "a follower without the new image")
+	assert.Contains(t, r.Message, "FE fe-2 to receive the leader's new metadata image image.250")
+
+	in.Frontends[2].Image = 260 // a follower may have a newer one already
+	assert.Equal(t, "fe-2", DecideRollout(in).Delete)
+
+	in.Frontends[2].Image = 100
+	in.Now = requested.Add(ImageWaitLimit)
+	r = DecideRollout(in)
+	assert.Equal(t, "fe-2", r.Delete, "bounded: past the limit the rollout goes on")
+	assert.Contains(t, r.Message, "The FEs waited 10m0s for FE fe-2 to receive the leader's new metadata image image.250: it goes on without it.")
+}
+
+func TestRolloutWaitsForHealthyTabletsBeforeTheNextBackend(t *testing.T) {
+	since := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	in := rolloutCluster()
+	outdate(&in)
+	restart(&in, "be-2")
+	in.Tablets = &TabletHealth{Unhealthy: 7, Since: since}
+	in.Now = since.Add(time.Minute)
+	r := DecideRollout(in)
+	assert.Equal(t, RolloutWaiting, r.State, "be-2 is back, but replicas it missed are not cloned yet")
+	assert.Contains(t, r.Message, "StarRocks counts 7 unhealthy tablets (SHOW PROC '/statistic', UnhealthyTabletNum), at most 30m0s from 2026-01-01T10:00:00Z")
+
+	in.Tablets = &TabletHealth{Unhealthy: -1, Since: since}
+	assert.Contains(t, DecideRollout(in).Message, "cannot read the tablet health", "an unreadable count is not a healthy one")
+
+	in.Tablets = &TabletHealth{}
+	assert.Equal(t, "be-1", DecideRollout(in).Delete, "healthy again")
+
+	in.Tablets = &TabletHealth{Unhealthy: 7, Since: since}
+	in.Now = since.Add(TabletWaitLimit)
+	r = DecideRollout(in)
+	assert.Equal(t, "be-1", r.Delete, "bounded: past the limit the rollout goes on")
+	assert.Contains(t, r.Message, "longer than the 30m0s the rollout waits for them to heal: it goes on.")
+
+	in.Tablets, in.Now = &TabletHealth{Unhealthy: 7, Since: since}, since
+	in.Backends[1].Ready = false
+	assert.Equal(t, "be-1", DecideRollout(in).Delete, "a BE that is down anyway costs no replica more")
+
+	in.Backends[1].Ready = true
+	in.Tablets = nil
+	assert.Equal(t, "be-1", DecideRollout(in).Delete, "an agent older than tablet reports does not stall the upgrade that replaces it")
 }
 
 func TestRolloutWithAnAgentOlderThanNodeReports(t *testing.T) {

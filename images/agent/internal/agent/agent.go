@@ -110,8 +110,11 @@ type Agent struct {
 	materialErr   error
 	accounts      *agentconfig.AccountsStatus
 	join          *agentconfig.JoinStatus
-	imageCreated  string   // image.go
-	secrets       []string // for scrubbing messages; never logged
+	imageCreated  string    // image.go
+	imageBaseline int64     // image.go
+	imageAskedAt  time.Time // image.go
+	unhealthyAt   time.Time // tablets.go
+	secrets       []string  // for scrubbing messages; never logged
 	tlsOK         bool
 	tlsErr        string
 	lastLoop      time.Time
@@ -484,7 +487,8 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 		if err := a.createImage(ctx, cfg.CreateImage); err != nil {
 			errs = append(errs, err)
 		}
-		mst.ImageCreated = a.imageCreatedFor()
+		mst.ImageCreated, mst.ImageBaseline, mst.ImageRequestedAt = a.imageRequest()
+		mst.Tablets = a.readTablets(ctx)
 		if err := a.applyUsers(ctx, cfg, secrets); err != nil {
 			errs = append(errs, err)
 		}
@@ -606,7 +610,8 @@ func (a *Agent) writeHelper(content string) error {
 
 func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *agentconfig.MembershipStatus) {
 	a.mu.Lock()
-	st := agentconfig.Status{LastApply: last, Membership: mst, Accounts: a.accounts, Join: a.join, Users: a.users}
+	st := agentconfig.Status{LastApply: last, Membership: mst, Accounts: a.accounts, Join: a.join, Users: a.users,
+		ImageJournalID: newestImage(a.opts.MetaDir)}
 	m, mErr := a.material, a.materialErr
 	switch {
 	case mErr != nil:
@@ -636,7 +641,7 @@ func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *
 	mj, _ := json.Marshal(mst)
 	jj, _ := json.Marshal(st.Join)
 	uj, _ := json.Marshal(st.Users)
-	key := fmt.Sprintf("%+v|%v|%v|%s|%+v|%s|%s", st.TLS, last.Succeeded, last.Error, mj, st.Accounts, jj, uj)
+	key := fmt.Sprintf("%+v|%v|%v|%s|%+v|%s|%s|%d", st.TLS, last.Succeeded, last.Error, mj, st.Accounts, jj, uj, st.ImageJournalID)
 	due := key != a.published || time.Since(a.publishedAt) > a.opts.RepublishEvery || len(last.Applied) > 0
 	st.UpdatedAt = time.Now().UTC().Format(time.RFC3339)
 	a.st = st

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -211,4 +212,87 @@ func TestLeaderCreatesAnImageOncePerRollout(t *testing.T) {
 	require.Equal(t, 2, e.fe.ImagesCreated())
 	require.Equal(t, fe1, fpub.last().Membership.Leader)
 	require.Equal(t, "d8ms-sr-demo-7c9f", fpub.last().Membership.ImageCreated)
+}
+
+func TestEveryAgentReportsTheNewestImageOfItsFrontend(t *testing.T) {
+	ctx := ctxT(t)
+	e := newEnv(t, envOptions{serverPassword: rootPass})
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true},
+		fakefe.Frontend{Host: fe1, EditLogPort: 9010, Role: "FOLLOWER", Alive: true})
+	leaderMeta, followerMeta := t.TempDir(), t.TempDir()
+	// An image of format v1 the FE had already; image.ckpt is one being
+	// written and names no journal id (fe-core persist/Storage.reload).
+	require.NoError(t, os.MkdirAll(filepath.Join(leaderMeta, "image"), 0o755))
+	for _, f := range []string{"VERSION", "image.500", "image.ckpt", "ROLE"} {
+		require.NoError(t, os.WriteFile(filepath.Join(leaderMeta, "image", f), nil, 0o644))
+	}
+	e.fe.SetImageMetaDirs(leaderMeta)
+
+	pub := &recordingPublisher{}
+	opts := e.options(fe0)
+	opts.Publisher, opts.MetaDir = pub, leaderMeta
+	leader := agent.New(opts)
+	leader.LoadCertificates()
+	fpub := &recordingPublisher{}
+	fopts := e.options(fe1)
+	fopts.Publisher, fopts.MetaDir = fpub, followerMeta
+	follower := agent.New(fopts)
+	follower.LoadCertificates()
+
+	leader.Pass(ctx)
+	follower.Pass(ctx)
+	require.Equal(t, int64(500), pub.last().ImageJournalID)
+	require.Zero(t, fpub.last().ImageJournalID, "no image yet")
+
+	e.cfg.CreateImage = "d8ms-sr-demo-7c9f"
+	e.writeConfig(t)
+	leader.Pass(ctx)
+	m := pub.last().Membership
+	require.Equal(t, "d8ms-sr-demo-7c9f", m.ImageCreated)
+	require.Equal(t, int64(500), m.ImageBaseline, "the newest image before the statement")
+	_, err := time.Parse(time.RFC3339, m.ImageRequestedAt)
+	require.NoError(t, err, "when the statement ran")
+
+	// The checkpoint writes image.1000 on the leader (format v2), then
+	// the follower downloads it.
+	require.True(t, e.fe.WritePendingImage())
+	leader.Pass(ctx)
+	require.Equal(t, int64(1000), pub.last().ImageJournalID)
+	require.Equal(t, int64(500), pub.last().Membership.ImageBaseline, "the baseline stays that of the request")
+	e.fe.SetImageMetaDirs(leaderMeta, followerMeta)
+	e.cfg.CreateImage = "d8ms-sr-demo-8d0a"
+	e.writeConfig(t)
+	leader.Pass(ctx)
+	require.True(t, e.fe.WritePendingImage())
+	follower.Pass(ctx)
+	require.Equal(t, int64(2000), fpub.last().ImageJournalID)
+}
+
+func TestLeaderReportsUnhealthyTablets(t *testing.T) {
+	ctx := ctxT(t)
+	e := newEnv(t, envOptions{serverPassword: rootPass})
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
+	e.fe.SetTable("sales", "orders", 3)
+	pub := &recordingPublisher{}
+	opts := e.options(fe0)
+	opts.Publisher = pub
+	a := agent.New(opts)
+	a.LoadCertificates()
+	a.Pass(ctx)
+	require.Equal(t, &agentconfig.TabletsStatus{}, pub.last().Membership.Tablets, "every tablet healthy")
+
+	e.fe.SetUnhealthyTablets(12)
+	a.Pass(ctx)
+	tablets := pub.last().Membership.Tablets
+	require.Equal(t, int64(12), tablets.Unhealthy, "UnhealthyTabletNum of the Total row")
+	since := tablets.Since
+	_, err := time.Parse(time.RFC3339, since)
+	require.NoError(t, err)
+	e.fe.SetUnhealthyTablets(3)
+	a.Pass(ctx)
+	require.Equal(t, since, pub.last().Membership.Tablets.Since, "unhealthy since the first pass that saw it")
+
+	e.fe.SetUnhealthyTablets(0)
+	a.Pass(ctx)
+	require.Equal(t, &agentconfig.TabletsStatus{}, pub.last().Membership.Tablets)
 }
