@@ -83,10 +83,12 @@ const (
 	OnAllMaterializedViews PrivilegeObject = "AllMaterializedViews"
 )
 
+// Which privileges fit which object: StarRocks fe-core
+// authorization/DefaultAuthorizationProvider.java; the class rules'
+// Privileges hold the same lists.
+
 // Privileges on one database or on all its tables, views or materialized
-// views, as StarRocks' GRANT statement names them (which fit which object:
-// fe-core authorization/DefaultAuthorizationProvider.java; pkg/classrules
-// Privileges holds the same lists).
+// views, as StarRocks' GRANT statement names them.
 // +kubebuilder:validation:XValidation:rule="self.object != 'Database' || self.privileges.all(p, p in ['ALTER', 'DROP', 'CREATE TABLE', 'CREATE VIEW', 'CREATE FUNCTION', 'CREATE MATERIALIZED VIEW'])",message="privileges on a Database must be among ALTER, DROP, CREATE TABLE, CREATE VIEW, CREATE FUNCTION, CREATE MATERIALIZED VIEW"
 // +kubebuilder:validation:XValidation:rule="self.object != 'AllTables' || self.privileges.all(p, p in ['ALTER', 'DROP', 'SELECT', 'INSERT', 'EXPORT', 'UPDATE', 'DELETE'])",message="privileges on AllTables must be among ALTER, DROP, SELECT, INSERT, EXPORT, UPDATE, DELETE"
 // +kubebuilder:validation:XValidation:rule="self.object != 'AllViews' || self.privileges.all(p, p in ['SELECT', 'ALTER', 'DROP'])",message="privileges on AllViews must be among SELECT, ALTER, DROP"
