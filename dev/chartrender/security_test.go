@@ -103,9 +103,10 @@ func admits(np *networkingv1.NetworkPolicy, policyNamespace string, p peer, port
 	return false
 }
 
-// The port matrix of issue 12: client ports reach the instance's namespace
-// and the allow list only once the accounts are ready; internal ports never
-// leave the instance; metrics ports reach Deckhouse's monitoring.
+// The port matrix of issues 12 and 25: client ports (9030, 8443) reach the
+// instance's namespace and the allow list only once the accounts are ready;
+// plain HTTP 8030 and the internal ports never leave the instance except the
+// metrics ports to Deckhouse's monitoring.
 func TestNetworkPolicyPortMatrix(t *testing.T) {
 	sr := starrocks("team-n", "olap", v1alpha1.TypeCluster)
 	base := entries(t, sr)[0]
@@ -130,10 +131,12 @@ func TestNetworkPolicyPortMatrix(t *testing.T) {
 		{name: "pod of another namespace", namespace: "other", nsLabels: nsLabels("other", nil), podLabels: own},
 		{name: "Deckhouse monitoring", namespace: "d8-monitoring", nsLabels: nsLabels("d8-monitoring", nil), podLabels: map[string]string{"app": "prometheus"}},
 	}
-	ports := []int32{9030, 8030, 9010, 9020, 9060, 8040, 8060, 9050, 8090}
+	ports := []int32{9030, 8443, 8030, 9010, 9020, 9060, 8040, 8060, 9050, 8090}
 	all := ports
 	metrics := []int32{8030, 8040, 8090}
-	client := []int32{9030, 8030}
+	// Plain HTTP (8030) carries passwords in clear: clients get the MySQL
+	// protocol and HTTPS only.
+	client := []int32{9030, 8443}
 	want := map[bool]map[string][]int32{
 		false: {"own pod": all, "Deckhouse monitoring": metrics},
 		true:  {"own pod": all, "Deckhouse monitoring": metrics, "pod of the namespace": client, "pod of an allowed namespace": client},
