@@ -108,7 +108,7 @@ type StarrocksSpec struct {
 	// +optional
 	TLS *TLSSpec `json:"tls,omitempty"`
 
-	// Who may reach the client ports (9030 MySQL protocol, 8030 FE HTTP) of
+	// Who may reach the client ports (9030 MySQL protocol, 8443 FE HTTPS) of
 	// the instance. By default the pods of the instance's own namespace,
 	// once the module has set the root password and created the accounts.
 	// +optional
@@ -139,7 +139,7 @@ type StarrocksSpec struct {
 	Users []User `json:"users,omitempty"`
 }
 
-// NetworkSpec opens the client ports (9030 MySQL protocol, 8030 FE HTTP) to
+// NetworkSpec opens the client ports (9030 MySQL protocol, 8443 FE HTTPS) to
 // more namespaces. Internal ports are never opened: StarRocks has no
 // authentication on them.
 type NetworkSpec struct {
