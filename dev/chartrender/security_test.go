@@ -19,7 +19,12 @@ package chartrender_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -29,6 +34,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
@@ -240,5 +246,71 @@ func TestNoSharedCAIssuer(t *testing.T) {
 	}
 	if len(slices.Compact(slices.Clone(secrets))) != 2 {
 		t.Errorf("instances share a CA: %v", secrets)
+	}
+}
+
+// The port table of the admin guide (both languages) is what the rendered
+// NetworkPolicy does: the ports it gives to clients (a row naming
+// AccountsReady, or "as 9030") are the ports a pod of an allowed namespace
+// reaches, and the ports it gives to Deckhouse's Prometheus are the ones
+// d8-monitoring reaches. Issue 25 found the docs promising clients ports the
+// policy closed.
+func TestAdminGuidePortTableIsTheNetworkPolicy(t *testing.T) {
+	sr := starrocks("team-n", "olap", v1alpha1.TypeCluster)
+	e := entries(t, sr)[0]
+	e.Network.AllowedNamespaces = []desired.NamespaceSelector{{MatchLabels: map[string]string{"team.example.com/name": "reporting"}}}
+	e.Network.ClientPortsOpen = true
+	np := typed[networkingv1.NetworkPolicy](t, mustFind(t, renderInstance(t, nil, e), "NetworkPolicy", e.Namespace, e.Names.FrontendStatefulSet))
+	client := peer{namespace: "reporting", nsLabels: map[string]string{"kubernetes.io/metadata.name": "reporting", "team.example.com/name": "reporting"}, podLabels: map[string]string{"app": "bi"}}
+	monitoring := peer{namespace: "d8-monitoring", nsLabels: map[string]string{"kubernetes.io/metadata.name": "d8-monitoring"}, podLabels: map[string]string{"app": "prometheus"}}
+
+	row := regexp.MustCompile(`^\| ([0-9][0-9, ]*) \| [^|]+ \| ([^|]+) \|$`)
+	for page, sameAs := range map[string]string{"ADMIN_GUIDE.md": "as 9030", "ADMIN_GUIDE.ru.md": "как 9030"} {
+		t.Run(page, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "docs", page))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var docClient, docMonitoring, gotClient, gotMonitoring []int32
+			rows := 0
+			for _, line := range strings.Split(string(data), "\n") {
+				m := row.FindStringSubmatch(line)
+				if m == nil {
+					continue
+				}
+				rows++
+				for _, f := range strings.Split(m[1], ",") {
+					port, err := strconv.Atoi(strings.TrimSpace(f))
+					if err != nil {
+						t.Fatalf("%s: %v", line, err)
+					}
+					p := int32(port)
+					if strings.Contains(m[2], "AccountsReady") || strings.HasPrefix(m[2], sameAs) {
+						docClient = append(docClient, p)
+					}
+					if strings.Contains(m[2], "d8-monitoring") {
+						docMonitoring = append(docMonitoring, p)
+					}
+					if admits(np, e.Namespace, client, p) {
+						gotClient = append(gotClient, p)
+					}
+					if admits(np, e.Namespace, monitoring, p) {
+						gotMonitoring = append(gotMonitoring, p)
+					}
+				}
+			}
+			if rows < 5 {
+				t.Fatalf("found %d rows of the port table in docs/%s", rows, page)
+			}
+			for _, s := range [][]int32{docClient, docMonitoring, gotClient, gotMonitoring} {
+				slices.Sort(s)
+			}
+			if fmt.Sprint(docClient) != fmt.Sprint(gotClient) {
+				t.Errorf("docs/%s gives clients ports %v, the NetworkPolicy %v", page, docClient, gotClient)
+			}
+			if fmt.Sprint(docMonitoring) != fmt.Sprint(gotMonitoring) {
+				t.Errorf("docs/%s gives d8-monitoring ports %v, the NetworkPolicy %v", page, docMonitoring, gotMonitoring)
+			}
+		})
 	}
 }
