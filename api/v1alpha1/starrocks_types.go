@@ -108,7 +108,7 @@ type StarrocksSpec struct {
 	// +optional
 	TLS *TLSSpec `json:"tls,omitempty"`
 
-	// Who may reach the client ports (9030 MySQL protocol, 8030 FE HTTP) of
+	// Who may reach the client ports (9030 MySQL protocol, 8443 FE HTTPS) of
 	// the instance. By default the pods of the instance's own namespace,
 	// once the module has set the root password and created the accounts.
 	// +optional
@@ -139,7 +139,7 @@ type StarrocksSpec struct {
 	Users []User `json:"users,omitempty"`
 }
 
-// NetworkSpec opens the client ports (9030 MySQL protocol, 8030 FE HTTP) to
+// NetworkSpec opens the client ports (9030 MySQL protocol, 8443 FE HTTPS) to
 // more namespaces. Internal ports are never opened: StarRocks has no
 // authentication on them.
 type NetworkSpec struct {
@@ -384,7 +384,14 @@ type Endpoints struct {
 	// tls.requireSecureTransport is true).
 	// +optional
 	Query string `json:"query,omitempty"`
-	// FE HTTP endpoint, host:port (plain HTTP: StarRocks 3.x has no TLS there).
+	// FE HTTP API over HTTPS, host:port, served with the instance's
+	// certificate. Clients use this one: it is open to the namespaces the
+	// instance allows. Stream Load is answered with a redirect to plain HTTP
+	// inside the instance, which clients outside it cannot follow.
+	// +optional
+	HTTPS string `json:"https,omitempty"`
+	// FE plain HTTP endpoint, host:port. Reachable only from the instance's own
+	// pods and Deckhouse monitoring: plain HTTP would carry passwords in clear.
 	// +optional
 	HTTP string `json:"http,omitempty"`
 }

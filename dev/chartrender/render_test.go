@@ -207,12 +207,15 @@ func TestInstanceObjects(t *testing.T) {
 				}
 			}
 			client := typed[corev1.Service](t, mustFind(t, objs, "Service", ns, n.ClientService))
-			var ports []int32
+			// Clients use the MySQL protocol and the FE HTTP API over HTTPS;
+			// plain HTTP stays for the instance itself and monitoring.
+			ports := map[string]string{}
 			for _, p := range client.Spec.Ports {
-				ports = append(ports, p.Port)
+				ports[p.Name] = fmt.Sprintf("%d->%s", p.Port, p.TargetPort.String())
 			}
-			if len(ports) != 2 || ports[0] != 9030 || ports[1] != 8030 || client.Spec.Selector["app.kubernetes.io/component"] != "frontend" {
-				t.Errorf("client Service ports %v selector %v, want 9030 and 8030 of the FEs", ports, client.Spec.Selector)
+			wantPorts := map[string]string{"mysql": "9030->fe-query", "http": "8030->fe-http", "https": "8443->fe-https"}
+			if !reflect.DeepEqual(ports, wantPorts) || client.Spec.Selector["app.kubernetes.io/component"] != "frontend" {
+				t.Errorf("client Service ports %v selector %v, want %v of the FEs", ports, client.Spec.Selector, wantPorts)
 			}
 
 			for _, kind := range []string{"PodDisruptionBudget"} {
@@ -288,6 +291,13 @@ func TestFrontendPod(t *testing.T) {
 			}
 
 			sr := container(t, spec, "starrocks")
+			feP := map[string]int32{}
+			for _, p := range sr.Ports {
+				feP[p.Name] = p.ContainerPort
+			}
+			if feP["fe-https"] != 8443 || feP["fe-query"] != 9030 || feP["fe-http"] != 8030 {
+				t.Errorf("FE container ports %v, want fe-https 8443 beside fe-query 9030 and fe-http 8030", feP)
+			}
 			if strings.Join(sr.Command, " ") != "/bin/sh "+feStartPath {
 				t.Errorf("FE command %q, want the start wrapper", sr.Command)
 			}
@@ -398,6 +408,9 @@ func TestConfigMap(t *testing.T) {
 				"ssl_keystore_password":       "${STARROCKS_KEYSTORE_PASSWORD}",
 				"ssl_key_password":            "${STARROCKS_KEYSTORE_PASSWORD}",
 				"ssl_force_secure_transport":  map[bool]string{true: "true", false: "false"}[e.TLS.RequireSecureTransport],
+				// The FE HTTP API over HTTPS with the same keystore (issue 25 item 3).
+				"enable_https": "true",
+				"https_port":   "8443",
 			}
 			for k, v := range wantFE {
 				if fe[k] != v {

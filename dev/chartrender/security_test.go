@@ -19,7 +19,12 @@ package chartrender_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -29,6 +34,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
@@ -103,9 +109,10 @@ func admits(np *networkingv1.NetworkPolicy, policyNamespace string, p peer, port
 	return false
 }
 
-// The port matrix of issue 12: client ports reach the instance's namespace
-// and the allow list only once the accounts are ready; internal ports never
-// leave the instance; metrics ports reach Deckhouse's monitoring.
+// The port matrix of issues 12 and 25: client ports (9030, 8443) reach the
+// instance's namespace and the allow list only once the accounts are ready;
+// plain HTTP 8030 and the internal ports never leave the instance except the
+// metrics ports to Deckhouse's monitoring.
 func TestNetworkPolicyPortMatrix(t *testing.T) {
 	sr := starrocks("team-n", "olap", v1alpha1.TypeCluster)
 	base := entries(t, sr)[0]
@@ -130,10 +137,12 @@ func TestNetworkPolicyPortMatrix(t *testing.T) {
 		{name: "pod of another namespace", namespace: "other", nsLabels: nsLabels("other", nil), podLabels: own},
 		{name: "Deckhouse monitoring", namespace: "d8-monitoring", nsLabels: nsLabels("d8-monitoring", nil), podLabels: map[string]string{"app": "prometheus"}},
 	}
-	ports := []int32{9030, 8030, 9010, 9020, 9060, 8040, 8060, 9050, 8090}
+	ports := []int32{9030, 8443, 8030, 9010, 9020, 9060, 8040, 8060, 9050, 8090}
 	all := ports
 	metrics := []int32{8030, 8040, 8090}
-	client := []int32{9030, 8030}
+	// Plain HTTP (8030) carries passwords in clear: clients get the MySQL
+	// protocol and HTTPS only.
+	client := []int32{9030, 8443}
 	want := map[bool]map[string][]int32{
 		false: {"own pod": all, "Deckhouse monitoring": metrics},
 		true:  {"own pod": all, "Deckhouse monitoring": metrics, "pod of the namespace": client, "pod of an allowed namespace": client},
@@ -237,5 +246,73 @@ func TestNoSharedCAIssuer(t *testing.T) {
 	}
 	if len(slices.Compact(slices.Clone(secrets))) != 2 {
 		t.Errorf("instances share a CA: %v", secrets)
+	}
+}
+
+// The port table of the admin guide (both languages) is what the rendered
+// NetworkPolicy does: the ports it gives to clients (a row naming
+// AccountsReady, or the same as 9030) are the ports a pod of an allowed namespace
+// reaches, and the ports it gives to Deckhouse's Prometheus are the ones
+// d8-monitoring reaches. Issue 25 found the docs promising clients ports the
+// policy closed.
+func TestAdminGuidePortTableIsTheNetworkPolicy(t *testing.T) {
+	sr := starrocks("team-n", "olap", v1alpha1.TypeCluster)
+	e := entries(t, sr)[0]
+	e.Network.AllowedNamespaces = []desired.NamespaceSelector{{MatchLabels: map[string]string{"team.example.com/name": "reporting"}}}
+	e.Network.ClientPortsOpen = true
+	np := typed[networkingv1.NetworkPolicy](t, mustFind(t, renderInstance(t, nil, e), "NetworkPolicy", e.Namespace, e.Names.FrontendStatefulSet))
+	client := peer{namespace: "reporting", nsLabels: map[string]string{"kubernetes.io/metadata.name": "reporting", "team.example.com/name": "reporting"}, podLabels: map[string]string{"app": "bi"}}
+	monitoring := peer{namespace: "d8-monitoring", nsLabels: map[string]string{"kubernetes.io/metadata.name": "d8-monitoring"}, podLabels: map[string]string{"app": "prometheus"}}
+
+	row := regexp.MustCompile(`^\| ([0-9][0-9, ]*) \| [^|]+ \| ([^|]+) \|$`)
+	// "as 9030" in either language: one word, then the port it refers to.
+	sameAs9030 := regexp.MustCompile(`^\S+ 9030\b`)
+	for _, page := range []string{"ADMIN_GUIDE.md", "ADMIN_GUIDE.ru.md"} {
+		t.Run(page, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "docs", page))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var docClient, docMonitoring, gotClient, gotMonitoring []int32
+			rows := 0
+			for _, line := range strings.Split(string(data), "\n") {
+				m := row.FindStringSubmatch(line)
+				if m == nil {
+					continue
+				}
+				rows++
+				for _, f := range strings.Split(m[1], ",") {
+					port, err := strconv.Atoi(strings.TrimSpace(f))
+					if err != nil {
+						t.Fatalf("%s: %v", line, err)
+					}
+					p := int32(port)
+					if strings.Contains(m[2], "AccountsReady") || sameAs9030.MatchString(m[2]) {
+						docClient = append(docClient, p)
+					}
+					if strings.Contains(m[2], "d8-monitoring") {
+						docMonitoring = append(docMonitoring, p)
+					}
+					if admits(np, e.Namespace, client, p) {
+						gotClient = append(gotClient, p)
+					}
+					if admits(np, e.Namespace, monitoring, p) {
+						gotMonitoring = append(gotMonitoring, p)
+					}
+				}
+			}
+			if rows < 5 {
+				t.Fatalf("found %d rows of the port table in docs/%s", rows, page)
+			}
+			for _, s := range [][]int32{docClient, docMonitoring, gotClient, gotMonitoring} {
+				slices.Sort(s)
+			}
+			if fmt.Sprint(docClient) != fmt.Sprint(gotClient) {
+				t.Errorf("docs/%s gives clients ports %v, the NetworkPolicy %v", page, docClient, gotClient)
+			}
+			if fmt.Sprint(docMonitoring) != fmt.Sprint(gotMonitoring) {
+				t.Errorf("docs/%s gives d8-monitoring ports %v, the NetworkPolicy %v", page, docMonitoring, gotMonitoring)
+			}
+		})
 	}
 }

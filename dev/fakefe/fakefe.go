@@ -96,7 +96,13 @@ type ConnInfo struct {
 
 // Options configure a Server.
 type Options struct {
-	// TLS is the server TLS configuration; nil serves plaintext only.
+	// TLS is the server TLS configuration; nil serves plaintext only. It is
+	// not capped at TLS 1.2: the FE offers TLS 1.3 too. fe-core
+	// mysql.ssl.SSLContextLoader asks for SSLContext.getInstance("TLSv1.2"),
+	// which in the JDK limits only a client's default protocols; a server
+	// engine from it (ConnectContext.enableSSL, SSLChannelImp sets no
+	// protocols) enables TLSv1.3 and TLSv1.2, and 4.x newServerEngine sets
+	// getSupportedSSLParameters(), TLSv1.3 included.
 	TLS *tls.Config
 	// RootPassword of user root; empty like a fresh FE.
 	RootPassword string

@@ -180,6 +180,7 @@ func TestHookRendersAValidInstanceAndReportsStatus(t *testing.T) {
 	assert.Equal(t, "d8ms-sr-olap-credentials", st.CredentialsSecretName)
 	assert.Equal(t, "d8ms-sr-olap.team.svc.cluster.local:9030", st.Endpoints.Query)
 	assert.Equal(t, "d8ms-sr-olap.team.svc.cluster.local:8030", st.Endpoints.HTTP)
+	assert.Equal(t, "d8ms-sr-olap.team.svc.cluster.local:8443", st.Endpoints.HTTPS, "clients get the FE HTTP API over HTTPS")
 	assert.EqualValues(t, 1024, *st.Configuration.StreamingLoadMaxMb)
 	assert.EqualValues(t, 30, *st.Configuration.LoadProcessMaxMemoryLimitPercent, "effective values include keys the user did not set")
 	s, r, _ := condition(st, v1alpha1.ConditionConfigurationValid)

@@ -56,7 +56,9 @@ import (
 // Ports of StarRocks that appear in values and status.
 const (
 	FrontendHTTPPort = 8030
-	QueryPort        = agentconfig.QueryPort
+	// FrontendHTTPSPort is fe.conf https_port, StarRocks' default.
+	FrontendHTTPSPort = 8443
+	QueryPort         = agentconfig.QueryPort
 )
 
 // DefaultClusterDomain is used when the input has none.
@@ -338,6 +340,7 @@ func Endpoints(name, namespace, domain string) v1alpha1.Endpoints {
 	host := ServiceFQDN(NamesFor(name).ClientService, namespace, domain)
 	return v1alpha1.Endpoints{
 		Query: fmt.Sprintf("%s:%d", host, QueryPort),
+		HTTPS: fmt.Sprintf("%s:%d", host, FrontendHTTPSPort),
 		HTTP:  fmt.Sprintf("%s:%d", host, FrontendHTTPPort),
 	}
 }
@@ -362,7 +365,7 @@ func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules
 	beMem := BackendMemoryFor(r.Backend.Memory.Value())
 	memLimit := beMem.MemLimitBytes
 
-	// The TLS certificate is served by the FE only (port 9030): its SANs are
+	// The TLS certificate is served by the FE only (ports 9030 and 8443): its SANs are
 	// the client Service in every form a client may dial plus each FE pod,
 	// which a client may address directly (e.g. the leader).
 	dnsNames := []string{

@@ -116,7 +116,11 @@ func TestComputeBuildsTheValuesEntry(t *testing.T) {
 	assert.Equal(t, map[string]string{"node-role/starrocks": ""}, e.Scheduling.NodeSelector)
 	assert.Len(t, e.Scheduling.Tolerations, 1)
 	assert.EqualValues(t, 3, e.Generation)
-	assert.Equal(t, v1alpha1.Endpoints{Query: "d8ms-sr-olap.team-a.svc.k8s.example:9030", HTTP: "d8ms-sr-olap.team-a.svc.k8s.example:8030"}, Endpoints("olap", "team-a", "k8s.example"))
+	assert.Equal(t, v1alpha1.Endpoints{
+		Query: "d8ms-sr-olap.team-a.svc.k8s.example:9030",
+		HTTPS: "d8ms-sr-olap.team-a.svc.k8s.example:8443",
+		HTTP:  "d8ms-sr-olap.team-a.svc.k8s.example:8030",
+	}, Endpoints("olap", "team-a", "k8s.example"))
 }
 
 func TestDefaultReplicationNumIsAtMostTheBECount(t *testing.T) {

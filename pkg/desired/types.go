@@ -48,7 +48,7 @@ type Instance struct {
 // Network is who may reach the instance's pods (rendered into its
 // NetworkPolicy). Internal ports are only ever open to the instance's own
 // pods (and metrics ports to Deckhouse's monitoring); this decides the
-// client ports (9030 MySQL protocol, 8030 FE HTTP).
+// client ports (9030 MySQL protocol, 8443 FE HTTPS).
 type Network struct {
 	// ClientPortsOpen is false until an agent of the instance has reported
 	// root's password set and the module accounts created (condition

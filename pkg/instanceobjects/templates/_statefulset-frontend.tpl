@@ -105,6 +105,8 @@ spec:
               containerPort: 9020
             - name: fe-query
               containerPort: 9030
+            - name: fe-https
+              containerPort: 8443
             - name: fe-edit-log
               containerPort: 9010
           {{- /* A cold start replays the whole edit log and a new follower copies
