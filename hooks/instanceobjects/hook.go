@@ -334,9 +334,9 @@ type desiredItem struct {
 }
 
 // entries are the entries to render, sorted by their ConfigMaps' names. An
-// entry is checked against the instance schema again (the last layer
-// between a tenant's strings and the templates) and must be of the UID its
-// ConfigMap is named by; one that is not is reported and skipped alone.
+// entry must be of the UID its ConfigMap is named by; one that is not is
+// reported and skipped alone. (plan checks the instance schema of each
+// entry it is about to render.)
 func (s *state) entries() ([]string, []error) {
 	items := slices.Clone(s.desired)
 	slices.SortFunc(items, func(a, b desiredItem) int { return strings.Compare(a.Name, b.Name) })
@@ -345,10 +345,6 @@ func (s *state) entries() ([]string, []error) {
 	for _, d := range items {
 		uid, ok := cutPrefix(d.Name, shared.DesiredPrefix)
 		if !ok {
-			continue
-		}
-		if err := desired.ValidateEntry([]byte(d.Entry)); err != nil {
-			invalid = append(invalid, fmt.Errorf("ConfigMap %s/%s: %w", shared.ModuleNamespace, d.Name, err))
 			continue
 		}
 		var id struct {
@@ -434,6 +430,14 @@ func plan(module instanceobjects.Module, s *state, raw []string, now time.Time) 
 		e.checksum = sum
 		e.record = s.records[e.id]
 		if current(e.record, sum, e.namespace, s.live) {
+			continue
+		}
+		// The instance schema again, the last layer between a tenant's
+		// strings and the templates, for what is about to render only: a
+		// current entry was checked when it was rendered, and checking a
+		// thousand entries on every steady pass would cost more than the pass.
+		if err := desired.ValidateEntry([]byte(r)); err != nil {
+			p.failed = append(p.failed, fmt.Errorf("%s/%s: %w", e.namespace, e.name, err))
 			continue
 		}
 		if e.record != nil && e.record.Refused != nil {

@@ -402,6 +402,24 @@ func TestAnEntryThatCannotRenderHoldsBackNoOther(t *testing.T) {
 	assert.Contains(t, c.f.LoggerOutput().String(), "instance objects not rendered")
 }
 
+// An entry that breaks the instance schema (here a storage class name that
+// could end a YAML scalar, which every layer before refuses) is not
+// rendered: the schema is the last layer between a tenant's strings and the
+// templates. The other instances are written and the run succeeds.
+func TestAnEntryBreakingTheInstanceSchemaIsNotRendered(t *testing.T) {
+	instances := exampleInstances(t)
+	c := newCluster(t, instances)
+	broken := cloneInstances(t, instances)
+	broken[0]["frontend"].(map[string]any)["storage"].(map[string]any)["storageClassName"] = "x\"\n  evil: true"
+	setEntries(t, c.fake, broken)
+	w := c.run(t)
+	require.NotEmpty(t, w)
+	for _, x := range w {
+		assert.Contains(t, x, instances[1]["name"].(string), "only the valid instance is written")
+	}
+	assert.Contains(t, c.f.LoggerOutput().String(), "instance schema")
+}
+
 // Without the images or the cluster domain nothing can render: the run fails
 // and says what is missing (Deckhouse shows a failing hook).
 func TestMissingModuleInputsFailTheRun(t *testing.T) {

@@ -611,14 +611,14 @@ func desiredConfigMaps(entries []desired.Instance, live []LastValidSnap, warning
 		name := shared.DesiredConfigMapName(e.UID)
 		keep[name] = true
 		data, err := json.Marshal(e)
+		if err == nil && written[name] == string(data) {
+			continue // unchanged: it passed the schema when it was written
+		}
 		if err == nil {
 			err = desired.ValidateEntry(data)
 		}
 		if err != nil {
 			*warnings = append(*warnings, fmt.Sprintf("instance %s/%s: its desired state is not handed on, what runs stays: %v", e.Namespace, e.Name, err))
-			continue
-		}
-		if written[name] == string(data) {
 			continue
 		}
 		cm := lastValidConfigMap(e, string(data))
