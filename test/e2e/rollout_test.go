@@ -41,26 +41,9 @@ import (
 func TestUpgradeRestartsBackendsFirstAndTheLeaderLast(t *testing.T) {
 	t.Parallel()
 	const ns, name = "team-u", "olap"
-	const oldVersion = "4.1.6-0c1d2e3"
 	newVersion := desired.StarRocksVersion + "-8f0ab1c"
-	e := newEnv(t, envOptions{})
-	e.apply(testClass)
-	e.apply(instance(ns, name, "Cluster", ""))
-	e.waitObjects(ns, name, 3, 3)
-	fe, be := "d8ms-sr-"+name, "d8ms-sr-"+name+"-be"
-	e.markPodsReady(ns, fe, 3)
-	e.markPodsReady(ns, be, 3)
-	pods := []string{be + "-0", be + "-1", be + "-2", fe + "-0", fe + "-1", fe + "-2"}
-	host := func(pod string) string {
-		if strings.HasPrefix(pod, be) {
-			return fmt.Sprintf("%s.%s-headless.%s.svc.cluster.local", pod, be, ns)
-		}
-		return fmt.Sprintf("%s.%s-fe-headless.%s.svc.cluster.local", pod, fe, ns)
-	}
-	versions := map[string]string{}
-	for _, p := range pods {
-		versions[p] = oldVersion
-	}
+	u := newUpgradeCluster(t, ns, name)
+	e, fe, be, pods, host, versions := u.e, u.fe, u.be, u.pods, u.host, u.versions
 	// FE-1 leads: the leader is not simply the last ordinal.
 	leader := fe + "-1"
 	report := func() {
@@ -126,7 +109,7 @@ func TestUpgradeRestartsBackendsFirstAndTheLeaderLast(t *testing.T) {
 			report()
 			e.eventually("RolledOut waits for the new version", func() (bool, string) {
 				_, reason, message := e.condition(ns, name, "RolledOut")
-				return reason == "RolloutWaiting" && strings.Contains(message, fmt.Sprintf("reports it on version %q, not %s", oldVersion, desired.StarRocksVersion)), reason + ": " + message
+				return reason == "RolloutWaiting" && strings.Contains(message, fmt.Sprintf("reports it on version %q, not %s", oldStarRocksVersion, desired.StarRocksVersion)), reason + ": " + message
 			})
 			time.Sleep(1500 * time.Millisecond) // more passes: none may restart another pod
 			if now := e.podUIDs(ns, pods); fmt.Sprint(now) != fmt.Sprint(uids) {
@@ -206,4 +189,41 @@ func (e *env) reportNodes(namespace, pod, leaderHost string, nodes []agentconfig
 		_, err := e.kube.CoreV1().Pods(namespace).Patch(context.Background(), pod, types.MergePatchType, patch, metav1.PatchOptions{})
 		return err == nil, fmt.Sprint(err)
 	})
+}
+
+// oldStarRocksVersion is the version every node reports before an upgrade.
+const oldStarRocksVersion = "4.1.6-0c1d2e3"
+
+// upgradeCluster is where the upgrade tests start: a Cluster of 3 FEs and
+// 3 BEs whose pods the test made Ready, every node on oldStarRocksVersion.
+type upgradeCluster struct {
+	e        *env
+	fe, be   string
+	pods     []string
+	versions map[string]string
+	ns       string
+}
+
+func newUpgradeCluster(t *testing.T, ns, name string) *upgradeCluster {
+	t.Helper()
+	e := newEnv(t, envOptions{})
+	e.apply(testClass)
+	e.apply(instance(ns, name, "Cluster", ""))
+	e.waitObjects(ns, name, 3, 3)
+	u := &upgradeCluster{e: e, ns: ns, fe: "d8ms-sr-" + name, be: "d8ms-sr-" + name + "-be", versions: map[string]string{}}
+	e.markPodsReady(ns, u.fe, 3)
+	e.markPodsReady(ns, u.be, 3)
+	u.pods = []string{u.be + "-0", u.be + "-1", u.be + "-2", u.fe + "-0", u.fe + "-1", u.fe + "-2"}
+	for _, p := range u.pods {
+		u.versions[p] = oldStarRocksVersion
+	}
+	return u
+}
+
+// host is a pod's FQDN, as StarRocks lists the node.
+func (u *upgradeCluster) host(pod string) string {
+	if strings.HasPrefix(pod, u.be) {
+		return fmt.Sprintf("%s.%s-headless.%s.svc.cluster.local", pod, u.be, u.ns)
+	}
+	return fmt.Sprintf("%s.%s-fe-headless.%s.svc.cluster.local", pod, u.fe, u.ns)
 }

@@ -40,26 +40,9 @@ import (
 func TestUpgradeWaitsForHealthyTabletsAndTheImageOnEveryFrontend(t *testing.T) {
 	t.Parallel()
 	const ns, name = "team-w", "olap"
-	const oldVersion = "4.1.6-0c1d2e3"
 	newVersion := desired.StarRocksVersion + "-8f0ab1c"
-	e := newEnv(t, envOptions{})
-	e.apply(testClass)
-	e.apply(instance(ns, name, "Cluster", ""))
-	e.waitObjects(ns, name, 3, 3)
-	fe, be := "d8ms-sr-"+name, "d8ms-sr-"+name+"-be"
-	e.markPodsReady(ns, fe, 3)
-	e.markPodsReady(ns, be, 3)
-	pods := []string{be + "-0", be + "-1", be + "-2", fe + "-0", fe + "-1", fe + "-2"}
-	host := func(pod string) string {
-		if strings.HasPrefix(pod, be) {
-			return fmt.Sprintf("%s.%s-headless.%s.svc.cluster.local", pod, be, ns)
-		}
-		return fmt.Sprintf("%s.%s-fe-headless.%s.svc.cluster.local", pod, fe, ns)
-	}
-	versions := map[string]string{}
-	for _, p := range pods {
-		versions[p] = oldVersion
-	}
+	u := newUpgradeCluster(t, ns, name)
+	e, fe, be, pods, host, versions := u.e, u.fe, u.be, u.pods, u.host, u.versions
 	const leader = "d8ms-sr-olap-1"
 	// What the agents report: each FE's newest image, the leader's image
 	// request and the tablets StarRocks counts unhealthy.
