@@ -157,19 +157,32 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 // StartForTest starts a ControlPlane that is stopped when the test ends,
 // whether it passed or not. It fails the test when the control plane cannot
 // start.
+//
+// FreePorts finds ports that are free when it looks; a test running beside
+// this one can take one of them before etcd or kube-apiserver binds it. Such
+// a start is tried again, in a fresh directory, up to three times in all.
 func StartForTest(t testing.TB, opts Options) *ControlPlane {
 	t.Helper()
-	if opts.Dir == "" {
-		opts.Dir = t.TempDir()
-	}
+	ownDir := opts.Dir == ""
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cp, err := Start(ctx, opts)
-	if err != nil {
-		t.Fatalf("start local control plane: %v", err)
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		if ownDir {
+			opts.Dir = t.TempDir()
+		}
+		var cp *ControlPlane
+		if cp, err = Start(ctx, opts); err == nil {
+			t.Cleanup(cp.Stop)
+			return cp
+		}
+		if !ownDir || !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
+		t.Logf("start local control plane, attempt %d: a port was taken meanwhile, trying again", attempt)
 	}
-	t.Cleanup(cp.Stop)
-	return cp
+	t.Fatalf("start local control plane: %v", err)
+	return nil
 }
 
 // RESTConfig is a cluster-admin client configuration. Callers get a copy.
