@@ -192,37 +192,13 @@ func feHostOf(i int) string {
 // rolloutClusterYAML is olap's StatefulSets (FE updateRevision fe-new, BE
 // be-new) and the pods given.
 func rolloutClusterYAML(pods ...rolloutPod) string {
-	out := `
-apiVersion: apps/v1
-kind: StatefulSet
-metadata:
-  name: d8ms-sr-olap
-  namespace: team
-  uid: sts-uid-olap
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
-spec: {replicas: 3}
-status: {readyReplicas: 3, updateRevision: fe-new}
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata:
-  name: d8ms-sr-olap-be
-  namespace: team
-  uid: sts-uid-olap-be
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: backend}
-spec: {replicas: 2}
-status: {readyReplicas: 2, updateRevision: be-new}
-`
+	out := olapStatefulSetsYAML(3)
 	for _, p := range pods {
 		component, sts := "frontend", "d8ms-sr-olap"
 		if strings.HasPrefix(p.name, "d8ms-sr-olap-be-") {
 			component, sts = "backend", "d8ms-sr-olap-be"
 		}
-		annotations := ""
-		if p.report != "" {
-			q, _ := json.Marshal(p.report)
-			annotations = "\n  annotations: {managed-starrocks.deckhouse.io/agent-status: " + string(q) + "}"
-		}
+		annotations := agentStatusAnnotation(p.report)
 		ready := "False"
 		if p.ready {
 			ready = "True"

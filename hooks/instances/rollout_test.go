@@ -49,12 +49,15 @@ status:
   conditions: [{type: Ready, status: "True"}]
 `, name, component, sts, uid, rev, extra)
 	}
-	annotations := ""
-	if ann != "" {
-		q, _ := json.Marshal(ann)
-		annotations = "\n  annotations: {managed-starrocks.deckhouse.io/agent-status: " + string(q) + "}"
-	}
-	return `
+	return olapStatefulSetsYAML(1) + "---" + pod("d8ms-sr-olap-0", "frontend", "d8ms-sr-olap", "sts-uid-olap", feRev, agentStatusAnnotation(ann)) +
+		"---" + pod("d8ms-sr-olap-be-0", "backend", "d8ms-sr-olap-be", "sts-uid-olap-be", be0Rev, "") +
+		"---" + pod("d8ms-sr-olap-be-1", "backend", "d8ms-sr-olap-be", beOwnerUID, be1Rev, "")
+}
+
+// olapStatefulSetsYAML is olap's FE StatefulSet (feReplicas pods, update
+// revision fe-new) and BE StatefulSet (2 pods, be-new), all Ready.
+func olapStatefulSetsYAML(feReplicas int) string {
+	return fmt.Sprintf(`
 apiVersion: apps/v1
 kind: StatefulSet
 metadata:
@@ -62,8 +65,8 @@ metadata:
   namespace: team
   uid: sts-uid-olap
   labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
-spec: {replicas: 1}
-status: {readyReplicas: 1, updateRevision: fe-new}
+spec: {replicas: %[1]d}
+status: {readyReplicas: %[1]d, updateRevision: fe-new}
 ---
 apiVersion: apps/v1
 kind: StatefulSet
@@ -74,9 +77,17 @@ metadata:
   labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: backend}
 spec: {replicas: 2}
 status: {readyReplicas: 2, updateRevision: be-new}
----` + pod("d8ms-sr-olap-0", "frontend", "d8ms-sr-olap", "sts-uid-olap", feRev, annotations) +
-		"---" + pod("d8ms-sr-olap-be-0", "backend", "d8ms-sr-olap-be", "sts-uid-olap-be", be0Rev, "") +
-		"---" + pod("d8ms-sr-olap-be-1", "backend", "d8ms-sr-olap-be", beOwnerUID, be1Rev, "")
+`, feReplicas)
+}
+
+// agentStatusAnnotation is the metadata line of a pod whose agent wrote
+// report ("" for none).
+func agentStatusAnnotation(report string) string {
+	if report == "" {
+		return ""
+	}
+	q, _ := json.Marshal(report)
+	return "\n  annotations: {managed-starrocks.deckhouse.io/agent-status: " + string(q) + "}"
 }
 
 func leaderReport(t *testing.T, version string, imageCreated ...string) string {

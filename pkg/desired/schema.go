@@ -37,9 +37,6 @@ import (
 //go:embed instance.schema.yaml
 var instanceSchemaYAML []byte
 
-// InstanceSchemaYAML returns the schema document (tests, docs).
-func InstanceSchemaYAML() []byte { return instanceSchemaYAML }
-
 var (
 	entrySchemaOnce sync.Once
 	entrySchema     *spec.Schema
