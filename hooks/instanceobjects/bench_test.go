@@ -29,6 +29,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/hooks/internal/applied"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/kubewrite"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/instanceobjects"
 )
 
@@ -46,7 +47,7 @@ func (s benchSnapshots) Get(key string) []pkg.Snapshot { return s[key] }
 // and namespaces, as JSON the way the hook reads them) and the snapshots of
 // a cluster where every one of them is current: its Starrocks, its record
 // and its objects as the bindings' filters give them.
-func fleet(b *testing.B, n int) (instanceobjects.Module, []string, benchSnapshots) {
+func fleet(b *testing.B, n int) (instanceobjects.Module, []desiredItem, benchSnapshots) {
 	b.Helper()
 	module := instanceobjects.ModuleFromValues(func(path string) gjson.Result { return gjson.Get(globals, path) })
 	examples := exampleInstances(b)
@@ -67,7 +68,7 @@ func fleet(b *testing.B, n int) (instanceobjects.Module, []string, benchSnapshot
 		}
 	}
 	snaps := benchSnapshots{}
-	entries := make([]string, 0, n)
+	entries := make([]desiredItem, 0, n)
 	for i := range n {
 		inst := cloneInstances(b, examples[i%2:i%2+1])[0]
 		inst["name"] = fmt.Sprintf("%s-%d", inst["name"], i)
@@ -77,7 +78,7 @@ func fleet(b *testing.B, n int) (instanceobjects.Module, []string, benchSnapshot
 		if err != nil {
 			b.Fatal(err)
 		}
-		entries = append(entries, string(raw))
+		entries = append(entries, desiredItem{Name: shared.DesiredConfigMapName(inst["uid"].(string)), Entry: string(raw), uid: inst["uid"].(string)})
 		sum, err := module.Checksum(inst)
 		if err != nil {
 			b.Fatal(err)
@@ -132,7 +133,7 @@ func BenchmarkPass(b *testing.B) {
 			for b.Loop() {
 				for _, e := range entries {
 					var v map[string]any
-					if err := json.Unmarshal([]byte(e), &v); err != nil {
+					if err := json.Unmarshal([]byte(e.Entry), &v); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -184,7 +185,7 @@ func decodeAll(b *testing.B, snaps benchSnapshots) {
 
 // longestRun is a run where nothing is current: the decision over every
 // instance, then the render and writes of one batch into a fake API server.
-func longestRun(b *testing.B, module instanceobjects.Module, entries []string, snaps benchSnapshots, n int) {
+func longestRun(b *testing.B, module instanceobjects.Module, entries []desiredItem, snaps benchSnapshots, n int) {
 	w := kubewrite.NewForClient(dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()))
 	s := readState(snaps)
 	p := plan(module, s, entries, time.Now())

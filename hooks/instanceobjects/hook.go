@@ -191,10 +191,7 @@ func Handle(ctx context.Context, input *pkg.HookInput) error {
 	for _, name := range s.staleRecords() {
 		input.PatchCollector.Delete("v1", "ConfigMap", shared.ModuleNamespace, name)
 	}
-	entries, invalid := s.entries()
-	for _, err := range invalid {
-		input.Logger.Error("instance objects not rendered", slog.String("error", err.Error()))
-	}
+	entries := s.entries()
 	if len(entries) == 0 {
 		return nil
 	}
@@ -331,32 +328,22 @@ func readState(snaps pkg.Snapshots) *state {
 type desiredItem struct {
 	Name  string `json:"name"`
 	Entry string `json:"entry"`
+	uid   string // from the name
 }
 
-// entries are the entries to render, sorted by their ConfigMaps' names. An
-// entry must be of the UID its ConfigMap is named by; one that is not is
-// reported and skipped alone. (plan checks the instance schema of each
-// entry it is about to render.)
-func (s *state) entries() ([]string, []error) {
-	items := slices.Clone(s.desired)
-	slices.SortFunc(items, func(a, b desiredItem) int { return strings.Compare(a.Name, b.Name) })
-	var out []string
-	var invalid []error
-	for _, d := range items {
-		uid, ok := cutPrefix(d.Name, shared.DesiredPrefix)
-		if !ok {
-			continue
+// entries are the desired-state ConfigMaps to render, sorted by name, each
+// with the UID its name gives (plan holds the entry to it and checks the
+// instance schema of what it is about to render).
+func (s *state) entries() []desiredItem {
+	var out []desiredItem
+	for _, d := range s.desired {
+		if uid, ok := cutPrefix(d.Name, shared.DesiredPrefix); ok {
+			d.uid = uid
+			out = append(out, d)
 		}
-		var id struct {
-			UID string `json:"uid"`
-		}
-		if err := json.Unmarshal([]byte(d.Entry), &id); err != nil || id.UID != uid {
-			invalid = append(invalid, fmt.Errorf("ConfigMap %s/%s holds the entry of uid %q", shared.ModuleNamespace, d.Name, id.UID))
-			continue
-		}
-		out = append(out, d.Entry)
 	}
-	return out, invalid
+	slices.SortFunc(out, func(a, b desiredItem) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // cutPrefix is the UID in a record's or a memory's name.
@@ -396,13 +383,14 @@ type planned struct {
 // refusal, in entry order; then those whose last attempt was refused, the
 // oldest refusal first, so a tenant whose writes are refused run after run
 // never holds back another instance.
-func plan(module instanceobjects.Module, s *state, raw []string, now time.Time) planned {
+func plan(module instanceobjects.Module, s *state, items []desiredItem, now time.Time) planned {
 	var p planned
 	var refused []entry
-	for _, r := range raw {
+	for _, d := range items {
+		r := d.Entry
 		var instance map[string]any
 		if err := json.Unmarshal([]byte(r), &instance); err != nil {
-			p.failed = append(p.failed, fmt.Errorf("decode the entry: %w", err))
+			p.failed = append(p.failed, fmt.Errorf("ConfigMap %s/%s: decode the entry: %w", shared.ModuleNamespace, d.Name, err))
 			continue
 		}
 		e := entry{instance: instance}
@@ -411,6 +399,10 @@ func plan(module instanceobjects.Module, s *state, raw []string, now time.Time) 
 		e.id, _ = instance["uid"].(string)
 		if e.namespace == "" || e.name == "" || e.id == "" {
 			p.failed = append(p.failed, fmt.Errorf("an entry without namespace, name or uid"))
+			continue
+		}
+		if e.id != d.uid {
+			p.failed = append(p.failed, fmt.Errorf("ConfigMap %s/%s holds the entry of uid %q", shared.ModuleNamespace, d.Name, e.id))
 			continue
 		}
 		if s.terminating[e.namespace] {
