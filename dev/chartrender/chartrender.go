@@ -99,6 +99,8 @@ func DefaultGlobals() map[string]any {
 		"enabledModules": []any{"cert-manager", "vertical-pod-autoscaler"},
 		"discovery": map[string]any{
 			"clusterDomain": "cluster.local",
+			// What Deckhouse discovers; the local control plane's version.
+			"kubernetesVersion": "1.36.3",
 		},
 		"modulesImages": map[string]any{
 			// The platform's own registry. An external module's images are

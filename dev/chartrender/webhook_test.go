@@ -111,3 +111,28 @@ func TestWebhookFollowsDeckhouseConventions(t *testing.T) {
 		}
 	}
 }
+
+// The webhook's VPA resizes pods in place only where the kubelet can: from
+// Kubernetes 1.33 (in-place pod resize beta, on by default); before, and when
+// the version is unknown, it evicts (Auto).
+func TestWebhookVPAResizesInPlaceOnlyWhereKubernetesCan(t *testing.T) {
+	r, err := chartrender.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for version, want := range map[string]string{
+		"1.36.3": "InPlaceOrRecreate", "1.33.0": "InPlaceOrRecreate", "1.33.1-gke.200": "InPlaceOrRecreate",
+		"1.32.9": "Auto", "1.31.0": "Auto", "": "Auto",
+	} {
+		g := chartrender.DefaultGlobals()
+		g["discovery"].(map[string]any)["kubernetesVersion"] = version
+		objs, err := r.Render(moduleValues(t, nil), g)
+		if err != nil {
+			t.Fatalf("Kubernetes %q: %v", version, err)
+		}
+		vpa := mustFind(t, objs, "VerticalPodAutoscaler", chartrender.Namespace, "webhook")
+		if got, _, _ := unstructured.NestedString(vpa.Object, "spec", "updatePolicy", "updateMode"); got != want {
+			t.Errorf("Kubernetes %q: updateMode %q, want %q", version, got, want)
+		}
+	}
+}
