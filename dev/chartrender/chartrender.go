@@ -96,7 +96,7 @@ func DefaultGlobals() map[string]any {
 	return map[string]any{
 		"highAvailability": false,
 		// Modules the templates check for (has ... .Values.global.enabledModules).
-		"enabledModules": []any{"cert-manager", "vertical-pod-autoscaler"},
+		"enabledModules": []any{"cert-manager", "vertical-pod-autoscaler", "operator-prometheus-crd", "prometheus-crd"},
 		"discovery": map[string]any{
 			"clusterDomain": "cluster.local",
 			// What Deckhouse discovers; the local control plane's version.
