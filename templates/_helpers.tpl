@@ -38,7 +38,7 @@ Repository of the module's images, as lib-helm's helm_lib_module_image
 computes it (deckhouse/lib-helm charts/helm_lib/templates/_module_image.tpl,
 "handle external modules registry"): Deckhouse gives an external module its
 ModuleSource's registry as .Values.managedStarrocks.registry (base,
-dockercfg, scheme, CA, path), and the images are <base>/managed-starrocks;
+dockercfg, scheme, ca), and the images are <base>/managed-starrocks;
 without it, the platform's global.modulesImages.registry.base. The hooks
 compute the same for the instance pods (pkg/instanceobjects
 ImageRepository); dev/chartrender TestImagesComeFromTheModulesRegistry holds

@@ -125,14 +125,13 @@ func DefaultGlobals() map[string]any {
 // DefaultRegistry is the `registry` tree Deckhouse puts into an external
 // module's values (managedStarrocks.registry): the registry of the
 // ModuleSource the module came from. ModuleValues adds it when the settings
-// have none, so every render reads the values as a cluster gives them.
+// have none (and leaves it out when they set it to nil: an embedded module),
+// so every render reads the values as a cluster gives them.
 func DefaultRegistry() map[string]any {
 	return map[string]any{
 		"base":      "registry.example.com/modules-source/",
 		"dockercfg": base64.StdEncoding.EncodeToString([]byte(`{"auths":{"registry.example.com":{"auth":"bW9kdWxlczpzZWNyZXQ="}}}`)),
 		"scheme":    "https",
-		"path":      "/modules-source",
-		"CA":        "",
 	}
 }
 
@@ -292,8 +291,12 @@ func ModuleValues(instances any, settings map[string]any) (map[string]any, error
 			return nil, fmt.Errorf("decode settings: %w", err)
 		}
 	}
-	if _, ok := vals["registry"]; !ok {
+	switch registry, ok := vals["registry"]; {
+	case !ok:
 		vals["registry"] = DefaultRegistry()
+	case registry == nil:
+		// An embedded module: Deckhouse gives it no registry value.
+		delete(vals, "registry")
 	}
 	internal, _ := vals["internal"].(map[string]any)
 	if internal == nil {

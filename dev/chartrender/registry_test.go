@@ -72,11 +72,15 @@ func TestImagesComeFromTheModulesRegistry(t *testing.T) {
 	}{
 		{"an external module pulls from its ModuleSource's registry", chartrender.DefaultRegistry(),
 			"registry.example.com/modules-source/managed-starrocks", `{"auths":{"registry.example.com":{"auth":"bW9kdWxlczpzZWNyZXQ="}}}`},
-		{"without one, from the platform's", map[string]any{},
+		{"without one, from the platform's", nil,
 			"registry.example.com/deckhouse/ce", `{"auths":{"registry.example.com":{"auth":"cGxhdGZvcm06c2VjcmV0"}}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			vals := moduleValues(t, map[string]any{"registry": tc.registry}, starrocks("team-a", "olap", "Cluster"))
+			settings := map[string]any{"registry": nil} // an embedded module has none
+			if tc.registry != nil {
+				settings["registry"] = tc.registry
+			}
+			vals := moduleValues(t, settings, starrocks("team-a", "olap", "Cluster"))
 			objs, err := r.Render(vals, chartrender.DefaultGlobals())
 			if err != nil {
 				t.Fatal(err)

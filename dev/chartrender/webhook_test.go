@@ -114,7 +114,9 @@ func TestWebhookFollowsDeckhouseConventions(t *testing.T) {
 
 // The webhook's VPA resizes pods in place only where the kubelet can: from
 // Kubernetes 1.33 (in-place pod resize beta, on by default); before, and when
-// the version is unknown, it evicts (Auto).
+// the version is unknown, it evicts (Recreate: Auto means the same and dmt
+// refuses it as deprecated; Deckhouse refuses InPlaceOrRecreate below 1.33
+// with its policy deny-vpa-in-place-mode).
 func TestWebhookVPAResizesInPlaceOnlyWhereKubernetesCan(t *testing.T) {
 	r, err := chartrender.Default()
 	if err != nil {
@@ -122,7 +124,7 @@ func TestWebhookVPAResizesInPlaceOnlyWhereKubernetesCan(t *testing.T) {
 	}
 	for version, want := range map[string]string{
 		"1.36.3": "InPlaceOrRecreate", "1.33.0": "InPlaceOrRecreate", "1.33.1-gke.200": "InPlaceOrRecreate",
-		"1.32.9": "Auto", "1.31.0": "Auto", "": "Auto",
+		"1.32.9": "Recreate", "1.31.0": "Recreate", "": "Recreate",
 	} {
 		g := chartrender.DefaultGlobals()
 		g["discovery"].(map[string]any)["kubernetesVersion"] = version
