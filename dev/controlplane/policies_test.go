@@ -65,6 +65,17 @@ func TestPlatformPoliciesRefuseTenantsAndLetThePlatformThrough(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// kube-controller-manager fills the aggregated role edit after it
+	// starts.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		edit, err := admin.RbacV1().ClusterRoles().Get(ctx, "edit", metav1.GetOptions{})
+		if err == nil && len(edit.Rules) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ClusterRole edit not aggregated in 60s: %v", err)
+		}
+	}
 	if err := controlplane.InstallPlatformPolicies(ctx, cp.RESTConfig()); err != nil {
 		t.Fatal(err)
 	}
