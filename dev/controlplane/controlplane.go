@@ -21,6 +21,13 @@ limitations under the License.
 // The binaries come from dev/scripts/tools.sh (built once from their Go
 // modules into a cache folder). Each ControlPlane lives in its own temporary
 // directory with random free ports, so tests can run side by side.
+//
+// RESTConfig is the control plane's admin (user "admin", system:masters),
+// which plays what a cluster runs outside the module under test (kubelet,
+// cert-manager, the installer). Other identities: ServiceAccountConfig (a
+// service account's own token) and UserConfig (a user, impersonated).
+// InstallPlatformPolicies adds Deckhouse's platform admission policies
+// (policies/deckhouse.yaml).
 package controlplane
 
 import (
