@@ -83,6 +83,21 @@ func TestUnderDeckhousePlatformPolicies(t *testing.T) {
 		t.Fatalf("PVC %s labels %v: want heritage: deckhouse", pvc.Name, pvc.Labels)
 	}
 
+	// The pods go without heritage: the agent writes its report on them.
+	for _, pod := range []string{fe + "-0", be + "-0"} {
+		var labels map[string]string
+		e.eventually("pod "+pod, func() (bool, string) {
+			p, err := e.kube.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+			if err == nil {
+				labels = p.Labels
+			}
+			return err == nil, fmt.Sprint(err)
+		})
+		if _, has := labels["heritage"]; has {
+			t.Errorf("pod %s labels %v: a pod the agent writes to must not carry heritage", pod, labels)
+		}
+	}
+
 	// The bootstrap path: the agent reports as its service account, the
 	// kubelet and cert-manager (the control plane's admin) mark what they
 	// own ready.
