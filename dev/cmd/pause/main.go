@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Command pause is the local node's sandbox ("pause") image process
 // (dev/images): it holds the pod's namespaces and does nothing until SIGTERM
 // or SIGINT, then exits 0. Like Kubernetes' pause it reaps orphans, which
