@@ -33,7 +33,7 @@ import (
 // root, state and socket under a temporary directory, no CRI plugin, and
 // stops it when the test ends. Images are unpacked with the native
 // snapshotter, which copies instead of mounting, so nothing stays mounted.
-func startContainerd(t *testing.T) (ctr func(args ...string) (string, error)) {
+func startContainerd(t *testing.T) (sock string, ctr func(args ...string) (string, error)) {
 	t.Helper()
 	bin, err := exec.LookPath("containerd")
 	if err != nil {
@@ -48,7 +48,7 @@ func startContainerd(t *testing.T) (ctr func(args ...string) (string, error)) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "c.sock")
+	sock = filepath.Join(dir, "c.sock")
 	config := fmt.Sprintf(`version = 2
 root = %q
 state = %q
@@ -95,7 +95,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.b
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if _, err := ctr("version"); err == nil {
-			return ctr
+			return sock, ctr
 		}
 		select {
 		case err := <-done:
@@ -111,10 +111,12 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.b
 
 func TestSetImportsIntoContainerdUnderTheCRINames(t *testing.T) {
 	s := buildSet(t)
-	ctr := startContainerd(t)
+	sock, ctr := startContainerd(t)
 	start := time.Now()
-	if out, err := ctr("images", "import", "--snapshotter", "native", s.Archive); err != nil {
-		t.Fatalf("ctr images import: %v\n%s", err, out)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := Import(ctx, sock, "native", s.Archive); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("ctr images import: %s", time.Since(start).Round(time.Millisecond))
 	out, err := ctr("images", "ls", "-q")

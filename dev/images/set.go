@@ -281,3 +281,18 @@ func StandinPaths(component string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// Import loads an archive into the k8s.io namespace (the CRI's) of the
+// containerd at address with its ctr (Debian package containerd), unpacked
+// with snapshotter ("" for containerd's default, the CRI's overlayfs).
+func Import(ctx context.Context, address, snapshotter, archive string) error {
+	args := []string{"--address", address, "--namespace", "k8s.io", "images", "import"}
+	if snapshotter != "" {
+		args = append(args, "--snapshotter", snapshotter)
+	}
+	out, err := exec.CommandContext(ctx, "ctr", append(args, archive)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("ctr images import %s: %w\n%s", archive, err, out)
+	}
+	return nil
+}
