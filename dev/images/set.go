@@ -46,9 +46,12 @@ const (
 )
 
 // StarRocks stand-in paths, as in starrocks/fe-ubuntu and
-// starrocks/be-ubuntu 4.1 (StarRocks/starrocks docker/dockerfiles: the
-// release unpacked into /opt/starrocks/{fe,be}, owned by user starrocks,
-// uid 1000).
+// starrocks/be-ubuntu (StarRocks/starrocks docker/dockerfiles/fe/fe-ubuntu.Dockerfile
+// and be/be-ubuntu.Dockerfile: WORKDIR /opt/starrocks, the release copied
+// into /opt/starrocks/{fe,be}, all owned by user and group starrocks, uid
+// and gid 1000, fe/meta and be/storage created, cn a link to be). Upstream's k8s scripts beside them
+// (fe_entrypoint.sh and the like) are left out: the module runs its own
+// fe-start.sh and the bin/ scripts.
 const (
 	FEHome = "/opt/starrocks/fe"
 	BEHome = "/opt/starrocks/be"
@@ -173,7 +176,9 @@ func feFiles(server, wrapper string) ([]File, error) {
 // beFiles is the BE stand-in's own layer.
 func beFiles(server string) ([]File, error) {
 	return starrocksLayer("be", BEHome, server, []string{"bin", "conf", "storage", "log", "lib"},
-		File{Path: BEHome + "/conf/be.conf", Data: []byte(defaultBEConf), UID: starrocksUID, GID: starrocksUID})
+		File{Path: BEHome + "/conf/be.conf", Data: []byte(defaultBEConf), UID: starrocksUID, GID: starrocksUID},
+		// be-ubuntu links cn to be (the same binary starts a CN).
+		File{Path: "/opt/starrocks/cn", Link: "be"})
 }
 
 // starrocksLayer is /opt/starrocks/<component> of a stand-in image: the
