@@ -148,4 +148,45 @@ func TestSetImportsIntoContainerdUnderTheCRINames(t *testing.T) {
 	if err != nil || len(strings.Split(strings.TrimSpace(out), "\n")) < 2 {
 		t.Errorf("no snapshots unpacked: %v\n%s", err, out)
 	}
+
+	// The FE image runs under runc: the preStop's /bin/bash -c, busybox's
+	// applets, the stand-in scripts in place and meta/ owned by uid 1000.
+	// (ctr 1.6 has no --user; the pods' uid comes from their securityContext.)
+	// ctr puts the container into cgroup /<namespace>/<id> of every
+	// hierarchy and leaves the parent behind: a cgroup of the test's own,
+	// removed afterwards.
+	parent := fmt.Sprintf("managed-starrocks-images-test-%d", os.Getpid())
+	t.Cleanup(func() { removeCgroups(t, parent) })
+	out, err = ctr("run", "--rm", "--snapshotter", "native", "--cgroup", "/"+parent+"/standin-check", s.StarrocksFE.DigestRef, "standin-check",
+		"/bin/bash", "-c", "test -x /opt/starrocks/fe/bin/stop_fe.sh && stat -c %u /opt/starrocks/fe/meta && echo runs")
+	if err != nil || !strings.Contains(out, "1000") || !strings.Contains(out, "runs") {
+		t.Errorf("ctr run the FE image: %v\n%s", err, out)
+	}
+}
+
+// removeCgroups removes the cgroup directory name (and what runc left
+// under it) from every hierarchy: cgroup v1's controllers and the unified
+// v2 mount of a hybrid host.
+func removeCgroups(t *testing.T, name string) {
+	t.Helper()
+	dirs, _ := filepath.Glob("/sys/fs/cgroup/*/" + name)
+	if d := "/sys/fs/cgroup/" + name; fileExists(d) {
+		dirs = append(dirs, d)
+	}
+	for _, d := range dirs {
+		subs, _ := filepath.Glob(d + "/*/")
+		for _, sub := range subs {
+			if fi, err := os.Stat(sub); err == nil && fi.IsDir() {
+				_ = os.Remove(sub)
+			}
+		}
+		if err := os.Remove(d); err != nil {
+			t.Errorf("remove cgroup %s: %v", d, err)
+		}
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
