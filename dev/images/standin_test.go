@@ -272,8 +272,8 @@ func TestStandinsStartProbeAndStopGracefully(t *testing.T) {
 	if err := mysql.RegisterTLSConfig("standin", &tls.Config{RootCAs: pool, ServerName: "localhost"}); err != nil {
 		t.Fatal(err)
 	}
-	connect := func(password string) *sql.DB {
-		db, err := sql.Open("mysql", fmt.Sprintf("root:%s@tcp(127.0.0.1:%d)/?tls=standin&interpolateParams=true", password, query))
+	connectTo := func(port int, password string) *sql.DB {
+		db, err := sql.Open("mysql", fmt.Sprintf("root:%s@tcp(127.0.0.1:%d)/?tls=standin&interpolateParams=true", password, port))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,6 +281,7 @@ func TestStandinsStartProbeAndStopGracefully(t *testing.T) {
 		t.Cleanup(func() { db.Close() })
 		return db
 	}
+	connect := func(password string) *sql.DB { return connectTo(query, password) }
 	db := connect("")
 	backendAlive := func(db *sql.DB) (string, string) {
 		rows, err := db.Query("SHOW BACKENDS")
@@ -336,6 +337,61 @@ func TestStandinsStartProbeAndStopGracefully(t *testing.T) {
 	eventually(t, "a restarted BE is alive again", func() (bool, string) {
 		alive, all := backendAlive(db)
 		return alive == "true", all
+	})
+
+	// A second FE joins as a follower through the leader (fe-start.sh with
+	// the helper file the agent writes) and answers from the leader's catalog.
+	root2 := t.TempDir()
+	extractOpt(t, s.Archive, s.StarrocksFE, root2)
+	fe2Home := filepath.Join(root2, "opt/starrocks/fe")
+	p2, err := controlplane.FreePorts(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf2 := fmt.Sprintf("http_port = %d\nrpc_port = %d\nquery_port = %d\nedit_log_port = %d\nmeta_dir = %s\n"+
+		"ssl_keystore_location = %s\nssl_keystore_password = ${STARROCKS_KEYSTORE_PASSWORD}\n",
+		p2[0], p2[1], p2[2], p2[3], filepath.Join(fe2Home, "meta"), filepath.Join(tlsDir, "keystore.p12"))
+	if err := os.WriteFile(filepath.Join(root2, "fe.conf"), []byte(conf2), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	agentRun2 := filepath.Join(root2, "agent-run")
+	if err := os.MkdirAll(agentRun2, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(fmt.Sprintf(`ALTER SYSTEM ADD FOLLOWER "127.0.0.1:%d"`, p2[3])); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(agentRun2, "fe-helper"), []byte(fmt.Sprintf("127.0.0.1:%d", editLog)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startProcess(t, []string{"FE_HOME=" + fe2Home, "FE_CONF_SOURCE=" + filepath.Join(root2, "fe.conf"), "AGENT_RUN_DIR=" + agentRun2,
+		"POD_NAME=sr-1", "STARROCKS_KEYSTORE_PASSWORD=keystore-password"}, "/bin/sh", filepath.Join(root2, strings.TrimPrefix(FEStartWrapper, "/")))
+	eventually(t, "the follower's /api/health answers 200", func() (bool, string) {
+		code, body := health(p2[0])
+		return code == 200, body
+	})
+	follower := connectTo(p2[2], "")
+	eventually(t, "the follower answers from the leader's catalog", func() (bool, string) {
+		alive, all := backendAlive(follower)
+		return alive == "true", all
+	})
+	eventually(t, "the leader lists the follower alive", func() (bool, string) {
+		rows, err := db.Query("SHOW FRONTENDS")
+		if err != nil {
+			return false, err.Error()
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var alive, role string
+			if err := rows.Scan(&alive, &role, new(string), new(string), new(string), new(string), new(string), new(string), new(string)); err != nil {
+				return false, err.Error()
+			}
+			if alive == "true" {
+				n++
+			}
+		}
+		return n == 2, fmt.Sprintf("%d alive", n)
 	})
 
 	if _, err := db.Exec("SET PASSWORD = PASSWORD('after-restart')"); err != nil {

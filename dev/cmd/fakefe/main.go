@@ -32,11 +32,16 @@ limitations under the License.
 // deleted BE pod shows dead, then alive. SIGUSR1 (stop_fe.sh -g) and
 // SIGTERM each append a line to meta_dir/standin-stops.log before it exits.
 //
-// What it does not do: run queries, store data, replicate its catalog
-// between FEs (each FE stand-in of a three-FE instance keeps its own: a
-// follower started with --helper lists the helper as leader and itself as
-// follower and knows no accounts of the leader), keep databases, grants or
-// tables across restarts, serve HTTPS or metrics beyond a stub.
+// An FE started with --helper is a follower: it remembers the helper as its
+// leader in meta_dir/standin-leader and forwards every client connection on
+// its query port to the leader's (which the leader's edit log port names),
+// so all FEs of an instance answer from the leader's one catalog, as
+// StarRocks' followers serve the leader's replicated catalog.
+//
+// What it does not do: run queries, store data, elect a new leader (the FE
+// that bootstrapped stays the leader; while it is down its followers'
+// clients fail), keep databases, grants or tables across restarts, serve
+// HTTPS or metrics beyond a stub.
 package main
 
 import (
@@ -47,6 +52,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -65,7 +71,12 @@ import (
 	"github.com/deckhouse/managed-starrocks/dev/standin"
 )
 
-const stateFile = "standin-state.json"
+// Files of the stand-in in meta_dir: the leader's cluster, and a
+// follower's leader (host:edit_log_port).
+const (
+	stateFile  = "standin-state.json"
+	leaderFile = "standin-leader"
+)
 
 func main() {
 	if err := run(); err != nil {
@@ -118,45 +129,89 @@ func run() error {
 		return err
 	}
 
-	statePath := filepath.Join(meta, stateFile)
+	// A follower forwards its clients to the leader, where the one catalog
+	// is; the leader is the helper it joined through, remembered in meta.
+	leaderPath := filepath.Join(meta, leaderFile)
+	leader := *helper
+	if leader == "" {
+		if data, err := os.ReadFile(leaderPath); err == nil {
+			leader = strings.TrimSpace(string(data))
+		}
+	}
 	var srv *fakefe.Server
-	save := func() {
-		if err := writeJSON(statePath, srv.State()); err != nil {
-			log.Printf("save state: %v", err)
+	if leader != "" {
+		if err := os.MkdirAll(meta, 0o755); err != nil {
+			return err
 		}
-	}
-	srv, err = fakefe.New(fakefe.Options{
-		TLS:                  tlsConf,
-		ForceSecureTransport: conf["ssl_force_secure_transport"] == "true",
-		ListenAddr:           fmt.Sprintf(":%d", queryPort),
-		Heartbeat:            true,
-		AfterStatement:       save,
-	})
-	if err != nil {
-		return fmt.Errorf("query_port %d: %w", queryPort, err)
-	}
-	defer srv.Close()
-	if err := startCluster(srv, meta, statePath, self, editLogPort, *helper); err != nil {
-		return err
-	}
-	save()
-
-	for _, p := range []int{editLogPort, rpcPort} {
-		l, err := net.Listen("tcp", fmt.Sprintf(":%d", p))
+		if err := os.WriteFile(leaderPath, []byte(leader+"\n"), 0o644); err != nil {
+			return err
+		}
+		if err := writeVersion(meta); err != nil {
+			return err
+		}
+		ql, err := net.Listen("tcp", fmt.Sprintf(":%d", queryPort))
 		if err != nil {
-			return fmt.Errorf("port %d: %w", p, err)
+			return fmt.Errorf("query_port %d: %w", queryPort, err)
 		}
-		defer l.Close()
-		go acceptAndClose(l)
+		defer ql.Close()
+		go forward(ql, leader)
+		log.Printf("follower of %s: clients are forwarded to the leader", leader)
+	} else {
+		statePath := filepath.Join(meta, stateFile)
+		save := func() {
+			if err := writeJSON(statePath, srv.State()); err != nil {
+				log.Printf("save state: %v", err)
+			}
+		}
+		srv, err = fakefe.New(fakefe.Options{
+			TLS:                  tlsConf,
+			ForceSecureTransport: conf["ssl_force_secure_transport"] == "true",
+			ListenAddr:           fmt.Sprintf(":%d", queryPort),
+			Heartbeat:            true,
+			AfterStatement:       save,
+		})
+		if err != nil {
+			return fmt.Errorf("query_port %d: %w", queryPort, err)
+		}
+		defer srv.Close()
+		defer save()
+		if err := startCluster(srv, statePath, self, editLogPort); err != nil {
+			return err
+		}
+		if err := writeVersion(meta); err != nil {
+			return err
+		}
+		save()
 	}
+
+	// The edit log port tells a follower the leader's query port; the rpc
+	// port only accepts.
+	el, err := net.Listen("tcp", fmt.Sprintf(":%d", editLogPort))
+	if err != nil {
+		return fmt.Errorf("edit_log_port %d: %w", editLogPort, err)
+	}
+	defer el.Close()
+	reply := ""
+	if srv != nil {
+		reply = strconv.Itoa(queryPort) + "\n"
+	}
+	go acceptAndReply(el, reply)
+	rl, err := net.Listen("tcp", fmt.Sprintf(":%d", rpcPort))
+	if err != nil {
+		return fmt.Errorf("rpc_port %d: %w", rpcPort, err)
+	}
+	defer rl.Close()
+	go acceptAndReply(rl, "")
 	var draining atomic.Bool
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/health", func(w http.ResponseWriter, _ *http.Request) {
 		total, online := 0, 0
-		for _, b := range srv.Backends() {
-			total++
-			if b.Alive {
-				online++
+		if srv != nil {
+			for _, b := range srv.Backends() {
+				total++
+				if b.Alive {
+					online++
+				}
 			}
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -183,18 +238,20 @@ func run() error {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	go func() {
-		t := time.NewTicker(*heartbeat)
-		defer t.Stop()
-		for {
-			srv.Heartbeat(self, answers)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
+	if srv != nil {
+		go func() {
+			t := time.NewTicker(*heartbeat)
+			defer t.Stop()
+			for {
+				srv.Heartbeat(self, answers)
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
 			}
-		}
-	}()
+		}()
+	}
 	if *pidFile != "" {
 		if err := standin.WritePID(*pidFile); err != nil {
 			return err
@@ -215,7 +272,6 @@ func run() error {
 	case syscall.SIGINT:
 		what = "exit (SIGINT)"
 	}
-	save()
 	if err := standin.RecordStop(meta, "fe", what); err != nil {
 		log.Printf("record stop: %v", err)
 	}
@@ -225,11 +281,9 @@ func run() error {
 	return web.Shutdown(shutdown)
 }
 
-// startCluster restores the cluster from meta, or starts one as the FE
-// does: with --helper it joins (the helper is the leader it knows), without
-// it bootstraps with itself as leader. Either way it writes image/VERSION,
-// which fe-start.sh reads as "this FE has meta".
-func startCluster(srv *fakefe.Server, meta, statePath, self string, editLogPort int, helper string) error {
+// startCluster restores the leader's cluster from meta, or bootstraps one
+// with itself as leader, as an FE started without --helper does.
+func startCluster(srv *fakefe.Server, statePath, self string, editLogPort int) error {
 	data, err := os.ReadFile(statePath)
 	switch {
 	case err == nil:
@@ -239,24 +293,18 @@ func startCluster(srv *fakefe.Server, meta, statePath, self string, editLogPort 
 		}
 		srv.Restore(st)
 		log.Printf("restored the cluster from %s", statePath)
-	case !errors.Is(err, os.ErrNotExist):
-		return err
-	case helper != "":
-		host, p, err := net.SplitHostPort(helper)
-		if err != nil {
-			return fmt.Errorf("--helper %q: %w", helper, err)
-		}
-		hp, err := strconv.Atoi(p)
-		if err != nil {
-			return fmt.Errorf("--helper %q: bad port", helper)
-		}
-		srv.SetFrontends(fakefe.Frontend{Host: host, EditLogPort: hp, Role: "LEADER"},
-			fakefe.Frontend{Host: self, EditLogPort: editLogPort, Role: "FOLLOWER", Alive: true})
-		log.Printf("joined through helper %s", helper)
-	default:
+	case errors.Is(err, os.ErrNotExist):
 		srv.SetFrontends(fakefe.Frontend{Host: self, EditLogPort: editLogPort, Role: "LEADER", Alive: true})
 		log.Printf("started a new cluster")
+	default:
+		return err
 	}
+	return nil
+}
+
+// writeVersion writes meta/image/VERSION, which the FE writes with its
+// first image and fe-start.sh reads as "this FE has meta".
+func writeVersion(meta string) error {
 	if err := os.MkdirAll(filepath.Join(meta, "image"), 0o755); err != nil {
 		return err
 	}
@@ -265,6 +313,56 @@ func startCluster(srv *fakefe.Server, meta, statePath, self string, editLogPort 
 		return os.WriteFile(version, []byte(fmt.Sprintf("#stand-in\nclusterId=%d\n", fakefe.ClusterID)), 0o644)
 	}
 	return nil
+}
+
+// forward hands every client connection to the leader's query port, which
+// the leader's edit log port tells (asked per connection: the leader may
+// have restarted). TLS and the MySQL protocol pass through untouched, so a
+// client sees the leader's certificate (the pods of an instance share one).
+func forward(l net.Listener, leader string) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			host, _, err := net.SplitHostPort(leader)
+			if err != nil {
+				log.Printf("leader %q: %v", leader, err)
+				return
+			}
+			port, err := leaderQueryPort(leader)
+			if err != nil {
+				log.Printf("leader %s: %v", leader, err)
+				return
+			}
+			up, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), 5*time.Second)
+			if err != nil {
+				log.Printf("leader %s: %v", leader, err)
+				return
+			}
+			defer up.Close()
+			done := make(chan struct{}, 2)
+			go func() { _, _ = io.Copy(up, c); done <- struct{}{} }()
+			go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
+			<-done
+		}()
+	}
+}
+
+func leaderQueryPort(leader string) (string, error) {
+	c, err := net.DialTimeout("tcp", leader, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("no query port from the leader's edit log port (is it a follower?): %w", err)
+	}
+	return strings.TrimSpace(line), nil
 }
 
 // serverTLS reads the PKCS12 keystore at ssl_keystore_location with
@@ -340,11 +438,16 @@ func answers(host string, port int) bool {
 	return true
 }
 
-func acceptAndClose(l net.Listener) {
+// acceptAndReply writes reply (if any) to each connection and closes it.
+func acceptAndReply(l net.Listener, reply string) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
 			return
+		}
+		if reply != "" {
+			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+			_, _ = io.WriteString(c, reply)
 		}
 		c.Close()
 	}
