@@ -101,19 +101,14 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	port := func(key string, def int) int {
-		if err != nil {
-			return 0
+	// fe.conf's ports and StarRocks' defaults.
+	ports := map[string]int{"query_port": 9030, "http_port": 8030, "edit_log_port": 9010, "rpc_port": 9020}
+	for key, def := range ports {
+		if ports[key], err = standin.Port(conf, key, def); err != nil {
+			return err
 		}
-		var p int
-		p, err = standin.Port(conf, key, def)
-		return p
 	}
-	queryPort, httpPort := port("query_port", 9030), port("http_port", 8030)
-	editLogPort, rpcPort := port("edit_log_port", 9010), port("rpc_port", 9020)
-	if err != nil {
-		return err
-	}
+	queryPort, httpPort, editLogPort, rpcPort := ports["query_port"], ports["http_port"], ports["edit_log_port"], ports["rpc_port"]
 	meta := conf["meta_dir"]
 	if meta == "" {
 		meta = filepath.Join(*home, "meta")
