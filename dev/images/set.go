@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/standin"
 )
 
 // Where the local node's images are named. Registry is the repository of
@@ -65,7 +66,7 @@ const (
 	// StopsLog is the file, under the FE's meta and the BE's storage
 	// directory (their persistent volumes), where a stand-in appends one line
 	// per stop: which signal, graceful or not.
-	StopsLog     = "standin-stops.log"
+	StopsLog     = standin.StopsLog
 	starrocksUID = 1000
 )
 
