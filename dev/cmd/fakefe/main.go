@@ -1,0 +1,462 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command fakefe is the StarRocks FE stand-in of the local node's FE image
+// (dev/images), started by the stand-in bin/start_fe.sh that the module's
+// fe-start.sh runs. It is the FE-dialect MySQL server of dev/fakefe as a
+// process: it reads conf/fe.conf (ports, meta_dir, ssl_keystore_location,
+// ssl_force_secure_transport), serves the MySQL protocol on query_port
+// (9030) with TLS from the PKCS12 keystore (read once at start with the
+// configured password, as the FE reads it), GET /api/health on
+// http_port (8030) for the probes (500 while it drains after SIGUSR1, as the
+// FE's graceful exit does), and accepts connections on edit_log_port (9010)
+// and rpc_port (9020). Its cluster (frontends, backends, accounts and
+// configuration items) is kept in meta_dir/standin-state.json, and
+// meta_dir/image/VERSION is written as the FE writes it, so a restarted pod
+// with its volume keeps its cluster and fe-start.sh sees meta. A heartbeat
+// round every two seconds marks each BE alive while its heartbeat port
+// accepts connections (and each other FE by its edit log port), so a
+// deleted BE pod shows dead, then alive. SIGUSR1 (stop_fe.sh -g) and
+// SIGTERM each append a line to meta_dir/standin-stops.log before it exits.
+//
+// An FE started with --helper is a follower: it remembers the helper as its
+// leader in meta_dir/standin-leader and forwards every client connection on
+// its query port to the leader's (which the leader's edit log port names),
+// so all FEs of an instance answer from the leader's one catalog, as
+// StarRocks' followers serve the leader's replicated catalog.
+//
+// What it does not do: run queries, store data, elect a new leader (the FE
+// that bootstrapped stays the leader; while it is down its followers'
+// clients fail), keep databases, grants or tables across restarts, serve
+// HTTPS or metrics beyond a stub.
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"software.sslmate.com/src/go-pkcs12"
+
+	"github.com/deckhouse/managed-starrocks/dev/fakefe"
+	"github.com/deckhouse/managed-starrocks/dev/standin"
+)
+
+// Files of the stand-in in meta_dir: the leader's cluster, and a
+// follower's leader (host:edit_log_port).
+const (
+	stateFile  = "standin-state.json"
+	leaderFile = "standin-leader"
+)
+
+func main() {
+	if err := run(); err != nil {
+		log.Fatalf("fe stand-in: %v", err)
+	}
+}
+
+func run() error {
+	home := flag.String("home", "/opt/starrocks/fe", "STARROCKS_HOME")
+	pidFile := flag.String("pid-file", "", "where the stop script finds the pid (PID_DIR/fe.pid)")
+	helper := flag.String("helper", "", "host:edit_log_port of the FE to join (start_fe.sh option)")
+	selfHost := flag.String("self-host", "", "this FE's host name (default: the FQDN /etc/hosts gives the host name, as the FE with --host_type FQDN)")
+	drain := flag.Duration("graceful-wait", 2*time.Second, "how long /api/health answers 500 after SIGUSR1 before the exit (StarRocks waits longer; the stand-in keeps rollouts short)")
+	heartbeat := flag.Duration("heartbeat-interval", 2*time.Second, "time between heartbeat rounds")
+	flag.String("host_type", "", "FQDN or IP (start_fe.sh option)")
+	flag.Bool("logconsole", false, "log to the console (start_fe.sh option)")
+	flag.Bool("daemon", false, "ignored: the stand-in stays in the foreground")
+	flag.Parse()
+	log.SetPrefix("fe stand-in: ")
+
+	conf, err := standin.ReadConf(filepath.Join(*home, "conf", "fe.conf"))
+	if err != nil {
+		return err
+	}
+	// fe.conf's ports and StarRocks' defaults.
+	ports := map[string]int{"query_port": 9030, "http_port": 8030, "edit_log_port": 9010, "rpc_port": 9020}
+	for key, def := range ports {
+		if ports[key], err = standin.Port(conf, key, def); err != nil {
+			return err
+		}
+	}
+	queryPort, httpPort, editLogPort, rpcPort := ports["query_port"], ports["http_port"], ports["edit_log_port"], ports["rpc_port"]
+	meta := conf["meta_dir"]
+	if meta == "" {
+		meta = filepath.Join(*home, "meta")
+	}
+	self := *selfHost
+	if self == "" {
+		if self, err = fqdn(); err != nil {
+			return err
+		}
+	}
+	tlsConf, err := serverTLS(conf)
+	if err != nil {
+		return err
+	}
+
+	// A follower forwards its clients to the leader, where the one catalog
+	// is; the leader is the helper it joined through, remembered in meta.
+	leaderPath := filepath.Join(meta, leaderFile)
+	leader := *helper
+	if leader == "" {
+		if data, err := os.ReadFile(leaderPath); err == nil {
+			leader = strings.TrimSpace(string(data))
+		}
+	}
+	var srv *fakefe.Server
+	if leader != "" {
+		if err := os.MkdirAll(meta, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(leaderPath, []byte(leader+"\n"), 0o644); err != nil {
+			return err
+		}
+		if err := writeVersion(meta); err != nil {
+			return err
+		}
+		ql, err := net.Listen("tcp", fmt.Sprintf(":%d", queryPort))
+		if err != nil {
+			return fmt.Errorf("query_port %d: %w", queryPort, err)
+		}
+		defer ql.Close()
+		go forward(ql, leader)
+		log.Printf("follower of %s: clients are forwarded to the leader", leader)
+	} else {
+		statePath := filepath.Join(meta, stateFile)
+		save := func() {
+			if err := writeJSON(statePath, srv.State()); err != nil {
+				log.Printf("save state: %v", err)
+			}
+		}
+		srv, err = fakefe.New(fakefe.Options{
+			TLS:                  tlsConf,
+			ForceSecureTransport: conf["ssl_force_secure_transport"] == "true",
+			ListenAddr:           fmt.Sprintf(":%d", queryPort),
+			Heartbeat:            true,
+			AfterStatement:       save,
+		})
+		if err != nil {
+			return fmt.Errorf("query_port %d: %w", queryPort, err)
+		}
+		defer srv.Close()
+		defer save()
+		if err := startCluster(srv, statePath, self, editLogPort); err != nil {
+			return err
+		}
+		if err := writeVersion(meta); err != nil {
+			return err
+		}
+		save()
+	}
+
+	// The edit log port tells a follower the leader's query port; the rpc
+	// port only accepts.
+	el, err := net.Listen("tcp", fmt.Sprintf(":%d", editLogPort))
+	if err != nil {
+		return fmt.Errorf("edit_log_port %d: %w", editLogPort, err)
+	}
+	defer el.Close()
+	reply := ""
+	if srv != nil {
+		reply = strconv.Itoa(queryPort) + "\n"
+	}
+	go acceptAndReply(el, reply)
+	rl, err := net.Listen("tcp", fmt.Sprintf(":%d", rpcPort))
+	if err != nil {
+		return fmt.Errorf("rpc_port %d: %w", rpcPort, err)
+	}
+	defer rl.Close()
+	go acceptAndReply(rl, "")
+	var draining atomic.Bool
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/health", func(w http.ResponseWriter, _ *http.Request) {
+		total, online := 0, 0
+		if srv != nil {
+			for _, b := range srv.Backends() {
+				total++
+				if b.Alive {
+					online++
+				}
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if draining.Load() {
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(w, `{"status":"FAILED","msg":"graceful exit in progress"}`)
+			return
+		}
+		fmt.Fprintf(w, `{"total_backend_num":%d,"online_backend_num":%d,"status":"OK","msg":"Success"}`, total, online)
+	})
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "# stand-in: no StarRocks metrics\nstarrocks_fe_standin_up 1\n")
+	})
+	hl, err := net.Listen("tcp", fmt.Sprintf(":%d", httpPort))
+	if err != nil {
+		return fmt.Errorf("http_port %d: %w", httpPort, err)
+	}
+	web := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := web.Serve(hl); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Printf("http: %v", err)
+		}
+	}()
+
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	if srv != nil {
+		go func() {
+			t := time.NewTicker(*heartbeat)
+			defer t.Stop()
+			for {
+				srv.Heartbeat(self, answers)
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+			}
+		}()
+	}
+	if *pidFile != "" {
+		if err := standin.WritePID(*pidFile); err != nil {
+			return err
+		}
+	}
+	log.Printf("serving as %s (query %d, http %d, edit log %d, rpc %d, TLS %v), meta %s",
+		self, queryPort, httpPort, editLogPort, rpcPort, tlsConf != nil, meta)
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
+	what := "exit (SIGTERM)"
+	switch <-sig {
+	case syscall.SIGUSR1:
+		what = "graceful exit (SIGUSR1)"
+		draining.Store(true)
+		log.Printf("graceful exit: /api/health answers 500 for %s", *drain)
+		time.Sleep(*drain)
+	case syscall.SIGINT:
+		what = "exit (SIGINT)"
+	}
+	if err := standin.RecordStop(meta, "fe", what); err != nil {
+		log.Printf("record stop: %v", err)
+	}
+	log.Printf("%s", what)
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return web.Shutdown(shutdown)
+}
+
+// startCluster restores the leader's cluster from meta, or bootstraps one
+// with itself as leader, as an FE started without --helper does.
+func startCluster(srv *fakefe.Server, statePath, self string, editLogPort int) error {
+	data, err := os.ReadFile(statePath)
+	switch {
+	case err == nil:
+		var st fakefe.State
+		if err := json.Unmarshal(data, &st); err != nil {
+			return fmt.Errorf("%s: %w", statePath, err)
+		}
+		srv.Restore(st)
+		log.Printf("restored the cluster from %s", statePath)
+	case errors.Is(err, os.ErrNotExist):
+		srv.SetFrontends(fakefe.Frontend{Host: self, EditLogPort: editLogPort, Role: "LEADER", Alive: true})
+		log.Printf("started a new cluster")
+	default:
+		return err
+	}
+	return nil
+}
+
+// writeVersion writes meta/image/VERSION, which the FE writes with its
+// first image and fe-start.sh reads as "this FE has meta".
+func writeVersion(meta string) error {
+	if err := os.MkdirAll(filepath.Join(meta, "image"), 0o755); err != nil {
+		return err
+	}
+	version := filepath.Join(meta, "image", "VERSION")
+	if _, err := os.Stat(version); errors.Is(err, os.ErrNotExist) {
+		return os.WriteFile(version, []byte(fmt.Sprintf("#stand-in\nclusterId=%d\n", fakefe.ClusterID)), 0o644)
+	}
+	return nil
+}
+
+// forward hands every client connection to the leader's query port, which
+// the leader's edit log port tells (asked per connection: the leader may
+// have restarted). TLS and the MySQL protocol pass through untouched, so a
+// client sees the leader's certificate (the pods of an instance share one).
+func forward(l net.Listener, leader string) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			host, _, err := net.SplitHostPort(leader)
+			if err != nil {
+				log.Printf("leader %q: %v", leader, err)
+				return
+			}
+			port, err := leaderQueryPort(leader)
+			if err != nil {
+				log.Printf("leader %s: %v", leader, err)
+				return
+			}
+			up, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), 5*time.Second)
+			if err != nil {
+				log.Printf("leader %s: %v", leader, err)
+				return
+			}
+			defer up.Close()
+			done := make(chan struct{}, 2)
+			go func() { _, _ = io.Copy(up, c); done <- struct{}{} }()
+			go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
+			<-done
+		}()
+	}
+}
+
+func leaderQueryPort(leader string) (string, error) {
+	c, err := net.DialTimeout("tcp", leader, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("no query port from the leader's edit log port (is it a follower?): %w", err)
+	}
+	return strings.TrimSpace(line), nil
+}
+
+// serverTLS reads the PKCS12 keystore at ssl_keystore_location with
+// ssl_keystore_password, once, as the FE reads it only at start. The FE
+// reads the key with ssl_key_password; a cert-manager keystore has one
+// password for both, so a different key password fails here as the FE's
+// handshakes would. No keystore configured: plaintext, as the FE.
+func serverTLS(conf map[string]string) (*tls.Config, error) {
+	keystore := conf["ssl_keystore_location"]
+	if keystore == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(keystore)
+	if err != nil {
+		return nil, fmt.Errorf("ssl_keystore_location: %w", err)
+	}
+	password := conf["ssl_keystore_password"]
+	if kp, ok := conf["ssl_key_password"]; ok && kp != password {
+		return nil, errors.New("ssl_key_password differs from ssl_keystore_password: the keystore's key cannot be read")
+	}
+	key, cert, chain, err := pkcs12.DecodeChain(data, password)
+	if err != nil {
+		return nil, fmt.Errorf("ssl_keystore_location %s with ssl_keystore_password: %w", keystore, err)
+	}
+	c := tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert}
+	for _, ca := range chain {
+		c.Certificate = append(c.Certificate, ca.Raw)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{c}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// fqdn is the host's fully qualified name the way the FE finds it with
+// --host_type FQDN (the canonical name of the host name): the first name
+// with a dot on the /etc/hosts line that lists the host name, which the
+// kubelet writes as "<ip> <pod>.<subdomain>.<namespace>.svc.<domain> <pod>".
+func fqdn() (string, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open("/etc/hosts")
+	if err != nil {
+		return host, nil
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(strings.SplitN(sc.Text(), "#", 2)[0])
+		if len(fields) < 2 {
+			continue
+		}
+		names := fields[1:]
+		for _, n := range names {
+			if n != host && !strings.HasPrefix(n, host+".") {
+				continue
+			}
+			for _, m := range names {
+				if strings.HasPrefix(m, host+".") {
+					return m, nil
+				}
+			}
+		}
+	}
+	return host, nil
+}
+
+func answers(host string, port int) bool {
+	c, err := net.DialTimeout("tcp", net.JoinHostPort(host, strconv.Itoa(port)), time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// acceptAndReply writes reply (if any) to each connection and closes it.
+func acceptAndReply(l net.Listener, reply string) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		if reply != "" {
+			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+			_, _ = io.WriteString(c, reply)
+		}
+		c.Close()
+	}
+}
+
+// writeJSON replaces path atomically: a stop in the middle leaves the old state.
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
