@@ -27,9 +27,9 @@ import (
 	"github.com/deckhouse/managed-starrocks/dev/chartrender"
 )
 
-// images are the images of every container the module makes (the webhook's
+// containerImages are the images of every container the module makes (the webhook's
 // and the instances'), by container name.
-func images(t *testing.T, objs []*unstructured.Unstructured) map[string]string {
+func containerImages(t *testing.T, objs []*unstructured.Unstructured) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, o := range objs {
@@ -89,7 +89,7 @@ func TestImagesComeFromTheModulesRegistry(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := images(t, append(objs, instances...))
+			got := containerImages(t, append(objs, instances...))
 			want := map[string]byte{"webhook": 'b', "starrocks": 0, "agent": 'a'}
 			if len(got) < 3 {
 				t.Fatalf("images %v: want the webhook's and both StatefulSets'", got)
