@@ -228,8 +228,9 @@ type RestoreSource struct {
 	Databases []RestoreSourceDatabase `json:"databases"`
 }
 
-// RestoreSourceDatabase is one database of a backup found by location.
+// One database of a backup found by location.
 type RestoreSourceDatabase struct {
+	// Name of the database.
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9_]{0,63}$`
 	Name string `json:"name"`
@@ -254,7 +255,9 @@ type InstanceBackupStatus struct {
 
 // BackupFailure is when and why a backup failed.
 type BackupFailure struct {
+	// When the failed backup ended.
 	Time metav1.Time `json:"time"`
+	// What failed, with StarRocks' own message.
 	// +kubebuilder:validation:MaxLength=1024
 	Reason string `json:"reason"`
 }
@@ -308,6 +311,7 @@ type StarrocksBackup struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// Which instance and which databases. Cannot change.
 	Spec StarrocksBackupSpec `json:"spec"`
 	// What the module reports. Written by the module only.
 	// +optional
@@ -331,10 +335,15 @@ type StarrocksBackupSpec struct {
 
 // StarrocksBackupStatus is reported by the module from the instance's agent.
 type StarrocksBackupStatus struct {
+	// Pending (waiting for its turn), Running, Completed (every database
+	// backed up or skipped as empty), PartiallyFailed (some databases
+	// failed) or Failed.
 	// +optional
 	Phase BackupPhase `json:"phase,omitempty"`
+	// When the first database's backup started.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// When the last database's backup ended.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 	// How long it took (or runs), e.g. `4m10s`, for kubectl.
@@ -368,8 +377,9 @@ type StarrocksBackupStatus struct {
 	Message string `json:"message,omitempty"`
 }
 
-// BackupDatabaseStatus is one database's snapshot.
+// One database's snapshot.
 type BackupDatabaseStatus struct {
+	// Name of the database.
 	// +kubebuilder:validation:MaxLength=256
 	Name string `json:"name"`
 	// The snapshot label in StarRocks.
