@@ -203,8 +203,9 @@ func (s *Schedule) MinInterval(floor time.Duration) time.Duration {
 			return d
 		}
 	}
-	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(-time.Minute)
-	end := start.AddDate(1, 1, 0)
+	// 2025 is not a leap year: February has its shortest length.
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(-time.Minute)
+	end := start.AddDate(1, 2, 0)
 	var best time.Duration
 	prev := s.Next(start)
 	if prev.IsZero() {
