@@ -147,6 +147,10 @@ func (c *Compiled) checkBackup(sr *v1alpha1.Starrocks) Violations {
 		if r.BackupName != "" && (len(r.BackupName) > 253 || !secretNameRE.MatchString(r.BackupName)) {
 			vs = append(vs, stringViolation("spec.restore.backupName", r.BackupName, ruleDNS1123Sub, nil))
 		}
+		if r.BackupName != "" && sr.Spec.Backup == nil {
+			vs = append(vs, Violation{Field: "spec.restore.backupName", Value: quoteValue(r.BackupName), Rule: "a restore by backupName needs spec.backup",
+				Message: "a restore by backupName reads the backup with the endpoint and keys of this instance's spec.backup.storage: set spec.backup (the same bucket), or restore by spec.restore.source"})
+		}
 		if (r.BackupName == "") == (r.Source == nil) {
 			vs = append(vs, Violation{Field: "spec.restore", Value: "<set>", Rule: "exactly one of backupName, source",
 				Message: "restore needs exactly one of backupName (a StarrocksBackup of this namespace) or source (storage and backupId)"})

@@ -75,7 +75,7 @@ func TestValidateStarrocksBackupPolicy(t *testing.T) {
 		t.Fatalf("valid spec.backup: %v %s", err, describe(resp))
 	}
 	restore := func(name string) *v1alpha1.Starrocks {
-		sr := testInstance()
+		sr := backedInstance()
 		sr.Spec.Restore = &v1alpha1.RestoreSpec{BackupName: name}
 		return sr
 	}
