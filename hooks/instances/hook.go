@@ -59,6 +59,7 @@ const (
 	SnapNamespaces      = "namespaces"
 	SnapEventQuotas     = "event_quotas"
 	SnapApplied         = "applied"
+	SnapBackups         = "backups"
 )
 
 // Metric names (alerts in monitoring/ use exactly these).
@@ -102,6 +103,17 @@ var Config = &pkg.HookConfig{
 			ExecuteHookOnEvents:          &no,
 			ExecuteHookOnSynchronization: &no,
 			JqFilter:                     `{namespace: .metadata.namespace, name: .metadata.name, status: (.status // {})}`,
+		},
+		{
+			// StarrocksBackup objects live in tenant namespaces and are
+			// tenant-written (all but status): every field is coerced, and
+			// an object counts only for the instance its spec names in its
+			// own namespace (backups.go). Its status is read: the phase
+			// decides which set runs next.
+			Name:       SnapBackups,
+			APIVersion: v1alpha1.SchemeGroupVersion.String(),
+			Kind:       v1alpha1.BackupKind,
+			JqFilter:   shared.JqTypes + backupFilter,
 		},
 		{
 			Name:       SnapClasses,
@@ -257,13 +269,16 @@ const podFilter = `((.metadata.annotations // {}) | if type == "object" then .["
 	` backends: [(.backends | want("array"; "membership.backends") // [])[] | want("string"; "membership.backends[]")],` +
 	` draining: [(.draining | want("array"; "membership.draining") // [])[] | want("object"; "membership.draining[]") |` +
 	` {host: (.host | want("string"; "membership.draining[].host") // ""), tabletNum: (.tabletNum | whole("membership.draining[].tabletNum") // 0)}],` +
-	replicationFilter + `} end),` + usersFilter + `})` +
+	replicationFilter + `} end),` + usersFilter + `,` +
+	// The backup and restore reports (issue 26) pass as JSON text, decoded
+	// and checked in Go (backups.go): a string always decodes here.
+	` backupRaw: ((.backup // null) | tojson), restoreRaw: ((.restore // null) | tojson)})` +
 	` catch {unreadable: (if type == "string" then . else "the agent-status annotation is not readable" end)}) end) as $agent |` +
 	` {namespace: (.metadata.namespace | str), name: (.metadata.name | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str),` +
 	` owner: ([(.metadata.ownerReferences // [])[] | select(.controller == true and .kind == "StatefulSet") | {name: (.name | str), uid: (.uid | str)}][0] // null)} +` +
 	` (if $agent.unreadable then {agentTLS: {ready: false, reason: "` + ReasonAgentStatusUnreadable + `", message: $agent.unreadable},` +
 	` accounts: {ready: false, reason: "` + ReasonAgentStatusUnreadable + `", message: $agent.unreadable}, membership: {unreadable: true}, users: {unreadable: $agent.unreadable}}` +
-	` else {agentTLS: $agent.tls, accounts: $agent.accounts, membership: $agent.membership, users: $agent.users} end)`
+	` else {agentTLS: $agent.tls, accounts: $agent.accounts, membership: $agent.membership, users: $agent.users, backupRaw: $agent.backupRaw, restoreRaw: $agent.restoreRaw} end)`
 
 // replicationFilter reads the replication numbers and the refused
 // decommission of the leader's membership report (replication.go).
@@ -434,6 +449,7 @@ func ReadState(input *pkg.HookInput) (State, error) {
 	s.Desired = decodeEach[LastValidSnap](snaps, SnapDesired, func(v *LastValidSnap, err error) { v.Entry = "" })
 	s.PVCs = decodeEach[PVCSnap](snaps, SnapPVCs, func(v *PVCSnap, err error) { v.Unreadable = err.Error() })
 	s.StorageClasses = decodeEach[StorageClassSnap](snaps, SnapStorageClasses, func(v *StorageClassSnap, err error) { v.AllowVolumeExpansion = false })
+	s.Backups = decodeEach[BackupSnap](snaps, SnapBackups, func(v *BackupSnap, err error) { v.Unreadable = err.Error() })
 	s.EventNamespaces = map[string]bool{}
 	s.TerminatingNamespaces = map[string]bool{}
 	for _, ns := range decodeEach[NamespaceSnap](snaps, SnapNamespaces, func(v *NamespaceSnap, err error) { v.Terminating = false }) {

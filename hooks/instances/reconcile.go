@@ -60,7 +60,9 @@ type State struct {
 	TerminatingNamespaces map[string]bool
 	// Applied are the instanceobjects hook's records, by the UID of their
 	// Starrocks (only from the module namespace).
-	Applied       map[string]*applied.Record
+	Applied map[string]*applied.Record
+	// Backups are the StarrocksBackup objects of every namespace.
+	Backups       []BackupSnap
 	ClusterDomain string
 	// MaxInstances is the module setting instances.maxCount (0: no limit).
 	MaxInstances int
@@ -96,6 +98,10 @@ type PodSnap struct {
 	AgentTLS   *AgentTLS       `json:"agentTLS"`
 	Accounts   *AgentAccounts  `json:"accounts"`
 	Membership *MembershipSnap `json:"membership"`
+	// BackupRaw and RestoreRaw are the agent's backup and restore reports
+	// as JSON text ("null" when none), decoded in backups.go.
+	BackupRaw  string `json:"backupRaw"`
+	RestoreRaw string `json:"restoreRaw"`
 	// Users is the users report (the FE leader's agent publishes one).
 	Users *UsersSnap `json:"users"`
 }
@@ -304,6 +310,8 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 		obs[key] = o
 		ex := existing[key]
 		ex.AccountsReady = accountsReady(o, s.InstanceStatus[key]).OK
+		applyBackups(sr, s.Backups, &o, s.InstanceStatus[key], &ex, now.Time)
+		obs[key] = o
 		existing[key] = ex
 	}
 	out := desired.Compute(desired.Input{
@@ -526,6 +534,10 @@ func observe(s State, warnings *[]string) map[string]Observed {
 				o.LeaderClaims = append(o.LeaderClaims, p.Name)
 			}
 		}
+		if o.BackupReports == nil {
+			o.BackupReports, o.RestoreReports = map[string]string{}, map[string]string{}
+		}
+		o.BackupReports[p.Name], o.RestoreReports[p.Name] = p.BackupRaw, p.RestoreRaw
 		if o.Users == nil {
 			o.Users = map[string]*UsersSnap{}
 		}

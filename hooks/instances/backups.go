@@ -1,0 +1,330 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package instances
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/backupplan"
+	"github.com/deckhouse/managed-starrocks/pkg/classrules"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
+)
+
+// Backups (issue 26), the instances hook's part: which StarrocksBackup sets
+// and deletions the agent is told about (agentConfig.backup, bounded by
+// backupplan.Plan), whether jobs wait for a rollout or a scale-in
+// (backupHold), the restore of spec.restore and the client ports closed
+// until it finished, and the conditions Restored and BackupsHealthy.
+//
+// StarrocksBackup objects and the agent's report are tenant-writable: an
+// object counts only for the instance its spec names in its own namespace,
+// and the report only for the sets and the restore this instance's entry
+// names (a forged report can only mislead the status of its own instance).
+
+// Conditions and reasons of backups.
+const (
+	ReasonRestoring        = v1alpha1.ReasonRestoring
+	ReasonRestored         = "RestoreCompleted"
+	ReasonRestoreFailed    = "RestoreFailed"
+	ReasonRestoreWaiting   = "RestoreSourceNotReady"
+	ReasonBackupsHealthy   = "BackupsSucceeding"
+	ReasonBackupFailed     = "BackupFailed"
+	ReasonRepositoryFailed = "RepositoryNotReady"
+)
+
+// backupFilter keeps what the planner and a restore need of a
+// StarrocksBackup, every field coerced: obj and arr read a value of the wrong
+// type as empty, so no object a tenant writes fails the snapshot.
+const backupFilter = `def obj: if type == "object" then . else {} end; def arr: if type == "array" then . else [] end;` +
+	` (.metadata | obj) as $m | (.spec | obj) as $s | (.status | obj) as $st |` +
+	` {namespace: ($m.namespace | str), name: ($m.name | str), uid: ($m.uid | str),` +
+	` created: ($m.creationTimestamp | str), deleting: ($m.deletionTimestamp != null),` +
+	` finalizer: ([$m.finalizers | arr | .[] | str] | index("` + v1alpha1.BackupFinalizer + `") != null),` +
+	` scheduled: (($m.labels | obj)["` + backupplan.LabelScheduled + `"] == "true"),` +
+	` instance: ($s.instanceName | str),` +
+	` include: [$s.databases | obj | .include | arr | .[] | str], exclude: [$s.databases | obj | .exclude | arr | .[] | str],` +
+	` phase: ($st.phase | str), instanceUID: ($st.instanceUID | str), location: ($st.location | str), instanceType: ($st.instanceType | str),` +
+	` completionTime: ($st.completionTime | str), message: ($st.message | str),` +
+	` databases: [$st.databases | arr | .[:100][] | obj | {name: (.name | str), label: (.label | str), backupTimestamp: (.backupTimestamp | str), state: (.state | str)}]}`
+
+// BackupSnap is the jq-filtered StarrocksBackup.
+type BackupSnap struct {
+	Namespace      string   `json:"namespace"`
+	Name           string   `json:"name"`
+	UID            string   `json:"uid"`
+	Created        string   `json:"created"`
+	Deleting       bool     `json:"deleting"`
+	Finalizer      bool     `json:"finalizer"`
+	Scheduled      bool     `json:"scheduled"`
+	Instance       string   `json:"instance"`
+	Include        []string `json:"include"`
+	Exclude        []string `json:"exclude"`
+	Phase          string   `json:"phase"`
+	InstanceUID    string   `json:"instanceUID"`
+	Location       string   `json:"location"`
+	InstanceType   string   `json:"instanceType"`
+	CompletionTime string   `json:"completionTime"`
+	Message        string   `json:"message"`
+	Databases      []struct {
+		Name            string `json:"name"`
+		Label           string `json:"label"`
+		BackupTimestamp string `json:"backupTimestamp"`
+		State           string `json:"state"`
+	} `json:"databases"`
+	// Unreadable says why the item did not decode (it is then ignored).
+	Unreadable string `json:"-"`
+}
+
+// object is the snapshot as the API type, for the functions shared with
+// admission (classrules.CheckRestoreSource, desired.RestoreFromBackup).
+func (b BackupSnap) object() *v1alpha1.StarrocksBackup {
+	o := &v1alpha1.StarrocksBackup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: b.Name},
+		Spec:       v1alpha1.StarrocksBackupSpec{InstanceName: b.Instance},
+		Status: v1alpha1.StarrocksBackupStatus{Phase: v1alpha1.BackupPhase(b.Phase), InstanceUID: b.InstanceUID, Location: b.Location,
+			InstanceType: v1alpha1.InstanceType(b.InstanceType), Message: b.Message},
+	}
+	if t, err := time.Parse(time.RFC3339, b.CompletionTime); err == nil {
+		o.Status.CompletionTime = &metav1.Time{Time: t}
+	}
+	for _, d := range b.Databases {
+		o.Status.Databases = append(o.Status.Databases, v1alpha1.BackupDatabaseStatus{Name: d.Name, Label: d.Label, BackupTimestamp: d.BackupTimestamp, State: d.State})
+	}
+	return o
+}
+
+// backupsOf are the readable StarrocksBackup objects naming the instance in
+// its namespace, by name.
+func backupsOf(all []BackupSnap, namespace, instance string) []BackupSnap {
+	var out []BackupSnap
+	for _, b := range all {
+		if b.Unreadable == "" && b.Namespace == namespace && b.Instance == instance {
+			out = append(out, b)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// leaderReports decodes the FE leader's backup and restore reports (nil
+// when there is no single leader or its report does not decode).
+func leaderReports(o Observed) (*agentconfig.BackupStatus, *agentconfig.RestoreStatus) {
+	if len(o.LeaderClaims) != 1 {
+		return nil, nil
+	}
+	pod := o.LeaderClaims[0]
+	var b *agentconfig.BackupStatus
+	var r *agentconfig.RestoreStatus
+	if raw := o.BackupReports[pod]; raw != "" && raw != "null" {
+		if json.Unmarshal([]byte(raw), &b) != nil {
+			b = nil
+		}
+	}
+	if raw := o.RestoreReports[pod]; raw != "" && raw != "null" {
+		if json.Unmarshal([]byte(raw), &r) != nil {
+			r = nil
+		}
+	}
+	return b, r
+}
+
+// backupHold is why no backup or restore job may start: the FE pods run an
+// older revision (a rollout is under way) or the BE StatefulSet keeps more
+// pods than the spec asks (a scale-in is pending).
+func backupHold(sr *v1alpha1.Starrocks, o Observed, createImage string) string {
+	switch {
+	case createImage != "":
+		return agentconfig.BackupHoldRollout
+	case o.Backend != nil && sr.Spec.Backend.Replicas != nil && o.Backend.Replicas > *sr.Spec.Backend.Replicas:
+		return agentconfig.BackupHoldScaleIn
+	}
+	return ""
+}
+
+// applyBackups fills the backup part of the instance's Existing and
+// records in o what its status needs.
+func applyBackups(sr *v1alpha1.Starrocks, all []BackupSnap, o *Observed, prev v1alpha1.StarrocksStatus, ex *desired.Existing, now time.Time) {
+	o.Backups = backupsOf(all, sr.Namespace, sr.Name)
+	report, restoreReport := leaderReports(*o)
+	ex.BackupHold = backupHold(sr, *o, ex.CreateImage)
+	if b := sr.Spec.Backup; b != nil {
+		in := backupplan.Instance{Namespace: sr.Namespace, Name: sr.Name, UID: string(sr.UID), Exists: sr.DeletionTimestamp == nil,
+			Created: sr.CreationTimestamp.Time, Suspend: b.Suspend, Hold: ex.BackupHold}
+		if b.Schedule != "" {
+			in.Schedule, _ = backupplan.ParseSchedule(b.Schedule)
+		}
+		if r := b.Retention; r != nil {
+			if r.KeepLast != nil {
+				in.Retention.KeepLast = int(*r.KeepLast)
+			}
+			in.Retention.KeepWithin, _ = backupplan.ParseDuration(r.KeepWithin)
+		}
+		d := backupplan.Plan(in, planObjects(o.Backups), report, now)
+		ex.BackupSets, ex.BackupDeletes = d.Sets, d.Deletes
+	}
+	if sr.Spec.Restore == nil || conditionTrue(prev, v1alpha1.ConditionRestored) {
+		return
+	}
+	// Until Restored is True the client ports stay closed, whatever else
+	// happens: what clients wrote would mix with the restored data.
+	ex.RestorePending = true
+	var from *desired.RestoreFrom
+	if sr.Spec.Restore.Source != nil {
+		from = desired.RestoreFromSource(sr)
+	} else {
+		for _, b := range o.Backups {
+			if b.Name == sr.Spec.Restore.BackupName {
+				bo := b.object()
+				// Checked again here, as admission did: the backup may have
+				// changed since (or admission was skipped).
+				if len(classrules.CheckRestoreSource(sr, classrules.BackupFacts{Backup: bo})) == 0 {
+					from = desired.RestoreFromBackup(sr, bo)
+				}
+			}
+		}
+		// The backup may name another instance: look it up anywhere in
+		// the namespace, not only among this instance's.
+		if from == nil {
+			for _, b := range all {
+				if b.Unreadable == "" && b.Namespace == sr.Namespace && b.Name == sr.Spec.Restore.BackupName {
+					bo := b.object()
+					if len(classrules.CheckRestoreSource(sr, classrules.BackupFacts{Backup: bo})) == 0 {
+						from = desired.RestoreFromBackup(sr, bo)
+					}
+				}
+			}
+		}
+	}
+	backends := int32(1)
+	if sr.Spec.Backend.Replicas != nil {
+		backends = *sr.Spec.Backend.Replicas
+	}
+	ex.Restore = desired.RestoreConfig(string(sr.UID), from, backends)
+	o.Restore = ex.Restore
+	if ex.Restore != nil && restoreReport != nil && restoreReport.Token == ex.Restore.Token {
+		o.RestoreReport = restoreReport
+		if restoreReport.Phase == agentconfig.BackupPhaseCompleted {
+			ex.RestorePending = false
+		}
+	}
+}
+
+func planObjects(snaps []BackupSnap) []backupplan.Object {
+	out := make([]backupplan.Object, 0, len(snaps))
+	for _, b := range snaps {
+		created, _ := time.Parse(time.RFC3339, b.Created)
+		out = append(out, backupplan.Object{Name: b.Name, UID: b.UID, Created: created, Scheduled: b.Scheduled, Deleting: b.Deleting,
+			HasFinalizer: b.Finalizer, Phase: v1alpha1.BackupPhase(b.Phase), Include: b.Include, Exclude: b.Exclude})
+	}
+	return out
+}
+
+func conditionTrue(st v1alpha1.StarrocksStatus, typ string) bool {
+	for _, c := range st.Conditions {
+		if c.Type == typ {
+			return c.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// restoredVerdict is the Restored condition of an instance with
+// spec.restore, and the progress for Available while it runs.
+func restoredVerdict(sr *v1alpha1.Starrocks, o Observed, prev v1alpha1.StarrocksStatus) (Verdict, bool) {
+	if sr.Spec.Restore == nil {
+		return Verdict{}, false
+	}
+	if conditionTrue(prev, v1alpha1.ConditionRestored) {
+		for _, c := range prev.Conditions {
+			if c.Type == v1alpha1.ConditionRestored {
+				return Verdict{true, c.Reason, c.Message}, true
+			}
+		}
+	}
+	r := o.RestoreReport
+	switch {
+	case o.Restore == nil:
+		return Verdict{false, ReasonRestoreWaiting, fmt.Sprintf("The restore source %s is not usable yet (a StarrocksBackup that does not exist, is not finished, or has no database to restore); the client ports stay closed.", restoreSourceName(sr))}, true
+	case r == nil:
+		return Verdict{false, ReasonRestoring, "The restore is requested; the agent of the FE leader has not reported it yet. The client ports stay closed until it finished."}, true
+	case r.Phase == agentconfig.BackupPhaseCompleted:
+		return Verdict{true, ReasonRestored, fmt.Sprintf("%s restored from %s; the client ports are open.", restoreProgress(r), restoreSourceName(sr))}, true
+	case r.Phase == agentconfig.BackupPhaseFailed:
+		return Verdict{false, ReasonRestoreFailed, fmt.Sprintf("The restore failed: %s (%s). The instance stays closed to clients: delete it and create it again, or restore another backup.", oneLine(r.Message), restoreProgress(r))}, true
+	}
+	return Verdict{false, ReasonRestoring, fmt.Sprintf("Restoring from %s: %s. The client ports stay closed until it finished.", restoreSourceName(sr), restoreProgress(r))}, true
+}
+
+func restoreSourceName(sr *v1alpha1.Starrocks) string {
+	if r := sr.Spec.Restore; r.BackupName != "" {
+		return fmt.Sprintf("StarrocksBackup %q", r.BackupName)
+	}
+	return "the backup " + sr.Spec.Restore.Source.BackupID
+}
+
+// restoreProgress is "sales FINISHED, events DOWNLOADING", bounded.
+func restoreProgress(r *agentconfig.RestoreStatus) string {
+	parts := make([]string, 0, min(len(r.Databases), 10))
+	for _, d := range r.Databases[:min(len(r.Databases), 10)] {
+		parts = append(parts, oneLine(d.Name)+" "+oneLine(d.State))
+	}
+	if more := len(r.Databases) - 10; more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
+	}
+	if len(parts) == 0 {
+		return "no database reported yet"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// backupsVerdict is status.backup and BackupsHealthy of an instance with
+// spec.backup.
+func backupsVerdict(sr *v1alpha1.Starrocks, o Observed, now time.Time) (*v1alpha1.InstanceBackupStatus, Verdict, bool) {
+	if sr.Spec.Backup == nil {
+		return nil, Verdict{}, false
+	}
+	objs := make([]v1alpha1.StarrocksBackup, 0, len(o.Backups))
+	for _, b := range o.Backups {
+		objs = append(objs, *b.object())
+	}
+	var next time.Time
+	if s, err := backupplan.ParseSchedule(sr.Spec.Backup.Schedule); err == nil && sr.Spec.Backup.Schedule != "" && !sr.Spec.Backup.Suspend {
+		next = s.Next(now)
+	}
+	st, healthy := backupplan.InstanceStatus(objs, next)
+	if st.LastFailure != nil {
+		st.LastFailure.Reason = truncate(oneLine(st.LastFailure.Reason))
+	}
+	report, _ := leaderReports(o)
+	switch {
+	case report != nil && !report.Repository.Ready:
+		return &st, Verdict{false, ReasonRepositoryFailed, fmt.Sprintf("The backup repository cannot be used: %s: %s", oneLine(report.Repository.Reason), oneLine(agentconfig.TruncateBackupMessage(report.Repository.Message)))}, true
+	case !healthy:
+		return &st, Verdict{false, ReasonBackupFailed, "The newest backup failed: " + st.LastFailure.Reason}, true
+	}
+	return &st, Verdict{true, ReasonBackupsHealthy, "The repository is usable and the newest finished backup completed."}, true
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,197 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package instances
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/deckhouse/module-sdk/testing/helpers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
+)
+
+const (
+	olapUID = "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"
+	setUID  = "11112222-3333-4444-5555-666677778888"
+)
+
+func backedUpInstance() *v1alpha1.Starrocks {
+	return &v1alpha1.Starrocks{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "olap", UID: olapUID, CreationTimestamp: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))},
+		Spec: v1alpha1.StarrocksSpec{Type: v1alpha1.TypeStandalone, Backup: &v1alpha1.BackupSpec{
+			Storage: v1alpha1.BackupStorage{Endpoint: "https://s3.example.com", Bucket: "team-backups",
+				CredentialsSecretRef: v1alpha1.BackupCredentialsRef{Name: "s3-keys", AccessKeyIDKey: "accessKeyID", SecretAccessKeyKey: "secretAccessKey"}},
+			Schedule:  "0 3 * * *",
+			Retention: &v1alpha1.BackupRetention{KeepLast: ptr(int32(2))},
+		}},
+	}
+}
+
+func snapOf(t *testing.T, obj string) BackupSnap {
+	t.Helper()
+	var b BackupSnap
+	require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapBackups), obj, &b))
+	return b
+}
+
+// A StarrocksBackup is tenant-written: any field of any type decodes
+// (coerced), never failing the snapshot.
+func TestBackupFilterCoercesWhatATenantWrites(t *testing.T) {
+	b := snapOf(t, `{"metadata":{"name":"x","namespace":"team","uid":"u","finalizers":[1,{"a":1},"`+v1alpha1.BackupFinalizer+`"],"labels":{"managed-services.deckhouse.io/starrocks-scheduled":["true"]}},`+
+		`"spec":{"instanceName":{"x":1},"databases":{"include":"sales","exclude":[1,"ok"]}},"status":{"phase":7,"databases":[{"name":1},"x"]}}`)
+	assert.True(t, b.Finalizer)
+	assert.False(t, b.Scheduled, "a label that is not the string true does not count")
+	assert.Equal(t, "", b.Instance)
+	assert.Equal(t, "", b.Phase)
+	assert.Equal(t, []string{"", "ok"}, b.Exclude)
+	assert.Empty(t, b.Include)
+	for _, hostile := range []string{`{"metadata":"x","spec":[],"status":"y"}`, `{"metadata":{"labels":["a"],"finalizers":{"a":1}},"spec":{"databases":"x"},"status":{"databases":{"a":1}}}`, `{}`} {
+		assert.NotPanics(t, func() { snapOf(t, hostile) }, hostile)
+	}
+}
+
+func TestApplyBackupsFeedsTheEntryWithItsOwnSetsOnly(t *testing.T) {
+	sr := backedUpInstance()
+	mine := BackupSnap{Namespace: "team", Name: "olap-now", UID: setUID, Created: "2026-12-05T02:00:00Z", Finalizer: true, Instance: "olap", Phase: "Pending"}
+	// The same instance name in another namespace is another instance.
+	other := mine
+	other.Namespace, other.Name, other.UID = "evil", "olap-evil", "99998888-7777-6666-5555-444433332222"
+	var o Observed
+	ex := desired.Existing{}
+	applyBackups(sr, []BackupSnap{mine, other}, &o, v1alpha1.StarrocksStatus{}, &ex, time.Date(2026, 12, 5, 3, 4, 0, 0, time.UTC))
+	require.Len(t, ex.BackupSets, 1)
+	assert.Equal(t, agentconfig.BackupSet{Name: "olap-now", UID: setUID, LabelPrefix: agentconfig.BackupLabelPrefix(setUID)}, ex.BackupSets[0])
+	assert.Empty(t, ex.BackupHold)
+
+	t.Run("a rollout holds jobs", func(t *testing.T) {
+		ex := desired.Existing{CreateImage: "d8ms-sr-olap-abc"}
+		applyBackups(sr, nil, &Observed{}, v1alpha1.StarrocksStatus{}, &ex, time.Now())
+		assert.Equal(t, agentconfig.BackupHoldRollout, ex.BackupHold)
+	})
+	t.Run("a pending scale-in holds jobs", func(t *testing.T) {
+		c := sr.DeepCopy()
+		c.Spec.Type, c.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(3))
+		ex := desired.Existing{}
+		applyBackups(c, nil, &Observed{Backend: &StatefulSetState{Replicas: 4}}, v1alpha1.StarrocksStatus{}, &ex, time.Now())
+		assert.Equal(t, agentconfig.BackupHoldScaleIn, ex.BackupHold)
+	})
+}
+
+func restoreReportAnnotation(t *testing.T, pod string, restore any, backup any) string {
+	t.Helper()
+	data, err := json.Marshal(map[string]any{"tls": map[string]any{"ready": true}, "membership": map[string]any{"leader": pod + feHost}, "restore": restore, "backup": backup, "updatedAt": "x"})
+	require.NoError(t, err)
+	return string(data)
+}
+
+func TestRestoreKeepsTheClientPortsClosedUntilTheLeaderReportsIt(t *testing.T) {
+	sr := backedUpInstance()
+	sr.Name, sr.UID = "copy", "aaaabbbb-cccc-dddd-eeee-ffff00001111"
+	sr.Spec.Restore = &v1alpha1.RestoreSpec{BackupName: "olap-now"}
+	source := BackupSnap{Namespace: "team", Name: "olap-now", UID: setUID, Instance: "olap", Phase: "Completed", InstanceUID: olapUID,
+		Location: "s3://team-backups/team/olap-0b1c2d3e", InstanceType: "Standalone"}
+	source.Databases = append(source.Databases, struct {
+		Name            string `json:"name"`
+		Label           string `json:"label"`
+		BackupTimestamp string `json:"backupTimestamp"`
+		State           string `json:"state"`
+	}{"sales", agentconfig.BackupLabel(agentconfig.BackupLabelPrefix(setUID), "sales"), "2026-12-05-03-00-05", "FINISHED"})
+
+	run := func(annotation string, prev v1alpha1.StarrocksStatus) (desired.Existing, Observed) {
+		o := observeAnnotations(t, map[string]string{"d8ms-sr-olap-0": annotation})
+		o.LeaderClaims = []string{"d8ms-sr-olap-0"}
+		ex := desired.Existing{AccountsReady: true}
+		applyBackups(sr, []BackupSnap{source}, &o, prev, &ex, time.Now())
+		return ex, o
+	}
+	ex, o := run(restoreReportAnnotation(t, "d8ms-sr-olap-0", nil, nil), v1alpha1.StarrocksStatus{})
+	require.NotNil(t, ex.Restore, "the restore is requested from the StarrocksBackup's status")
+	assert.True(t, ex.RestorePending)
+	assert.Equal(t, 1, ex.Restore.ReplicationNum)
+	assert.True(t, ex.Restore.Repository.ReadOnly)
+	require.NoError(t, (&agentconfig.Config{QueryHost: "h", QueryPort: 1, Frontends: []string{"f"}, EditLogPort: 1, HeartbeatPort: 1, Restore: ex.Restore}).Validate())
+	v, _ := restoredVerdict(sr, o, v1alpha1.StarrocksStatus{})
+	assert.Equal(t, []any{false, ReasonRestoring}, []any{v.OK, v.Reason})
+
+	token := ex.Restore.Token
+	// A report about another restore (a forged or stale token) changes nothing.
+	ex, _ = run(restoreReportAnnotation(t, "d8ms-sr-olap-0", map[string]any{"token": "0000000000000000", "phase": "Completed"}, nil), v1alpha1.StarrocksStatus{})
+	assert.True(t, ex.RestorePending, "a report of another token opened the ports")
+
+	running := map[string]any{"token": token, "phase": "Running", "databases": []any{map[string]any{"name": "sales", "state": "DOWNLOADING"}}}
+	ex, o = run(restoreReportAnnotation(t, "d8ms-sr-olap-0", running, nil), v1alpha1.StarrocksStatus{})
+	assert.True(t, ex.RestorePending)
+	v, _ = restoredVerdict(sr, o, v1alpha1.StarrocksStatus{})
+	assert.Contains(t, v.Message, "sales DOWNLOADING")
+
+	done := map[string]any{"token": token, "phase": "Completed", "databases": []any{map[string]any{"name": "sales", "state": "FINISHED"}}}
+	ex, o = run(restoreReportAnnotation(t, "d8ms-sr-olap-0", done, nil), v1alpha1.StarrocksStatus{})
+	assert.False(t, ex.RestorePending)
+	v, _ = restoredVerdict(sr, o, v1alpha1.StarrocksStatus{})
+	assert.Equal(t, []any{true, ReasonRestored}, []any{v.OK, v.Reason})
+
+	// Once Restored is True, nothing is restored again and the ports stay open.
+	prev := v1alpha1.StarrocksStatus{Conditions: []metav1.Condition{{Type: v1alpha1.ConditionRestored, Status: metav1.ConditionTrue, Reason: ReasonRestored}}}
+	ex, _ = run(restoreReportAnnotation(t, "d8ms-sr-olap-0", nil, nil), prev)
+	assert.False(t, ex.RestorePending)
+	assert.Nil(t, ex.Restore)
+
+	t.Run("a source that is not finished requests nothing and keeps the ports closed", func(t *testing.T) {
+		running := source
+		running.Phase = "Running"
+		o := Observed{}
+		ex := desired.Existing{}
+		applyBackups(sr, []BackupSnap{running}, &o, v1alpha1.StarrocksStatus{}, &ex, time.Now())
+		assert.Nil(t, ex.Restore)
+		assert.True(t, ex.RestorePending)
+		v, _ := restoredVerdict(sr, o, v1alpha1.StarrocksStatus{})
+		assert.Equal(t, ReasonRestoreWaiting, v.Reason)
+	})
+}
+
+func TestBackupsHealthyFollowsTheRepositoryAndTheNewestBackup(t *testing.T) {
+	sr := backedUpInstance()
+	o := observeAnnotations(t, map[string]string{"d8ms-sr-olap-0": restoreReportAnnotation(t, "d8ms-sr-olap-0", nil,
+		map[string]any{"repository": map[string]any{"name": "r", "ready": false, "reason": "RepositoryRefused", "message": "Access Denied\n(403)"}})})
+	o.LeaderClaims = []string{"d8ms-sr-olap-0"}
+	st, v, ok := backupsVerdict(sr, o, time.Date(2026, 12, 5, 4, 0, 0, 0, time.UTC))
+	require.True(t, ok)
+	assert.Equal(t, []any{false, ReasonRepositoryFailed}, []any{v.OK, v.Reason})
+	assert.NotContains(t, v.Message, "\n")
+	assert.Equal(t, time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC), st.NextScheduledTime.Time.UTC())
+
+	o = Observed{Backups: []BackupSnap{
+		{Name: "a", Phase: "Completed", CompletionTime: "2026-12-03T03:05:00Z"},
+		{Name: "b", Phase: "Failed", CompletionTime: "2026-12-04T03:05:00Z", Message: "Access Denied"},
+	}}
+	st, v, _ = backupsVerdict(sr, o, time.Now())
+	assert.Equal(t, []any{false, ReasonBackupFailed}, []any{v.OK, v.Reason})
+	assert.Equal(t, "StarrocksBackup b: Access Denied", st.LastFailure.Reason)
+	o.Backups[0].CompletionTime = "2026-12-05T03:05:00Z"
+	_, v, _ = backupsVerdict(sr, o, time.Now())
+	assert.True(t, v.OK)
+}
+
+func ptr[T any](v T) *T { return &v }
