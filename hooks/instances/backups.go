@@ -17,6 +17,7 @@ limitations under the License.
 package instances
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -24,8 +25,11 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/kubewrite"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/backupplan"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
@@ -60,7 +64,8 @@ const (
 const backupFilter = `def obj: if type == "object" then . else {} end; def arr: if type == "array" then . else [] end;` +
 	` (.metadata | obj) as $m | (.spec | obj) as $s | (.status | obj) as $st |` +
 	` {namespace: ($m.namespace | str), name: ($m.name | str), uid: ($m.uid | str),` +
-	` created: ($m.creationTimestamp | str), deleting: ($m.deletionTimestamp != null),` +
+	` created: ($m.creationTimestamp | str), deleting: ($m.deletionTimestamp != null), resourceVersion: ($m.resourceVersion | str),` +
+	` finalizers: [$m.finalizers | arr | .[:32][] | str], statusRaw: ($st | tojson),` +
 	` finalizer: ([$m.finalizers | arr | .[] | str] | index("` + v1alpha1.BackupFinalizer + `") != null),` +
 	` scheduled: (($m.labels | obj)["` + backupplan.LabelScheduled + `"] == "true"),` +
 	` instance: ($s.instanceName | str),` +
@@ -71,12 +76,19 @@ const backupFilter = `def obj: if type == "object" then . else {} end; def arr: 
 
 // BackupSnap is the jq-filtered StarrocksBackup.
 type BackupSnap struct {
-	Namespace      string   `json:"namespace"`
-	Name           string   `json:"name"`
-	UID            string   `json:"uid"`
-	Created        string   `json:"created"`
-	Deleting       bool     `json:"deleting"`
-	Finalizer      bool     `json:"finalizer"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	UID       string `json:"uid"`
+	Created   string `json:"created"`
+	Deleting  bool   `json:"deleting"`
+	Finalizer bool   `json:"finalizer"`
+	// Finalizers (at most 32) and ResourceVersion: a finalizer is added
+	// or removed with the others kept, refused if the object changed.
+	Finalizers      []string `json:"finalizers"`
+	ResourceVersion string   `json:"resourceVersion"`
+	// StatusRaw is the status as JSON text: a status is written only when
+	// it changes.
+	StatusRaw      string   `json:"statusRaw"`
 	Scheduled      bool     `json:"scheduled"`
 	Instance       string   `json:"instance"`
 	Include        []string `json:"include"`
@@ -183,6 +195,7 @@ func applyBackups(sr *v1alpha1.Starrocks, all []BackupSnap, o *Observed, prev v1
 		}
 		d := backupplan.Plan(in, planObjects(o.Backups), report, now)
 		ex.BackupSets, ex.BackupDeletes = d.Sets, d.Deletes
+		o.BackupDecision, o.BackupReport = &d, report
 	}
 	if sr.Spec.Restore == nil || conditionTrue(prev, v1alpha1.ConditionRestored) {
 		return
@@ -328,3 +341,143 @@ func backupsVerdict(sr *v1alpha1.Starrocks, o Observed, now time.Time) (*v1alpha
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// BackupWrite is one write to a StarrocksBackup, made through kubewrite in
+// the instance's namespace (a refusal stays its instance's).
+type BackupWrite struct {
+	// Instance is "namespace/name" of the Starrocks, for the log.
+	Instance        string
+	Namespace, Name string
+	// What: create, add-finalizer, remove-finalizer, delete or status.
+	What string
+	// Object is the StarrocksBackup to create; Patch the merge patch
+	// (of /status for What status); UID the object to delete.
+	Object *unstructured.Unstructured
+	Patch  []byte
+	UID    string
+}
+
+// backupWrites are the writes of one instance's backups this run: the
+// scheduled backup due now, finalizers, expired backups and the status the
+// agent reported for each set this instance's entry names.
+func backupWrites(sr *v1alpha1.Starrocks, o Observed, e *desired.Instance) []BackupWrite {
+	key := desired.Key(sr.Namespace, sr.Name)
+	d := o.BackupDecision
+	if d == nil {
+		return nil
+	}
+	byName := map[string]BackupSnap{}
+	for _, b := range o.Backups {
+		byName[b.Name] = b
+	}
+	var out []BackupWrite
+	if d.Create != "" {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": v1alpha1.SchemeGroupVersion.String(), "kind": v1alpha1.BackupKind,
+			"metadata": map[string]any{"name": d.Create, "namespace": sr.Namespace,
+				"labels":     map[string]any{backupplan.LabelInstance: sr.Name, backupplan.LabelScheduled: "true"},
+				"finalizers": []any{v1alpha1.BackupFinalizer}},
+			"spec": map[string]any{"instanceName": sr.Name},
+		}}
+		out = append(out, BackupWrite{Instance: key, Namespace: sr.Namespace, Name: d.Create, What: "create", Object: u})
+	}
+	finalizers := func(b BackupSnap, add bool) []byte {
+		list := []string{}
+		for _, f := range b.Finalizers {
+			if f != v1alpha1.BackupFinalizer {
+				list = append(list, f)
+			}
+		}
+		if add {
+			list = append(list, v1alpha1.BackupFinalizer)
+		}
+		data, _ := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": list, "resourceVersion": b.ResourceVersion}})
+		return data
+	}
+	for _, n := range d.AddFinalizer {
+		out = append(out, BackupWrite{Instance: key, Namespace: sr.Namespace, Name: n, What: "add-finalizer", Patch: finalizers(byName[n], true)})
+	}
+	for _, n := range d.RemoveFinalizer {
+		out = append(out, BackupWrite{Instance: key, Namespace: sr.Namespace, Name: n, What: "remove-finalizer", Patch: finalizers(byName[n], false)})
+	}
+	for _, n := range d.Delete {
+		out = append(out, BackupWrite{Instance: key, Namespace: sr.Namespace, Name: n, What: "delete", UID: byName[n].UID})
+	}
+	if o.BackupReport == nil || e == nil || e.AgentConfig.Backup == nil {
+		return out
+	}
+	// Only the sets this instance's entry names, matched by UID.
+	named := map[string]string{}
+	for _, set := range e.AgentConfig.Backup.Sets {
+		named[set.UID] = set.Name
+	}
+	for _, r := range o.BackupReport.Sets[:min(len(o.BackupReport.Sets), agentconfig.MaxBackupSets)] {
+		name, ok := named[r.UID]
+		b, exists := byName[name]
+		if !ok || !exists || b.UID != r.UID {
+			continue
+		}
+		st, ok := backupplan.StatusFromReport(r, agentconfig.BackupLabelPrefix(r.UID), e.AgentConfig.Backup.Repository.Location, string(sr.UID), v1alpha1.InstanceType(e.Type))
+		if !ok {
+			continue
+		}
+		if sameStatus(b.StatusRaw, st) {
+			continue
+		}
+		data, _ := json.Marshal(map[string]any{"status": st})
+		out = append(out, BackupWrite{Instance: key, Namespace: sr.Namespace, Name: name, What: "status", Patch: data})
+	}
+	return out
+}
+
+// orphanBackupWrites let the StarrocksBackups being deleted go whose
+// instance no longer exists: nobody can delete their data any more, so it
+// stays in the bucket (documented).
+func orphanBackupWrites(all []BackupSnap, instances []*v1alpha1.Starrocks) []BackupWrite {
+	live := map[string]bool{}
+	for _, sr := range instances {
+		live[desired.Key(sr.Namespace, sr.Name)] = true
+	}
+	var out []BackupWrite
+	for _, b := range all {
+		if b.Unreadable != "" || !b.Deleting || !b.Finalizer || live[desired.Key(b.Namespace, b.Instance)] {
+			continue
+		}
+		list := []string{}
+		for _, f := range b.Finalizers {
+			if f != v1alpha1.BackupFinalizer {
+				list = append(list, f)
+			}
+		}
+		data, _ := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": list, "resourceVersion": b.ResourceVersion}})
+		out = append(out, BackupWrite{Instance: desired.Key(b.Namespace, b.Instance), Namespace: b.Namespace, Name: b.Name, What: "remove-finalizer", Patch: data})
+	}
+	return out
+}
+
+func sameStatus(raw string, st v1alpha1.StarrocksBackupStatus) bool {
+	var old v1alpha1.StarrocksBackupStatus
+	if json.Unmarshal([]byte(raw), &old) != nil {
+		return false
+	}
+	a, _ := json.Marshal(old)
+	b, _ := json.Marshal(st)
+	return string(a) == string(b)
+}
+
+// writeBackup makes one BackupWrite.
+func writeBackup(ctx context.Context, w *kubewrite.Writer, b BackupWrite) error {
+	ref := kubewrite.Ref{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.BackupKind, Namespace: b.Namespace, Name: b.Name}
+	switch b.What {
+	case "create":
+		// The name is the slot's: one that exists already is this slot's.
+		_, err := w.CreateIfNotExists(ctx, b.Object)
+		return err
+	case "delete":
+		return w.Delete(ctx, ref, b.UID)
+	case "status":
+		return w.Patch(ctx, ref, types.MergePatchType, b.Patch, "status")
+	default:
+		return w.Patch(ctx, ref, types.MergePatchType, b.Patch)
+	}
+}

@@ -19,6 +19,7 @@ package instances
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -195,3 +196,92 @@ func TestBackupsHealthyFollowsTheRepositoryAndTheNewestBackup(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// backupClassYAML has a UID of its own: the hook caches compiled classes by
+// UID and generation across runs.
+const backupClassYAML = `
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksClass
+metadata: {name: default, uid: backup-class-uid, generation: 1}
+spec:
+  topology: {allowedTopologies: [Ignored], defaultTopology: Ignored}
+  sizingPolicies:
+    - cores: {min: 1, max: 4}
+      memory: {min: 2Gi, max: 16Gi, step: 1Gi}
+      coreFractions: [50, 100]
+  backup: {allowed: true}
+`
+
+func backedUpYAML(name string) string {
+	return fmt.Sprintf(`
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata: {name: %[1]s, namespace: team, uid: %[2]s, generation: 1, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  starrocksClassName: default
+  type: Standalone
+  frontend: {cpu: {cores: 2}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 10Gi}}
+  backend: {cpu: {cores: 2}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 20Gi}}
+  backup:
+    storage: {endpoint: "https://s3.example.com", bucket: team-backups, credentialsSecretRef: {name: s3-keys, accessKeyIDKey: a, secretAccessKeyKey: s}}
+    schedule: "0 10 * * *"
+    retention: {keepLast: 3}
+`, name, olapUID)
+}
+
+// The hook starts the backup of the slot due now once, as a StarrocksBackup
+// of the instance's namespace, and lets a deleted backup of an instance
+// that is gone go (its data stays in the bucket); an object of another
+// namespace naming the instance changes nothing.
+func TestHookStartsTheScheduledBackupOnce(t *testing.T) {
+	f := newHook(t)
+	state := backupClassYAML + "---" + backedUpYAML("olap") + "---" + readyObjectsYAML("olap", 1, 1) + `---
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksBackup
+metadata: {name: olap-20261202-1000, namespace: evil, uid: 99998888-7777-6666-5555-444433332222}
+spec: {instanceName: olap}
+---
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksBackup
+metadata: {name: gone-1, namespace: team, uid: 11112222-3333-4444-5555-000000000009, deletionTimestamp: "2026-12-01T00:00:00Z", finalizers: ["` + v1alpha1.BackupFinalizer + `", "team.example.com/keep"]}
+spec: {instanceName: gone}
+`
+	f.KubeStateSet(state)
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	b := f.KubernetesResource(v1alpha1.BackupKind, "team", "olap-20261202-1000")
+	require.NotNil(t, b, "the slot's StarrocksBackup was not created")
+	assert.Equal(t, "olap", b.Object["spec"].(map[string]any)["instanceName"])
+	assert.Equal(t, []string{v1alpha1.BackupFinalizer}, b.GetFinalizers())
+	assert.Equal(t, "true", b.GetLabels()["managed-services.deckhouse.io/starrocks-scheduled"])
+	gone := f.KubernetesResource(v1alpha1.BackupKind, "team", "gone-1")
+	if gone != nil {
+		assert.Equal(t, []string{"team.example.com/keep"}, gone.GetFinalizers(), "only the module's finalizer goes")
+	}
+	st := statusOf(t, f, "olap")
+	s, r, _ := condition(st, v1alpha1.ConditionBackupsHealthy)
+	assert.Equal(t, []string{"True", ReasonBackupsHealthy}, []string{s, r})
+	require.NotNil(t, st.Backup)
+	assert.Equal(t, time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), st.Backup.NextScheduledTime.Time.UTC())
+
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	assert.Empty(t, written(f, "create", "starrocksbackups"), "the slot's backup was created again")
+
+	// Once stored (with the UID the API server gives it), the entry tells
+	// the agent about the set, and nothing of the other namespace.
+	f.KubeStateSet(state + `---
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksBackup
+metadata: {name: olap-20261202-1000, namespace: team, uid: ` + setUID + `, finalizers: ["` + v1alpha1.BackupFinalizer + `"], labels: {managed-services.deckhouse.io/starrocks-scheduled: "true"}}
+spec: {instanceName: olap}
+`)
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	cm := f.KubernetesResource("ConfigMap", "d8-managed-starrocks", "desired-"+olapUID)
+	require.NotNil(t, cm)
+	data := fmt.Sprint(cm.Object["data"])
+	assert.Contains(t, data, agentconfig.BackupLabelPrefix(setUID))
+	assert.NotContains(t, data, "99998888", "a backup of another namespace reached the entry")
+	assert.Empty(t, written(f, "create", "starrocksbackups"), "a backup started while one is pending")
+}

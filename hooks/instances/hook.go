@@ -86,6 +86,9 @@ var (
 // with events switched off for the same reason.
 var Config = &pkg.HookConfig{
 	Queue: shared.Queue,
+	// Every minute: a backup schedule's slot is started within
+	// backupplan.SlotWindow of its time, whether or not anything changed.
+	Schedule: []pkg.ScheduleConfig{{Name: "backup-schedule", Crontab: "* * * * *"}},
 	Kubernetes: []pkg.KubernetesConfig{
 		{
 			Name:       SnapStarrocks,
@@ -349,6 +352,13 @@ func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) erro
 		// its own status refused; every other status still lands.
 		if err := writeStatus(ctx, w, p); err != nil && !kubewrite.Gone(err) {
 			input.Logger.Warn("the status of an instance was refused", "instance", desired.Key(p.Namespace, p.Name), "refusal", kubewrite.Refusal(err))
+		}
+	}
+	// StarrocksBackup objects are in tenant namespaces: one at a time
+	// through w, a refusal is logged and stays its instance's.
+	for _, b := range plan.BackupWrites {
+		if err := writeBackup(ctx, w, b); err != nil && !kubewrite.Gone(err) {
+			input.Logger.Warn("a write of a StarrocksBackup was refused", "instance", b.Instance, "backup", b.Name, "write", b.What, "refusal", kubewrite.Refusal(err))
 		}
 	}
 	// Cluster-scoped and the admins' alone: no tenant can make it refused.

@@ -202,6 +202,9 @@ type LastValidSnap struct {
 
 // Plan is what one run writes.
 type Plan struct {
+	// BackupWrites are the writes to StarrocksBackup objects (backups.go),
+	// made by the hook through kubewrite one at a time.
+	BackupWrites []BackupWrite
 	// Values are the entries of the instances that get objects, sorted by
 	// namespace and name: what the instanceobjects hook renders, handed to
 	// it through the desired-state ConfigMaps.
@@ -367,6 +370,9 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 			}
 		}
 		o.JoinPod, o.Join = frontendJoin(rollouts[res.Key])
+		if res.Entry != nil {
+			plan.BackupWrites = append(plan.BackupWrites, backupWrites(sr, o, res.Entry)...)
+		}
 		prev := s.InstanceStatus[res.Key]
 		st := ComputeStatus(res, prev, o, domain, now)
 		st.Conditions = setCondition(st.Conditions, objectsApplied(res, st, s.Applied[string(sr.UID)]), now)
@@ -389,6 +395,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 			plan.ClassStatusPatches = append(plan.ClassStatusPatches, ClassStatusPatch{Name: cl.Name, Status: st})
 		}
 	}
+	plan.BackupWrites = append(plan.BackupWrites, orphanBackupWrites(s.Backups, s.Instances)...)
 	cache.Retain(s.Classes)
 	return plan
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/backupplan"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 	"github.com/deckhouse/managed-starrocks/pkg/plural"
@@ -113,6 +114,10 @@ type Observed struct {
 	// RestoreReport the leader's report about it (set by Reconcile).
 	Restore       *agentconfig.RestoreConfig
 	RestoreReport *agentconfig.RestoreStatus
+	// BackupDecision is backupplan.Plan's decision for the instance and
+	// BackupReport the leader's backup report (set by Reconcile).
+	BackupDecision *backupplan.Decision
+	BackupReport   *agentconfig.BackupStatus
 	// PVCs of the instance.
 	PVCs []PVCSnap
 	// Volumes is the verdict of planVolumes over PVCs (set by Reconcile).

@@ -142,7 +142,9 @@ func Plan(in Instance, objs []Object, report *agentconfig.BackupStatus, now time
 			}
 			if !o.finished() {
 				unfinished++
-				if len(d.Sets) < agentconfig.MaxBackupSets {
+				// Labels derive from the UID: an object without one (not
+				// stored yet) waits for the next run.
+				if o.UID != "" && len(d.Sets) < agentconfig.MaxBackupSets {
 					d.Sets = append(d.Sets, agentconfig.BackupSet{Name: o.Name, UID: o.UID, LabelPrefix: agentconfig.BackupLabelPrefix(o.UID),
 						Include: o.Include, Exclude: o.Exclude})
 				}
@@ -211,12 +213,10 @@ func StatusFromReport(r agentconfig.BackupSetStatus, labelPrefix, location, inst
 	if t, err := time.Parse(time.RFC3339, r.CompletionTime); err == nil {
 		st.CompletionTime = &metav1.Time{Time: t.UTC()}
 	}
-	if st.StartTime != nil {
-		end := time.Now()
-		if st.CompletionTime != nil {
-			end = st.CompletionTime.Time
-		}
-		if dur := end.Sub(st.StartTime.Time).Round(time.Second); dur >= 0 {
+	// Only once it finished: a duration that grew on every run would
+	// patch the status (and so run the hooks) again and again.
+	if st.StartTime != nil && st.CompletionTime != nil {
+		if dur := st.CompletionTime.Sub(st.StartTime.Time).Round(time.Second); dur >= 0 {
 			st.Duration = dur.String()
 		}
 	}
