@@ -481,3 +481,35 @@ func writeBackup(ctx context.Context, w *kubewrite.Writer, b BackupWrite) error 
 		return w.Patch(ctx, ref, types.MergePatchType, b.Patch)
 	}
 }
+
+// BackupMetric is what the hook exports about one instance's backups.
+type BackupMetric struct {
+	Namespace, Name    string
+	LastSuccess        float64 // Unix seconds, 0 before the first
+	Failed             float64
+	Healthy, Scheduled bool
+}
+
+func backupMetric(sr *v1alpha1.Starrocks, st v1alpha1.StarrocksStatus, o Observed) (BackupMetric, bool) {
+	if sr.Spec.Backup == nil {
+		return BackupMetric{}, false
+	}
+	m := BackupMetric{Namespace: sr.Namespace, Name: sr.Name, Healthy: conditionTrue(st, v1alpha1.ConditionBackupsHealthy),
+		Scheduled: sr.Spec.Backup.Schedule != "" && !sr.Spec.Backup.Suspend}
+	if st.Backup != nil && st.Backup.LastSuccessfulTime != nil {
+		m.LastSuccess = float64(st.Backup.LastSuccessfulTime.Unix())
+	}
+	for _, b := range o.Backups {
+		if b.Phase == string(v1alpha1.BackupPhaseFailed) || b.Phase == string(v1alpha1.BackupPhasePartiallyFailed) {
+			m.Failed++
+		}
+	}
+	return m, true
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

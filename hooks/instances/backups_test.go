@@ -258,6 +258,10 @@ spec: {instanceName: gone}
 	if gone != nil {
 		assert.Equal(t, []string{"team.example.com/keep"}, gone.GetFinalizers(), "only the module's finalizer goes")
 	}
+	labels := map[string]string{"name": "olap", "namespace": "team"}
+	assertMetric(t, f, MetricBackupsHealthy, labels, 1)
+	assertMetric(t, f, MetricBackupScheduled, labels, 1)
+	assertMetric(t, f, MetricBackupsFailed, labels, 0)
 	st := statusOf(t, f, "olap")
 	s, r, _ := condition(st, v1alpha1.ConditionBackupsHealthy)
 	assert.Equal(t, []string{"True", ReasonBackupsHealthy}, []string{s, r})

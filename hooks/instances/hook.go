@@ -67,6 +67,14 @@ const (
 	MetricGroup              = "d8_managed_starrocks_instances"
 	MetricInstances          = "d8_managed_starrocks_instances"
 	MetricConfigurationValid = "d8_managed_starrocks_instance_configuration_valid"
+	// Backups (issue 26), per instance with spec.backup: the time of the
+	// newest Completed backup (absent before the first), how many of its
+	// StarrocksBackups failed (bounded by the objects that exist), the
+	// BackupsHealthy condition and whether a schedule runs.
+	MetricBackupLastSuccess = "d8_managed_starrocks_backup_last_success_timestamp_seconds"
+	MetricBackupsFailed     = "d8_managed_starrocks_backups_failed"
+	MetricBackupsHealthy    = "d8_managed_starrocks_backups_healthy"
+	MetricBackupScheduled   = "d8_managed_starrocks_backup_scheduled"
 )
 
 var _ = registry.RegisterFunc(Config, Handle)
@@ -417,6 +425,15 @@ func publishMetrics(mc pkg.MetricsCollector, plan Plan) {
 			v = 1
 		}
 		mc.Set(MetricConfigurationValid, v, map[string]string{"namespace": r.Object.Namespace, "name": r.Object.Name, "class": r.Object.Spec.StarrocksClassName}, group)
+	}
+	for _, m := range plan.BackupMetrics {
+		labels := map[string]string{"namespace": m.Namespace, "name": m.Name}
+		if m.LastSuccess > 0 {
+			mc.Set(MetricBackupLastSuccess, m.LastSuccess, labels, group)
+		}
+		mc.Set(MetricBackupsFailed, m.Failed, labels, group)
+		mc.Set(MetricBackupsHealthy, boolFloat(m.Healthy), labels, group)
+		mc.Set(MetricBackupScheduled, boolFloat(m.Scheduled), labels, group)
 	}
 }
 

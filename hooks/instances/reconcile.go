@@ -205,6 +205,8 @@ type Plan struct {
 	// BackupWrites are the writes to StarrocksBackup objects (backups.go),
 	// made by the hook through kubewrite one at a time.
 	BackupWrites []BackupWrite
+	// BackupMetrics are the backup metrics of each instance with spec.backup.
+	BackupMetrics []BackupMetric
 	// Values are the entries of the instances that get objects, sorted by
 	// namespace and name: what the instanceobjects hook renders, handed to
 	// it through the desired-state ConfigMaps.
@@ -375,6 +377,9 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 		}
 		prev := s.InstanceStatus[res.Key]
 		st := ComputeStatus(res, prev, o, domain, now)
+		if m, ok := backupMetric(sr, st, o); ok {
+			plan.BackupMetrics = append(plan.BackupMetrics, m)
+		}
 		st.Conditions = setCondition(st.Conditions, objectsApplied(res, st, s.Applied[string(sr.UID)]), now)
 		plan.Phases[res.Key] = st.Phase
 		if !sameJSON(st, prev) {
