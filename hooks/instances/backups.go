@@ -127,17 +127,29 @@ func (b BackupSnap) object() *v1alpha1.StarrocksBackup {
 	return o
 }
 
-// backupsOf are the readable StarrocksBackup objects naming the instance in
-// its namespace, by name.
-func backupsOf(all []BackupSnap, namespace, instance string) []BackupSnap {
-	var out []BackupSnap
+// backupIndex holds the readable StarrocksBackup objects by the instance
+// their spec names in their namespace ("namespace/instance", sorted by
+// name) and by their own "namespace/name": built once per run, so a run
+// stays linear in the number of objects.
+type backupIndex struct {
+	byInstance map[string][]BackupSnap
+	byName     map[string]BackupSnap
+}
+
+func indexBackups(all []BackupSnap) backupIndex {
+	ix := backupIndex{byInstance: map[string][]BackupSnap{}, byName: map[string]BackupSnap{}}
 	for _, b := range all {
-		if b.Unreadable == "" && b.Namespace == namespace && b.Instance == instance {
-			out = append(out, b)
+		if b.Unreadable != "" {
+			continue
 		}
+		k := desired.Key(b.Namespace, b.Instance)
+		ix.byInstance[k] = append(ix.byInstance[k], b)
+		ix.byName[desired.Key(b.Namespace, b.Name)] = b
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	for _, list := range ix.byInstance {
+		sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	}
+	return ix
 }
 
 // leaderReports decodes the FE leader's backup and restore reports (nil
@@ -177,8 +189,8 @@ func backupHold(sr *v1alpha1.Starrocks, o Observed, createImage string) string {
 
 // applyBackups fills the backup part of the instance's Existing and
 // records in o what its status needs.
-func applyBackups(sr *v1alpha1.Starrocks, all []BackupSnap, o *Observed, prev v1alpha1.StarrocksStatus, ex *desired.Existing, now time.Time) {
-	o.Backups = backupsOf(all, sr.Namespace, sr.Name)
+func applyBackups(sr *v1alpha1.Starrocks, ix backupIndex, o *Observed, prev v1alpha1.StarrocksStatus, ex *desired.Existing, now time.Time) {
+	o.Backups = ix.byInstance[desired.Key(sr.Namespace, sr.Name)]
 	report, restoreReport := leaderReports(*o)
 	ex.BackupHold = backupHold(sr, *o, ex.CreateImage)
 	if b := sr.Spec.Backup; b != nil {
@@ -207,26 +219,14 @@ func applyBackups(sr *v1alpha1.Starrocks, all []BackupSnap, o *Observed, prev v1
 	if sr.Spec.Restore.Source != nil {
 		from = desired.RestoreFromSource(sr)
 	} else {
-		for _, b := range o.Backups {
-			if b.Name == sr.Spec.Restore.BackupName {
-				bo := b.object()
-				// Checked again here, as admission did: the backup may have
-				// changed since (or admission was skipped).
-				if len(classrules.CheckRestoreSource(sr, classrules.BackupFacts{Backup: bo})) == 0 {
-					from = desired.RestoreFromBackup(sr, bo)
-				}
-			}
-		}
-		// The backup may name another instance: look it up anywhere in
-		// the namespace, not only among this instance's.
-		if from == nil {
-			for _, b := range all {
-				if b.Unreadable == "" && b.Namespace == sr.Namespace && b.Name == sr.Spec.Restore.BackupName {
-					bo := b.object()
-					if len(classrules.CheckRestoreSource(sr, classrules.BackupFacts{Backup: bo})) == 0 {
-						from = desired.RestoreFromBackup(sr, bo)
-					}
-				}
+		// The backup may be of another instance of the namespace (one
+		// deleted since, typically).
+		if b, ok := ix.byName[desired.Key(sr.Namespace, sr.Spec.Restore.BackupName)]; ok {
+			bo := b.object()
+			// Checked again here, as admission did: the backup may have
+			// changed since (or admission was skipped).
+			if len(classrules.CheckRestoreSource(sr, classrules.BackupFacts{Backup: bo})) == 0 {
+				from = desired.RestoreFromBackup(sr, bo)
 			}
 		}
 	}

@@ -81,21 +81,21 @@ func TestApplyBackupsFeedsTheEntryWithItsOwnSetsOnly(t *testing.T) {
 	other.Namespace, other.Name, other.UID = "evil", "olap-evil", "99998888-7777-6666-5555-444433332222"
 	var o Observed
 	ex := desired.Existing{}
-	applyBackups(sr, []BackupSnap{mine, other}, &o, v1alpha1.StarrocksStatus{}, &ex, time.Date(2026, 12, 5, 3, 4, 0, 0, time.UTC))
+	applyBackups(sr, indexBackups([]BackupSnap{mine, other}), &o, v1alpha1.StarrocksStatus{}, &ex, time.Date(2026, 12, 5, 3, 4, 0, 0, time.UTC))
 	require.Len(t, ex.BackupSets, 1)
 	assert.Equal(t, agentconfig.BackupSet{Name: "olap-now", UID: setUID, LabelPrefix: agentconfig.BackupLabelPrefix(setUID)}, ex.BackupSets[0])
 	assert.Empty(t, ex.BackupHold)
 
 	t.Run("a rollout holds jobs", func(t *testing.T) {
 		ex := desired.Existing{CreateImage: "d8ms-sr-olap-abc"}
-		applyBackups(sr, nil, &Observed{}, v1alpha1.StarrocksStatus{}, &ex, time.Now())
+		applyBackups(sr, indexBackups(nil), &Observed{}, v1alpha1.StarrocksStatus{}, &ex, time.Now())
 		assert.Equal(t, agentconfig.BackupHoldRollout, ex.BackupHold)
 	})
 	t.Run("a pending scale-in holds jobs", func(t *testing.T) {
 		c := sr.DeepCopy()
 		c.Spec.Type, c.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(3))
 		ex := desired.Existing{}
-		applyBackups(c, nil, &Observed{Backend: &StatefulSetState{Replicas: 4}}, v1alpha1.StarrocksStatus{}, &ex, time.Now())
+		applyBackups(c, indexBackups(nil), &Observed{Backend: &StatefulSetState{Replicas: 4}}, v1alpha1.StarrocksStatus{}, &ex, time.Now())
 		assert.Equal(t, agentconfig.BackupHoldScaleIn, ex.BackupHold)
 	})
 }
@@ -124,7 +124,7 @@ func TestRestoreKeepsTheClientPortsClosedUntilTheLeaderReportsIt(t *testing.T) {
 		o := observeAnnotations(t, map[string]string{"d8ms-sr-olap-0": annotation})
 		o.LeaderClaims = []string{"d8ms-sr-olap-0"}
 		ex := desired.Existing{AccountsReady: true}
-		applyBackups(sr, []BackupSnap{source}, &o, prev, &ex, time.Now())
+		applyBackups(sr, indexBackups([]BackupSnap{source}), &o, prev, &ex, time.Now())
 		return ex, o
 	}
 	ex, o := run(restoreReportAnnotation(t, "d8ms-sr-olap-0", nil, nil), v1alpha1.StarrocksStatus{})
@@ -164,7 +164,7 @@ func TestRestoreKeepsTheClientPortsClosedUntilTheLeaderReportsIt(t *testing.T) {
 		running.Phase = "Running"
 		o := Observed{}
 		ex := desired.Existing{}
-		applyBackups(sr, []BackupSnap{running}, &o, v1alpha1.StarrocksStatus{}, &ex, time.Now())
+		applyBackups(sr, indexBackups([]BackupSnap{running}), &o, v1alpha1.StarrocksStatus{}, &ex, time.Now())
 		assert.Nil(t, ex.Restore)
 		assert.True(t, ex.RestorePending)
 		v, _ := restoredVerdict(sr, o, v1alpha1.StarrocksStatus{})

@@ -306,6 +306,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 		ex.CreateImage = imageToken(rollouts[key], o.Frontend)
 		existing[key] = ex
 	}
+	backupIx := indexBackups(s.Backups)
 	// Every instance, those whose objects are all gone too: what is
 	// rendered for them again must not start a second FE cluster.
 	for _, sr := range s.Instances {
@@ -315,7 +316,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 		obs[key] = o
 		ex := existing[key]
 		ex.AccountsReady = accountsReady(o, s.InstanceStatus[key]).OK
-		applyBackups(sr, s.Backups, &o, s.InstanceStatus[key], &ex, now.Time)
+		applyBackups(sr, backupIx, &o, s.InstanceStatus[key], &ex, now.Time)
 		obs[key] = o
 		existing[key] = ex
 	}
