@@ -331,7 +331,8 @@ type StarrocksStatus struct {
 
 	// Condition types: ConfigurationValid, LastValidConfigurationApplied,
 	// Available, TLSReady, AccountsReady, BackendScaleIn, VolumesResized,
-	// TablesReplicated, RolledOut, UsersReady, ObjectsApplied.
+	// TablesReplicated, RolledOut, UsersReady, ObjectsApplied, BackupsHealthy
+	// (with spec.backup), Restored (with spec.restore).
 	// +listType=map
 	// +listMapKey=type
 	// +optional

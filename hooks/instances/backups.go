@@ -208,6 +208,12 @@ func applyBackups(sr *v1alpha1.Starrocks, ix backupIndex, o *Observed, prev v1al
 		d := backupplan.Plan(in, planObjects(o.Backups), report, now)
 		ex.BackupSets, ex.BackupDeletes = d.Sets, d.Deletes
 		o.BackupDecision, o.BackupReport = &d, report
+	} else {
+		// spec.backup was removed: the agent has no repository to delete
+		// from, so a backup being deleted goes at once and its data stays
+		// in the bucket, as when the instance is gone.
+		d := backupplan.Plan(backupplan.Instance{Exists: false}, planObjects(o.Backups), nil, now)
+		o.BackupDecision = &d
 	}
 	if sr.Spec.Restore == nil || conditionTrue(prev, v1alpha1.ConditionRestored) {
 		return

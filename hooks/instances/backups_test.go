@@ -86,6 +86,18 @@ func TestApplyBackupsFeedsTheEntryWithItsOwnSetsOnly(t *testing.T) {
 	assert.Equal(t, agentconfig.BackupSet{Name: "olap-now", UID: setUID, LabelPrefix: agentconfig.BackupLabelPrefix(setUID)}, ex.BackupSets[0])
 	assert.Empty(t, ex.BackupHold)
 
+	t.Run("without spec.backup a backup being deleted goes at once", func(t *testing.T) {
+		c := sr.DeepCopy()
+		c.Spec.Backup = nil
+		deleting := mine
+		deleting.Deleting = true
+		var o Observed
+		ex := desired.Existing{}
+		applyBackups(c, indexBackups([]BackupSnap{deleting}), &o, v1alpha1.StarrocksStatus{}, &ex, time.Now())
+		require.NotNil(t, o.BackupDecision)
+		assert.Equal(t, []string{"olap-now"}, o.BackupDecision.RemoveFinalizer)
+		assert.Empty(t, ex.BackupSets)
+	})
 	t.Run("a rollout holds jobs", func(t *testing.T) {
 		ex := desired.Existing{CreateImage: "d8ms-sr-olap-abc"}
 		applyBackups(sr, indexBackups(nil), &Observed{}, v1alpha1.StarrocksStatus{}, &ex, time.Now())
