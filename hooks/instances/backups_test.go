@@ -301,3 +301,24 @@ spec: {instanceName: olap}
 	assert.NotContains(t, data, "99998888", "a backup of another namespace reached the entry")
 	assert.Empty(t, written(f, "create", "starrocksbackups"), "a backup started while one is pending")
 }
+
+func TestBackupEvents(t *testing.T) {
+	sr := backedUpInstance()
+	st := func(conds ...metav1.Condition) v1alpha1.StarrocksStatus { return v1alpha1.StarrocksStatus{Conditions: conds} }
+	healthy := metav1.Condition{Type: v1alpha1.ConditionBackupsHealthy, Status: metav1.ConditionTrue, Reason: ReasonBackupsHealthy, Message: "ok"}
+	failed := metav1.Condition{Type: v1alpha1.ConditionBackupsHealthy, Status: metav1.ConditionFalse, Reason: ReasonBackupFailed, Message: "The newest backup failed: Access Denied"}
+	events := instanceEvents(sr, st(healthy), st(failed))
+	require.Len(t, events, 1)
+	assert.Equal(t, []string{"Warning", ReasonBackupFailed}, []string{events[0].Type, events[0].Reason})
+	assert.Empty(t, instanceEvents(sr, st(failed), st(failed)), "the same failure twice is one Event")
+	events = instanceEvents(sr, st(failed), st(healthy))
+	require.Len(t, events, 1)
+	assert.Equal(t, "Normal", events[0].Type)
+
+	restoring := metav1.Condition{Type: v1alpha1.ConditionRestored, Status: metav1.ConditionFalse, Reason: ReasonRestoring, Message: "sales DOWNLOADING"}
+	restoreFailed := metav1.Condition{Type: v1alpha1.ConditionRestored, Status: metav1.ConditionFalse, Reason: ReasonRestoreFailed, Message: "failed"}
+	restored := metav1.Condition{Type: v1alpha1.ConditionRestored, Status: metav1.ConditionTrue, Reason: ReasonRestored, Message: "done"}
+	assert.Empty(t, instanceEvents(sr, st(), st(restoring)), "a restore in progress is no news")
+	assert.Len(t, instanceEvents(sr, st(restoring), st(restoreFailed)), 1)
+	assert.Len(t, instanceEvents(sr, st(restoring), st(restored)), 1)
+}
