@@ -288,9 +288,10 @@ type RestoreStatus struct {
 	Databases      []RestoreDatabaseStatus `json:"databases,omitempty"`
 }
 
-// RestoreDatabaseStatus is one database (SHOW RESTORE columns DbName, State,
-// Status; State is StarRocks' own: PENDING, SNAPSHOTING, DOWNLOAD,
-// DOWNLOADING, COMMIT, COMMITTING, FINISHED, CANCELLED).
+// RestoreDatabaseStatus is one database (SHOW RESTORE columns Label,
+// DbName, State, Status, read by name; State is StarRocks' own: PENDING,
+// SNAPSHOTING, DOWNLOAD, DOWNLOADING, COMMIT, COMMITTING, FINISHED,
+// CANCELLED; docs: backup_restore/SHOW_RESTORE, StarRocks 3.2 to 4.0).
 type RestoreDatabaseStatus struct {
 	Name    string `json:"name"`
 	State   string `json:"state"`
