@@ -519,3 +519,35 @@ func boolFloat(b bool) float64 {
 	}
 	return 0
 }
+
+// MaxJobWait bounds how long a rollout waits for a running backup or
+// restore job: a job stuck longer is reported in the rollout's message and
+// no longer waited on.
+const MaxJobWait = 6 * time.Hour
+
+// backupJobRunning says which job of the leader's reports runs (started
+// less than MaxJobWait ago), "" when none does.
+func backupJobRunning(o Observed, now time.Time) string {
+	running := func(phase, start string) bool {
+		if phase != agentconfig.BackupPhaseRunning {
+			return false
+		}
+		t, err := time.Parse(time.RFC3339, start)
+		return err == nil && now.Sub(t) < MaxJobWait
+	}
+	if r := o.RestoreReport; r != nil && running(r.Phase, r.StartTime) {
+		return fmt.Sprintf("A restore runs since %s: the next pod restarts once it finished (at most %s).", r.StartTime, MaxJobWait)
+	}
+	if b := o.BackupReport; b != nil && o.BackupDecision != nil {
+		named := map[string]string{}
+		for _, s := range o.BackupDecision.Sets {
+			named[s.UID] = s.Name
+		}
+		for _, s := range b.Sets[:min(len(b.Sets), agentconfig.MaxBackupSets)] {
+			if name, ok := named[s.UID]; ok && running(s.Phase, s.StartTime) {
+				return fmt.Sprintf("StarrocksBackup %s runs since %s: the next pod restarts once it finished (at most %s).", name, s.StartTime, MaxJobWait)
+			}
+		}
+	}
+	return ""
+}

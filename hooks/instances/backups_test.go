@@ -30,6 +30,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/backupplan"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
@@ -304,7 +305,9 @@ spec: {instanceName: olap}
 
 func TestBackupEvents(t *testing.T) {
 	sr := backedUpInstance()
-	st := func(conds ...metav1.Condition) v1alpha1.StarrocksStatus { return v1alpha1.StarrocksStatus{Conditions: conds} }
+	st := func(conds ...metav1.Condition) v1alpha1.StarrocksStatus {
+		return v1alpha1.StarrocksStatus{Conditions: conds}
+	}
 	healthy := metav1.Condition{Type: v1alpha1.ConditionBackupsHealthy, Status: metav1.ConditionTrue, Reason: ReasonBackupsHealthy, Message: "ok"}
 	failed := metav1.Condition{Type: v1alpha1.ConditionBackupsHealthy, Status: metav1.ConditionFalse, Reason: ReasonBackupFailed, Message: "The newest backup failed: Access Denied"}
 	events := instanceEvents(sr, st(healthy), st(failed))
@@ -321,4 +324,17 @@ func TestBackupEvents(t *testing.T) {
 	assert.Empty(t, instanceEvents(sr, st(), st(restoring)), "a restore in progress is no news")
 	assert.Len(t, instanceEvents(sr, st(restoring), st(restoreFailed)), 1)
 	assert.Len(t, instanceEvents(sr, st(restoring), st(restored)), 1)
+}
+
+func TestARunningJobHoldsTheRolloutForABoundedTime(t *testing.T) {
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	o := Observed{BackupDecision: &backupplan.Decision{Sets: []agentconfig.BackupSet{{Name: "olap-now", UID: setUID}}},
+		BackupReport: &agentconfig.BackupStatus{Sets: []agentconfig.BackupSetStatus{{UID: setUID, Phase: agentconfig.BackupPhaseRunning, StartTime: "2026-12-05T11:00:00Z"}}}}
+	assert.Contains(t, backupJobRunning(o, now), "StarrocksBackup olap-now runs since")
+	assert.Empty(t, backupJobRunning(o, now.Add(6*time.Hour)), "a job stuck for longer than MaxJobWait is not waited on")
+	// A report of a set this instance did not name holds nothing.
+	o.BackupReport.Sets[0].UID = "99998888-7777-6666-5555-444433332222"
+	assert.Empty(t, backupJobRunning(o, now))
+	o = Observed{RestoreReport: &agentconfig.RestoreStatus{Phase: agentconfig.BackupPhaseRunning, StartTime: "2026-12-05T11:30:00Z"}}
+	assert.Contains(t, backupJobRunning(o, now), "A restore runs")
 }

@@ -364,6 +364,11 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 				o.Volumes = expandVolumes(w, res.Key, expand, o.Volumes, &plan)
 			}
 			o.Rollout = planRollout(res.Entry, rollouts[res.Key], o.Frontend, o.Backend, domain, now.Time)
+			if why := backupJobRunning(o, now.Time); why != "" && o.Rollout.Delete != "" {
+				// No pod restarts under a running BACKUP or RESTORE (its
+				// BEs upload or download files); bounded by MaxJobWait.
+				o.Rollout.Delete, o.Rollout.Message = "", why+" "+o.Rollout.Message
+			}
 			if o.Rollout.Delete != "" {
 				r := PodRestart{Namespace: sr.Namespace, Name: o.Rollout.Delete, UID: podUIDs[desired.Key(sr.Namespace, o.Rollout.Delete)]}
 				plan.PodRestarts = append(plan.PodRestarts, r)
