@@ -196,6 +196,9 @@ func applyBackups(sr *v1alpha1.Starrocks, ix backupIndex, o *Observed, prev v1al
 	if b := sr.Spec.Backup; b != nil {
 		in := backupplan.Instance{Namespace: sr.Namespace, Name: sr.Name, UID: string(sr.UID), Exists: sr.DeletionTimestamp == nil,
 			Created: sr.CreationTimestamp.Time, Suspend: b.Suspend, Hold: ex.BackupHold}
+		if b.Databases != nil {
+			in.Include, in.Exclude = b.Databases.Include, b.Databases.Exclude
+		}
 		if b.Schedule != "" {
 			in.Schedule, _ = backupplan.ParseSchedule(b.Schedule)
 		}

@@ -51,6 +51,9 @@ type Instance struct {
 	// Hold is agentconfig.BackupHold* while a rollout or a BE scale-in is
 	// pending: no backup starts.
 	Hold string
+	// Include and Exclude are spec.backup.databases: a StarrocksBackup
+	// without spec.databases (every scheduled one) backs up these.
+	Include, Exclude []string
 }
 
 // Object is one StarrocksBackup of the instance (spec.instanceName names it,
@@ -145,8 +148,12 @@ func Plan(in Instance, objs []Object, report *agentconfig.BackupStatus, now time
 				// Labels derive from the UID: an object without one (not
 				// stored yet) waits for the next run.
 				if o.UID != "" && len(d.Sets) < agentconfig.MaxBackupSets {
+					include, exclude := o.Include, o.Exclude
+					if len(include) == 0 && len(exclude) == 0 {
+						include, exclude = in.Include, in.Exclude
+					}
 					d.Sets = append(d.Sets, agentconfig.BackupSet{Name: o.Name, UID: o.UID, LabelPrefix: agentconfig.BackupLabelPrefix(o.UID),
-						Include: o.Include, Exclude: o.Exclude})
+						Include: include, Exclude: exclude})
 				}
 			}
 			if o.Scheduled {

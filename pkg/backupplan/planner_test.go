@@ -195,3 +195,14 @@ func TestInstanceStatus(t *testing.T) {
 		t.Error("a success after the failure is healthy")
 	}
 }
+
+func TestPlanSetsTakeTheInstancesDatabasesByDefault(t *testing.T) {
+	in := inst(t)
+	in.Include, in.Exclude = []string{"sales", "events"}, nil
+	own := obj(1, "2026-12-05 02:00", v1alpha1.BackupPhasePending)
+	own.Include = []string{"sales"}
+	d := Plan(in, []Object{obj(0, "2026-12-05 01:00", v1alpha1.BackupPhasePending), own}, nil, utc("2026-12-05 12:00"))
+	if len(d.Sets) != 2 || !slices.Equal(d.Sets[0].Include, []string{"sales", "events"}) || !slices.Equal(d.Sets[1].Include, []string{"sales"}) {
+		t.Fatalf("sets %+v: a backup without spec.databases takes the instance's, one with its own keeps them", d.Sets)
+	}
+}
