@@ -29,10 +29,14 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 )
 
 // withImages adds what the instance templates need besides the instances.
@@ -300,4 +304,88 @@ spec:
 	assert.NotEqual(t, bVersions["ConfigMap d8ms-sr-olap-config"], versions("team-b")["ConfigMap d8ms-sr-olap-config"], "B's changed entry is written in the same run")
 	assert.NotEmpty(t, record("team-b").Checksum)
 	assert.Nil(t, record("team-b").Refused)
+}
+
+// Pruning on a real kube-apiserver, through the built binary: the record of
+// an older module version lists a ConfigMap and a NetworkPolicy the current
+// templates do not render (copies of the instance's own, with its labels and
+// ownerReference, as that version made them); the next run deletes exactly
+// those. A tenant's look-alike (the same labels and ownerReference, in no
+// record) and the instance's StatefulSets and Secrets stay.
+func TestPruningAgainstARealAPIServer(t *testing.T) {
+	op, _ := startOperator(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}})
+	client := op.client
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	for _, ns := range []string{"d8-managed-starrocks", "team-a"} {
+		_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	op.run("defaultclass/hook", htypes.BindingType("afterHelm"), startValues())
+	for _, u := range parseObjects(t, `
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata: {name: olap, namespace: team-a}
+spec:
+  starrocksClassName: default
+  frontend: {cpu: {cores: 1}, memory: {size: 2Gi}, persistentVolumeClaim: {size: 5Gi}}
+  backend: {cpu: {cores: 1}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 5Gi}}
+`) {
+		_, err := client.Dynamic().Resource(v1alpha1.StarrocksGVR).Namespace("team-a").Create(ctx, u, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	_, values := op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
+	values = withImages(values)
+	op.run("instanceobjects/hook", htypes.OnKubernetesEvent, values)
+	uid := string(op.starrocks("team-a", "olap").UID)
+
+	// What the older version left: its objects and its record.
+	recCM, err := client.CoreV1().ConfigMaps(shared.ModuleNamespace).Get(ctx, "applied-"+uid, metav1.GetOptions{})
+	require.NoError(t, err)
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal([]byte(recCM.Data["record.json"]), &rec))
+	cfg, err := client.CoreV1().ConfigMaps("team-a").Get(ctx, "d8ms-sr-olap-config", metav1.GetOptions{})
+	require.NoError(t, err)
+	retired, err := client.CoreV1().ConfigMaps("team-a").Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "d8ms-sr-olap-retired", Labels: cfg.Labels, OwnerReferences: cfg.OwnerReferences}, Data: map[string]string{"old": "version"},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	np, err := client.NetworkingV1().NetworkPolicies("team-a").Get(ctx, "d8ms-sr-olap", metav1.GetOptions{})
+	require.NoError(t, err)
+	retiredNP, err := client.NetworkingV1().NetworkPolicies("team-a").Create(ctx, &networkingv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "d8ms-sr-olap-retired", Labels: np.Labels, OwnerReferences: np.OwnerReferences}, Spec: np.Spec,
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	rec["checksum"] = "the-older-version"
+	rec["objects"] = append(rec["objects"].([]any),
+		map[string]any{"kind": "ConfigMap", "name": retired.Name, "uid": string(retired.UID), "version": "rv" + retired.ResourceVersion},
+		map[string]any{"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "name": retiredNP.Name, "uid": string(retiredNP.UID), "version": "g1"},
+		map[string]any{"kind": "StatefulSet", "name": "d8ms-sr-olap-be", "uid": "not-rendered-by-the-new-version", "version": "g1"})
+	data, err := json.Marshal(rec)
+	require.NoError(t, err)
+	recCM.Data["record.json"] = string(data)
+	_, err = client.CoreV1().ConfigMaps(shared.ModuleNamespace).Update(ctx, recCM, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	// The tenant's look-alike.
+	_, err = client.CoreV1().ConfigMaps("team-a").Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "d8ms-sr-olap-mine", Labels: cfg.Labels, OwnerReferences: cfg.OwnerReferences},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	op.run("instanceobjects/hook", htypes.OnKubernetesEvent, values)
+	_, err = client.CoreV1().ConfigMaps("team-a").Get(ctx, retired.Name, metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the retired ConfigMap is pruned: %v", err)
+	_, err = client.NetworkingV1().NetworkPolicies("team-a").Get(ctx, retiredNP.Name, metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the retired NetworkPolicy is pruned: %v", err)
+	_, err = client.CoreV1().ConfigMaps("team-a").Get(ctx, "d8ms-sr-olap-mine", metav1.GetOptions{})
+	assert.NoError(t, err, "the tenant's look-alike stays")
+	for _, name := range []string{"d8ms-sr-olap", "d8ms-sr-olap-be"} {
+		_, err = client.AppsV1().StatefulSets("team-a").Get(ctx, name, metav1.GetOptions{})
+		assert.NoError(t, err, "StatefulSet %s stays", name)
+	}
+	recCM, err = client.CoreV1().ConfigMaps(shared.ModuleNamespace).Get(ctx, "applied-"+uid, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.NotContains(t, recCM.Data["record.json"], "retired")
+	assert.NotContains(t, recCM.Data["record.json"], "the-older-version")
+	assert.NotContains(t, recCM.Data["record.json"], `"refused"`)
 }

@@ -34,21 +34,51 @@ app.kubernetes.io/part-of: managed-starrocks
 {{- end }}
 
 {{- /*
+Repository of the module's images, as lib-helm's helm_lib_module_image
+computes it (deckhouse/lib-helm charts/helm_lib/templates/_module_image.tpl,
+"handle external modules registry"): Deckhouse gives an external module its
+ModuleSource's registry as .Values.managedStarrocks.registry (base,
+dockercfg, scheme, ca), and the images are <base>/managed-starrocks;
+without it, the platform's global.modulesImages.registry.base. The hooks
+compute the same for the instance pods (pkg/instanceobjects
+ImageRepository); dev/chartrender TestImagesComeFromTheModulesRegistry holds
+the two equal. The module vendors no lib-helm (no chart dependencies, see
+above); checked against lib-helm deckhouse_lib_helm-1.71.11, whose helper
+first tries a newer source, .Module.Package (Registry.repository/Name),
+which the Deckhouse versions this module requires do not provide to charts
+as far as the sources read here show: not followed.
+*/ -}}
+{{- define "ms.imageRepository" -}}
+{{- $base := dig "registry" "base" "" (.Values.managedStarrocks | default dict) | trimAll "/" -}}
+{{- if $base -}}
+{{- printf "%s/%s" $base "managed-starrocks" -}}
+{{- else -}}
+{{- .Values.global.modulesImages.registry.base -}}
+{{- end -}}
+{{- end }}
+
+{{- /*
 Image reference by digest. Argument: list <root context> <image name>, the
 name as werf names it (camelCase: agent, webhook, starrocksFe, starrocksBe).
 */ -}}
 {{- define "ms.image" -}}
 {{- $ctx := index . 0 -}}
 {{- $name := index . 1 -}}
-{{- $images := $ctx.Values.global.modulesImages -}}
-{{- $digest := index ($images.digests.managedStarrocks | default dict) $name -}}
+{{- $digest := index ($ctx.Values.global.modulesImages.digests.managedStarrocks | default dict) $name -}}
 {{- if not $digest }}{{ fail (printf "no image digest for %q in global.modulesImages.digests.managedStarrocks" $name) }}{{ end -}}
-{{- printf "%s@%s" $images.registry.base $digest -}}
+{{- printf "%s@%s" (include "ms.imageRepository" $ctx) $digest -}}
 {{- end }}
 
-{{- /* Registry credentials of the module images, base64 of a docker config. */ -}}
+{{- /* Pull credentials for the module's images, base64 of a docker config:
+those of the registry ms.imageRepository pulls from (the ModuleSource's,
+.Values.managedStarrocks.registry.dockercfg, for an external module; the
+platform's otherwise). */ -}}
 {{- define "ms.dockercfg" -}}
+{{- if dig "registry" "base" "" (.Values.managedStarrocks | default dict) -}}
 {{- dig "registry" "dockercfg" "" (.Values.managedStarrocks | default dict) -}}
+{{- else -}}
+{{- dig "modulesImages" "registry" "dockercfg" "" .Values.global -}}
+{{- end -}}
 {{- end }}
 
 {{- /* Container security context. Argument: readOnlyRootFilesystem (bool). */ -}}

@@ -15,6 +15,11 @@ ever vendored, the parent chart's defines here still win over the library's.
 {{- define "helm_lib_prometheus_rules" }}
 {{- $ctx := index . 0 }}
 {{- $namespace := index . 1 }}
+{{- /* As lib-helm: only when Deckhouse's operator-prometheus-crd module
+provides the PrometheusRule CRD (deckhouse/lib-helm
+charts/helm_lib/templates/_monitoring_prometheus_rules.tpl); without it the
+release would fail on an unknown kind. */}}
+{{- if has "operator-prometheus-crd" ($ctx.Values.global.enabledModules | default list) }}
 {{- range $path, $_ := $ctx.Files.Glob "monitoring/prometheus-rules/*.yaml" }}
 {{- $content := $ctx.Files.Get $path }}
 {{- $doc := fromYaml $content }}
@@ -39,10 +44,14 @@ spec:
     {{- toYaml $groups | nindent 4 }}
 {{- end }}
 {{- end }}
+{{- end }}
 
 {{- /* Usage: include "helm_lib_grafana_dashboard_definitions" . */}}
 {{- define "helm_lib_grafana_dashboard_definitions" }}
 {{- $ctx := . }}
+{{- /* As lib-helm: only when the prometheus-crd module provides the
+GrafanaDashboardDefinition CRD (_monitoring_grafana_dashboards.tpl). */}}
+{{- if has "prometheus-crd" ($ctx.Values.global.enabledModules | default list) }}
 {{- range $path, $_ := $ctx.Files.Glob "monitoring/grafana-dashboards/**.json" }}
 {{- $rel := trimPrefix "monitoring/grafana-dashboards/" $path }}
 {{- $dir := dir $rel }}
@@ -59,5 +68,6 @@ metadata:
 spec:
   folder: {{ $folder | quote }}
   definition: {{ $ctx.Files.Get $path | quote }}
+{{- end }}
 {{- end }}
 {{- end }}

@@ -21,6 +21,7 @@ limitations under the License.
 package chartrender
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -95,13 +96,19 @@ func DefaultGlobals() map[string]any {
 	return map[string]any{
 		"highAvailability": false,
 		// Modules the templates check for (has ... .Values.global.enabledModules).
-		"enabledModules": []any{"cert-manager", "vertical-pod-autoscaler"},
+		"enabledModules": []any{"cert-manager", "vertical-pod-autoscaler", "operator-prometheus-crd", "prometheus-crd"},
 		"discovery": map[string]any{
 			"clusterDomain": "cluster.local",
+			// What Deckhouse discovers; the local control plane's version.
+			"kubernetesVersion": "1.36.3",
 		},
 		"modulesImages": map[string]any{
+			// The platform's own registry. An external module's images are
+			// not here but under its ModuleSource's registry
+			// (DefaultRegistry), which the templates must prefer.
 			"registry": map[string]any{
-				"base": "registry.example.com/deckhouse/modules/managed-starrocks",
+				"base":      "registry.example.com/deckhouse/ce",
+				"dockercfg": base64.StdEncoding.EncodeToString([]byte(`{"auths":{"registry.example.com":{"auth":"cGxhdGZvcm06c2VjcmV0"}}}`)),
 			},
 			"digests": map[string]any{
 				ModuleValuesKey: map[string]any{
@@ -112,6 +119,19 @@ func DefaultGlobals() map[string]any {
 				},
 			},
 		},
+	}
+}
+
+// DefaultRegistry is the `registry` tree Deckhouse puts into an external
+// module's values (managedStarrocks.registry): the registry of the
+// ModuleSource the module came from. ModuleValues adds it when the settings
+// have none (and leaves it out when they set it to nil: an embedded module),
+// so every render reads the values as a cluster gives them.
+func DefaultRegistry() map[string]any {
+	return map[string]any{
+		"base":      "registry.example.com/modules-source/",
+		"dockercfg": base64.StdEncoding.EncodeToString([]byte(`{"auths":{"registry.example.com":{"auth":"bW9kdWxlczpzZWNyZXQ="}}}`)),
+		"scheme":    "https",
 	}
 }
 
@@ -270,6 +290,13 @@ func ModuleValues(instances any, settings map[string]any) (map[string]any, error
 		if err := json.Unmarshal(data, &vals); err != nil {
 			return nil, fmt.Errorf("decode settings: %w", err)
 		}
+	}
+	switch registry, ok := vals["registry"]; {
+	case !ok:
+		vals["registry"] = DefaultRegistry()
+	case registry == nil:
+		// An embedded module: Deckhouse gives it no registry value.
+		delete(vals, "registry")
 	}
 	internal, _ := vals["internal"].(map[string]any)
 	if internal == nil {

@@ -127,7 +127,6 @@ func TestDmtExclusionsNameRenderedExampleObjects(t *testing.T) {
 	}
 	walk(cfg)
 	vals, err := chartrender.ModuleValues(exampleInstances(t), map[string]any{
-		"registry": map[string]any{"dockercfg": "eyJhdXRocyI6e319"},
 		"internal": map[string]any{"webhookCert": webhookCert(t)},
 	})
 	if err != nil {

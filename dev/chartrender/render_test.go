@@ -635,9 +635,9 @@ func TestModuleObjects(t *testing.T) {
 			}
 			const ns = chartrender.Namespace
 			mustFind(t, objs, "Namespace", "", ns)
-			reg := typed[corev1.Secret](t, mustFind(t, objs, "Secret", ns, "deckhouse-registry"))
-			if reg.Type != corev1.SecretTypeDockerConfigJson || string(reg.Data[".dockerconfigjson"]) != `{"auths":{}}` {
-				t.Errorf("registry secret %s %q", reg.Type, reg.Data[".dockerconfigjson"])
+			reg := typed[corev1.Secret](t, mustFind(t, objs, "Secret", ns, "managed-starrocks-module-registry"))
+			if reg.Type != corev1.SecretTypeDockerConfigJson || !strings.Contains(string(reg.Data[".dockerconfigjson"]), "bW9kdWxlczpzZWNyZXQ=") {
+				t.Errorf("registry secret %s %q, want the ModuleSource's credentials", reg.Type, reg.Data[".dockerconfigjson"])
 			}
 			tls := typed[corev1.Secret](t, mustFind(t, objs, "Secret", ns, "managed-starrocks-webhook-tls"))
 			cert := webhookCert(t)

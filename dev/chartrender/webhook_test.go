@@ -111,3 +111,87 @@ func TestWebhookFollowsDeckhouseConventions(t *testing.T) {
 		}
 	}
 }
+
+// The webhook's VPA resizes pods in place only where the kubelet can: from
+// Kubernetes 1.33 (in-place pod resize beta, on by default); before, and when
+// the version is unknown, it evicts (Recreate: Auto means the same and dmt
+// refuses it as deprecated; Deckhouse refuses InPlaceOrRecreate below 1.33
+// with its policy deny-vpa-in-place-mode).
+func TestWebhookVPAResizesInPlaceOnlyWhereKubernetesCan(t *testing.T) {
+	r, err := chartrender.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for version, want := range map[string]string{
+		"1.36.3": "InPlaceOrRecreate", "1.33.0": "InPlaceOrRecreate", "1.33.1-gke.200": "InPlaceOrRecreate",
+		"1.32.9": "Recreate", "1.31.0": "Recreate", "": "Recreate",
+	} {
+		g := chartrender.DefaultGlobals()
+		g["discovery"].(map[string]any)["kubernetesVersion"] = version
+		objs, err := r.Render(moduleValues(t, nil), g)
+		if err != nil {
+			t.Fatalf("Kubernetes %q: %v", version, err)
+		}
+		vpa := mustFind(t, objs, "VerticalPodAutoscaler", chartrender.Namespace, "webhook")
+		if got, _, _ := unstructured.NestedString(vpa.Object, "spec", "updatePolicy", "updateMode"); got != want {
+			t.Errorf("Kubernetes %q: updateMode %q, want %q", version, got, want)
+		}
+	}
+}
+
+// Monitoring objects are rendered only where their CRDs are, as lib-helm
+// guards them: PodMonitor and PrometheusRules with the operator-prometheus-crd
+// module, GrafanaDashboardDefinitions with prometheus-crd. The PodMonitor is
+// in the module's namespace (labelled for Deckhouse's monitor watcher) with
+// prometheus: main.
+func TestMonitoringObjectsOnlyWhereTheirCRDsAre(t *testing.T) {
+	r, err := chartrender.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(objs []*unstructured.Unstructured) map[string]int {
+		out := map[string]int{}
+		for _, o := range objs {
+			out[o.GetKind()]++
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		modules []any
+		want    map[string]bool
+	}{
+		{[]any{"cert-manager", "operator-prometheus-crd", "prometheus-crd"}, map[string]bool{"PodMonitor": true, "PrometheusRule": true, "GrafanaDashboardDefinition": true}},
+		{[]any{"cert-manager", "operator-prometheus-crd"}, map[string]bool{"PodMonitor": true, "PrometheusRule": true}},
+		{[]any{"cert-manager", "prometheus-crd"}, map[string]bool{"GrafanaDashboardDefinition": true}},
+		{[]any{"cert-manager"}, map[string]bool{}},
+	} {
+		g := chartrender.DefaultGlobals()
+		g["enabledModules"] = tc.modules
+		objs, err := r.Render(moduleValues(t, nil), g)
+		if err != nil {
+			t.Fatalf("modules %v: %v", tc.modules, err)
+		}
+		got := count(objs)
+		for _, kind := range []string{"PodMonitor", "PrometheusRule", "GrafanaDashboardDefinition"} {
+			if (got[kind] > 0) != tc.want[kind] {
+				t.Errorf("modules %v: %d %s, want rendered = %v", tc.modules, got[kind], kind, tc.want[kind])
+			}
+		}
+		if pm := chartrender.Find(objs, "PodMonitor", chartrender.Namespace, "managed-starrocks-instances"); pm != nil && pm.GetLabels()["prometheus"] != "main" {
+			t.Errorf("PodMonitor labels %v, want prometheus: main", pm.GetLabels())
+		}
+	}
+	ns := mustFind(t, mustRender(t, r), "Namespace", "", chartrender.Namespace)
+	if ns.GetLabels()["prometheus.deckhouse.io/monitor-watcher-enabled"] != "true" {
+		t.Errorf("module namespace labels %v: Deckhouse's Prometheus would not read its PodMonitor", ns.GetLabels())
+	}
+}
+
+func mustRender(t *testing.T, r *chartrender.Renderer) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := r.Render(moduleValues(t, nil), chartrender.DefaultGlobals())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}

@@ -21,6 +21,13 @@ limitations under the License.
 // The binaries come from dev/scripts/tools.sh (built once from their Go
 // modules into a cache folder). Each ControlPlane lives in its own temporary
 // directory with random free ports, so tests can run side by side.
+//
+// RESTConfig is the control plane's admin (user "admin", system:masters),
+// which plays what a cluster runs outside the module under test (kubelet,
+// cert-manager, the installer). Other identities: ServiceAccountConfig (a
+// service account's own token) and UserConfig (a user, impersonated).
+// InstallPlatformPolicies adds Deckhouse's platform admission policies
+// (policies/deckhouse.yaml).
 package controlplane
 
 import (
@@ -133,7 +140,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		QPS:             200,
 		Burst:           400,
 	}
-	if cp.kubeconfig, err = writeKubeconfig(cp.dir, cp.restConfig); err != nil {
+	if cp.kubeconfig, err = writeKubeconfig(cp.dir, "kubeconfig", cp.restConfig); err != nil {
 		return nil, err
 	}
 	if err := waitReady(ctx, cp.apiserver, cp.restConfig, 90*time.Second); err != nil {
@@ -147,7 +154,13 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if cp.controller, err = startControllerManager(cp.dir, bin, cp.kubeconfig, pki); err != nil {
+		controllerConfig := rest.CopyConfig(cp.restConfig)
+		controllerConfig.BearerToken = pki.controllerToken
+		kubeconfig, err := writeKubeconfig(cp.dir, "kube-controller-manager.kubeconfig", controllerConfig)
+		if err != nil {
+			return nil, err
+		}
+		if cp.controller, err = startControllerManager(cp.dir, bin, kubeconfig, pki); err != nil {
 			return nil, err
 		}
 	}
@@ -266,7 +279,12 @@ func startControllerManager(dir, bin, kubeconfig string, pki *pki) (*process, er
 		"--bind-address=127.0.0.1",
 		"--secure-port=0",
 		"--leader-elect=false",
-		"--use-service-account-credentials=false",
+		// Each controller acts as its own service account in kube-system
+		// (system:serviceaccount:kube-system:statefulset-controller makes
+		// the PVCs of volumeClaimTemplates), as in kubeadm's clusters: the
+		// identities Deckhouse's admission policies let write objects
+		// labelled heritage: deckhouse (policies/deckhouse.yaml).
+		"--use-service-account-credentials=true",
 		"--service-account-private-key-file="+pki.saKey,
 		"--root-ca-file="+pki.caFile,
 		"--controllers=garbage-collector-controller,statefulset-controller,namespace-controller,serviceaccount-controller,replicaset-controller,deployment-controller,persistentvolume-protection-controller,persistentvolumeclaim-protection-controller,clusterrole-aggregation-controller",
@@ -424,13 +442,13 @@ func FreePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-func writeKubeconfig(dir string, cfg *rest.Config) (string, error) {
+func writeKubeconfig(dir, name string, cfg *rest.Config) (string, error) {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["local"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}
-	kc.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "admin"}
+	kc.AuthInfos["user"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken, Impersonate: cfg.Impersonate.UserName, ImpersonateGroups: cfg.Impersonate.Groups}
+	kc.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "user"}
 	kc.CurrentContext = "local"
-	path := filepath.Join(dir, "kubeconfig")
+	path := filepath.Join(dir, name)
 	return path, clientcmd.WriteToFile(*kc, path)
 }
 

@@ -36,6 +36,10 @@ type pki struct {
 	saKey       string
 	tokenFile   string
 	token       string
+	// controllerToken is kube-controller-manager's: the user
+	// system:kube-controller-manager, as in a real cluster (kubeadm's
+	// client certificate), which Deckhouse's policies exclude by name.
+	controllerToken string
 }
 
 func writePKI(dir string) (*pki, error) {
@@ -75,9 +79,16 @@ func writePKI(dir string) (*pki, error) {
 	if p.token, err = randomToken(); err != nil {
 		return nil, err
 	}
-	// token,user,uid,"group": system:masters is cluster-admin without RBAC objects.
-	line := fmt.Sprintf("%s,admin,admin,\"system:masters\"\n", p.token)
-	if err := os.WriteFile(p.tokenFile, []byte(line), 0o600); err != nil {
+	if p.controllerToken, err = randomToken(); err != nil {
+		return nil, err
+	}
+	// token,user,uid,"group": system:masters is cluster-admin without RBAC
+	// objects. kube-controller-manager gets it too so that its start does
+	// not wait for the bootstrap RBAC; its controllers act as their own
+	// service accounts in kube-system (--use-service-account-credentials).
+	lines := fmt.Sprintf("%s,admin,admin,\"system:masters\"\n%s,system:kube-controller-manager,system:kube-controller-manager,\"system:masters\"\n",
+		p.token, p.controllerToken)
+	if err := os.WriteFile(p.tokenFile, []byte(lines), 0o600); err != nil {
 		return nil, err
 	}
 	return p, nil

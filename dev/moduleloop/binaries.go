@@ -52,18 +52,37 @@ func BuildBinary(ctx context.Context, pkg, dir string) (string, error) {
 	return out, nil
 }
 
-// Webhook is a running admission webhook server on 127.0.0.1.
+// Webhook is an admission webhook server on 127.0.0.1: its Endpoint is
+// known from PrepareWebhook on, the process runs from Start on.
 type Webhook struct {
 	Endpoint WebhookEndpoint
 	cmd      *exec.Cmd
 	done     chan struct{}
 	Log      string
+
+	dir              string
+	port, healthPort int
 }
 
-// StartWebhook runs the webhook binary on loopback with a certificate for
-// 127.0.0.1 signed by a throwaway CA; it reads StarrocksClasses through the
-// kubeconfig.
+// StartWebhook is PrepareWebhook and Start at once.
 func StartWebhook(ctx context.Context, binary, kubeconfig, dir string) (*Webhook, error) {
+	w, err := PrepareWebhook(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Start(ctx, binary, kubeconfig); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// PrepareWebhook picks the webhook's ports and makes its certificate for
+// 127.0.0.1, signed by a throwaway CA, so that the module's webhook
+// configurations can point at it before it runs. The webhook runs as its
+// own service account, which the module's release makes: Start it once the
+// module's first pass is done, as the webhook's pod starts in a cluster
+// once its release is installed.
+func PrepareWebhook(dir string) (*Webhook, error) {
 	ca, err := testpki.NewCA("managed-starrocks local webhook CA")
 	if err != nil {
 		return nil, err
@@ -83,15 +102,25 @@ func StartWebhook(ctx context.Context, binary, kubeconfig, dir string) (*Webhook
 	if err != nil {
 		return nil, err
 	}
-	port, healthPort := ports[0], ports[1]
-	logPath := filepath.Join(dir, "webhook.log")
-	logFile, err := os.Create(logPath)
+	return &Webhook{
+		Endpoint: WebhookEndpoint{URL: "https://127.0.0.1:" + strconv.Itoa(ports[0]), CABundle: ca.CertPEM},
+		Log:      filepath.Join(dir, "webhook.log"),
+		done:     make(chan struct{}),
+		dir:      dir, port: ports[0], healthPort: ports[1],
+	}, nil
+}
+
+// Start runs the webhook binary; it reads StarrocksClasses through the
+// kubeconfig. It returns once the webhook is ready.
+func (w *Webhook) Start(ctx context.Context, binary, kubeconfig string) error {
+	certDir := filepath.Join(w.dir, "webhook-certs")
+	logFile, err := os.Create(w.Log)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cmd := exec.Command(binary,
-		"--listen=127.0.0.1:"+strconv.Itoa(port),
-		"--health-listen=127.0.0.1:"+strconv.Itoa(healthPort),
+		"--listen=127.0.0.1:"+strconv.Itoa(w.port),
+		"--health-listen=127.0.0.1:"+strconv.Itoa(w.healthPort),
 		"--tls-cert-file="+filepath.Join(certDir, "tls.crt"),
 		"--tls-key-file="+filepath.Join(certDir, "tls.key"),
 		"--kubeconfig="+kubeconfig,
@@ -104,41 +133,39 @@ func StartWebhook(ctx context.Context, binary, kubeconfig, dir string) (*Webhook
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		return nil, fmt.Errorf("start webhook: %w", err)
+		return fmt.Errorf("start webhook: %w", err)
 	}
-	w := &Webhook{
-		Endpoint: WebhookEndpoint{URL: "https://127.0.0.1:" + strconv.Itoa(port), CABundle: ca.CertPEM},
-		cmd:      cmd,
-		done:     make(chan struct{}),
-		Log:      logPath,
-	}
+	w.cmd = cmd
 	go func() { cmd.Wait(); logFile.Close(); close(w.done) }()
 
-	ready := fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)
+	ready := fmt.Sprintf("http://127.0.0.1:%d/readyz", w.healthPort)
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case <-w.done:
-			return nil, fmt.Errorf("webhook exited at start; see %s", logPath)
+			return fmt.Errorf("webhook exited at start; see %s", w.Log)
 		case <-ctx.Done():
 			w.Stop()
-			return nil, ctx.Err()
+			return ctx.Err()
 		default:
 		}
 		if resp, err := http.Get(ready); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return w, nil
+				return nil
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	w.Stop()
-	return nil, fmt.Errorf("webhook not ready in 30s; see %s", logPath)
+	return fmt.Errorf("webhook not ready in 30s; see %s", w.Log)
 }
 
-// Stop ends the webhook server.
+// Stop ends the webhook server (if it was started).
 func (w *Webhook) Stop() {
+	if w.cmd == nil {
+		return
+	}
 	select {
 	case <-w.done:
 		return

@@ -63,7 +63,23 @@ var DeckhouseNamespaces = []string{"d8-cert-manager", "d8-monitoring"}
 // Without them the Priority admission plugin refuses the pods.
 var DeckhousePriorityClasses = map[string]int32{"production-high": 9000, "cluster-medium": 7000}
 
-// PrepareCluster creates what Deckhouse itself would provide.
+// The module runs as Deckhouse runs it: its hooks (their kubeconfig and
+// the module loop's own client, which plays addon-operator) as Deckhouse's
+// service account, bound to cluster-admin as Deckhouse binds it
+// (deckhouse/deckhouse modules/002-deckhouse/templates/rbac-for-us.yaml);
+// the webhook as its own service account, which the module's release makes
+// (WebhookNamespace/WebhookServiceAccount, templates/webhook/rbac-for-us.yaml).
+const (
+	DeckhouseNamespace      = "d8-system"
+	DeckhouseServiceAccount = "deckhouse"
+	WebhookNamespace        = "d8-managed-starrocks"
+	WebhookServiceAccount   = "webhook"
+)
+
+// PrepareCluster creates what Deckhouse itself would provide: its
+// namespaces, PriorityClasses and service account, then its platform
+// admission policies (controlplane.InstallPlatformPolicies), last, since
+// they forbid anyone but Deckhouse to create d8-* namespaces.
 func PrepareCluster(ctx context.Context, cfg *rest.Config) error {
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -80,5 +96,25 @@ func PrepareCluster(ctx context.Context, cfg *rest.Config) error {
 			return fmt.Errorf("create PriorityClass %s: %w", name, err)
 		}
 	}
-	return nil
+	if err := controlplane.EnsureServiceAccount(ctx, cfg, DeckhouseNamespace, DeckhouseServiceAccount, "cluster-admin"); err != nil {
+		return err
+	}
+	return controlplane.InstallPlatformPolicies(ctx, cfg)
+}
+
+// Identities are the client configuration the module runs as (Deckhouse's
+// service account, with a token the API server issued: PrepareCluster made
+// the account) and a kubeconfig file for the webhook, as its own service
+// account. The webhook's account is the release's, made by the module's
+// first pass, which runs after the webhook has started; a token cannot be
+// requested for an account that does not exist yet, so the webhook's
+// kubeconfig impersonates its user name and groups instead: RBAC and
+// admission judge it exactly as its token would be judged.
+func Identities(ctx context.Context, cp *controlplane.ControlPlane) (module *rest.Config, webhookKubeconfig string, err error) {
+	if module, err = cp.ServiceAccountConfig(ctx, DeckhouseNamespace, DeckhouseServiceAccount); err != nil {
+		return nil, "", err
+	}
+	user, groups := controlplane.ServiceAccountUser(WebhookNamespace, WebhookServiceAccount)
+	webhookKubeconfig, err = cp.WriteKubeconfig("webhook.kubeconfig", cp.UserConfig(user, groups...))
+	return module, webhookKubeconfig, err
 }

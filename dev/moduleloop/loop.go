@@ -23,6 +23,11 @@ limitations under the License.
 // change. `make run` and the end-to-end tests use it. Development tooling,
 // never shipped.
 //
+// It acts as the identity Options.RESTConfig carries; the harness gives it
+// Deckhouse's service account (Identities), under Deckhouse's platform
+// admission policies (PrepareCluster), so what those refuse the module is
+// refused here too.
+//
 // Like Helm, it never deletes an object annotated helm.sh/resource-policy:
 // keep: not when it leaves the chart (prune reads the live object, as Helm's
 // upgrade does) and not on Uninstall, which plays Deckhouse disabling the

@@ -58,6 +58,12 @@ func Load() (*Schemas, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load openapi schemas: %w", err)
 	}
+	// addon-operator puts its own strict schema of the registry value
+	// (base, dockercfg, scheme, ca) into the values schemas of a module
+	// that comes from a ModuleSource (ValuesStorage.InjectRegistryValue),
+	// as this module always does.
+	storage.InjectRegistrySpec(validation.ValuesSchema)
+	storage.InjectRegistrySpec(validation.HelmValuesSchema)
 	return &Schemas{storage: storage, config: config, values: values}, nil
 }
 

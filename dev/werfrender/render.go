@@ -34,6 +34,37 @@ limitations under the License.
 //     werf-giterminism.yaml config.secrets, as werf's configuration loader
 //     demands in its default, strict giterminism mode.
 //
+// Why an emulation and not werf itself: werf is not buildable here from its
+// Go module. The module proxy this project may use refuses it (checked
+// 2026-12-04, from a scratch module under /tmp):
+//
+//	go list -m -versions github.com/werf/werf/v2
+//	  → reading https://proxy.golang.org/github.com/werf/werf/v2/@v/list: 403 Forbidden
+//	    (This module version is not available.)
+//	go mod download -json github.com/werf/werf/v2@v2.77.1   (the newest v2 tag)
+//	go mod download -json github.com/werf/werf/v2@v2.50.0
+//	go mod download -json github.com/werf/werf/v3@v3.2.0    (the newest tag; its go.mod still says /v2)
+//	  → each: .info: 403 Forbidden (This module version is not available.)
+//
+// so there is no `werf config render` to run (with giterminism on, as
+// Deckhouse CI does) and no build time to measure. Should the proxy serve it
+// one day, it belongs in dev/tools/werf like dev/tools/kube-apiserver, with a
+// test here rendering werf.yaml with both and comparing.
+//
+// What this emulation does not check, which the real werf would:
+//   - the rendered configuration against werf's own schema: unknown or
+//     misspelt directives, wrong types, stage names, `fromImage`/`from`
+//     references to images that do not exist, `dependencies`, `imageSpec`
+//     (the tests here check only the fields config.go decodes);
+//   - giterminism for files: werf reads .Files and `git` stage paths from the
+//     commit, and refuses uncommitted files not listed in allowUncommittedFiles
+//     and symlinks; the emulation reads the work tree (plus Overlay) and does
+//     not check allowUncommittedFiles, allowFiles or `git.add` paths exist;
+//   - werf's template functions the module does not use: an unknown function
+//     fails the render here, which werf might accept;
+//   - anything of the build itself: stage digests, build secrets actually
+//     being hidden from layers, the Dockerfile/stapel instructions running.
+//
 // It is development tooling: nothing here ships in the bundle.
 package werfrender
 

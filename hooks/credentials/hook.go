@@ -105,10 +105,11 @@ var Config = &pkg.HookConfig{
 					Key: shared.LabelState, Operator: metav1.LabelSelectorOpIn, Values: []string{shared.StateCredentials, shared.StateAgentCredentials, shared.StateKeystore, shared.StateUserCredentials},
 				}},
 			},
-			// Names, owners and the two labels a user Secret is deleted by:
-			// never data.
+			// Names, owners, the two labels a user Secret is deleted by and
+			// its heritage label (taken off a user Secret): never data.
 			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str),` +
 				` state: (.metadata.labels["` + shared.LabelState + `"] | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str),` +
+				` heritage: (.metadata.labels.heritage | str),` +
 				` owners: [(.metadata.ownerReferences // [])[] | {kind: (.kind | str), name: (.name | str), uid: (.uid | str)}]}`,
 		},
 		{
@@ -156,6 +157,7 @@ type SecretSnap struct {
 	Name      string  `json:"name"`
 	State     string  `json:"state"`
 	Instance  string  `json:"instance"`
+	Heritage  string  `json:"heritage"`
 	Owners    []Owner `json:"owners"`
 }
 
@@ -253,6 +255,13 @@ func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) erro
 			return w.Delete(ctx, kubewrite.Ref{APIVersion: "v1", Kind: "Secret", Namespace: d.Namespace, Name: d.Name}, "")
 		})
 	}
+	for _, u := range plan.Unlabel {
+		write(u.Instance, u.Name, "take the heritage label off", func() error {
+			input.Logger.Info("user Secret of an earlier version loses its heritage label, so that the agent may write it", "namespace", u.Namespace, "name", u.Name)
+			return w.Patch(ctx, kubewrite.Ref{APIVersion: "v1", Kind: "Secret", Namespace: u.Namespace, Name: u.Name}, types.MergePatchType,
+				[]byte(`{"metadata":{"labels":{"heritage":null}}}`))
+		})
+	}
 	for _, r := range plan.Reown {
 		write(r.Instance, r.Name, "re-own", func() error {
 			// A merge patch replaces the list: the PVC becomes the only owner.
@@ -327,6 +336,9 @@ type Plan struct {
 	Reown  []Reown
 	// Delete are user Secrets whose user the memory no longer declares.
 	Delete []Delete
+	// Unlabel are user Secrets of the module still labelled heritage:
+	// deckhouse (made by an earlier version): the label goes (secretLabels).
+	Unlabel []Reown
 	// Refused says which declared users got no Secret, and why.
 	Refused []string
 }
@@ -372,8 +384,13 @@ func Decide(instances []Instance, secrets []SecretSnap, pvcs []PVCSnap) Plan {
 		if deletable && memories[desired.Key(in.Namespace, in.Name)] == 1 {
 			plan.Delete = append(plan.Delete, staleUserSecrets(in, users, secrets, owner)...)
 		}
+		starrocks := shared.OwnerReference(in.Name, in.UID)
 		for _, w := range wants {
 			s, ok := existing[desired.Key(in.Namespace, w.Name)]
+			if ok && w.State == shared.StateUserCredentials && s.State == shared.StateUserCredentials && s.Heritage != "" &&
+				(ownedOnlyBy(s, owner) || ownedOnlyBy(s, starrocks)) {
+				plan.Unlabel = append(plan.Unlabel, Reown{Namespace: in.Namespace, Name: w.Name, Instance: in})
+			}
 			switch {
 			case !ok:
 				w.Owner = owner
@@ -423,12 +440,33 @@ func NewSecret(w Want) *corev1.Secret {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            w.Name,
 			Namespace:       w.Namespace,
-			Labels:          shared.InstanceLabels(w.Instance.Name, w.State),
+			Labels:          secretLabels(w.Instance.Name, w.State),
 			OwnerReferences: []metav1.OwnerReference{w.Owner},
 		},
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}
+}
+
+// secretLabels are the labels of a Secret the hook makes. A user's
+// connection Secret goes without heritage: deckhouse: the agent, which runs
+// as its instance's service account in the tenant namespace, writes its
+// connection keys, and Deckhouse's admission policy
+// label-objects.deckhouse.io lets only Deckhouse's own accounts
+// (system:serviceaccount:d8-*, kube-*) create, update or delete an object
+// carrying that label (deckhouse/deckhouse modules/002-deckhouse/templates/
+// validation.yaml). What still guards it: its d8ms- name, which Deckhouse's
+// policy d8ms-prefix.deckhouse.io lets only Deckhouse's and the managed
+// services' own d8ms-* accounts write (the same file), and the agent, which
+// rewrites every key that differs on each pass. The other Secrets hold the
+// module's own passwords and keep the label: only the hooks write them.
+// docs/ADMIN_GUIDE.md, "Security model", says who writes what.
+func secretLabels(instance, state string) map[string]string {
+	labels := shared.InstanceLabels(instance, state)
+	if state == shared.StateUserCredentials {
+		delete(labels, "heritage")
+	}
+	return labels
 }
 
 // String names a Want in test failures.

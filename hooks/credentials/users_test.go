@@ -273,6 +273,6 @@ func TestTheSecretSnapshotHoldsNoData(t *testing.T) {
 		`{"metadata":{"name":"d8ms-sr-olap-user.app","namespace":"team","labels":{"app.kubernetes.io/instance":"olap","managed-starrocks.deckhouse.io/state":"user-credentials"},`+
 			`"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"data\":{\"password\":\"c2VjcmV0\"}}"},"ownerReferences":[{"kind":"Starrocks","name":"olap","uid":"u"}]},`+
 			`"data":{"password":"c2VjcmV0"},"stringData":{"password":"secret"}}`, &got))
-	assert.Equal(t, map[string]any{"namespace": "team", "name": "d8ms-sr-olap-user.app", "state": "user-credentials", "instance": "olap",
+	assert.Equal(t, map[string]any{"namespace": "team", "name": "d8ms-sr-olap-user.app", "state": "user-credentials", "instance": "olap", "heritage": "",
 		"owners": []any{map[string]any{"kind": "Starrocks", "name": "olap", "uid": "u"}}}, got)
 }

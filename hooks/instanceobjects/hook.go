@@ -40,11 +40,17 @@ limitations under the License.
 // a version, so any change, deletion or decoy of an object makes its
 // instance render again on the next run, which the change itself triggers.
 //
-// The hook never deletes an instance object: the objects carry an
-// ownerReference to their Starrocks and go with it (garbage collection), and
-// an instance that loses its desired state (invalid without memory, beyond
-// a limit) keeps the objects it has. It deletes only the records
-// of Starrocks that are gone.
+// The objects carry an ownerReference to their Starrocks and go with it
+// (garbage collection); an instance that loses its desired state (invalid
+// without memory, beyond a limit) keeps the objects it has. The hook deletes
+// an instance object only when pruning (prune.go): once a render is written
+// completely, an object the instance's last record lists and the render no
+// longer has (a kind or name a new module version dropped) is deleted
+// through kubewrite, if it is still the recorded object (UID) with the
+// module's labels and an ownerReference to that Starrocks — never a
+// look-alike a tenant made, never a StatefulSet, PersistentVolumeClaim or
+// Secret (neverPruned says why). It also deletes the records of Starrocks
+// that are gone.
 package instanceobjects
 
 import (
@@ -182,6 +188,8 @@ func snapshotName(k instanceobjects.Kind) string { return "instance_" + k.Kind }
 type writer interface {
 	CreateOrUpdate(ctx context.Context, o *unstructured.Unstructured) (*unstructured.Unstructured, error)
 	CreateIfNotExists(ctx context.Context, o *unstructured.Unstructured) (bool, error)
+	Get(ctx context.Context, r kubewrite.Ref) (*unstructured.Unstructured, error)
+	Delete(ctx context.Context, r kubewrite.Ref, uid string) error
 }
 
 // Handle renders and writes the objects of the instances that are not
@@ -505,14 +513,28 @@ func apply(ctx context.Context, w writer, module instanceobjects.Module, s *stat
 		}
 		rec := &applied.Record{Namespace: e.namespace, Name: e.name, UID: e.id}
 		var refusal error
-		var refusedRef kubewrite.Ref
+		var refusedObject string
 		for _, o := range objs {
 			stored, err := w.CreateOrUpdate(ctx, o)
 			if err != nil {
-				refusal, refusedRef = err, kubewrite.RefOf(o)
+				refusal, refusedObject = err, kubewrite.RefOf(o).String()
 				break
 			}
 			rec.Objects = append(rec.Objects, objectOf(stored))
+		}
+		if refusal == nil {
+			// Everything rendered is written: what the last record lists
+			// and this render no longer has goes (prune.go).
+			left, ref, err := prune(ctx, w, e, pruneCandidates(e.record, objs))
+			if err != nil {
+				refusal, refusedObject = err, "delete of "+ref.String()
+				rec.Objects = append(rec.Objects, left...)
+			}
+		} else {
+			// The record keeps what the last one listed and this attempt
+			// did not write, so the run that completes the render still
+			// knows what to prune.
+			rec.Objects = append(rec.Objects, notWritten(e.record, rec.Objects)...)
 		}
 		switch {
 		case refusal != nil && kubewrite.Gone(refusal):
@@ -521,7 +543,7 @@ func apply(ctx context.Context, w writer, module instanceobjects.Module, s *stat
 			continue
 		case refusal != nil:
 			res.refused++
-			rec.Refused = &applied.Refusal{Object: refusedRef.String(), Message: kubewrite.Refusal(refusal), Time: metav1.NewTime(now)}
+			rec.Refused = &applied.Refusal{Object: refusedObject, Message: kubewrite.Refusal(refusal), Time: metav1.NewTime(now)}
 			if old := e.record; old != nil && old.Refused != nil && old.Refused.Object == rec.Refused.Object &&
 				(old.Refused.Message == rec.Refused.Message || now.Sub(old.Refused.Time.Time) < refusalRefresh) {
 				// The same refusal again: the record and the Event stay as
@@ -559,9 +581,28 @@ func render(module instanceobjects.Module, instance map[string]any, namespace st
 	return objs, nil
 }
 
+// notWritten are the objects of the last record that written does not have
+// (by kind and name).
+func notWritten(last *applied.Record, written []applied.Object) []applied.Object {
+	if last == nil {
+		return nil
+	}
+	have := make(map[[2]string]bool, len(written))
+	for _, o := range written {
+		have[[2]string{o.Kind, o.Name}] = true
+	}
+	var out []applied.Object
+	for _, o := range last.Objects {
+		if !have[[2]string{o.Kind, o.Name}] {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // objectOf is what the record keeps of an object the API server stored.
 func objectOf(o *unstructured.Unstructured) applied.Object {
-	out := applied.Object{Kind: o.GetKind(), Name: o.GetName(), UID: string(o.GetUID())}
+	out := applied.Object{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Name: o.GetName(), UID: string(o.GetUID())}
 	if g := o.GetGeneration(); g > 0 {
 		out.Version = fmt.Sprintf("g%d", g)
 		owners := make([]ownerRef, 0, len(o.GetOwnerReferences()))

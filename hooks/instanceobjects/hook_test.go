@@ -432,3 +432,25 @@ func TestMissingModuleInputsFailTheRun(t *testing.T) {
 	require.Error(t, f.HookError())
 	assert.Contains(t, f.HookError().Error(), "global.modulesImages.digests.managedStarrocks.starrocksFe")
 }
+
+// An external module's registry (managedStarrocks.registry.base, which
+// Deckhouse sets from the ModuleSource) is where the instance pods' images
+// come from, read by the hook from its values as lib-helm's
+// helm_lib_module_image reads it: <base>/managed-starrocks@<digest>.
+func TestInstanceImagesComeFromTheModulesRegistry(t *testing.T) {
+	instances := exampleInstances(t)
+	c := newCluster(t, instances)
+	c.f.ValuesSet("managedStarrocks.registry.base", "registry.example.com/modules-source/")
+	c.run(t)
+	for _, o := range c.live(t, "team-a") {
+		if o.GetKind() != "StatefulSet" {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		require.NotEmpty(t, containers)
+		for _, x := range containers {
+			image, _ := x.(map[string]any)["image"].(string)
+			assert.True(t, strings.HasPrefix(image, "registry.example.com/modules-source/managed-starrocks@sha256:"), "%s: image %s", o.GetName(), image)
+		}
+	}
+}

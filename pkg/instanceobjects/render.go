@@ -123,10 +123,11 @@ func load() (*chart.Chart, string, error) {
 // images, the cluster domain and the module settings that shape instance
 // objects. Nothing else reaches them, so nothing else re-renders instances.
 type Module struct {
-	RegistryBase  string            `json:"registryBase"`
-	Digests       map[string]string `json:"digests"`
-	ClusterDomain string            `json:"clusterDomain"`
-	LogLevel      string            `json:"logLevel,omitempty"`
+	// ImageRepository is where the module's images are (ImageRepository).
+	ImageRepository string            `json:"imageRepository"`
+	Digests         map[string]string `json:"digests"`
+	ClusterDomain   string            `json:"clusterDomain"`
+	LogLevel        string            `json:"logLevel,omitempty"`
 	// Certificates is the module setting certificates (clusterIssuerName,
 	// duration, renewBefore).
 	Certificates map[string]any `json:"certificates,omitempty"`
@@ -134,15 +135,39 @@ type Module struct {
 	PVCRetention string `json:"pvcRetention,omitempty"`
 }
 
+// ModuleName is the module's name, the last element of its images'
+// repository in an external module's registry.
+const ModuleName = "managed-starrocks"
+
+// ImageRepository is the repository of the module's images as lib-helm's
+// helm_lib_module_image computes it for a module without .Module.Package
+// (deckhouse/lib-helm charts/helm_lib/templates/_module_image.tpl, the
+// "handle external modules registry" branch): Deckhouse gives an external
+// module the registry of its ModuleSource as managedStarrocks.registry
+// (base, dockercfg, scheme, CA, path; reference modules such as
+// deckhouse/csi-nfs and deckhouse/sds-local-volume read
+// .Values.<module>.registry.dockercfg, and dmt renders modules with it), and
+// the images are <base without surrounding slashes>/managed-starrocks. Without
+// it (an embedded module, the local harness) the platform's own
+// global.modulesImages.registry.base, as lib-helm falls back. The chart's
+// twin is templates/_helpers.tpl ms.imageRepository; dev/chartrender
+// TestImagesComeFromTheModulesRegistry holds them to the same answer.
+func ImageRepository(get func(path string) gjson.Result) string {
+	if base := strings.Trim(get("managedStarrocks.registry.base").String(), "/"); base != "" {
+		return base + "/" + ModuleName
+	}
+	return get("global.modulesImages.registry.base").String()
+}
+
 // ModuleFromValues reads Module from the values tree ({global, managedStarrocks})
 // through get, a gjson path lookup (the hooks' input.Values.Get).
 func ModuleFromValues(get func(path string) gjson.Result) Module {
 	m := Module{
-		RegistryBase:  get("global.modulesImages.registry.base").String(),
-		Digests:       map[string]string{},
-		ClusterDomain: get("global.discovery.clusterDomain").String(),
-		LogLevel:      get("managedStarrocks.logLevel").String(),
-		PVCRetention:  get("managedStarrocks.instances.persistentVolumeClaimRetention").String(),
+		ImageRepository: ImageRepository(get),
+		Digests:         map[string]string{},
+		ClusterDomain:   get("global.discovery.clusterDomain").String(),
+		LogLevel:        get("managedStarrocks.logLevel").String(),
+		PVCRetention:    get("managedStarrocks.instances.persistentVolumeClaimRetention").String(),
 	}
 	for _, name := range Images {
 		if d := get("global.modulesImages.digests.managedStarrocks." + name).String(); d != "" {
@@ -158,8 +183,8 @@ func ModuleFromValues(get func(path string) gjson.Result) Module {
 // Check says what is missing for any instance to render.
 func (m Module) Check() error {
 	var missing []string
-	if m.RegistryBase == "" {
-		missing = append(missing, "global.modulesImages.registry.base")
+	if m.ImageRepository == "" {
+		missing = append(missing, "managedStarrocks.registry.base (an external module's registry) or global.modulesImages.registry.base")
 	}
 	for _, name := range Images {
 		if m.Digests[name] == "" {
@@ -215,7 +240,9 @@ func (m Module) values(instance map[string]any) map[string]any {
 		"managedStarrocks": settings,
 		"global": map[string]any{
 			"modulesImages": map[string]any{
-				"registry": map[string]any{"base": m.RegistryBase},
+				// The instance templates' ms.image reads the repository
+				// here, computed once above.
+				"registry": map[string]any{"base": m.ImageRepository},
 				"digests":  map[string]any{"managedStarrocks": digests},
 			},
 			"discovery": map[string]any{"clusterDomain": m.ClusterDomain},

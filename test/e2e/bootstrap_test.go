@@ -17,15 +17,11 @@ limitations under the License.
 package e2e_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
@@ -100,8 +96,5 @@ func (e *env) reportAgent(namespace, pod string, st agentconfig.Status) {
 	st.UpdatedAt = time.Now().UTC().Format(time.RFC3339)
 	data, _ := json.Marshal(st)
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{agentconfig.StatusAnnotation: string(data)}}})
-	e.eventually("report on pod "+pod, func() (bool, string) {
-		_, err := e.kube.CoreV1().Pods(namespace).Patch(context.Background(), pod, types.MergePatchType, patch, metav1.PatchOptions{})
-		return err == nil, fmt.Sprint(err)
-	})
+	e.patchPodAsAgent(namespace, pod, patch)
 }

@@ -59,7 +59,7 @@ func TestCertificateErrorWithClientsStillServed(t *testing.T) {
 	e.apply(instance(ns, name, "Standalone", ""))
 	pod := e.waitFirstFrontendPod(ns, name)
 
-	a := startSidecar(t, e.cp.KubeconfigPath(), ns, name, pod)
+	a := startSidecar(t, e.agentKubeconfig(ns, pod), ns, name, pod)
 	e.eventually("TLSReady from the agent's report", func() (bool, string) {
 		status, reason, message := e.condition(ns, name, "TLSReady")
 		return status == "True", fmt.Sprintf("%s %s: %s", status, reason, message)

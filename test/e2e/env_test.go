@@ -38,6 +38,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
@@ -84,6 +85,9 @@ type env struct {
 	stopLoop func()
 	passErr  chan error
 	settings map[string]any
+	// moduleConfig is the identity the module runs as (Deckhouse's
+	// service account: moduleloop.Identities).
+	moduleConfig *rest.Config
 	// globals replace chartrender.DefaultGlobals when set (a module
 	// release with other images: rollout_test.go).
 	globals map[string]any
@@ -116,14 +120,24 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	if e.client, err = kubeutil.NewClient(cp.RESTConfig()); err != nil {
 		t.Fatal(err)
 	}
+	var webhookKubeconfig string
+	if e.moduleConfig, webhookKubeconfig, err = moduleloop.Identities(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
 	if !opts.noWebhook {
-		if e.webhook, err = moduleloop.StartWebhook(ctx, webhookBin, cp.KubeconfigPath(), t.TempDir()); err != nil {
+		if e.webhook, err = moduleloop.PrepareWebhook(t.TempDir()); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(e.webhook.Stop)
 	}
 	e.startModule()
 	t.Cleanup(func() { e.stopModule() })
+	if e.webhook != nil {
+		// Its service account and RBAC come with the module's release.
+		if err := e.webhook.Start(ctx, webhookBin, webhookKubeconfig); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return e
 }
 
@@ -136,7 +150,7 @@ func (e *env) startModule() {
 		wh = &e.webhook.Endpoint
 	}
 	loop, err := moduleloop.New(moduleloop.Options{
-		RESTConfig:  e.cp.RESTConfig(),
+		RESTConfig:  rest.CopyConfig(e.moduleConfig),
 		HooksBinary: hooksBin,
 		Settings:    e.settings,
 		Globals:     e.globals,

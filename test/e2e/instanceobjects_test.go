@@ -29,8 +29,10 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/instanceobjects"
 )
 
-// TestInstanceObjectsComeBackAndFollowTheSpecAndTheClass plays a tenant who
-// deletes objects of their instance: the instanceobjects hook, not Helm,
+// TestInstanceObjectsComeBackAndFollowTheSpecAndTheClass plays someone who
+// deletes objects of an instance (the control plane's admin: Deckhouse's
+// policies refuse it to a tenant, TestUnderDeckhousePlatformPolicies, and
+// an older Deckhouse may lack them): the instanceobjects hook, not Helm,
 // writes them, so the module loop's passes must bring them back. A changed
 // spec then rewrites every object of the instance through the real
 // apiserver (Update of a Service keeps its allocated clusterIP). Last, the

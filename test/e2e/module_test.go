@@ -375,9 +375,7 @@ func (e *env) reportAgentTLS(namespace, pod string) {
 	}
 	data, _ := json.Marshal(status)
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{agentconfig.StatusAnnotation: string(data)}}})
-	if _, err := e.kube.CoreV1().Pods(namespace).Patch(context.Background(), pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		e.t.Fatalf("annotate pod %s: %v", pod, err)
-	}
+	e.patchPodAsAgent(namespace, pod, patch)
 }
 
 // markCertificateReady plays cert-manager.

@@ -185,10 +185,7 @@ func (e *env) reportNodes(namespace, pod, leaderHost string, nodes []agentconfig
 	}
 	data, _ := json.Marshal(status)
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{agentconfig.StatusAnnotation: string(data)}}})
-	e.eventually("report on pod "+pod, func() (bool, string) {
-		_, err := e.kube.CoreV1().Pods(namespace).Patch(context.Background(), pod, types.MergePatchType, patch, metav1.PatchOptions{})
-		return err == nil, fmt.Sprint(err)
-	})
+	e.patchPodAsAgent(namespace, pod, patch)
 }
 
 // oldStarRocksVersion is the version every node reports before an upgrade.

@@ -27,7 +27,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
@@ -128,7 +127,5 @@ func (e *env) reportMembership(namespace, pod string, m *agentconfig.MembershipS
 	}
 	data, _ := json.Marshal(status)
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{agentconfig.StatusAnnotation: string(data)}}})
-	if _, err := e.kube.CoreV1().Pods(namespace).Patch(context.Background(), pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		e.t.Fatalf("annotate pod %s: %v", pod, err)
-	}
+	e.patchPodAsAgent(namespace, pod, patch)
 }

@@ -62,7 +62,7 @@ func TestUsersAndDatabasesAsCode(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.configMapData(ns, fe+"-config")[agentconfig.FileName].(string)), &rendered); err != nil {
 		t.Fatal(err)
 	}
-	a := startSidecar(t, e.cp.KubeconfigPath(), ns, name, pod, rendered.Frontends[0])
+	a := startSidecar(t, e.agentKubeconfig(ns, pod), ns, name, pod, rendered.Frontends[0])
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go a.followConfigMap(ctx, e, ns, fe+"-config")

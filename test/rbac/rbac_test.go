@@ -67,7 +67,7 @@ var wantRoles = []string{
 	"d8:manage:permission:module:managed-starrocks:view",
 	"d8:use:capability:module:managed-starrocks:edit",
 	"d8:use:capability:module:managed-starrocks:view",
-	"d8:user-authz:managed-starrocks:cluster-admin",
+	"d8:user-authz:managed-starrocks:cluster-editor",
 	"d8:user-authz:managed-starrocks:editor",
 	"d8:user-authz:managed-starrocks:user",
 }
@@ -281,9 +281,9 @@ func users(t *testing.T, rendered []*rbacv1.ClusterRole) []user {
 	for _, l := range accessLevels {
 		allowed := clusterRead
 		switch l {
-		case "Editor", "Admin", "ClusterEditor":
+		case "Editor", "Admin":
 			allowed = clusterWrite
-		case "ClusterAdmin":
+		case "ClusterEditor", "ClusterAdmin":
 			allowed = concat(clusterWrite, classes(writeVerbs))
 		}
 		us = append(us, user{name: "clusterauthorizationrule-" + strings.ToLower(l), roles: userAuthzRoles(t, rendered, l), allowed: allowed})

@@ -128,7 +128,11 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	webhook, err := moduleloop.StartWebhook(ctx, webhookBin, cp.KubeconfigPath(), dir)
+	moduleConfig, webhookKubeconfig, err := moduleloop.Identities(ctx, cp)
+	if err != nil {
+		return err
+	}
+	webhook, err := moduleloop.PrepareWebhook(dir)
 	if err != nil {
 		return err
 	}
@@ -136,7 +140,6 @@ func run(ctx context.Context) error {
 		say("stopping the webhook")
 		webhook.Stop()
 	}()
-	say("webhook serving on %s (log: %s)", webhook.Endpoint.URL, webhook.Log)
 
 	hookLog, err := os.Create(filepath.Join(dir, "module.log"))
 	if err != nil {
@@ -144,7 +147,7 @@ func run(ctx context.Context) error {
 	}
 	defer hookLog.Close()
 	loop, err := moduleloop.New(moduleloop.Options{
-		RESTConfig:  cp.RESTConfig(),
+		RESTConfig:  moduleConfig,
 		HooksBinary: hooksBin,
 		Settings:    map[string]any{},
 		Webhook:     &webhook.Endpoint,
@@ -179,6 +182,12 @@ func run(ctx context.Context) error {
 	case <-ctx.Done():
 		return nil
 	}
+	// The webhook runs as its own service account, which the first pass
+	// made with its RBAC, as its pod starts after the release in a cluster.
+	if err := webhook.Start(ctx, webhookBin, webhookKubeconfig); err != nil {
+		return err
+	}
+	say("webhook serving on %s as service account %s/%s (log: %s)", webhook.Endpoint.URL, moduleloop.WebhookNamespace, moduleloop.WebhookServiceAccount, webhook.Log)
 
 	if err := applyExamples(ctx, cp, client); err != nil {
 		return err

@@ -22,7 +22,10 @@ limitations under the License.
 // "current" is decided from the objects themselves — a tenant cannot forge a
 // UID or a resourceVersion, while it can copy any annotation — and it holds
 // the last refusal, which the instances hook reports in the instance's
-// status (condition ObjectsApplied).
+// status (condition ObjectsApplied). It is also what the hook prunes by: an
+// object the record lists that the current render no longer has was made by
+// the module for this instance (the tenant namespace alone cannot say so:
+// a tenant can label its own objects like the module's).
 package applied
 
 import (
@@ -62,9 +65,13 @@ type Record struct {
 
 // Object is one written object as the API server stored it.
 type Object struct {
-	Kind string `json:"kind"`
-	Name string `json:"name"`
-	UID  string `json:"uid"`
+	// APIVersion lets a later module version find an object of a kind it no
+	// longer renders (pruning); records written before it was kept have
+	// none, and the kind's apiVersion of pkg/instanceobjects.Kinds is used.
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	UID        string `json:"uid"`
 	// Version is "g<generation>" for kinds with a generation (their status
 	// changes do not bump it; a metadata digest covers what it does not),
 	// else "rv<resourceVersion>".

@@ -204,6 +204,22 @@ func (w *Writer) Patch(ctx context.Context, r Ref, pt types.PatchType, data []by
 	return nil
 }
 
+// Get reads one object; nil, nil when it is not there.
+func (w *Writer) Get(ctx context.Context, r Ref) (*unstructured.Unstructured, error) {
+	ri, err := w.resource(r)
+	if err != nil {
+		return nil, err
+	}
+	o, err := ri.Get(ctx, r.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", r, err)
+	}
+	return o, nil
+}
+
 // Delete deletes an object in the background (its dependents are collected
 // afterwards). With a uid, only the object of that UID: a look-alike
 // re-created under the name in the meantime stays. An object that is gone

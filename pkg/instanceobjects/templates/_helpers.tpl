@@ -14,7 +14,9 @@ for an entry that slipped past it.
 */ -}}
 
 {{- /* Image reference by digest, name as werf names it (starrocksFe,
-starrocksBe, agent). pkg/instanceobjects checks the digests exist. */ -}}
+starrocksBe, agent). pkg/instanceobjects checks the digests exist, and
+hands the images' repository as registry.base of this render tree: computed
+there as lib-helm computes it for an external module (ImageRepository). */ -}}
 {{- define "ms.image" -}}
 {{- $images := (index . 0).Values.global.modulesImages -}}
 {{- printf "%s@%s" $images.registry.base (index $images.digests.managedStarrocks (index . 1)) -}}
