@@ -464,6 +464,36 @@ func orphanBackupWrites(all []BackupSnap, instances []*v1alpha1.Starrocks) []Bac
 	return out
 }
 
+// unrunnableBackupWrites fail the StarrocksBackups that never started and
+// cannot: their instance does not exist in their namespace or has no
+// spec.backup (admission refuses both; this catches what got past it). A
+// backup that ran keeps its status: backups outlive their instance.
+func unrunnableBackupWrites(all []BackupSnap, instances []*v1alpha1.Starrocks) []BackupWrite {
+	byKey := map[string]*v1alpha1.Starrocks{}
+	for _, sr := range instances {
+		byKey[desired.Key(sr.Namespace, sr.Name)] = sr
+	}
+	var out []BackupWrite
+	for _, b := range all {
+		if b.Unreadable != "" || b.Deleting || b.Phase != "" {
+			continue
+		}
+		sr := byKey[desired.Key(b.Namespace, b.Instance)]
+		var msg string
+		switch {
+		case sr == nil:
+			msg = fmt.Sprintf("There is no Starrocks %q in namespace %s, so nothing was backed up.", b.Instance, b.Namespace)
+		case sr.Spec.Backup == nil:
+			msg = fmt.Sprintf("Starrocks %q has no spec.backup, so there is no storage to back it up to.", b.Instance)
+		default:
+			continue
+		}
+		data, _ := json.Marshal(map[string]any{"status": v1alpha1.StarrocksBackupStatus{Phase: v1alpha1.BackupPhaseFailed, Message: truncate(msg)}})
+		out = append(out, BackupWrite{Instance: desired.Key(b.Namespace, b.Instance), Namespace: b.Namespace, Name: b.Name, What: "status", Patch: data})
+	}
+	return out
+}
+
 func sameStatus(raw string, st v1alpha1.StarrocksBackupStatus) bool {
 	var old v1alpha1.StarrocksBackupStatus
 	if json.Unmarshal([]byte(raw), &old) != nil {

@@ -338,3 +338,25 @@ func TestARunningJobHoldsTheRolloutForABoundedTime(t *testing.T) {
 	o = Observed{RestoreReport: &agentconfig.RestoreStatus{Phase: agentconfig.BackupPhaseRunning, StartTime: "2026-12-05T11:30:00Z"}}
 	assert.Contains(t, backupJobRunning(o, now), "A restore runs")
 }
+
+func TestABackupThatCannotRunIsFailedAndOneThatRanIsKept(t *testing.T) {
+	plain := backedUpInstance()
+	plain.Name, plain.Spec.Backup = "plain", nil
+	snaps := []BackupSnap{
+		{Namespace: "team", Name: "of-nobody", Instance: "nobody"},
+		{Namespace: "team", Name: "of-plain", Instance: "plain"},
+		{Namespace: "team", Name: "of-olap", Instance: "olap"},
+		{Namespace: "team", Name: "old", Instance: "nobody", Phase: "Completed"},
+		{Namespace: "evil", Name: "elsewhere", Instance: "olap"},
+	}
+	writes := unrunnableBackupWrites(snaps, []*v1alpha1.Starrocks{backedUpInstance(), plain})
+	got := map[string]string{}
+	for _, w := range writes {
+		got[w.Namespace+"/"+w.Name] = string(w.Patch)
+	}
+	assert.Len(t, got, 3)
+	assert.Contains(t, got["team/of-nobody"], `There is no Starrocks \"nobody\" in namespace team`)
+	assert.Contains(t, got["team/of-plain"], "has no spec.backup")
+	assert.Contains(t, got["evil/elsewhere"], `There is no Starrocks \"olap\" in namespace evil`, "an instance of another namespace does not count")
+	assert.Contains(t, got["team/of-nobody"], `"phase":"Failed"`)
+}

@@ -407,6 +407,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 		}
 	}
 	plan.BackupWrites = append(plan.BackupWrites, orphanBackupWrites(s.Backups, s.Instances)...)
+	plan.BackupWrites = append(plan.BackupWrites, unrunnableBackupWrites(s.Backups, s.Instances)...)
 	cache.Retain(s.Classes)
 	return plan
 }
