@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
@@ -359,4 +361,66 @@ func TestABackupThatCannotRunIsFailedAndOneThatRanIsKept(t *testing.T) {
 	assert.Contains(t, got["team/of-plain"], "has no spec.backup")
 	assert.Contains(t, got["evil/elsewhere"], `There is no Starrocks \"olap\" in namespace evil`, "an instance of another namespace does not count")
 	assert.Contains(t, got["team/of-nobody"], `"phase":"Failed"`)
+}
+
+// The whole path of a restore through the hook: the entry asks the agent
+// to restore and keeps the client ports closed although the accounts are
+// ready; once the leader reports that restore Completed, Restored is True
+// and the ports open.
+func TestHookKeepsARestoringInstanceClosedUntilItsRestoreCompleted(t *testing.T) {
+	copyYAML := strings.Replace(backedUpYAML("copy"), olapUID, "aaaabbbb-cccc-4ddd-8eee-ffff00001111", 1) + "  restore: {backupName: olap-now}\n"
+	source := `
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksBackup
+metadata: {name: olap-now, namespace: team, uid: ` + setUID + `}
+spec: {instanceName: olap}
+status:
+  phase: Completed
+  instanceUID: ` + olapUID + `
+  instanceType: Standalone
+  location: s3://team-backups/team/olap-0b1c2d3e
+  completionTime: "2026-12-01T03:04:00Z"
+  databases: [{name: sales, label: ` + agentconfig.BackupLabel(agentconfig.BackupLabelPrefix(setUID), "sales") + `, backupTimestamp: 2026-12-01-03-00-05, state: FINISHED}]
+`
+	status := func(restore any) string {
+		data, _ := json.Marshal(map[string]any{"tls": map[string]any{"ready": true}, "accounts": map[string]any{"ready": true},
+			"membership": map[string]any{"leader": "d8ms-sr-copy-0.d8ms-sr-copy-fe-headless.team.svc.cluster.local"}, "restore": restore, "updatedAt": "x"})
+		return string(data)
+	}
+	objects := func(restore any) string {
+		o := readyObjectsYAML("copy", 1, 1)
+		i := strings.Index(o, "    managed-starrocks.deckhouse.io/agent-status: '")
+		j := strings.Index(o[i:], "\n")
+		return o[:i] + "    managed-starrocks.deckhouse.io/agent-status: '" + status(restore) + "'" + o[i+j:]
+	}
+	entry := func(f interface {
+		KubernetesResource(kind, ns, name string) *unstructured.Unstructured
+	}) desired.Instance {
+		cm := f.KubernetesResource("ConfigMap", "d8-managed-starrocks", "desired-aaaabbbb-cccc-4ddd-8eee-ffff00001111")
+		require.NotNil(t, cm)
+		var e desired.Instance
+		require.NoError(t, json.Unmarshal([]byte(cm.Object["data"].(map[string]any)["instance.json"].(string)), &e))
+		return e
+	}
+	f := newHook(t)
+	state := backupClassYAML + "---" + copyYAML + "---" + source
+	f.KubeStateSet(state + "---" + objects(nil))
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	e := entry(f)
+	require.NotNil(t, e.AgentConfig.Restore, "the agent is asked to restore")
+	assert.Equal(t, "s3://team-backups/team/olap-0b1c2d3e", e.AgentConfig.Restore.Repository.Location)
+	assert.True(t, e.AgentConfig.Restore.Repository.ReadOnly)
+	assert.False(t, e.Network.ClientPortsOpen, "the client ports opened during a restore")
+	st := statusOf(t, f, "copy")
+	s, r, _ := condition(st, v1alpha1.ConditionRestored)
+	assert.Equal(t, []string{"False", ReasonRestoring}, []string{s, r})
+
+	token := e.AgentConfig.Restore.Token
+	f.KubeStateSet(state + "---" + objects(map[string]any{"token": token, "phase": "Completed", "databases": []any{map[string]any{"name": "sales", "state": "FINISHED"}}}))
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	assert.True(t, entry(f).Network.ClientPortsOpen, "the client ports stay closed after the restore completed")
+	s, r, _ = condition(statusOf(t, f, "copy"), v1alpha1.ConditionRestored)
+	assert.Equal(t, []string{"True", ReasonRestored}, []string{s, r})
 }
