@@ -95,6 +95,11 @@ type StarrocksClassSpec struct {
 	// Limits on the databases, roles and users instances declare.
 	// +optional
 	Accounts *ClassAccounts `json:"accounts,omitempty"`
+
+	// Backup policy: whether instances may back up and restore, to which
+	// endpoints, how often and how long. Without it, backups are refused.
+	// +optional
+	Backup *ClassBackupPolicy `json:"backup,omitempty"`
 }
 
 // ClassTopology limits the topologies of instances.
@@ -174,10 +179,13 @@ type ValidationRule struct {
 	// catalogTrashExpireSecond), `frontend` and `backend` (cpu.cores,
 	// cpu.coreFraction, memory.size and persistentVolumeClaim.size in bytes;
 	// backend.replicas), `type`, `databases` (the names of spec.databases),
-	// `roles` (name, roles and privileges: database, object, privileges) and
-	// `users` (name, roles and hasPasswordSecret). Examples:
+	// `roles` (name, roles and privileges: database, object, privileges),
+	// `users` (name, roles and hasPasswordSecret) and `backup` (enabled,
+	// endpoint, host, schedule, suspend, keepLast, keepWithinSeconds,
+	// include, exclude, restore). Examples:
 	// `configuration.streamingLoadMaxMb <= 10240`,
-	// `users.all(u, u.hasPasswordSecret)`.
+	// `users.all(u, u.hasPasswordSecret)`,
+	// `!backup.enabled || backup.keepLast >= 3`.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
 	Rule string `json:"rule"`

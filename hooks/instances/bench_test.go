@@ -49,7 +49,12 @@ func (d benchDC) GetClock() clockwork.Clock { return d.clock }
 // steadyState builds the snapshots of a cluster in which every instance is
 // deployed and its status is current: the common full reconcile, triggered by
 // any event, that must write nothing.
-func steadyState(b *testing.B, n int) helpers.StaticSnapshots {
+//
+// With backups > 0 every instance has spec.backup (a daily schedule whose
+// slot is not due, keepLast 30) and that many Completed StarrocksBackup
+// objects (issue 26), so the run plans, bounds and reports them and still
+// writes nothing.
+func steadyState(b *testing.B, n, backups int) helpers.StaticSnapshots {
 	b.Helper()
 	var classes []*v1alpha1.StarrocksClass
 	for c := range 5 {
@@ -76,8 +81,14 @@ func steadyState(b *testing.B, n int) helpers.StaticSnapshots {
 			Memory:                v1alpha1.MemorySpec{Size: resource.MustParse(fmt.Sprintf("%dGi", 4+i%4))},
 			PersistentVolumeClaim: v1alpha1.PersistentVolumeClaimSpec{Size: resource.MustParse("50Gi")},
 		}
+		uid := types.UID("u" + typesUID(i))
+		if backups > 0 {
+			// The repository name derives from the UID, which the API
+			// server makes a UUID.
+			uid = types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", i))
+		}
 		instances = append(instances, &v1alpha1.Starrocks{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("sr-%d", i), Namespace: fmt.Sprintf("ns-%d", i%50), UID: types.UID("u" + typesUID(i)), Generation: 1},
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("sr-%d", i), Namespace: fmt.Sprintf("ns-%d", i%50), UID: uid, Generation: 1},
 			Spec: v1alpha1.StarrocksSpec{
 				StarrocksClassName: fmt.Sprintf("class-%d", i%5),
 				Type:               v1alpha1.TypeCluster,
@@ -88,6 +99,21 @@ func steadyState(b *testing.B, n int) helpers.StaticSnapshots {
 		})
 	}
 
+	if backups > 0 {
+		for c := range classes {
+			classes[c].Spec.Backup = &v1alpha1.ClassBackupPolicy{Allowed: true}
+			// The hook caches compiled classes by UID and generation.
+			classes[c].UID += "-backups"
+		}
+		for _, sr := range instances {
+			sr.Spec.Backup = &v1alpha1.BackupSpec{
+				Storage: v1alpha1.BackupStorage{Endpoint: "https://s3.example.com", Bucket: "team-backups", Prefix: "starrocks",
+					CredentialsSecretRef: v1alpha1.BackupCredentialsRef{Name: "s3-keys", AccessKeyIDKey: "accessKeyID", SecretAccessKeyKey: "secretAccessKey"}},
+				Schedule:  "0 3 * * *",
+				Retention: &v1alpha1.BackupRetention{KeepLast: ptrTo(int32(int32(backups)))},
+			}
+		}
+	}
 	snaps := helpers.NewSnapshots()
 	add := func(key string, v any) {
 		data, err := json.Marshal(v)
@@ -136,6 +162,19 @@ func steadyState(b *testing.B, n int) helpers.StaticSnapshots {
 		st.Certificates = append(st.Certificates, cert)
 		add(SnapCertificates, cert)
 	}
+	for _, sr := range instances {
+		for k := range backups {
+			day := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC).AddDate(0, 0, -k)
+			status := map[string]any{"phase": "Completed", "startTime": day.Format(time.RFC3339), "completionTime": day.Add(4 * time.Minute).Format(time.RFC3339),
+				"databases": []any{map[string]any{"name": "sales", "label": "l", "backupTimestamp": "2026-12-01-03-00-05", "state": "FINISHED"}}}
+			raw, _ := json.Marshal(status)
+			bs := BackupSnap{Namespace: sr.Namespace, Name: fmt.Sprintf("%s-%d", sr.Name, k), UID: fmt.Sprintf("00000000-0000-4000-9000-%06d%06d", k, len(st.Backups)),
+				Created: day.Format(time.RFC3339), Finalizer: true, Finalizers: []string{v1alpha1.BackupFinalizer}, Scheduled: true, Instance: sr.Name,
+				Phase: "Completed", CompletionTime: day.Add(4 * time.Minute).Format(time.RFC3339), StatusRaw: string(raw)}
+			st.Backups = append(st.Backups, bs)
+			add(SnapBackups, bs)
+		}
+	}
 	sc := StorageClassSnap{Name: "expandable", AllowVolumeExpansion: true}
 	st.StorageClasses = append(st.StorageClasses, sc)
 	add(SnapStorageClasses, sc)
@@ -143,6 +182,8 @@ func steadyState(b *testing.B, n int) helpers.StaticSnapshots {
 	for _, e := range plan.Values {
 		data, _ := json.Marshal(e)
 		add(SnapLastValid, LastValidSnap{Namespace: shared.ModuleNamespace, Name: shared.LastValidConfigMapName(e.UID), Entry: string(data)})
+		// What the instanceobjects hook was handed last run: the same entry.
+		add(SnapDesired, LastValidSnap{Namespace: shared.ModuleNamespace, Name: shared.DesiredConfigMapName(e.UID), Entry: string(data)})
 	}
 	for _, p := range plan.StatusPatches {
 		add(SnapStarrocksStatus, map[string]any{"namespace": p.Namespace, "name": p.Name, "status": p.Status})
@@ -162,9 +203,14 @@ func typesUID(i int) string { return fmt.Sprintf("-%08d", i) }
 // these snapshots and writing these values must do.
 func BenchmarkFullReconcile(b *testing.B) {
 	clock := clockwork.NewFakeClockAt(time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC))
-	for _, n := range []int{10, 100, 1000} {
-		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
-			snaps := steadyState(b, n)
+	for _, c := range []struct{ n, backups int }{{10, 0}, {100, 0}, {1000, 0}, {10, 30}, {100, 30}, {1000, 30}} {
+		n := c.n
+		name := fmt.Sprintf("instances=%d", n)
+		if c.backups > 0 {
+			name += fmt.Sprintf("/backups=%d", c.backups)
+		}
+		b.Run(name, func(b *testing.B) {
+			snaps := steadyState(b, n, c.backups)
 			input := func() *pkg.HookInput {
 				return helpers.NewInputBuilder(b).WithSnapshots(snaps).
 					WithValuesJSON(`{"global":{"discovery":{"clusterDomain":"cluster.local"}}}`).
@@ -178,18 +224,18 @@ func BenchmarkFullReconcile(b *testing.B) {
 				b.Fatal(err)
 			}
 			if ops := in.PatchCollector.Operations(); len(ops) != 0 {
-				b.Fatalf("steady state wrote %d objects", len(ops))
+				b.Fatalf("steady state wrote %d objects (first %+v)", len(ops), ops[0])
 			}
 			if acts := cluster.Actions(); len(acts) != 0 {
-				b.Fatalf("steady state wrote %d objects itself (first: %s %s)", len(acts), acts[0].GetVerb(), acts[0].GetResource().Resource)
+				b.Fatalf("steady state wrote %d objects itself (first: %s %s %s %+v)", len(acts), acts[0].GetVerb(), acts[0].GetResource().Resource, acts[0].GetSubresource(), acts[0])
 			}
-			patches := in.Values.GetPatches()
-			if len(patches) != 1 {
-				b.Fatalf("%d values patches, want 1", len(patches))
+			// Every instance renders: its entry is the one handed on.
+			state, err := ReadState(input())
+			if err != nil {
+				b.Fatal(err)
 			}
-			var values []desired.Instance
-			if err := json.Unmarshal(patches[0].Value, &values); err != nil || len(values) != n {
-				b.Fatalf("%d entries for %d instances (%v)", len(values), n, err)
+			if plan := Reconcile(state, classrules.NewCache(), metav1.NewTime(clock.Now()), nil); len(plan.Values) != n {
+				b.Fatalf("%d entries for %d instances", len(plan.Values), n)
 			}
 
 			b.ResetTimer()

@@ -123,6 +123,24 @@ func instanceEvents(sr *v1alpha1.Starrocks, prev, next v1alpha1.StarrocksStatus)
 			case isTrue && p != nil && p.Reason == ReasonObjectRefused:
 				add(corev1.EventTypeNormal, n)
 			}
+		case v1alpha1.ConditionBackupsHealthy:
+			// A repository that stops working or a backup that fails, a
+			// different failure, and the end of it (issue 26).
+			switch {
+			case !isTrue && (changed || p.Message != n.Message):
+				add(corev1.EventTypeWarning, n)
+			case isTrue && wasFalse:
+				add(corev1.EventTypeNormal, n)
+			}
+		case v1alpha1.ConditionRestored:
+			// A failed restore and a finished one; its progress is in the
+			// condition.
+			switch {
+			case n.Reason == ReasonRestoreFailed && changed:
+				add(corev1.EventTypeWarning, n)
+			case isTrue && wasFalse:
+				add(corev1.EventTypeNormal, n)
+			}
 		case ConditionUsersReady:
 			// What the agent refuses (a missing password Secret, a grant
 			// StarRocks rejects) and its end; waiting for the agent is how

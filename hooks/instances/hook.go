@@ -59,6 +59,7 @@ const (
 	SnapNamespaces      = "namespaces"
 	SnapEventQuotas     = "event_quotas"
 	SnapApplied         = "applied"
+	SnapBackups         = "backups"
 )
 
 // Metric names (alerts in monitoring/ use exactly these).
@@ -66,6 +67,14 @@ const (
 	MetricGroup              = "d8_managed_starrocks_instances"
 	MetricInstances          = "d8_managed_starrocks_instances"
 	MetricConfigurationValid = "d8_managed_starrocks_instance_configuration_valid"
+	// Backups (issue 26), per instance with spec.backup: the time of the
+	// newest Completed backup (absent before the first), how many of its
+	// StarrocksBackups failed (bounded by the objects that exist), the
+	// BackupsHealthy condition and whether a schedule runs.
+	MetricBackupLastSuccess = "d8_managed_starrocks_backup_last_success_timestamp_seconds"
+	MetricBackupsFailed     = "d8_managed_starrocks_backups_failed"
+	MetricBackupsHealthy    = "d8_managed_starrocks_backups_healthy"
+	MetricBackupScheduled   = "d8_managed_starrocks_backup_scheduled"
 )
 
 var _ = registry.RegisterFunc(Config, Handle)
@@ -85,6 +94,9 @@ var (
 // with events switched off for the same reason.
 var Config = &pkg.HookConfig{
 	Queue: shared.Queue,
+	// Every minute: a backup schedule's slot is started within
+	// backupplan.SlotWindow of its time, whether or not anything changed.
+	Schedule: []pkg.ScheduleConfig{{Name: "backup-schedule", Crontab: "* * * * *"}},
 	Kubernetes: []pkg.KubernetesConfig{
 		{
 			Name:       SnapStarrocks,
@@ -102,6 +114,17 @@ var Config = &pkg.HookConfig{
 			ExecuteHookOnEvents:          &no,
 			ExecuteHookOnSynchronization: &no,
 			JqFilter:                     `{namespace: .metadata.namespace, name: .metadata.name, status: (.status // {})}`,
+		},
+		{
+			// StarrocksBackup objects live in tenant namespaces and are
+			// tenant-written (all but status): every field is coerced, and
+			// an object counts only for the instance its spec names in its
+			// own namespace (backups.go). Its status is read: the phase
+			// decides which set runs next.
+			Name:       SnapBackups,
+			APIVersion: v1alpha1.SchemeGroupVersion.String(),
+			Kind:       v1alpha1.BackupKind,
+			JqFilter:   shared.JqTypes + backupFilter,
 		},
 		{
 			Name:       SnapClasses,
@@ -257,13 +280,16 @@ const podFilter = `((.metadata.annotations // {}) | if type == "object" then .["
 	` backends: [(.backends | want("array"; "membership.backends") // [])[] | want("string"; "membership.backends[]")],` +
 	` draining: [(.draining | want("array"; "membership.draining") // [])[] | want("object"; "membership.draining[]") |` +
 	` {host: (.host | want("string"; "membership.draining[].host") // ""), tabletNum: (.tabletNum | whole("membership.draining[].tabletNum") // 0)}],` +
-	replicationFilter + `} end),` + usersFilter + `})` +
+	replicationFilter + `} end),` + usersFilter + `,` +
+	// The backup and restore reports (issue 26) pass as JSON text, decoded
+	// and checked in Go (backups.go): a string always decodes here.
+	` backupRaw: ((.backup // null) | tojson), restoreRaw: ((.restore // null) | tojson)})` +
 	` catch {unreadable: (if type == "string" then . else "the agent-status annotation is not readable" end)}) end) as $agent |` +
 	` {namespace: (.metadata.namespace | str), name: (.metadata.name | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str),` +
 	` owner: ([(.metadata.ownerReferences // [])[] | select(.controller == true and .kind == "StatefulSet") | {name: (.name | str), uid: (.uid | str)}][0] // null)} +` +
 	` (if $agent.unreadable then {agentTLS: {ready: false, reason: "` + ReasonAgentStatusUnreadable + `", message: $agent.unreadable},` +
 	` accounts: {ready: false, reason: "` + ReasonAgentStatusUnreadable + `", message: $agent.unreadable}, membership: {unreadable: true}, users: {unreadable: $agent.unreadable}}` +
-	` else {agentTLS: $agent.tls, accounts: $agent.accounts, membership: $agent.membership, users: $agent.users} end)`
+	` else {agentTLS: $agent.tls, accounts: $agent.accounts, membership: $agent.membership, users: $agent.users, backupRaw: $agent.backupRaw, restoreRaw: $agent.restoreRaw} end)`
 
 // replicationFilter reads the replication numbers and the refused
 // decommission of the leader's membership report (replication.go).
@@ -336,6 +362,13 @@ func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) erro
 			input.Logger.Warn("the status of an instance was refused", "instance", desired.Key(p.Namespace, p.Name), "refusal", kubewrite.Refusal(err))
 		}
 	}
+	// StarrocksBackup objects are in tenant namespaces: one at a time
+	// through w, a refusal is logged and stays its instance's.
+	for _, b := range plan.BackupWrites {
+		if err := writeBackup(ctx, w, b); err != nil && !kubewrite.Gone(err) {
+			input.Logger.Warn("a write of a StarrocksBackup was refused", "instance", b.Instance, "backup", b.Name, "write", b.What, "refusal", kubewrite.Refusal(err))
+		}
+	}
 	// Cluster-scoped and the admins' alone: no tenant can make it refused.
 	for _, p := range plan.ClassStatusPatches {
 		input.PatchCollector.PatchWithJSON(statusPatch(p.Status), v1alpha1.SchemeGroupVersion.String(), v1alpha1.StarrocksClassKind, "", p.Name,
@@ -393,6 +426,15 @@ func publishMetrics(mc pkg.MetricsCollector, plan Plan) {
 		}
 		mc.Set(MetricConfigurationValid, v, map[string]string{"namespace": r.Object.Namespace, "name": r.Object.Name, "class": r.Object.Spec.StarrocksClassName}, group)
 	}
+	for _, m := range plan.BackupMetrics {
+		labels := map[string]string{"namespace": m.Namespace, "name": m.Name}
+		if m.LastSuccess > 0 {
+			mc.Set(MetricBackupLastSuccess, m.LastSuccess, labels, group)
+		}
+		mc.Set(MetricBackupsFailed, m.Failed, labels, group)
+		mc.Set(MetricBackupsHealthy, boolFloat(m.Healthy), labels, group)
+		mc.Set(MetricBackupScheduled, boolFloat(m.Scheduled), labels, group)
+	}
 }
 
 // ReadState decodes the snapshots. Objects in tenant namespaces are decoded
@@ -434,6 +476,7 @@ func ReadState(input *pkg.HookInput) (State, error) {
 	s.Desired = decodeEach[LastValidSnap](snaps, SnapDesired, func(v *LastValidSnap, err error) { v.Entry = "" })
 	s.PVCs = decodeEach[PVCSnap](snaps, SnapPVCs, func(v *PVCSnap, err error) { v.Unreadable = err.Error() })
 	s.StorageClasses = decodeEach[StorageClassSnap](snaps, SnapStorageClasses, func(v *StorageClassSnap, err error) { v.AllowVolumeExpansion = false })
+	s.Backups = decodeEach[BackupSnap](snaps, SnapBackups, func(v *BackupSnap, err error) { v.Unreadable = err.Error() })
 	s.EventNamespaces = map[string]bool{}
 	s.TerminatingNamespaces = map[string]bool{}
 	for _, ns := range decodeEach[NamespaceSnap](snaps, SnapNamespaces, func(v *NamespaceSnap, err error) { v.Terminating = false }) {

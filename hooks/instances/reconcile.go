@@ -60,7 +60,9 @@ type State struct {
 	TerminatingNamespaces map[string]bool
 	// Applied are the instanceobjects hook's records, by the UID of their
 	// Starrocks (only from the module namespace).
-	Applied       map[string]*applied.Record
+	Applied map[string]*applied.Record
+	// Backups are the StarrocksBackup objects of every namespace.
+	Backups       []BackupSnap
 	ClusterDomain string
 	// MaxInstances is the module setting instances.maxCount (0: no limit).
 	MaxInstances int
@@ -96,6 +98,10 @@ type PodSnap struct {
 	AgentTLS   *AgentTLS       `json:"agentTLS"`
 	Accounts   *AgentAccounts  `json:"accounts"`
 	Membership *MembershipSnap `json:"membership"`
+	// BackupRaw and RestoreRaw are the agent's backup and restore reports
+	// as JSON text ("null" when none), decoded in backups.go.
+	BackupRaw  string `json:"backupRaw"`
+	RestoreRaw string `json:"restoreRaw"`
 	// Users is the users report (the FE leader's agent publishes one).
 	Users *UsersSnap `json:"users"`
 }
@@ -196,6 +202,11 @@ type LastValidSnap struct {
 
 // Plan is what one run writes.
 type Plan struct {
+	// BackupWrites are the writes to StarrocksBackup objects (backups.go),
+	// made by the hook through kubewrite one at a time.
+	BackupWrites []BackupWrite
+	// BackupMetrics are the backup metrics of each instance with spec.backup.
+	BackupMetrics []BackupMetric
 	// Values are the entries of the instances that get objects, sorted by
 	// namespace and name: what the instanceobjects hook renders, handed to
 	// it through the desired-state ConfigMaps.
@@ -295,6 +306,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 		ex.CreateImage = imageToken(rollouts[key], o.Frontend)
 		existing[key] = ex
 	}
+	backupIx := indexBackups(s.Backups)
 	// Every instance, those whose objects are all gone too: what is
 	// rendered for them again must not start a second FE cluster.
 	for _, sr := range s.Instances {
@@ -304,6 +316,8 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 		obs[key] = o
 		ex := existing[key]
 		ex.AccountsReady = accountsReady(o, s.InstanceStatus[key]).OK
+		applyBackups(sr, backupIx, &o, s.InstanceStatus[key], &ex, now.Time)
+		obs[key] = o
 		existing[key] = ex
 	}
 	out := desired.Compute(desired.Input{
@@ -350,6 +364,11 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 				o.Volumes = expandVolumes(w, res.Key, expand, o.Volumes, &plan)
 			}
 			o.Rollout = planRollout(res.Entry, rollouts[res.Key], o.Frontend, o.Backend, domain, now.Time)
+			if why := backupJobRunning(o, now.Time); why != "" && o.Rollout.Delete != "" {
+				// No pod restarts under a running BACKUP or RESTORE (its
+				// BEs upload or download files); bounded by MaxJobWait.
+				o.Rollout.Delete, o.Rollout.Message = "", why+" "+o.Rollout.Message
+			}
 			if o.Rollout.Delete != "" {
 				r := PodRestart{Namespace: sr.Namespace, Name: o.Rollout.Delete, UID: podUIDs[desired.Key(sr.Namespace, o.Rollout.Delete)]}
 				plan.PodRestarts = append(plan.PodRestarts, r)
@@ -359,8 +378,14 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 			}
 		}
 		o.JoinPod, o.Join = frontendJoin(rollouts[res.Key])
+		if res.Entry != nil {
+			plan.BackupWrites = append(plan.BackupWrites, backupWrites(sr, o, res.Entry)...)
+		}
 		prev := s.InstanceStatus[res.Key]
 		st := ComputeStatus(res, prev, o, domain, now)
+		if m, ok := backupMetric(sr, st, o); ok {
+			plan.BackupMetrics = append(plan.BackupMetrics, m)
+		}
 		st.Conditions = setCondition(st.Conditions, objectsApplied(res, st, s.Applied[string(sr.UID)]), now)
 		plan.Phases[res.Key] = st.Phase
 		if !sameJSON(st, prev) {
@@ -381,6 +406,8 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 			plan.ClassStatusPatches = append(plan.ClassStatusPatches, ClassStatusPatch{Name: cl.Name, Status: st})
 		}
 	}
+	plan.BackupWrites = append(plan.BackupWrites, orphanBackupWrites(s.Backups, s.Instances)...)
+	plan.BackupWrites = append(plan.BackupWrites, unrunnableBackupWrites(s.Backups, s.Instances)...)
 	cache.Retain(s.Classes)
 	return plan
 }
@@ -526,6 +553,10 @@ func observe(s State, warnings *[]string) map[string]Observed {
 				o.LeaderClaims = append(o.LeaderClaims, p.Name)
 			}
 		}
+		if o.BackupReports == nil {
+			o.BackupReports, o.RestoreReports = map[string]string{}, map[string]string{}
+		}
+		o.BackupReports[p.Name], o.RestoreReports[p.Name] = p.BackupRaw, p.RestoreRaw
 		if o.Users == nil {
 			o.Users = map[string]*UsersSnap{}
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/backupplan"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 	"github.com/deckhouse/managed-starrocks/pkg/plural"
@@ -104,6 +105,19 @@ type Observed struct {
 	// LeaderClaims the pods whose agent reports its own FE as the leader.
 	Users        map[string]*UsersSnap
 	LeaderClaims []string
+	// BackupReports and RestoreReports are each FE pod's backup and restore
+	// reports as JSON text (backups.go reads the leader's).
+	BackupReports, RestoreReports map[string]string
+	// Backups are the instance's StarrocksBackup objects (set by Reconcile).
+	Backups []BackupSnap
+	// Restore is the restore requested of the agent (nil: none) and
+	// RestoreReport the leader's report about it (set by Reconcile).
+	Restore       *agentconfig.RestoreConfig
+	RestoreReport *agentconfig.RestoreStatus
+	// BackupDecision is backupplan.Plan's decision for the instance and
+	// BackupReport the leader's backup report (set by Reconcile).
+	BackupDecision *backupplan.Decision
+	BackupReport   *agentconfig.BackupStatus
 	// PVCs of the instance.
 	PVCs []PVCSnap
 	// Volumes is the verdict of planVolumes over PVCs (set by Reconcile).
@@ -362,6 +376,17 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	var users Verdict
 	users, st.Users, st.Databases = usersReady(e, obs, prev)
 	set(ConditionUsersReady, users.OK, users.Reason, users.Message)
+	if v, ok := restoredVerdict(sr, obs, prev); ok {
+		set(v1alpha1.ConditionRestored, v.OK, v.Reason, v.Message)
+		if !v.OK && st.Phase == v1alpha1.PhaseRunning {
+			// Running pods, but closed to clients until the data is back.
+			set(v1alpha1.ConditionAvailable, false, ReasonRestoring, v.Message)
+		}
+	}
+	if bs, v, ok := backupsVerdict(sr, obs, now.Time); ok {
+		st.Backup = bs
+		set(v1alpha1.ConditionBackupsHealthy, v.OK, v.Reason, v.Message)
+	}
 	st.Conditions = conds
 	return st
 }

@@ -61,11 +61,12 @@ var webhookDNSNames = []string{"managed-starrocks-webhook", "localhost", "manage
 
 // Webhook names as the apiserver prints them in a denial.
 const (
-	validateSRName    = "validate-starrocks.managed-services.deckhouse.io"
-	mutateSRName      = "mutate-starrocks.managed-services.deckhouse.io"
-	validateClassName = "validate-starrocksclass.managed-services.deckhouse.io"
-	mutateClassName   = "mutate-starrocksclass.managed-services.deckhouse.io"
-	ns                = "analytics"
+	validateSRName     = "validate-starrocks.managed-services.deckhouse.io"
+	mutateSRName       = "mutate-starrocks.managed-services.deckhouse.io"
+	validateClassName  = "validate-starrocksclass.managed-services.deckhouse.io"
+	mutateClassName    = "mutate-starrocksclass.managed-services.deckhouse.io"
+	validateBackupName = "validate-starrocksbackup.managed-services.deckhouse.io"
+	ns                 = "analytics"
 )
 
 // TestEndToEnd runs the real webhook server against a real kube-apiserver
@@ -304,6 +305,22 @@ func TestEndToEnd(t *testing.T) {
 			sr.Spec.Backend.CPU.Cores = 8
 			sr.Spec.Backend.Memory.Size = q("32Gi")
 		}))
+	})
+
+	// A StarrocksBackup names an instance of its namespace with spec.backup
+	// (issue 26): the webhook reads the instance live and says which rule.
+	t.Run("a StarrocksBackup of a missing instance or one without spec.backup is rejected", func(t *testing.T) {
+		for _, tc := range []struct{ instance, want string }{
+			{"nowhere", `spec.instanceName: there is no Starrocks "nowhere" in namespace analytics`},
+			{"sales", `spec.instanceName: Starrocks "sales" has no spec.backup`},
+		} {
+			b := &v1alpha1.StarrocksBackup{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.BackupKind},
+				ObjectMeta: metav1.ObjectMeta{Name: "now-" + tc.instance, Namespace: ns}, Spec: v1alpha1.StarrocksBackupSpec{InstanceName: tc.instance}}
+			_, err := dyn.Resource(v1alpha1.StarrocksBackupGVR).Namespace(ns).Create(ctx, toUnstructured(t, b), metav1.CreateOptions{})
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("admission webhook %q denied the request", validateBackupName)) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("StarrocksBackup of %s: %v, want a denial with %q", tc.instance, err, tc.want)
+			}
+		}
 	})
 
 	t.Run("updates", func(t *testing.T) {
@@ -730,6 +747,8 @@ func registerWebhooks(ctx context.Context, t *testing.T, kube kubernetes.Interfa
 			{Name: validateSRName, ClientConfig: client(admission.PathValidateStarrocks), Rules: rule("starrocks"),
 				FailurePolicy: &fail, SideEffects: &none, TimeoutSeconds: &timeout, AdmissionReviewVersions: []string{"v1"}},
 			{Name: validateClassName, ClientConfig: client(admission.PathValidateStarrocksClass), Rules: rule("starrocksclasses", admissionregistrationv1.Delete),
+				FailurePolicy: &fail, SideEffects: &none, TimeoutSeconds: &timeout, AdmissionReviewVersions: []string{"v1"}},
+			{Name: validateBackupName, ClientConfig: client(admission.PathValidateBackup), Rules: rule("starrocksbackups"),
 				FailurePolicy: &fail, SideEffects: &none, TimeoutSeconds: &timeout, AdmissionReviewVersions: []string{"v1"}},
 		},
 	}

@@ -170,7 +170,7 @@ func TestInstanceDashboardCoversWhatOnCallLooksAt(t *testing.T) {
 		titles = append(titles, strings.ToLower(p.Title))
 	}
 	all := strings.Join(titles, "|")
-	for _, topic := range []string{"fe up", "be up", "queries per second", "latency", "errors", "load", "compaction", "memory", "disk", "certificate"} {
+	for _, topic := range []string{"fe up", "be up", "queries per second", "latency", "errors", "load", "compaction", "memory", "disk", "certificate", "backup"} {
 		if !strings.Contains(all, topic) {
 			t.Errorf("no panel about %q (panels: %v)", topic, titles)
 		}

@@ -74,8 +74,12 @@ var knownMetrics = map[string]string{
 	"d8_starrocks_agent_apply_total":                             "agent",
 	"d8_starrocks_agent_errors_total":                            "agent",
 	// The module's hooks (hooks/).
-	"d8_managed_starrocks_instances":                    "hooks",
-	"d8_managed_starrocks_instance_configuration_valid": "hooks",
+	"d8_managed_starrocks_instances":                             "hooks",
+	"d8_managed_starrocks_instance_configuration_valid":          "hooks",
+	"d8_managed_starrocks_backups_healthy":                       "hooks",
+	"d8_managed_starrocks_backup_last_success_timestamp_seconds": "hooks",
+	"d8_managed_starrocks_backup_scheduled":                      "hooks",
+	"d8_managed_starrocks_backups_failed":                        "hooks",
 }
 
 // requiredAlerts are the situations the on-call must hear about.
@@ -93,6 +97,8 @@ var requiredAlerts = []string{
 	"StarrocksCertificateExpiringSoon",
 	"StarrocksCertificateNotReady",
 	"StarrocksInstanceConfigurationInvalid",
+	"StarrocksBackupFailing",
+	"StarrocksBackupTooOld",
 }
 
 // loadRules parses every rule file as Prometheus does. The files hold a bare
@@ -387,6 +393,44 @@ func TestAlertsFireOnFaultsAndStaySilentWhenHealthy(t *testing.T) {
   d8_managed_starrocks_instance_configuration_valid{namespace="team-a", name="sr2", class="default"} 1x30`,
 			wantFiring: true,
 			wantLabels: map[string]string{"namespace": "team-a", "name": "sr1", "class": "default", "severity_level": "6"},
+		},
+		{
+			name:  "backups failing fires for the instance whose BackupsHealthy is False",
+			alert: "StarrocksBackupFailing",
+			load: `load 1m
+  d8_managed_starrocks_backups_healthy{namespace="team-a", name="sr1"} 0x60
+  d8_managed_starrocks_backups_healthy{namespace="team-a", name="sr2"} 1x60`,
+			wantFiring: true,
+			wantLabels: map[string]string{"namespace": "team-a", "name": "sr1", "severity_level": "5"},
+		},
+		{
+			name:  "backups failing stays silent on a failure shorter than its for",
+			alert: "StarrocksBackupFailing",
+			load: `load 1m
+  d8_managed_starrocks_backups_healthy{namespace="team-a", name="sr1"} 1x10 0x10 1x40`,
+		},
+		{
+			name:  "backup too old fires when a scheduled instance's newest backup is three days old",
+			alert: "StarrocksBackupTooOld",
+			load: `load 1m
+  d8_managed_starrocks_backup_last_success_timestamp_seconds{namespace="team-a", name="sr1"} -259200x60
+  d8_managed_starrocks_backup_scheduled{namespace="team-a", name="sr1"} 1x60`,
+			wantFiring: true,
+			wantLabels: map[string]string{"namespace": "team-a", "name": "sr1", "severity_level": "5"},
+		},
+		{
+			name:  "backup too old stays silent without a schedule",
+			alert: "StarrocksBackupTooOld",
+			load: `load 1m
+  d8_managed_starrocks_backup_last_success_timestamp_seconds{namespace="team-a", name="sr1"} -259200x60
+  d8_managed_starrocks_backup_scheduled{namespace="team-a", name="sr1"} 0x60`,
+		},
+		{
+			name:  "backup too old stays silent with a backup of an hour ago",
+			alert: "StarrocksBackupTooOld",
+			load: `load 1m
+  d8_managed_starrocks_backup_last_success_timestamp_seconds{namespace="team-a", name="sr1"} -3600x60
+  d8_managed_starrocks_backup_scheduled{namespace="team-a", name="sr1"} 1x60`,
 		},
 		{
 			name:  "invalid configuration stays silent when every instance is valid",

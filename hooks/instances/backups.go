@@ -1,0 +1,586 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package instances
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/kubewrite"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/backupplan"
+	"github.com/deckhouse/managed-starrocks/pkg/classrules"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
+)
+
+// Backups (issue 26), the instances hook's part: which StarrocksBackup sets
+// and deletions the agent is told about (agentConfig.backup, bounded by
+// backupplan.Plan), whether jobs wait for a rollout or a scale-in
+// (backupHold), the restore of spec.restore and the client ports closed
+// until it finished, and the conditions Restored and BackupsHealthy.
+//
+// StarrocksBackup objects and the agent's report are tenant-writable: an
+// object counts only for the instance its spec names in its own namespace,
+// and the report only for the sets and the restore this instance's entry
+// names (a forged report can only mislead the status of its own instance).
+
+// Conditions and reasons of backups.
+const (
+	ReasonRestoring        = v1alpha1.ReasonRestoring
+	ReasonRestored         = "RestoreCompleted"
+	ReasonRestoreFailed    = "RestoreFailed"
+	ReasonRestoreWaiting   = "RestoreSourceNotReady"
+	ReasonBackupsHealthy   = "BackupsSucceeding"
+	ReasonBackupFailed     = "BackupFailed"
+	ReasonRepositoryFailed = "RepositoryNotReady"
+)
+
+// backupFilter keeps what the planner and a restore need of a
+// StarrocksBackup, every field coerced: obj and arr read a value of the wrong
+// type as empty, so no object a tenant writes fails the snapshot.
+const backupFilter = `def obj: if type == "object" then . else {} end; def arr: if type == "array" then . else [] end;` +
+	` (.metadata | obj) as $m | (.spec | obj) as $s | (.status | obj) as $st |` +
+	` {namespace: ($m.namespace | str), name: ($m.name | str), uid: ($m.uid | str),` +
+	` created: ($m.creationTimestamp | str), deleting: ($m.deletionTimestamp != null), resourceVersion: ($m.resourceVersion | str),` +
+	` finalizers: [$m.finalizers | arr | .[:32][] | str], statusRaw: ($st | tojson),` +
+	` finalizer: ([$m.finalizers | arr | .[] | str] | index("` + v1alpha1.BackupFinalizer + `") != null),` +
+	` scheduled: (($m.labels | obj)["` + backupplan.LabelScheduled + `"] == "true"),` +
+	` instance: ($s.instanceName | str),` +
+	` include: [$s.databases | obj | .include | arr | .[] | str], exclude: [$s.databases | obj | .exclude | arr | .[] | str],` +
+	` phase: ($st.phase | str), instanceUID: ($st.instanceUID | str), location: ($st.location | str), instanceType: ($st.instanceType | str),` +
+	` completionTime: ($st.completionTime | str), message: ($st.message | str),` +
+	` databases: [$st.databases | arr | .[:100][] | obj | {name: (.name | str), label: (.label | str), backupTimestamp: (.backupTimestamp | str), state: (.state | str)}]}`
+
+// BackupSnap is the jq-filtered StarrocksBackup.
+type BackupSnap struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	UID       string `json:"uid"`
+	Created   string `json:"created"`
+	Deleting  bool   `json:"deleting"`
+	Finalizer bool   `json:"finalizer"`
+	// Finalizers (at most 32) and ResourceVersion: a finalizer is added
+	// or removed with the others kept, refused if the object changed.
+	Finalizers      []string `json:"finalizers"`
+	ResourceVersion string   `json:"resourceVersion"`
+	// StatusRaw is the status as JSON text: a status is written only when
+	// it changes.
+	StatusRaw      string   `json:"statusRaw"`
+	Scheduled      bool     `json:"scheduled"`
+	Instance       string   `json:"instance"`
+	Include        []string `json:"include"`
+	Exclude        []string `json:"exclude"`
+	Phase          string   `json:"phase"`
+	InstanceUID    string   `json:"instanceUID"`
+	Location       string   `json:"location"`
+	InstanceType   string   `json:"instanceType"`
+	CompletionTime string   `json:"completionTime"`
+	Message        string   `json:"message"`
+	Databases      []struct {
+		Name            string `json:"name"`
+		Label           string `json:"label"`
+		BackupTimestamp string `json:"backupTimestamp"`
+		State           string `json:"state"`
+	} `json:"databases"`
+	// Unreadable says why the item did not decode (it is then ignored).
+	Unreadable string `json:"-"`
+}
+
+// object is the snapshot as the API type, for the functions shared with
+// admission (classrules.CheckRestoreSource, desired.RestoreFromBackup).
+func (b BackupSnap) object() *v1alpha1.StarrocksBackup {
+	o := &v1alpha1.StarrocksBackup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: b.Name},
+		Spec:       v1alpha1.StarrocksBackupSpec{InstanceName: b.Instance},
+		Status: v1alpha1.StarrocksBackupStatus{Phase: v1alpha1.BackupPhase(b.Phase), InstanceUID: b.InstanceUID, Location: b.Location,
+			InstanceType: v1alpha1.InstanceType(b.InstanceType), Message: b.Message},
+	}
+	if t, err := time.Parse(time.RFC3339, b.CompletionTime); err == nil {
+		o.Status.CompletionTime = &metav1.Time{Time: t}
+	}
+	for _, d := range b.Databases {
+		o.Status.Databases = append(o.Status.Databases, v1alpha1.BackupDatabaseStatus{Name: d.Name, Label: d.Label, BackupTimestamp: d.BackupTimestamp, State: d.State})
+	}
+	return o
+}
+
+// backupIndex holds the readable StarrocksBackup objects by the instance
+// their spec names in their namespace ("namespace/instance", sorted by
+// name) and by their own "namespace/name": built once per run, so a run
+// stays linear in the number of objects.
+type backupIndex struct {
+	byInstance map[string][]BackupSnap
+	byName     map[string]BackupSnap
+}
+
+func indexBackups(all []BackupSnap) backupIndex {
+	ix := backupIndex{byInstance: map[string][]BackupSnap{}, byName: map[string]BackupSnap{}}
+	for _, b := range all {
+		if b.Unreadable != "" {
+			continue
+		}
+		k := desired.Key(b.Namespace, b.Instance)
+		ix.byInstance[k] = append(ix.byInstance[k], b)
+		ix.byName[desired.Key(b.Namespace, b.Name)] = b
+	}
+	for _, list := range ix.byInstance {
+		sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	}
+	return ix
+}
+
+// leaderReports decodes the FE leader's backup and restore reports (nil
+// when there is no single leader or its report does not decode).
+func leaderReports(o Observed) (*agentconfig.BackupStatus, *agentconfig.RestoreStatus) {
+	if len(o.LeaderClaims) != 1 {
+		return nil, nil
+	}
+	pod := o.LeaderClaims[0]
+	var b *agentconfig.BackupStatus
+	var r *agentconfig.RestoreStatus
+	if raw := o.BackupReports[pod]; raw != "" && raw != "null" {
+		if json.Unmarshal([]byte(raw), &b) != nil {
+			b = nil
+		}
+	}
+	if raw := o.RestoreReports[pod]; raw != "" && raw != "null" {
+		if json.Unmarshal([]byte(raw), &r) != nil {
+			r = nil
+		}
+	}
+	return b, r
+}
+
+// backupHold is why no backup or restore job may start: the FE pods run an
+// older revision (a rollout is under way) or the BE StatefulSet keeps more
+// pods than the spec asks (a scale-in is pending).
+func backupHold(sr *v1alpha1.Starrocks, o Observed, createImage string) string {
+	switch {
+	case createImage != "":
+		return agentconfig.BackupHoldRollout
+	case o.Backend != nil && sr.Spec.Backend.Replicas != nil && o.Backend.Replicas > *sr.Spec.Backend.Replicas:
+		return agentconfig.BackupHoldScaleIn
+	}
+	return ""
+}
+
+// applyBackups fills the backup part of the instance's Existing and
+// records in o what its status needs.
+func applyBackups(sr *v1alpha1.Starrocks, ix backupIndex, o *Observed, prev v1alpha1.StarrocksStatus, ex *desired.Existing, now time.Time) {
+	o.Backups = ix.byInstance[desired.Key(sr.Namespace, sr.Name)]
+	report, restoreReport := leaderReports(*o)
+	ex.BackupHold = backupHold(sr, *o, ex.CreateImage)
+	if b := sr.Spec.Backup; b != nil {
+		in := backupplan.Instance{Namespace: sr.Namespace, Name: sr.Name, UID: string(sr.UID), Exists: sr.DeletionTimestamp == nil,
+			Created: sr.CreationTimestamp.Time, Suspend: b.Suspend, Hold: ex.BackupHold}
+		if b.Databases != nil {
+			in.Include, in.Exclude = b.Databases.Include, b.Databases.Exclude
+		}
+		if b.Schedule != "" {
+			in.Schedule, _ = backupplan.ParseSchedule(b.Schedule)
+		}
+		if r := b.Retention; r != nil {
+			if r.KeepLast != nil {
+				in.Retention.KeepLast = int(*r.KeepLast)
+			}
+			in.Retention.KeepWithin, _ = backupplan.ParseDuration(r.KeepWithin)
+		}
+		d := backupplan.Plan(in, planObjects(o.Backups), report, now)
+		ex.BackupSets, ex.BackupDeletes = d.Sets, d.Deletes
+		o.BackupDecision, o.BackupReport = &d, report
+	} else {
+		// spec.backup was removed: the agent has no repository to delete
+		// from, so a backup being deleted goes at once and its data stays
+		// in the bucket, as when the instance is gone.
+		d := backupplan.Plan(backupplan.Instance{Exists: false}, planObjects(o.Backups), nil, now)
+		o.BackupDecision = &d
+	}
+	if sr.Spec.Restore == nil || conditionTrue(prev, v1alpha1.ConditionRestored) {
+		return
+	}
+	// Until Restored is True the client ports stay closed, whatever else
+	// happens: what clients wrote would mix with the restored data.
+	ex.RestorePending = true
+	var from *desired.RestoreFrom
+	if sr.Spec.Restore.Source != nil {
+		from = desired.RestoreFromSource(sr)
+	} else {
+		// The backup may be of another instance of the namespace (one
+		// deleted since, typically).
+		if b, ok := ix.byName[desired.Key(sr.Namespace, sr.Spec.Restore.BackupName)]; ok {
+			bo := b.object()
+			// Checked again here, as admission did: the backup may have
+			// changed since (or admission was skipped).
+			if len(classrules.CheckRestoreSource(sr, classrules.BackupFacts{Backup: bo})) == 0 {
+				from = desired.RestoreFromBackup(sr, bo)
+			}
+		}
+	}
+	backends := int32(1)
+	if sr.Spec.Backend.Replicas != nil {
+		backends = *sr.Spec.Backend.Replicas
+	}
+	ex.Restore = desired.RestoreConfig(string(sr.UID), from, backends)
+	o.Restore = ex.Restore
+	if ex.Restore != nil && restoreReport != nil && restoreReport.Token == ex.Restore.Token {
+		o.RestoreReport = restoreReport
+		if restoreReport.Phase == agentconfig.BackupPhaseCompleted {
+			ex.RestorePending = false
+		}
+	}
+}
+
+func planObjects(snaps []BackupSnap) []backupplan.Object {
+	out := make([]backupplan.Object, 0, len(snaps))
+	for _, b := range snaps {
+		created, _ := time.Parse(time.RFC3339, b.Created)
+		out = append(out, backupplan.Object{Name: b.Name, UID: b.UID, Created: created, Scheduled: b.Scheduled, Deleting: b.Deleting,
+			HasFinalizer: b.Finalizer, Phase: v1alpha1.BackupPhase(b.Phase), Include: b.Include, Exclude: b.Exclude})
+	}
+	return out
+}
+
+func conditionTrue(st v1alpha1.StarrocksStatus, typ string) bool {
+	for _, c := range st.Conditions {
+		if c.Type == typ {
+			return c.Status == metav1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// restoredVerdict is the Restored condition of an instance with
+// spec.restore, and the progress for Available while it runs.
+func restoredVerdict(sr *v1alpha1.Starrocks, o Observed, prev v1alpha1.StarrocksStatus) (Verdict, bool) {
+	if sr.Spec.Restore == nil {
+		return Verdict{}, false
+	}
+	if conditionTrue(prev, v1alpha1.ConditionRestored) {
+		for _, c := range prev.Conditions {
+			if c.Type == v1alpha1.ConditionRestored {
+				return Verdict{true, c.Reason, c.Message}, true
+			}
+		}
+	}
+	r := o.RestoreReport
+	switch {
+	case o.Restore == nil:
+		return Verdict{false, ReasonRestoreWaiting, fmt.Sprintf("The restore source %s is not usable yet (a StarrocksBackup that does not exist, is not finished, or has no database to restore); the client ports stay closed.", restoreSourceName(sr))}, true
+	case r == nil:
+		return Verdict{false, ReasonRestoring, "The restore is requested; the agent of the FE leader has not reported it yet. The client ports stay closed until it finished."}, true
+	case r.Phase == agentconfig.BackupPhaseCompleted:
+		return Verdict{true, ReasonRestored, fmt.Sprintf("%s restored from %s; the client ports are open.", restoreProgress(r), restoreSourceName(sr))}, true
+	case r.Phase == agentconfig.BackupPhaseFailed:
+		return Verdict{false, ReasonRestoreFailed, fmt.Sprintf("The restore failed: %s (%s). The instance stays closed to clients: delete it and create it again, or restore another backup.", oneLine(r.Message), restoreProgress(r))}, true
+	}
+	return Verdict{false, ReasonRestoring, fmt.Sprintf("Restoring from %s: %s. The client ports stay closed until it finished.", restoreSourceName(sr), restoreProgress(r))}, true
+}
+
+func restoreSourceName(sr *v1alpha1.Starrocks) string {
+	if r := sr.Spec.Restore; r.BackupName != "" {
+		return fmt.Sprintf("StarrocksBackup %q", r.BackupName)
+	}
+	return "the backup " + sr.Spec.Restore.Source.BackupID
+}
+
+// restoreProgress is "sales FINISHED, events DOWNLOADING", bounded.
+func restoreProgress(r *agentconfig.RestoreStatus) string {
+	parts := make([]string, 0, min(len(r.Databases), 10))
+	for _, d := range r.Databases[:min(len(r.Databases), 10)] {
+		parts = append(parts, oneLine(d.Name)+" "+oneLine(d.State))
+	}
+	if more := len(r.Databases) - 10; more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
+	}
+	if len(parts) == 0 {
+		return "no database reported yet"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// backupsVerdict is status.backup and BackupsHealthy of an instance with
+// spec.backup.
+func backupsVerdict(sr *v1alpha1.Starrocks, o Observed, now time.Time) (*v1alpha1.InstanceBackupStatus, Verdict, bool) {
+	if sr.Spec.Backup == nil {
+		return nil, Verdict{}, false
+	}
+	objs := make([]v1alpha1.StarrocksBackup, 0, len(o.Backups))
+	for _, b := range o.Backups {
+		objs = append(objs, *b.object())
+	}
+	var next time.Time
+	if s, err := backupplan.ParseSchedule(sr.Spec.Backup.Schedule); err == nil && sr.Spec.Backup.Schedule != "" && !sr.Spec.Backup.Suspend {
+		next = s.Next(now)
+	}
+	st, healthy := backupplan.InstanceStatus(objs, next)
+	if st.LastFailure != nil {
+		st.LastFailure.Reason = truncate(oneLine(st.LastFailure.Reason))
+	}
+	report, _ := leaderReports(o)
+	switch {
+	case report != nil && !report.Repository.Ready:
+		return &st, Verdict{false, ReasonRepositoryFailed, fmt.Sprintf("The backup repository cannot be used: %s: %s", oneLine(report.Repository.Reason), oneLine(agentconfig.TruncateBackupMessage(report.Repository.Message)))}, true
+	case !healthy:
+		return &st, Verdict{false, ReasonBackupFailed, "The newest backup failed: " + st.LastFailure.Reason}, true
+	}
+	return &st, Verdict{true, ReasonBackupsHealthy, "The repository is usable and the newest finished backup completed."}, true
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// BackupWrite is one write to a StarrocksBackup, made through kubewrite in
+// the instance's namespace (a refusal stays its instance's).
+type BackupWrite struct {
+	// Instance is "namespace/name" of the Starrocks, for the log.
+	Instance        string
+	Namespace, Name string
+	// What: create, add-finalizer, remove-finalizer, delete or status.
+	What string
+	// Object is the StarrocksBackup to create; Patch the merge patch
+	// (of /status for What status); UID the object to delete.
+	Object *unstructured.Unstructured
+	Patch  []byte
+	UID    string
+}
+
+// backupWrites are the writes of one instance's backups this run: the
+// scheduled backup due now, finalizers, expired backups and the status the
+// agent reported for each set this instance's entry names.
+func backupWrites(sr *v1alpha1.Starrocks, o Observed, e *desired.Instance) []BackupWrite {
+	key := desired.Key(sr.Namespace, sr.Name)
+	d := o.BackupDecision
+	if d == nil {
+		return nil
+	}
+	byName := map[string]BackupSnap{}
+	for _, b := range o.Backups {
+		byName[b.Name] = b
+	}
+	var out []BackupWrite
+	if d.Create != "" {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": v1alpha1.SchemeGroupVersion.String(), "kind": v1alpha1.BackupKind,
+			"metadata": map[string]any{"name": d.Create, "namespace": sr.Namespace,
+				"labels":     map[string]any{backupplan.LabelInstance: sr.Name, backupplan.LabelScheduled: "true"},
+				"finalizers": []any{v1alpha1.BackupFinalizer}},
+			"spec": map[string]any{"instanceName": sr.Name},
+		}}
+		out = append(out, BackupWrite{Instance: key, Namespace: sr.Namespace, Name: d.Create, What: "create", Object: u})
+	}
+	finalizers := func(b BackupSnap, add bool) []byte {
+		list := []string{}
+		for _, f := range b.Finalizers {
+			if f != v1alpha1.BackupFinalizer {
+				list = append(list, f)
+			}
+		}
+		if add {
+			list = append(list, v1alpha1.BackupFinalizer)
+		}
+		data, _ := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": list, "resourceVersion": b.ResourceVersion}})
+		return data
+	}
+	for _, n := range d.AddFinalizer {
+		out = append(out, BackupWrite{Instance: key, Namespace: sr.Namespace, Name: n, What: "add-finalizer", Patch: finalizers(byName[n], true)})
+	}
+	for _, n := range d.RemoveFinalizer {
+		out = append(out, BackupWrite{Instance: key, Namespace: sr.Namespace, Name: n, What: "remove-finalizer", Patch: finalizers(byName[n], false)})
+	}
+	for _, n := range d.Delete {
+		out = append(out, BackupWrite{Instance: key, Namespace: sr.Namespace, Name: n, What: "delete", UID: byName[n].UID})
+	}
+	if o.BackupReport == nil || e == nil || e.AgentConfig.Backup == nil {
+		return out
+	}
+	// Only the sets this instance's entry names, matched by UID.
+	named := map[string]string{}
+	for _, set := range e.AgentConfig.Backup.Sets {
+		named[set.UID] = set.Name
+	}
+	for _, r := range o.BackupReport.Sets[:min(len(o.BackupReport.Sets), agentconfig.MaxBackupSets)] {
+		name, ok := named[r.UID]
+		b, exists := byName[name]
+		if !ok || !exists || b.UID != r.UID {
+			continue
+		}
+		st, ok := backupplan.StatusFromReport(r, agentconfig.BackupLabelPrefix(r.UID), e.AgentConfig.Backup.Repository.Location, string(sr.UID), v1alpha1.InstanceType(e.Type))
+		if !ok {
+			continue
+		}
+		if sameStatus(b.StatusRaw, st) {
+			continue
+		}
+		data, _ := json.Marshal(map[string]any{"status": st})
+		out = append(out, BackupWrite{Instance: key, Namespace: sr.Namespace, Name: name, What: "status", Patch: data})
+	}
+	return out
+}
+
+// orphanBackupWrites let the StarrocksBackups being deleted go whose
+// instance no longer exists: nobody can delete their data any more, so it
+// stays in the bucket (documented).
+func orphanBackupWrites(all []BackupSnap, instances []*v1alpha1.Starrocks) []BackupWrite {
+	live := map[string]bool{}
+	for _, sr := range instances {
+		live[desired.Key(sr.Namespace, sr.Name)] = true
+	}
+	var out []BackupWrite
+	for _, b := range all {
+		if b.Unreadable != "" || !b.Deleting || !b.Finalizer || live[desired.Key(b.Namespace, b.Instance)] {
+			continue
+		}
+		list := []string{}
+		for _, f := range b.Finalizers {
+			if f != v1alpha1.BackupFinalizer {
+				list = append(list, f)
+			}
+		}
+		data, _ := json.Marshal(map[string]any{"metadata": map[string]any{"finalizers": list, "resourceVersion": b.ResourceVersion}})
+		out = append(out, BackupWrite{Instance: desired.Key(b.Namespace, b.Instance), Namespace: b.Namespace, Name: b.Name, What: "remove-finalizer", Patch: data})
+	}
+	return out
+}
+
+// unrunnableBackupWrites fail the StarrocksBackups that never started and
+// cannot: their instance does not exist in their namespace or has no
+// spec.backup (admission refuses both; this catches what got past it). A
+// backup that ran keeps its status: backups outlive their instance.
+func unrunnableBackupWrites(all []BackupSnap, instances []*v1alpha1.Starrocks) []BackupWrite {
+	byKey := map[string]*v1alpha1.Starrocks{}
+	for _, sr := range instances {
+		byKey[desired.Key(sr.Namespace, sr.Name)] = sr
+	}
+	var out []BackupWrite
+	for _, b := range all {
+		if b.Unreadable != "" || b.Deleting || b.Phase != "" {
+			continue
+		}
+		sr := byKey[desired.Key(b.Namespace, b.Instance)]
+		var msg string
+		switch {
+		case sr == nil:
+			msg = fmt.Sprintf("There is no Starrocks %q in namespace %s, so nothing was backed up.", b.Instance, b.Namespace)
+		case sr.Spec.Backup == nil:
+			msg = fmt.Sprintf("Starrocks %q has no spec.backup, so there is no storage to back it up to.", b.Instance)
+		default:
+			continue
+		}
+		data, _ := json.Marshal(map[string]any{"status": v1alpha1.StarrocksBackupStatus{Phase: v1alpha1.BackupPhaseFailed, Message: truncate(msg)}})
+		out = append(out, BackupWrite{Instance: desired.Key(b.Namespace, b.Instance), Namespace: b.Namespace, Name: b.Name, What: "status", Patch: data})
+	}
+	return out
+}
+
+func sameStatus(raw string, st v1alpha1.StarrocksBackupStatus) bool {
+	var old v1alpha1.StarrocksBackupStatus
+	if json.Unmarshal([]byte(raw), &old) != nil {
+		return false
+	}
+	a, _ := json.Marshal(old)
+	b, _ := json.Marshal(st)
+	return string(a) == string(b)
+}
+
+// writeBackup makes one BackupWrite.
+func writeBackup(ctx context.Context, w *kubewrite.Writer, b BackupWrite) error {
+	ref := kubewrite.Ref{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.BackupKind, Namespace: b.Namespace, Name: b.Name}
+	switch b.What {
+	case "create":
+		// The name is the slot's: one that exists already is this slot's.
+		_, err := w.CreateIfNotExists(ctx, b.Object)
+		return err
+	case "delete":
+		return w.Delete(ctx, ref, b.UID)
+	case "status":
+		return w.Patch(ctx, ref, types.MergePatchType, b.Patch, "status")
+	default:
+		return w.Patch(ctx, ref, types.MergePatchType, b.Patch)
+	}
+}
+
+// BackupMetric is what the hook exports about one instance's backups.
+type BackupMetric struct {
+	Namespace, Name    string
+	LastSuccess        float64 // Unix seconds, 0 before the first
+	Failed             float64
+	Healthy, Scheduled bool
+}
+
+func backupMetric(sr *v1alpha1.Starrocks, st v1alpha1.StarrocksStatus, o Observed) (BackupMetric, bool) {
+	if sr.Spec.Backup == nil {
+		return BackupMetric{}, false
+	}
+	m := BackupMetric{Namespace: sr.Namespace, Name: sr.Name, Healthy: conditionTrue(st, v1alpha1.ConditionBackupsHealthy),
+		Scheduled: sr.Spec.Backup.Schedule != "" && !sr.Spec.Backup.Suspend}
+	if st.Backup != nil && st.Backup.LastSuccessfulTime != nil {
+		m.LastSuccess = float64(st.Backup.LastSuccessfulTime.Unix())
+	}
+	for _, b := range o.Backups {
+		if b.Phase == string(v1alpha1.BackupPhaseFailed) || b.Phase == string(v1alpha1.BackupPhasePartiallyFailed) {
+			m.Failed++
+		}
+	}
+	return m, true
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// MaxJobWait bounds how long a rollout waits for a running backup or
+// restore job: a job stuck longer is reported in the rollout's message and
+// no longer waited on.
+const MaxJobWait = 6 * time.Hour
+
+// backupJobRunning says which job of the leader's reports runs (started
+// less than MaxJobWait ago), "" when none does.
+func backupJobRunning(o Observed, now time.Time) string {
+	running := func(phase, start string) bool {
+		if phase != agentconfig.BackupPhaseRunning {
+			return false
+		}
+		t, err := time.Parse(time.RFC3339, start)
+		return err == nil && now.Sub(t) < MaxJobWait
+	}
+	if r := o.RestoreReport; r != nil && running(r.Phase, r.StartTime) {
+		return fmt.Sprintf("A restore runs since %s: the next pod restarts once it finished (at most %s).", r.StartTime, MaxJobWait)
+	}
+	if b := o.BackupReport; b != nil && o.BackupDecision != nil {
+		named := map[string]string{}
+		for _, s := range o.BackupDecision.Sets {
+			named[s.UID] = s.Name
+		}
+		for _, s := range b.Sets[:min(len(b.Sets), agentconfig.MaxBackupSets)] {
+			if name, ok := named[s.UID]; ok && running(s.Phase, s.StartTime) {
+				return fmt.Sprintf("StarrocksBackup %s runs since %s: the next pod restarts once it finished (at most %s).", name, s.StartTime, MaxJobWait)
+			}
+		}
+	}
+	return ""
+}

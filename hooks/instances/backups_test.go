@@ -1,0 +1,426 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package instances
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deckhouse/module-sdk/testing/helpers"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/backupplan"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
+)
+
+const (
+	olapUID = "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"
+	setUID  = "11112222-3333-4444-5555-666677778888"
+)
+
+func backedUpInstance() *v1alpha1.Starrocks {
+	return &v1alpha1.Starrocks{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "olap", UID: olapUID, CreationTimestamp: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))},
+		Spec: v1alpha1.StarrocksSpec{Type: v1alpha1.TypeStandalone, Backup: &v1alpha1.BackupSpec{
+			Storage: v1alpha1.BackupStorage{Endpoint: "https://s3.example.com", Bucket: "team-backups",
+				CredentialsSecretRef: v1alpha1.BackupCredentialsRef{Name: "s3-keys", AccessKeyIDKey: "accessKeyID", SecretAccessKeyKey: "secretAccessKey"}},
+			Schedule:  "0 3 * * *",
+			Retention: &v1alpha1.BackupRetention{KeepLast: ptr(int32(2))},
+		}},
+	}
+}
+
+func snapOf(t *testing.T, obj string) BackupSnap {
+	t.Helper()
+	var b BackupSnap
+	require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapBackups), obj, &b))
+	return b
+}
+
+// A StarrocksBackup is tenant-written: any field of any type decodes
+// (coerced), never failing the snapshot.
+func TestBackupFilterCoercesWhatATenantWrites(t *testing.T) {
+	b := snapOf(t, `{"metadata":{"name":"x","namespace":"team","uid":"u","finalizers":[1,{"a":1},"`+v1alpha1.BackupFinalizer+`"],"labels":{"managed-services.deckhouse.io/starrocks-scheduled":["true"]}},`+
+		`"spec":{"instanceName":{"x":1},"databases":{"include":"sales","exclude":[1,"ok"]}},"status":{"phase":7,"databases":[{"name":1},"x"]}}`)
+	assert.True(t, b.Finalizer)
+	assert.False(t, b.Scheduled, "a label that is not the string true does not count")
+	assert.Equal(t, "", b.Instance)
+	assert.Equal(t, "", b.Phase)
+	assert.Equal(t, []string{"", "ok"}, b.Exclude)
+	assert.Empty(t, b.Include)
+	for _, hostile := range []string{`{"metadata":"x","spec":[],"status":"y"}`, `{"metadata":{"labels":["a"],"finalizers":{"a":1}},"spec":{"databases":"x"},"status":{"databases":{"a":1}}}`, `{}`} {
+		assert.NotPanics(t, func() { snapOf(t, hostile) }, hostile)
+	}
+}
+
+func TestApplyBackupsFeedsTheEntryWithItsOwnSetsOnly(t *testing.T) {
+	sr := backedUpInstance()
+	mine := BackupSnap{Namespace: "team", Name: "olap-now", UID: setUID, Created: "2026-12-05T02:00:00Z", Finalizer: true, Instance: "olap", Phase: "Pending"}
+	// The same instance name in another namespace is another instance.
+	other := mine
+	other.Namespace, other.Name, other.UID = "evil", "olap-evil", "99998888-7777-6666-5555-444433332222"
+	var o Observed
+	ex := desired.Existing{}
+	applyBackups(sr, indexBackups([]BackupSnap{mine, other}), &o, v1alpha1.StarrocksStatus{}, &ex, time.Date(2026, 12, 5, 3, 4, 0, 0, time.UTC))
+	require.Len(t, ex.BackupSets, 1)
+	assert.Equal(t, agentconfig.BackupSet{Name: "olap-now", UID: setUID, LabelPrefix: agentconfig.BackupLabelPrefix(setUID)}, ex.BackupSets[0])
+	assert.Empty(t, ex.BackupHold)
+
+	t.Run("without spec.backup a backup being deleted goes at once", func(t *testing.T) {
+		c := sr.DeepCopy()
+		c.Spec.Backup = nil
+		deleting := mine
+		deleting.Deleting = true
+		var o Observed
+		ex := desired.Existing{}
+		applyBackups(c, indexBackups([]BackupSnap{deleting}), &o, v1alpha1.StarrocksStatus{}, &ex, time.Now())
+		require.NotNil(t, o.BackupDecision)
+		assert.Equal(t, []string{"olap-now"}, o.BackupDecision.RemoveFinalizer)
+		assert.Empty(t, ex.BackupSets)
+	})
+	t.Run("a rollout holds jobs", func(t *testing.T) {
+		ex := desired.Existing{CreateImage: "d8ms-sr-olap-abc"}
+		applyBackups(sr, indexBackups(nil), &Observed{}, v1alpha1.StarrocksStatus{}, &ex, time.Now())
+		assert.Equal(t, agentconfig.BackupHoldRollout, ex.BackupHold)
+	})
+	t.Run("a pending scale-in holds jobs", func(t *testing.T) {
+		c := sr.DeepCopy()
+		c.Spec.Type, c.Spec.Backend.Replicas = v1alpha1.TypeCluster, ptr(int32(3))
+		ex := desired.Existing{}
+		applyBackups(c, indexBackups(nil), &Observed{Backend: &StatefulSetState{Replicas: 4}}, v1alpha1.StarrocksStatus{}, &ex, time.Now())
+		assert.Equal(t, agentconfig.BackupHoldScaleIn, ex.BackupHold)
+	})
+}
+
+func restoreReportAnnotation(t *testing.T, pod string, restore any, backup any) string {
+	t.Helper()
+	data, err := json.Marshal(map[string]any{"tls": map[string]any{"ready": true}, "membership": map[string]any{"leader": pod + feHost}, "restore": restore, "backup": backup, "updatedAt": "x"})
+	require.NoError(t, err)
+	return string(data)
+}
+
+func TestRestoreKeepsTheClientPortsClosedUntilTheLeaderReportsIt(t *testing.T) {
+	sr := backedUpInstance()
+	sr.Name, sr.UID = "copy", "aaaabbbb-cccc-dddd-eeee-ffff00001111"
+	sr.Spec.Restore = &v1alpha1.RestoreSpec{BackupName: "olap-now"}
+	source := BackupSnap{Namespace: "team", Name: "olap-now", UID: setUID, Instance: "olap", Phase: "Completed", InstanceUID: olapUID,
+		Location: "s3://team-backups/team/olap-0b1c2d3e", InstanceType: "Standalone"}
+	source.Databases = append(source.Databases, struct {
+		Name            string `json:"name"`
+		Label           string `json:"label"`
+		BackupTimestamp string `json:"backupTimestamp"`
+		State           string `json:"state"`
+	}{"sales", agentconfig.BackupLabel(agentconfig.BackupLabelPrefix(setUID), "sales"), "2026-12-05-03-00-05", "FINISHED"})
+
+	run := func(annotation string, prev v1alpha1.StarrocksStatus) (desired.Existing, Observed) {
+		o := observeAnnotations(t, map[string]string{"d8ms-sr-olap-0": annotation})
+		o.LeaderClaims = []string{"d8ms-sr-olap-0"}
+		ex := desired.Existing{AccountsReady: true}
+		applyBackups(sr, indexBackups([]BackupSnap{source}), &o, prev, &ex, time.Now())
+		return ex, o
+	}
+	ex, o := run(restoreReportAnnotation(t, "d8ms-sr-olap-0", nil, nil), v1alpha1.StarrocksStatus{})
+	require.NotNil(t, ex.Restore, "the restore is requested from the StarrocksBackup's status")
+	assert.True(t, ex.RestorePending)
+	assert.Equal(t, 1, ex.Restore.ReplicationNum)
+	assert.True(t, ex.Restore.Repository.ReadOnly)
+	require.NoError(t, (&agentconfig.Config{QueryHost: "h", QueryPort: 1, Frontends: []string{"f"}, EditLogPort: 1, HeartbeatPort: 1, Restore: ex.Restore}).Validate())
+	v, _ := restoredVerdict(sr, o, v1alpha1.StarrocksStatus{})
+	assert.Equal(t, []any{false, ReasonRestoring}, []any{v.OK, v.Reason})
+
+	token := ex.Restore.Token
+	// A report about another restore (a forged or stale token) changes nothing.
+	ex, _ = run(restoreReportAnnotation(t, "d8ms-sr-olap-0", map[string]any{"token": "0000000000000000", "phase": "Completed"}, nil), v1alpha1.StarrocksStatus{})
+	assert.True(t, ex.RestorePending, "a report of another token opened the ports")
+
+	running := map[string]any{"token": token, "phase": "Running", "databases": []any{map[string]any{"name": "sales", "state": "DOWNLOADING"}}}
+	ex, o = run(restoreReportAnnotation(t, "d8ms-sr-olap-0", running, nil), v1alpha1.StarrocksStatus{})
+	assert.True(t, ex.RestorePending)
+	v, _ = restoredVerdict(sr, o, v1alpha1.StarrocksStatus{})
+	assert.Contains(t, v.Message, "sales DOWNLOADING")
+
+	done := map[string]any{"token": token, "phase": "Completed", "databases": []any{map[string]any{"name": "sales", "state": "FINISHED"}}}
+	ex, o = run(restoreReportAnnotation(t, "d8ms-sr-olap-0", done, nil), v1alpha1.StarrocksStatus{})
+	assert.False(t, ex.RestorePending)
+	v, _ = restoredVerdict(sr, o, v1alpha1.StarrocksStatus{})
+	assert.Equal(t, []any{true, ReasonRestored}, []any{v.OK, v.Reason})
+
+	// Once Restored is True, nothing is restored again and the ports stay open.
+	prev := v1alpha1.StarrocksStatus{Conditions: []metav1.Condition{{Type: v1alpha1.ConditionRestored, Status: metav1.ConditionTrue, Reason: ReasonRestored}}}
+	ex, _ = run(restoreReportAnnotation(t, "d8ms-sr-olap-0", nil, nil), prev)
+	assert.False(t, ex.RestorePending)
+	assert.Nil(t, ex.Restore)
+
+	t.Run("a source that is not finished requests nothing and keeps the ports closed", func(t *testing.T) {
+		running := source
+		running.Phase = "Running"
+		o := Observed{}
+		ex := desired.Existing{}
+		applyBackups(sr, indexBackups([]BackupSnap{running}), &o, v1alpha1.StarrocksStatus{}, &ex, time.Now())
+		assert.Nil(t, ex.Restore)
+		assert.True(t, ex.RestorePending)
+		v, _ := restoredVerdict(sr, o, v1alpha1.StarrocksStatus{})
+		assert.Equal(t, ReasonRestoreWaiting, v.Reason)
+	})
+}
+
+func TestBackupsHealthyFollowsTheRepositoryAndTheNewestBackup(t *testing.T) {
+	sr := backedUpInstance()
+	o := observeAnnotations(t, map[string]string{"d8ms-sr-olap-0": restoreReportAnnotation(t, "d8ms-sr-olap-0", nil,
+		map[string]any{"repository": map[string]any{"name": "r", "ready": false, "reason": "RepositoryRefused", "message": "Access Denied\n(403)"}})})
+	o.LeaderClaims = []string{"d8ms-sr-olap-0"}
+	st, v, ok := backupsVerdict(sr, o, time.Date(2026, 12, 5, 4, 0, 0, 0, time.UTC))
+	require.True(t, ok)
+	assert.Equal(t, []any{false, ReasonRepositoryFailed}, []any{v.OK, v.Reason})
+	assert.NotContains(t, v.Message, "\n")
+	assert.Equal(t, time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC), st.NextScheduledTime.Time.UTC())
+
+	o = Observed{Backups: []BackupSnap{
+		{Name: "a", Phase: "Completed", CompletionTime: "2026-12-03T03:05:00Z"},
+		{Name: "b", Phase: "Failed", CompletionTime: "2026-12-04T03:05:00Z", Message: "Access Denied"},
+	}}
+	st, v, _ = backupsVerdict(sr, o, time.Now())
+	assert.Equal(t, []any{false, ReasonBackupFailed}, []any{v.OK, v.Reason})
+	assert.Equal(t, "StarrocksBackup b: Access Denied", st.LastFailure.Reason)
+	o.Backups[0].CompletionTime = "2026-12-05T03:05:00Z"
+	_, v, _ = backupsVerdict(sr, o, time.Now())
+	assert.True(t, v.OK)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// backupClassYAML has a UID of its own: the hook caches compiled classes by
+// UID and generation across runs.
+const backupClassYAML = `
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksClass
+metadata: {name: default, uid: backup-class-uid, generation: 1}
+spec:
+  topology: {allowedTopologies: [Ignored], defaultTopology: Ignored}
+  sizingPolicies:
+    - cores: {min: 1, max: 4}
+      memory: {min: 2Gi, max: 16Gi, step: 1Gi}
+      coreFractions: [50, 100]
+  backup: {allowed: true}
+`
+
+func backedUpYAML(name string) string {
+	return fmt.Sprintf(`
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata: {name: %[1]s, namespace: team, uid: %[2]s, generation: 1, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  starrocksClassName: default
+  type: Standalone
+  frontend: {cpu: {cores: 2}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 10Gi}}
+  backend: {cpu: {cores: 2}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 20Gi}}
+  backup:
+    storage: {endpoint: "https://s3.example.com", bucket: team-backups, credentialsSecretRef: {name: s3-keys, accessKeyIDKey: a, secretAccessKeyKey: s}}
+    schedule: "0 10 * * *"
+    retention: {keepLast: 3}
+`, name, olapUID)
+}
+
+// The hook starts the backup of the slot due now once, as a StarrocksBackup
+// of the instance's namespace, and lets a deleted backup of an instance
+// that is gone go (its data stays in the bucket); an object of another
+// namespace naming the instance changes nothing.
+func TestHookStartsTheScheduledBackupOnce(t *testing.T) {
+	f := newHook(t)
+	state := backupClassYAML + "---" + backedUpYAML("olap") + "---" + readyObjectsYAML("olap", 1, 1) + `---
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksBackup
+metadata: {name: olap-20261202-1000, namespace: evil, uid: 99998888-7777-6666-5555-444433332222}
+spec: {instanceName: olap}
+---
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksBackup
+metadata: {name: gone-1, namespace: team, uid: 11112222-3333-4444-5555-000000000009, deletionTimestamp: "2026-12-01T00:00:00Z", finalizers: ["` + v1alpha1.BackupFinalizer + `", "team.example.com/keep"]}
+spec: {instanceName: gone}
+`
+	f.KubeStateSet(state)
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	b := f.KubernetesResource(v1alpha1.BackupKind, "team", "olap-20261202-1000")
+	require.NotNil(t, b, "the slot's StarrocksBackup was not created")
+	assert.Equal(t, "olap", b.Object["spec"].(map[string]any)["instanceName"])
+	assert.Equal(t, []string{v1alpha1.BackupFinalizer}, b.GetFinalizers())
+	assert.Equal(t, "true", b.GetLabels()["managed-services.deckhouse.io/starrocks-scheduled"])
+	gone := f.KubernetesResource(v1alpha1.BackupKind, "team", "gone-1")
+	if gone != nil {
+		assert.Equal(t, []string{"team.example.com/keep"}, gone.GetFinalizers(), "only the module's finalizer goes")
+	}
+	labels := map[string]string{"name": "olap", "namespace": "team"}
+	assertMetric(t, f, MetricBackupsHealthy, labels, 1)
+	assertMetric(t, f, MetricBackupScheduled, labels, 1)
+	assertMetric(t, f, MetricBackupsFailed, labels, 0)
+	st := statusOf(t, f, "olap")
+	s, r, _ := condition(st, v1alpha1.ConditionBackupsHealthy)
+	assert.Equal(t, []string{"True", ReasonBackupsHealthy}, []string{s, r})
+	require.NotNil(t, st.Backup)
+	assert.Equal(t, time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), st.Backup.NextScheduledTime.Time.UTC())
+
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	assert.Empty(t, written(f, "create", "starrocksbackups"), "the slot's backup was created again")
+
+	// Once stored (with the UID the API server gives it), the entry tells
+	// the agent about the set, and nothing of the other namespace.
+	f.KubeStateSet(state + `---
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksBackup
+metadata: {name: olap-20261202-1000, namespace: team, uid: ` + setUID + `, finalizers: ["` + v1alpha1.BackupFinalizer + `"], labels: {managed-services.deckhouse.io/starrocks-scheduled: "true"}}
+spec: {instanceName: olap}
+`)
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	cm := f.KubernetesResource("ConfigMap", "d8-managed-starrocks", "desired-"+olapUID)
+	require.NotNil(t, cm)
+	data := fmt.Sprint(cm.Object["data"])
+	assert.Contains(t, data, agentconfig.BackupLabelPrefix(setUID))
+	assert.NotContains(t, data, "99998888", "a backup of another namespace reached the entry")
+	assert.Empty(t, written(f, "create", "starrocksbackups"), "a backup started while one is pending")
+}
+
+func TestBackupEvents(t *testing.T) {
+	sr := backedUpInstance()
+	st := func(conds ...metav1.Condition) v1alpha1.StarrocksStatus {
+		return v1alpha1.StarrocksStatus{Conditions: conds}
+	}
+	healthy := metav1.Condition{Type: v1alpha1.ConditionBackupsHealthy, Status: metav1.ConditionTrue, Reason: ReasonBackupsHealthy, Message: "ok"}
+	failed := metav1.Condition{Type: v1alpha1.ConditionBackupsHealthy, Status: metav1.ConditionFalse, Reason: ReasonBackupFailed, Message: "The newest backup failed: Access Denied"}
+	events := instanceEvents(sr, st(healthy), st(failed))
+	require.Len(t, events, 1)
+	assert.Equal(t, []string{"Warning", ReasonBackupFailed}, []string{events[0].Type, events[0].Reason})
+	assert.Empty(t, instanceEvents(sr, st(failed), st(failed)), "the same failure twice is one Event")
+	events = instanceEvents(sr, st(failed), st(healthy))
+	require.Len(t, events, 1)
+	assert.Equal(t, "Normal", events[0].Type)
+
+	restoring := metav1.Condition{Type: v1alpha1.ConditionRestored, Status: metav1.ConditionFalse, Reason: ReasonRestoring, Message: "sales DOWNLOADING"}
+	restoreFailed := metav1.Condition{Type: v1alpha1.ConditionRestored, Status: metav1.ConditionFalse, Reason: ReasonRestoreFailed, Message: "failed"}
+	restored := metav1.Condition{Type: v1alpha1.ConditionRestored, Status: metav1.ConditionTrue, Reason: ReasonRestored, Message: "done"}
+	assert.Empty(t, instanceEvents(sr, st(), st(restoring)), "a restore in progress is no news")
+	assert.Len(t, instanceEvents(sr, st(restoring), st(restoreFailed)), 1)
+	assert.Len(t, instanceEvents(sr, st(restoring), st(restored)), 1)
+}
+
+func TestARunningJobHoldsTheRolloutForABoundedTime(t *testing.T) {
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	o := Observed{BackupDecision: &backupplan.Decision{Sets: []agentconfig.BackupSet{{Name: "olap-now", UID: setUID}}},
+		BackupReport: &agentconfig.BackupStatus{Sets: []agentconfig.BackupSetStatus{{UID: setUID, Phase: agentconfig.BackupPhaseRunning, StartTime: "2026-12-05T11:00:00Z"}}}}
+	assert.Contains(t, backupJobRunning(o, now), "StarrocksBackup olap-now runs since")
+	assert.Empty(t, backupJobRunning(o, now.Add(6*time.Hour)), "a job stuck for longer than MaxJobWait is not waited on")
+	// A report of a set this instance did not name holds nothing.
+	o.BackupReport.Sets[0].UID = "99998888-7777-6666-5555-444433332222"
+	assert.Empty(t, backupJobRunning(o, now))
+	o = Observed{RestoreReport: &agentconfig.RestoreStatus{Phase: agentconfig.BackupPhaseRunning, StartTime: "2026-12-05T11:30:00Z"}}
+	assert.Contains(t, backupJobRunning(o, now), "A restore runs")
+}
+
+func TestABackupThatCannotRunIsFailedAndOneThatRanIsKept(t *testing.T) {
+	plain := backedUpInstance()
+	plain.Name, plain.Spec.Backup = "plain", nil
+	snaps := []BackupSnap{
+		{Namespace: "team", Name: "of-nobody", Instance: "nobody"},
+		{Namespace: "team", Name: "of-plain", Instance: "plain"},
+		{Namespace: "team", Name: "of-olap", Instance: "olap"},
+		{Namespace: "team", Name: "old", Instance: "nobody", Phase: "Completed"},
+		{Namespace: "evil", Name: "elsewhere", Instance: "olap"},
+	}
+	writes := unrunnableBackupWrites(snaps, []*v1alpha1.Starrocks{backedUpInstance(), plain})
+	got := map[string]string{}
+	for _, w := range writes {
+		got[w.Namespace+"/"+w.Name] = string(w.Patch)
+	}
+	assert.Len(t, got, 3)
+	assert.Contains(t, got["team/of-nobody"], `There is no Starrocks \"nobody\" in namespace team`)
+	assert.Contains(t, got["team/of-plain"], "has no spec.backup")
+	assert.Contains(t, got["evil/elsewhere"], `There is no Starrocks \"olap\" in namespace evil`, "an instance of another namespace does not count")
+	assert.Contains(t, got["team/of-nobody"], `"phase":"Failed"`)
+}
+
+// The whole path of a restore through the hook: the entry asks the agent
+// to restore and keeps the client ports closed although the accounts are
+// ready; once the leader reports that restore Completed, Restored is True
+// and the ports open.
+func TestHookKeepsARestoringInstanceClosedUntilItsRestoreCompleted(t *testing.T) {
+	copyYAML := strings.Replace(backedUpYAML("copy"), olapUID, "aaaabbbb-cccc-4ddd-8eee-ffff00001111", 1) + "  restore: {backupName: olap-now}\n"
+	source := `
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksBackup
+metadata: {name: olap-now, namespace: team, uid: ` + setUID + `}
+spec: {instanceName: olap}
+status:
+  phase: Completed
+  instanceUID: ` + olapUID + `
+  instanceType: Standalone
+  location: s3://team-backups/team/olap-0b1c2d3e
+  completionTime: "2026-12-01T03:04:00Z"
+  databases: [{name: sales, label: ` + agentconfig.BackupLabel(agentconfig.BackupLabelPrefix(setUID), "sales") + `, backupTimestamp: 2026-12-01-03-00-05, state: FINISHED}]
+`
+	status := func(restore any) string {
+		data, _ := json.Marshal(map[string]any{"tls": map[string]any{"ready": true}, "accounts": map[string]any{"ready": true},
+			"membership": map[string]any{"leader": "d8ms-sr-copy-0.d8ms-sr-copy-fe-headless.team.svc.cluster.local"}, "restore": restore, "updatedAt": "x"})
+		return string(data)
+	}
+	objects := func(restore any) string {
+		o := readyObjectsYAML("copy", 1, 1)
+		i := strings.Index(o, "    managed-starrocks.deckhouse.io/agent-status: '")
+		j := strings.Index(o[i:], "\n")
+		return o[:i] + "    managed-starrocks.deckhouse.io/agent-status: '" + status(restore) + "'" + o[i+j:]
+	}
+	entry := func(f interface {
+		KubernetesResource(kind, ns, name string) *unstructured.Unstructured
+	}) desired.Instance {
+		cm := f.KubernetesResource("ConfigMap", "d8-managed-starrocks", "desired-aaaabbbb-cccc-4ddd-8eee-ffff00001111")
+		require.NotNil(t, cm)
+		var e desired.Instance
+		require.NoError(t, json.Unmarshal([]byte(cm.Object["data"].(map[string]any)["instance.json"].(string)), &e))
+		return e
+	}
+	f := newHook(t)
+	state := backupClassYAML + "---" + copyYAML + "---" + source
+	f.KubeStateSet(state + "---" + objects(nil))
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	e := entry(f)
+	require.NotNil(t, e.AgentConfig.Restore, "the agent is asked to restore")
+	assert.Equal(t, "s3://team-backups/team/olap-0b1c2d3e", e.AgentConfig.Restore.Repository.Location)
+	assert.True(t, e.AgentConfig.Restore.Repository.ReadOnly)
+	assert.False(t, e.Network.ClientPortsOpen, "the client ports opened during a restore")
+	st := statusOf(t, f, "copy")
+	s, r, _ := condition(st, v1alpha1.ConditionRestored)
+	assert.Equal(t, []string{"False", ReasonRestoring}, []string{s, r})
+
+	token := e.AgentConfig.Restore.Token
+	f.KubeStateSet(state + "---" + objects(map[string]any{"token": token, "phase": "Completed", "databases": []any{map[string]any{"name": "sales", "state": "FINISHED"}}}))
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	assert.True(t, entry(f).Network.ClientPortsOpen, "the client ports stay closed after the restore completed")
+	s, r, _ = condition(statusOf(t, f, "copy"), v1alpha1.ConditionRestored)
+	assert.Equal(t, []string{"True", ReasonRestored}, []string{s, r})
+}
