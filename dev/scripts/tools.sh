@@ -16,7 +16,7 @@
 # Prints the path of a development tool, building it into the cache first if
 # it is not there yet. Tools are keyed by version, so a version bump rebuilds.
 #
-#   dev/scripts/tools.sh kube-apiserver|kube-controller-manager|etcd|controller-gen|cert-manager-crds|prometheus-operator-crds|all
+#   dev/scripts/tools.sh kube-apiserver|kube-controller-manager|etcd|controller-gen|versitygw|cert-manager-crds|prometheus-operator-crds|all
 #
 # Cache: $MANAGED_STARROCKS_CACHE (default ~/.cache/managed-starrocks).
 set -euo pipefail
@@ -29,6 +29,7 @@ ETCD_VERSION=v3.6.16
 CONTROLLER_TOOLS_VERSION=v0.23.0
 CERT_MANAGER_VERSION=v1.21.2
 PROMETHEUS_OPERATOR_VERSION=v0.95.2
+VERSITYGW_VERSION=v1.8.0
 
 say() { echo "tools: $*" >&2; }
 
@@ -64,6 +65,13 @@ etcd() {
 controller_gen() {
   local out="$cache/bin/controller-gen-$CONTROLLER_TOOLS_VERSION"
   build dev/tools/controller-gen "$out" sigs.k8s.io/controller-tools/cmd/controller-gen
+  echo "$out"
+}
+
+# versitygw is the S3 server the backup tests start on loopback (dev/s3server).
+versitygw() {
+  local out="$cache/bin/versitygw-$VERSITYGW_VERSION"
+  build dev/tools/versitygw "$out" github.com/versity/versitygw/cmd/versitygw
   echo "$out"
 }
 
@@ -110,6 +118,7 @@ missing() {
   done
   [[ -x "$cache/bin/etcd-$ETCD_VERSION" ]] || echo etcd
   [[ -x "$cache/bin/controller-gen-$CONTROLLER_TOOLS_VERSION" ]] || echo controller-gen
+  [[ -x "$cache/bin/versitygw-$VERSITYGW_VERSION" ]] || echo versitygw
   [[ -f "$cache/crds/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION/.done" ]] || echo prometheus-operator-crds
 }
 
@@ -119,8 +128,9 @@ case "${1:-}" in
   kube-controller-manager) kube_controller_manager ;;
   etcd) etcd ;;
   controller-gen) controller_gen ;;
+  versitygw) versitygw ;;
   cert-manager-crds) cert_manager_crds ;;
   prometheus-operator-crds) prometheus_operator_crds ;;
-  all) kube_apiserver; kube_controller_manager; etcd; controller_gen; cert_manager_crds; prometheus_operator_crds ;;
-  *) echo "usage: $0 kube-apiserver|kube-controller-manager|etcd|controller-gen|cert-manager-crds|prometheus-operator-crds|all|missing" >&2; exit 2 ;;
+  all) kube_apiserver; kube_controller_manager; etcd; controller_gen; versitygw; cert_manager_crds; prometheus_operator_crds ;;
+  *) echo "usage: $0 kube-apiserver|kube-controller-manager|etcd|controller-gen|versitygw|cert-manager-crds|prometheus-operator-crds|all|missing" >&2; exit 2 ;;
 esac
