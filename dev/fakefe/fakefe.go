@@ -20,7 +20,9 @@ limitations under the License.
 // CONFIG, information_schema.be_configs, and the account statements of
 // accounts.go (users with mysql_native_password, built-in roles, privilege
 // checks), databases, roles and grants (grants.go) and a few table
-// statements checked against them (data.go). It enforces TLS like
+// statements checked against them (data.go), and backup and restore
+// (backup.go: repositories, BACKUP/RESTORE jobs, snapshots as real objects
+// on an S3 server such as dev/s3server). It enforces TLS like
 // ssl_force_secure_transport (error 5205 for plaintext clients that are not
 // on 127.0.0.1) and records for every connection whether it used TLS. The
 // result columns are deliberately not in StarRocks' order, so a client that
@@ -152,6 +154,11 @@ type Server struct {
 
 	grants *grantState // grants.go
 	refuse []refusal   // data.go
+
+	bk *backupState // backup.go
+	// closed stops the backup jobs' goroutines (jobs) when the test ends.
+	closed chan struct{}
+	jobs   sync.WaitGroup
 }
 
 // Start listens and serves until t ends.
@@ -168,6 +175,7 @@ func Start(t testing.TB, opts Options) *Server {
 		beConfig:   map[int64]map[string]string{},
 		beDefaults: map[string]string{},
 		nextBackID: 10001,
+		closed:     make(chan struct{}),
 	}
 	nl, err := net.Listen("tcp", opts.ListenAddr)
 	if err != nil {
@@ -190,6 +198,10 @@ func Start(t testing.TB, opts Options) *Server {
 	s.listener = l
 	go l.Accept()
 	t.Cleanup(l.Close)
+	t.Cleanup(func() {
+		close(s.closed)
+		s.jobs.Wait()
+	})
 	return s
 }
 
@@ -439,6 +451,9 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	ok := &sqltypes.Result{RowsAffected: 0}
 	if err := s.refusal(q); err != nil {
 		return nil, err
+	}
+	if res, handled, err := s.execBackup(c, q); handled {
+		return res, err
 	}
 	if res, handled, err := s.execAccount(c, q); handled {
 		return res, err
