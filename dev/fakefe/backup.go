@@ -82,6 +82,8 @@ import (
 //   - SHOW SNAPSHOT ON r [WHERE SNAPSHOT = "l" [AND TIMESTAMP = "t"]]:
 //     Snapshot, Timestamp, Status; with a snapshot named also Database and
 //     Details (ShowSnapshotStmt), from the objects in the bucket.
+//   - SHOW TABLES FROM d (ShowTableStmt, column Tables_in_<d>), which the
+//     agent asks before a BACKUP to skip an empty database.
 //   - SHOW REPOSITORIES (ShowRepositoriesStmt.TITLE_NAMES), DROP REPOSITORY
 //     ("Repository does not exist", "Backup or restore job is running on
 //     this repository. Can not drop it"), CANCEL BACKUP|RESTORE FROM d
@@ -279,6 +281,20 @@ func (s *Server) execBackup(c *mysql.Conn, q string) (*sqltypes.Result, bool, er
 			res.Rows = append(res.Rows, []sqltypes.Value{sqltypes.NewVarChar(r.name), sqltypes.NewVarChar(r.location),
 				sqltypes.NewVarChar(boolStr(r.readOnly)), sqltypes.NewVarChar(strconv.FormatInt(r.id, 10)),
 				sqltypes.NewVarChar(r.created.Format(time.DateTime)), sqltypes.NewVarChar("-"), sqltypes.NULL})
+		}
+		return res, true, nil
+	case p.kw("SHOW", "TABLES", "FROM"):
+		// fe-core ShowTableStmt: one column, "Tables_in_" + the database.
+		db, ok := p.name()
+		if !ok || !p.done() {
+			return nil, true, syntaxErr("a database name")
+		}
+		if !s.grantState().databases[db] {
+			return nil, true, sqlerror.NewSQLErrorf(sqlerror.ERBadDb, "42000", "Unknown database '%s'", db)
+		}
+		res := &sqltypes.Result{Fields: fields("Tables_in_" + db)}
+		for _, t := range s.tablesOf(db) {
+			res.Rows = append(res.Rows, row(t))
 		}
 		return res, true, nil
 	case p.kw("SHOW", "SNAPSHOT", "ON"):
