@@ -31,12 +31,15 @@ const (
 	StarrocksClassKind = "StarrocksClass"
 	StarrocksResource  = "starrocks"
 	ClassResource      = "starrocksclasses"
+	BackupKind         = "StarrocksBackup"
+	BackupResource     = "starrocksbackups"
 )
 
 var (
 	SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: Version}
 	StarrocksGVR       = SchemeGroupVersion.WithResource(StarrocksResource)
 	StarrocksClassGVR  = SchemeGroupVersion.WithResource(ClassResource)
+	StarrocksBackupGVR = SchemeGroupVersion.WithResource(BackupResource)
 
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 	AddToScheme   = SchemeBuilder.AddToScheme
@@ -46,6 +49,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
 		&Starrocks{}, &StarrocksList{},
 		&StarrocksClass{}, &StarrocksClassList{},
+		&StarrocksBackup{}, &StarrocksBackupList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -57,6 +57,7 @@ const ClusterFrontendReplicas = 3
 // +kubebuilder:printcolumn:name="FE Ready",type=string,JSONPath=`.status.frontend.ready`
 // +kubebuilder:printcolumn:name="BE Ready",type=string,JSONPath=`.status.backend.ready`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoints.query`,priority=1
+// +kubebuilder:printcolumn:name="Last Backup",type=date,JSONPath=`.status.backup.lastSuccessfulTime`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must start with a lowercase letter and contain only lowercase letters, digits and '-' (a DNS-1035 label)"
 type Starrocks struct {
@@ -73,6 +74,7 @@ type Starrocks struct {
 // StarrocksSpec is what a user orders.
 // +kubebuilder:validation:XValidation:rule="self.type == 'Cluster' || !has(self.backend.replicas)",message="spec.backend.replicas may only be set when spec.type is Cluster (a Standalone instance has exactly one BE)"
 // +kubebuilder:validation:XValidation:rule="self.type != 'Cluster' || has(self.backend.replicas)",message="spec.backend.replicas is required when spec.type is Cluster"
+// +kubebuilder:validation:XValidation:rule="has(self.restore) == has(oldSelf.restore)",message="spec.restore can only be set when the instance is created, and cannot be removed"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.type) || oldSelf.type != 'Cluster' || self.type == 'Cluster'",message="spec.type cannot change from Cluster to Standalone: the data of the other BEs would be lost"
 type StarrocksSpec struct {
 	// Name of the StarrocksClass the instance is ordered from. Cannot change.
@@ -137,6 +139,18 @@ type StarrocksSpec struct {
 	// +listMapKey=name
 	// +optional
 	Users []User `json:"users,omitempty"`
+
+	// Scheduled backups to the team's S3-compatible bucket; the class must
+	// allow them (spec.backup of the StarrocksClass).
+	// +optional
+	Backup *BackupSpec `json:"backup,omitempty"`
+
+	// Restore a backup into this new instance. Only when the instance is
+	// created; it cannot change or be added later. Client ports stay
+	// closed until the restore finished (condition Restored).
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.restore is immutable: restore into a new instance"
+	// +optional
+	Restore *RestoreSpec `json:"restore,omitempty"`
 }
 
 // NetworkSpec opens the client ports (9030 MySQL protocol, 8443 FE HTTPS) to
@@ -360,6 +374,9 @@ type StarrocksStatus struct {
 	// but are no longer (or were never) declared.
 	// +optional
 	Databases []DatabaseStatus `json:"databases,omitempty"`
+	// Backups of the instance: last success, last failure, next run.
+	// +optional
+	Backup *InstanceBackupStatus `json:"backup,omitempty"`
 }
 
 // ComponentStatus counts the pods of one component.

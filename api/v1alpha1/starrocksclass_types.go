@@ -95,6 +95,11 @@ type StarrocksClassSpec struct {
 	// Limits on the databases, roles and users instances declare.
 	// +optional
 	Accounts *ClassAccounts `json:"accounts,omitempty"`
+
+	// Backup policy: whether instances may back up and restore, to which
+	// endpoints, how often and how long. Without it, backups are refused.
+	// +optional
+	Backup *ClassBackupPolicy `json:"backup,omitempty"`
 }
 
 // ClassTopology limits the topologies of instances.

@@ -17,6 +17,7 @@ import (
 var fileNames = map[string]string{
 	"starrocks":        "starrocks.yaml",
 	"starrocksclasses": "starrocksclass.yaml",
+	"starrocksbackups": "starrocksbackup.yaml",
 }
 
 // Generate writes the crds/ files into outDir from controller-gen's output

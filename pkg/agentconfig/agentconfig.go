@@ -97,6 +97,14 @@ type Config struct {
 	// agent. Nil (a configuration from before this field) touches nothing;
 	// empty lists drop the users and roles the module made.
 	Grants *Grants `json:"grants,omitempty"`
+	// Backup is the instance's repository and the backup sets to run or
+	// delete (backup.go); nil without spec.backup.
+	Backup *BackupConfig `json:"backup,omitempty"`
+	// Restore asks for a restore into this new instance (spec.restore).
+	Restore *RestoreConfig `json:"restore,omitempty"`
+	// BackupHold, when set (BackupHold* reason), starts no new BACKUP or
+	// RESTORE job: a rollout or a BE scale-in is pending.
+	BackupHold string `json:"backupHold,omitempty"`
 }
 
 // Grants is what the team declares, in the form the agent applies.
@@ -191,7 +199,7 @@ func (c *Config) Validate() error {
 	case c.HeartbeatPort <= 0 || c.HeartbeatPort > 65535:
 		return fmt.Errorf("heartbeatPort %d is not a TCP port", c.HeartbeatPort)
 	}
-	return nil
+	return c.validateBackup()
 }
 
 // StatusAnnotation is the Pod annotation where the agent publishes Status as
@@ -221,6 +229,10 @@ type Status struct {
 	// 0 when there is none: the hooks restart FEs only once the leader's
 	// new image has reached every FE.
 	ImageJournalID int64 `json:"imageJournalId,omitempty"`
+	// Backup and Restore are set by the agent of the FE leader only, about
+	// the sets and the restore its Config names (backup.go).
+	Backup  *BackupStatus  `json:"backup,omitempty"`
+	Restore *RestoreStatus `json:"restore,omitempty"`
 	// UpdatedAt is when the agent wrote this status (RFC 3339).
 	UpdatedAt string `json:"updatedAt"`
 }

@@ -81,6 +81,9 @@ func (c *cluster) resource(obj *unstructured.Unstructured) dynamic.ResourceInter
 	if obj.GetKind() == v1alpha1.StarrocksClassKind {
 		return c.dyn.Resource(v1alpha1.StarrocksClassGVR)
 	}
+	if obj.GetKind() == v1alpha1.BackupKind {
+		gvr = v1alpha1.StarrocksBackupGVR
+	}
 	ns := obj.GetNamespace()
 	if ns == "" {
 		ns = namespace
@@ -159,6 +162,42 @@ func starrocksDoc(name, typ string) string {
 		replicas = "replicas: 3"
 	}
 	return sprintf(validStarrocks, name, typ, replicas)
+}
+
+const backupYAML = `apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksBackup
+metadata:
+  name: olap-now
+  namespace: team-a
+spec:
+  instanceName: olap
+  databases:
+    include: [sales]
+`
+
+// withBackup adds a valid spec.backup (issue 26).
+func withBackup(t *testing.T, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	return set(t, obj, map[string]any{
+		"storage": map[string]any{"endpoint": "https://s3.example.com", "bucket": "team-backups", "prefix": "starrocks/prod",
+			"credentialsSecretRef": map[string]any{"name": "s3-keys"}},
+		"schedule":  "0 3 * * *",
+		"retention": map[string]any{"keepLast": int64(7)},
+	}, "spec", "backup")
+}
+
+func restoreSource() map[string]any {
+	return map[string]any{
+		"storage":      map[string]any{"endpoint": "https://s3.example.com", "bucket": "team-backups", "credentialsSecretRef": map[string]any{"name": "s3-keys"}},
+		"namespace":    "team-a",
+		"instanceName": "olap",
+		"instanceUID":  "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0",
+		"backupId":     "11112222-3333-4444-5555-666677778888",
+		"databases":    []any{map[string]any{"name": "sales", "backupTimestamp": "2026-01-01-03-00-05"}},
+	}
+}
+
+func parseMap(m map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: m}
 }
 
 func sprintf(format string, args ...any) string {
@@ -301,6 +340,58 @@ func TestCRDs(t *testing.T) {
 		if _, err := c.create(classAccounts); err != nil {
 			t.Errorf("class with accounts limits rejected: %v", err)
 		}
+		backed := withBackup(t, parse(t, starrocksDoc("backed", "Standalone")))
+		set(t, backed, map[string]any{"name": "s3-ca"}, "spec", "backup", "storage", "caSecretRef")
+		set(t, backed, map[string]any{"include": []any{"sales", "events"}}, "spec", "backup", "databases")
+		created, err = c.create(backed)
+		if err != nil {
+			t.Errorf("instance with spec.backup rejected: %v", err)
+		} else {
+			ref, _, _ := unstructured.NestedStringMap(created.Object, "spec", "backup", "storage", "credentialsSecretRef")
+			ca, _, _ := unstructured.NestedString(created.Object, "spec", "backup", "storage", "caSecretRef", "key")
+			if ref["accessKeyIDKey"] != "accessKeyID" || ref["secretAccessKeyKey"] != "secretAccessKey" || ca != "ca.crt" {
+				t.Errorf("Secret keys defaulted to %v and CA key %q, want accessKeyID, secretAccessKey, ca.crt", ref, ca)
+			}
+			// spec.restore is only for a new instance.
+			set(t, created, "olap-1", "spec", "restore", "backupName")
+			if _, err := c.resource(created).Update(context.Background(), created, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "spec.restore can only be set when the instance is created") {
+				t.Errorf("adding spec.restore to an existing instance: %v, want the only-at-creation message", err)
+			}
+		}
+		restored := set(t, parse(t, starrocksDoc("restored", "Standalone")), map[string]any{"source": restoreSource(), "databases": []any{"sales"}}, "spec", "restore")
+		created, err = c.create(restored)
+		if err != nil {
+			t.Errorf("instance with spec.restore from a source rejected: %v", err)
+		} else {
+			set(t, created, []any{"events"}, "spec", "restore", "databases")
+			if _, err := c.resource(created).Update(context.Background(), created, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "spec.restore is immutable") {
+				t.Errorf("changing spec.restore: %v, want the immutable message", err)
+			}
+		}
+		backup := parse(t, backupYAML)
+		created, err = c.create(backup)
+		if err != nil {
+			t.Errorf("StarrocksBackup rejected: %v", err)
+		} else {
+			set(t, created, "other", "spec", "instanceName")
+			if _, err := c.resource(created).Update(context.Background(), created, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "StarrocksBackup spec is immutable") {
+				t.Errorf("changing a StarrocksBackup's spec: %v, want the immutable message", err)
+			}
+		}
+		for _, bad := range []struct{ name, value, want string }{
+			{"bk-hostile-instance", "olap\nkind: Secret", "spec.instanceName in body should match"},
+			{"bk-long-instance", strings.Repeat("a", 41), "spec.instanceName: Too long"},
+		} {
+			b := set(t, parse(t, strings.Replace(backupYAML, "olap-now", bad.name, 1)), bad.value, "spec", "instanceName")
+			if _, err := c.create(b); err == nil || !strings.Contains(err.Error(), bad.want) {
+				t.Errorf("StarrocksBackup with instanceName %q: %v, want %q", bad.value, err, bad.want)
+			}
+		}
+		classBackup := set(t, parse(t, classDoc("backups")), map[string]any{"allowed": true, "allowedEndpoints": []any{"s3.example.com", "*.storage.svc"},
+			"minScheduleInterval": "1h", "maxRetention": map[string]any{"keepLast": int64(30), "keepWithin": "720h"}}, "spec", "backup")
+		if _, err := c.create(classBackup); err != nil {
+			t.Errorf("class with a backup policy rejected: %v", err)
+		}
 		zones := set(t, parse(t, classDoc("zoned")), []any{"ru-central1-a", "zone_B.2"}, "spec", "topology", "allowedZones")
 		if _, err := c.create(zones); err != nil {
 			t.Errorf("class with label-value zones rejected: %v", err)
@@ -361,6 +452,60 @@ func TestCRDs(t *testing.T) {
 			{"class: empty zone", set(t, cl(), []any{""}, "spec", "topology", "allowedZones"), "spec.topology.allowedZones[0] in body should be at least 1 chars long"},
 			{"class: accounts limit above 64", set(t, cl(), int64(65), "spec", "accounts", "maxUsers"), "spec.accounts.maxUsers in body should be less than or equal to 64"},
 			{"class: forbidding a role that is not built in", set(t, cl(), []any{"root"}, "spec", "accounts", "forbiddenBuiltinRoles"), `spec.accounts.forbiddenBuiltinRoles[0]: Invalid value: "root"`},
+			// Backups (issue 26).
+			{"backup: retention with neither keepLast nor keepWithin", set(t, withBackup(t, sr("bk-ret")), map[string]any{}, "spec", "backup", "retention"), "retention needs keepLast, keepWithin or both"},
+			{"backup: keepLast zero", set(t, withBackup(t, sr("bk-ret0")), map[string]any{"keepLast": int64(0)}, "spec", "backup", "retention"), "spec.backup.retention.keepLast in body should be greater than or equal to 1"},
+			{"backup: keepWithin in days", set(t, withBackup(t, sr("bk-days")), map[string]any{"keepWithin": "7d"}, "spec", "backup", "retention"), "spec.backup.retention.keepWithin in body should match"},
+			{"backup: schedule with 6 fields", set(t, withBackup(t, sr("bk-cron6")), "0 0 3 * * *", "spec", "backup", "schedule"), "spec.backup.schedule in body should match"},
+			{"backup: schedule with a macro", set(t, withBackup(t, sr("bk-macro")), "@hourly", "spec", "backup", "schedule"), "spec.backup.schedule in body should match"},
+			{"backup: no credentials", del(withBackup(t, sr("bk-nocred")), "spec", "backup", "storage", "credentialsSecretRef"), "spec.backup.storage.credentialsSecretRef: Required value"},
+			{"restore: both a backup name and a source", set(t, set(t, sr("rs-both"), "olap-1", "spec", "restore", "backupName"), restoreSource(), "spec", "restore", "source"), "restore needs exactly one of backupName"},
+			{"restore: neither a backup name nor a source", set(t, sr("rs-none"), map[string]any{}, "spec", "restore"), "restore needs exactly one of backupName"},
+			{"restore: source without databases", set(t, sr("rs-nodb"), map[string]any{"source": del(parseMap(restoreSource()), "databases").Object}, "spec", "restore"), "spec.restore.source.databases: Required value"},
+			{"class: backup endpoint with a scheme", set(t, cl(), map[string]any{"allowed": true, "allowedEndpoints": []any{"https://s3.example.com"}}, "spec", "backup"), "spec.backup.allowedEndpoints[0] in body should match"},
+			{"class: backup interval in days", set(t, cl(), map[string]any{"allowed": true, "minScheduleInterval": "1d"}, "spec", "backup"), "spec.backup.minScheduleInterval in body should match"},
+		}
+		// Every tenant string of spec.backup and spec.restore is refused by
+		// the schema when hostile (issue 26): nothing raw reaches a
+		// template, a NetworkPolicy or an SQL statement.
+		backupHostile := []string{"a\"b", "a b", "x`; DROP", "{{ .Values }}", "a\n---", "caf\u00e9", "https://user:pw@h", "h/p?q"}
+		backupFields := []struct {
+			field string
+			path  []string
+			value func(v string) any
+		}{
+			{"spec.backup.storage.endpoint", []string{"spec", "backup", "storage", "endpoint"}, func(v string) any { return "https://" + v }},
+			{"spec.backup.storage.region", []string{"spec", "backup", "storage", "region"}, func(v string) any { return v }},
+			{"spec.backup.storage.bucket", []string{"spec", "backup", "storage", "bucket"}, func(v string) any { return "bkt" + v }},
+			{"spec.backup.storage.prefix", []string{"spec", "backup", "storage", "prefix"}, func(v string) any { return "p/" + v }},
+			{"spec.backup.storage.credentialsSecretRef.name", []string{"spec", "backup", "storage", "credentialsSecretRef", "name"}, func(v string) any { return v }},
+			{"spec.backup.storage.credentialsSecretRef.accessKeyIDKey", []string{"spec", "backup", "storage", "credentialsSecretRef", "accessKeyIDKey"}, func(v string) any { return v }},
+			{"spec.backup.storage.credentialsSecretRef.secretAccessKeyKey", []string{"spec", "backup", "storage", "credentialsSecretRef", "secretAccessKeyKey"}, func(v string) any { return v }},
+			{"spec.backup.storage.caSecretRef.name", []string{"spec", "backup", "storage", "caSecretRef", "name"}, func(v string) any { return v }},
+			{"spec.backup.schedule", []string{"spec", "backup", "schedule"}, func(v string) any { return "0 3 * * " + v }},
+			{"spec.backup.databases.include[0]", []string{"spec", "backup", "databases", "include"}, func(v string) any { return []any{v} }},
+			{"spec.backup.databases.exclude[0]", []string{"spec", "backup", "databases", "exclude"}, func(v string) any { return []any{v} }},
+			{"spec.restore.backupName", []string{"spec", "restore", "backupName"}, func(v string) any { return v }},
+			{"spec.restore.databases[0]", []string{"spec", "restore", "databases"}, func(v string) any { return []any{v} }},
+		}
+		for i, f := range backupFields {
+			for j, v := range backupHostile {
+				if strings.HasSuffix(f.field, "Key") && (v == "h/p?q" || v == "https://user:pw@h") {
+					continue
+				}
+				obj := sr("bk-hostile-" + itoa(i) + "-" + itoa(j))
+				if strings.HasPrefix(f.field, "spec.backup.") {
+					obj = withBackup(t, obj)
+				}
+				if f.field == "spec.backup.storage.caSecretRef.name" {
+					set(t, obj, map[string]any{"name": "ca"}, "spec", "backup", "storage", "caSecretRef")
+				}
+				cases = append(cases, struct {
+					name string
+					obj  *unstructured.Unstructured
+					want string
+				}{fmt.Sprintf("%s %q", f.field, v), set(t, obj, f.value(v), f.path...), f.field})
+			}
 		}
 		// Names become StarRocks identifiers and Secret references: the
 		// schema refuses every hostile one and names the field. Reserved
@@ -618,7 +763,7 @@ func TestCRDs(t *testing.T) {
 
 		t.Run("printer columns show", func(t *testing.T) {
 			table := getTable(t, c, "/apis/managed-services.deckhouse.io/v1alpha1/namespaces/team-a/starrocks/status-test")
-			want := []string{"Name", "Class", "Type", "Phase", "Valid", "FE Ready", "BE Ready", "Endpoint", "Age"}
+			want := []string{"Name", "Class", "Type", "Phase", "Valid", "FE Ready", "BE Ready", "Endpoint", "Last Backup", "Age"}
 			if got := table.columnNames(); strings.Join(got, ",") != strings.Join(want, ",") {
 				t.Fatalf("columns %v, want %v", got, want)
 			}

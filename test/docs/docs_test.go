@@ -355,6 +355,7 @@ func schemaPairs(t *testing.T, root string) []schemaPair {
 	for _, crd := range []struct{ en, ru string }{
 		{"crds/starrocks.yaml", "crds/doc-ru-starrocks.yaml"},
 		{"crds/starrocksclass.yaml", "crds/doc-ru-starrocksclass.yaml"},
+		{"crds/starrocksbackup.yaml", "crds/doc-ru-starrocksbackup.yaml"},
 	} {
 		en := crdVersionSchemas(t, crd.en, readYAMLMap(t, root, crd.en))
 		ru := crdVersionSchemas(t, crd.ru, readYAMLMap(t, root, crd.ru))
@@ -598,7 +599,7 @@ func TestCRPagesNameEveryField(t *testing.T) {
 			}
 		}
 	}
-	for _, crd := range []string{"crds/starrocks.yaml", "crds/starrocksclass.yaml"} {
+	for _, crd := range []string{"crds/starrocks.yaml", "crds/starrocksclass.yaml", "crds/starrocksbackup.yaml"} {
 		for _, schema := range crdVersionSchemas(t, crd, readYAMLMap(t, root, crd)) {
 			walk(schema, "")
 		}
