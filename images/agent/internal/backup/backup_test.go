@@ -18,7 +18,9 @@ package backup_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -30,7 +32,20 @@ import (
 	"github.com/deckhouse/managed-starrocks/dev/fakefe"
 	"github.com/deckhouse/managed-starrocks/dev/s3server"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/backup"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
+
+// uidOf is a fixed UID per set name.
+func uidOf(set string) string {
+	h := sha256.Sum256([]byte(set))
+	x := hex.EncodeToString(h[:16])
+	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
+}
+
+// label is the snapshot label of db in the set, as the hooks name it.
+func label(set, db string) string {
+	return agentconfig.BackupLabel(agentconfig.BackupLabelPrefix(uidOf(set)), db)
+}
 
 const (
 	rootPass = "root-pass-1"
@@ -179,7 +194,7 @@ func TestRepository(t *testing.T) {
 	t.Run("new keys: DROP + CREATE, never while a job runs", func(t *testing.T) {
 		f.exec(t, "CREATE DATABASE d1", "CREATE TABLE d1.t (a INT)", "INSERT INTO d1.t VALUES (1)")
 		f.fe.HoldJobs(true)
-		f.exec(t, "BACKUP DATABASE d1 SNAPSHOT d8_hold__d1 TO d8_managed")
+		f.exec(t, "BACKUP DATABASE d1 SNAPSHOT "+label("hold", "d1")+" TO d8_managed")
 		got, err := backup.EnsureRepository(ctx, f.db, r, "fingerprint-of-the-old-keys")
 		if err != nil || !got.Waiting || got.Replaced {
 			t.Fatalf("while a job runs: %+v, %v", got, err)
@@ -227,11 +242,7 @@ func runBackup(t *testing.T, q backup.Querier, r backup.Repository, set string, 
 	t.Helper()
 	var progress []backup.Database
 	for _, db := range dbs {
-		l, err := backup.Label(set, db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		progress = append(progress, backup.Database{Name: db, Label: l})
+		progress = append(progress, backup.Database{Name: db, Label: label(set, db)})
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -359,7 +370,7 @@ func TestBackupSetsAndRetention(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 		before := e.s3.Keys(t, bucket, prefix+"/")
-		for _, l := range []string{"team_own", "d8_../x", "__repo_info", ""} {
+		for _, l := range []string{"team_own", "d8ms_../x", "d8ms_a/b", "__repo_info", ""} {
 			if _, err := store.DeleteSnapshots(ctx, f.db, []string{l}); err == nil {
 				t.Fatalf("%q: deleted", l)
 			}
@@ -370,7 +381,8 @@ func TestBackupSetsAndRetention(t *testing.T) {
 	})
 	t.Run("retention waits while a job runs, then removes a failed backup's leftovers", func(t *testing.T) {
 		f.fe.SetBackupStep(30 * time.Millisecond)
-		f.exec(t, "BACKUP DATABASE sales SNAPSHOT d8_failed__sales TO d8_managed")
+		failed := label("failed", "sales")
+		f.exec(t, "BACKUP DATABASE sales SNAPSHOT "+failed+" TO d8_managed")
 		for f.fe.JobState("sales") != "SAVE_META" && f.fe.JobState("sales") != "UPLOAD_INFO" {
 			time.Sleep(time.Millisecond)
 		}
@@ -380,21 +392,20 @@ func TestBackupSetsAndRetention(t *testing.T) {
 		f.exec(t, "CANCEL BACKUP FROM sales")
 		f.fe.SetBackupStep(2 * time.Millisecond)
 		left, err := store.Leftovers(ctx, nil)
-		if err != nil || len(left) != 1 || left[0] != "d8_failed__sales" {
+		if err != nil || len(left) != 1 || left[0] != failed {
 			t.Fatalf("leftovers %v, %v", left, err)
 		}
 		if _, err := store.DeleteSnapshots(ctx, f.db, left); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.s3.Keys(t, bucket, prefix+"/__starrocks_repository_d8_managed/__ss_d8_failed__sales/"); len(got) != 0 {
+		if got := e.s3.Keys(t, bucket, prefix+"/__starrocks_repository_d8_managed/__ss_"+failed+"/"); len(got) != 0 {
 			t.Fatalf("left: %v", got)
 		}
 	})
 	t.Run("a stuck job is cancelled and reported, not waited on", func(t *testing.T) {
 		f.fe.HoldJobs(true)
 		defer f.fe.HoldJobs(false)
-		l, _ := backup.Label("s_stuck", "web")
-		progress := []backup.Database{{Name: "web", Label: l}}
+		progress := []backup.Database{{Name: "web", Label: label("s_stuck", "web")}}
 		start := time.Now()
 		lim := backup.Limits{StuckAfter: time.Hour}
 		progress, err := backup.BackupStep(ctx, f.db, r, progress, false, start, lim)
@@ -412,7 +423,7 @@ func TestBackupSetsAndRetention(t *testing.T) {
 		}
 	})
 	t.Run("hold starts nothing", func(t *testing.T) {
-		l, _ := backup.Label("s_hold", "web")
+		l := label("s_hold", "web")
 		before := len(f.fe.Statements())
 		got, err := backup.BackupStep(ctx, f.db, r, []backup.Database{{Name: "web", Label: l}}, true, time.Now(), lim)
 		if err != nil || got[0].State.Done() || got[0].State == backup.StateRunning || len(f.fe.Statements()) != before {

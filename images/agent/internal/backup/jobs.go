@@ -90,25 +90,18 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// LabelPrefix starts every snapshot label the module makes: retention
-// deletes only snapshots with it.
-const LabelPrefix = "d8_"
+// LabelPrefix starts every snapshot label the module makes
+// (agentconfig.BackupLabelPrefix): retention deletes only snapshots with it.
+const LabelPrefix = "d8ms_"
 
-// Label is the snapshot label of db in the set: unique per repository
-// across databases (fe-core BackupHandler.backup lists every snapshot of
-// the repository and refuses a label already there), so the database is
-// part of it. set must be an identifier (reIdent).
-func Label(set, db string) (string, error) {
-	l := LabelPrefix + set + "__" + db
-	if !reIdent.MatchString(set) || !reDatabase.MatchString(db) || len(l) > 128 {
-		return "", fmt.Errorf("snapshot label of set %q and database %q: set must match %s, database %s, 128 characters at most", set, db, reIdent, reDatabase)
-	}
-	return l, nil
-}
-
-// reDatabase: StarRocks database names (FeNameFormat.checkDbName), the
-// subset the module declares.
-var reDatabase = reIdent
+var (
+	// reLabel: snapshot labels (fe-core FeNameFormat.LABEL_REGEX, as
+	// agentconfig checks them).
+	reLabel = regexp.MustCompile(`^[-_A-Za-z0-9]{1,128}$`)
+	// reDatabase: StarRocks database names (FeNameFormat.DB_NAME_REGEX);
+	// SHOW DATABASES may list any the team created.
+	reDatabase = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,255}$`)
+)
 
 // Messages of fe-core backup/BackupHandler the steps act on.
 const (
@@ -185,6 +178,14 @@ func BackupStep(ctx context.Context, q Querier, r Repository, dbs []Database, ho
 		d.State = StatePending
 		if now.Before(d.NotBefore) {
 			return out, nil
+		}
+		if !reDatabase.MatchString(d.Name) || !reLabel.MatchString(d.Label) {
+			d.State, d.Message = StateFailed, fmt.Sprintf("database %q, snapshot %q: not valid names", d.Name, d.Label)
+			continue
+		}
+		// After an agent restart the job may be there already.
+		if adopted, err := adopt(ctx, q, r, backupJob, d, now, lim); err != nil || adopted {
+			return out, err
 		}
 		tables, err := queryRows(ctx, q, "SHOW TABLES FROM `"+d.Name+"`")
 		if err != nil {
@@ -279,6 +280,23 @@ func watch(ctx context.Context, q Querier, r Repository, j job, d *Database, now
 	return nil
 }
 
+// adopt takes over a job of d's label StarRocks already shows (the agent
+// restarted after submitting it): it reports whether there was one.
+func adopt(ctx context.Context, q Querier, r Repository, j job, d *Database, now time.Time, lim Limits) (bool, error) {
+	rows, err := queryRows(ctx, q, j.show+" FROM `"+d.Name+"`")
+	if err != nil {
+		// An unknown database is the submission's to report.
+		return false, nil
+	}
+	for _, rw := range rows {
+		if rw[j.labelOf] == d.Label && (j == restoreJob || rw["State"] != "CANCELLED") {
+			d.State, d.Since = StateRunning, now
+			return true, watch(ctx, q, r, j, d, now, lim)
+		}
+	}
+	return false, nil
+}
+
 func nonEmptyList(s string) string {
 	if s == "[]" || s == "{}" {
 		return ""
@@ -331,9 +349,12 @@ func RestoreStep(ctx context.Context, q Querier, r Repository, dbs []Database, r
 		if now.Before(d.NotBefore) {
 			return out, nil
 		}
-		if !reDatabase.MatchString(d.Name) || !reIdent.MatchString(d.Label) || !reTimestamp.MatchString(d.Timestamp) {
+		if !reDatabase.MatchString(d.Name) || !reLabel.MatchString(d.Label) || !reTimestamp.MatchString(d.Timestamp) {
 			d.State, d.Message = StateFailed, fmt.Sprintf("database %q, snapshot %q, timestamp %q: not valid names", d.Name, d.Label, d.Timestamp)
 			continue
+		}
+		if adopted, err := adopt(ctx, q, r, restoreJob, d, now, lim); err != nil || adopted {
+			return out, err
 		}
 		if _, err := q.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+d.Name+"`"); err != nil {
 			d.State, d.Message = StateFailed, "create the database: "+r.scrub(serverMessage(err))

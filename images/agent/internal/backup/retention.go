@@ -164,8 +164,8 @@ type Deleted struct {
 // converges.
 func (s *Store) DeleteSnapshots(ctx context.Context, q Querier, labels []string) ([]Deleted, error) {
 	for _, l := range labels {
-		if !strings.HasPrefix(l, LabelPrefix) || !reIdent.MatchString(l) {
-			return nil, fmt.Errorf("snapshot %q: not made by the module (labels start with %q and match %s); never deleted", l, LabelPrefix, reIdent)
+		if !strings.HasPrefix(l, LabelPrefix) || !reLabel.MatchString(l) {
+			return nil, fmt.Errorf("snapshot %q: not made by the module (labels start with %q and match %s); never deleted", l, LabelPrefix, reLabel)
 		}
 	}
 	busy, err := Busy(ctx, q)
@@ -199,6 +199,25 @@ func (s *Store) DeleteSnapshots(ctx context.Context, q Querier, labels []string)
 			}
 		}
 		out = append(out, Deleted{Label: l, Objects: len(keys)})
+	}
+	return out, nil
+}
+
+// SetLabels are the labels in the bucket of the set with this label prefix
+// (agentconfig.BackupLabelPrefix): its databases' snapshots.
+func (s *Store) SetLabels(ctx context.Context, labelPrefix string) ([]string, error) {
+	if !strings.HasPrefix(labelPrefix, LabelPrefix) || !reLabel.MatchString(labelPrefix) {
+		return nil, fmt.Errorf("label prefix %q: not the module's", labelPrefix)
+	}
+	snaps, err := s.Snapshots(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, sn := range snaps {
+		if strings.HasPrefix(sn.Label, labelPrefix+"_") {
+			out = append(out, sn.Label)
+		}
 	}
 	return out, nil
 }
