@@ -67,7 +67,7 @@ func TestRunnerFollowsTheContract(t *testing.T) {
 	run := &backup.Runner{Secrets: e.teamSecrets()}
 	cfg := &agentconfig.Config{QueryHost: "sr-fe.team-ns.svc", QueryPort: 9030, Frontends: []string{"sr-fe-0"}, EditLogPort: 9010, HeartbeatPort: 9050,
 		Backup: &agentconfig.BackupConfig{Repository: e.contractRepo(false),
-		Sets: []agentconfig.BackupSet{set("sr-20261204-2200"), set("sr-20261204-2300")}}}
+			Sets: []agentconfig.BackupSet{set("sr-20261204-2200"), set("sr-20261204-2300")}}}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("the test's Config breaks the contract: %v", err)
 	}
