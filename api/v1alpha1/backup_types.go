@@ -363,6 +363,10 @@ type StarrocksBackupStatus struct {
 	// +kubebuilder:validation:MaxLength=36
 	// +optional
 	InstanceUID string `json:"instanceUID,omitempty"`
+	// Type of the instance when the backup was taken: a backup of a
+	// Cluster restores only into a Cluster.
+	// +optional
+	InstanceType InstanceType `json:"instanceType,omitempty"`
 	// Number of databases, for kubectl.
 	// +optional
 	DatabaseCount int32 `json:"databaseCount,omitempty"`

@@ -179,10 +179,13 @@ type ValidationRule struct {
 	// catalogTrashExpireSecond), `frontend` and `backend` (cpu.cores,
 	// cpu.coreFraction, memory.size and persistentVolumeClaim.size in bytes;
 	// backend.replicas), `type`, `databases` (the names of spec.databases),
-	// `roles` (name, roles and privileges: database, object, privileges) and
-	// `users` (name, roles and hasPasswordSecret). Examples:
+	// `roles` (name, roles and privileges: database, object, privileges),
+	// `users` (name, roles and hasPasswordSecret) and `backup` (enabled,
+	// endpoint, host, schedule, suspend, keepLast, keepWithinSeconds,
+	// include, exclude, restore). Examples:
 	// `configuration.streamingLoadMaxMb <= 10240`,
-	// `users.all(u, u.hasPasswordSecret)`.
+	// `users.all(u, u.hasPasswordSecret)`,
+	// `!backup.enabled || backup.keepLast >= 3`.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
 	Rule string `json:"rule"`

@@ -17,6 +17,7 @@ limitations under the License.
 package chartrender_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
@@ -204,4 +205,50 @@ func hasEmptyName(users []agentconfig.GrantsUser) bool {
 		}
 	}
 	return false
+}
+
+// The agent reads the team's S3 keys and the endpoint's CA for backups and
+// a restore (issue 26): get on exactly those Secrets, by name, once each.
+func TestAgentRoleNamesTheBackupSecrets(t *testing.T) {
+	e := entryWithUsers(t, nil)
+	repo := func(keys, ca string) map[string]any {
+		r := map[string]any{
+			"name": "d8ms_0b1c2d3e4f5061728394a5b6c7d8e9f0", "location": "s3://team-backups/team-a/olap-0b1c2d3e",
+			"endpoint": "https://s3.example.com", "enableSSL": true,
+			"credentials": map[string]any{"secretName": keys, "accessKeyIdKey": "accessKeyID", "secretAccessKeyKey": "secretAccessKey"},
+		}
+		if ca != "" {
+			r["ca"] = map[string]any{"name": ca, "key": "ca.crt"}
+		}
+		var rr agentconfig.Repository
+		data, _ := json.Marshal(r)
+		_ = json.Unmarshal(data, &rr)
+		r["token"] = agentconfig.RepositoryToken(rr)
+		return r
+	}
+	ac := e["agentConfig"].(map[string]any)
+	ac["backup"] = map[string]any{"repository": repo("s3-keys", "s3-ca")}
+	src := repo("s3-keys", "")
+	src["readOnly"] = true
+	var rr agentconfig.Repository
+	data, _ := json.Marshal(src)
+	_ = json.Unmarshal(data, &rr)
+	src["token"] = agentconfig.RepositoryToken(rr)
+	ac["restore"] = map[string]any{"token": "0123456789abcdef", "repository": src, "replicationNum": 1,
+		"databases": []any{map[string]any{"name": "sales", "label": "d8ms_1111222233334444_sales", "backupTimestamp": "2026-12-04-03-00-05"}}}
+	r, rejectedBy := agentRole(t, e)
+	if r == nil {
+		t.Fatalf("refused: %s", rejectedBy)
+	}
+	noRuleForEveryName(t, r)
+	want := []rbacv1.PolicyRule{podsRule(e), {APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}, ResourceNames: []string{"s3-keys", "s3-ca"}}}
+	if !reflect.DeepEqual(r.Rules, want) {
+		t.Errorf("agent Role rules\n%+v\nwant\n%+v", r.Rules, want)
+	}
+	// Without spec.backup and spec.restore the agent reads no such Secret.
+	plain := entryWithUsers(t, nil)
+	r, _ = agentRole(t, plain)
+	if !reflect.DeepEqual(r.Rules, []rbacv1.PolicyRule{podsRule(plain)}) {
+		t.Errorf("agent Role of an instance without backups: %+v", r.Rules)
+	}
 }

@@ -702,13 +702,14 @@ func TestModuleObjects(t *testing.T) {
 			want := map[string]admissionregistrationv1.FailurePolicyType{
 				"/validate-starrocks": "Ignore", "/mutate-starrocks": "Ignore",
 				"/validate-starrocksclass": "Ignore", "/mutate-starrocksclass": "Ignore",
+				"/validate-starrocksbackup": "Ignore",
 			}
 			if b1, b2 := mustJSON(got), mustJSON(want); b1 != b2 {
 				t.Errorf("webhook paths and failure policies %s, want %s", b1, b2)
 			}
 			cr := mustFind(t, objs, "ClusterRole", "", "d8:managed-starrocks:webhook")
 			rules, _, _ := unstructured.NestedSlice(cr.Object, "rules")
-			if mustJSON(rules) != `[{"apiGroups":["managed-services.deckhouse.io"],"resources":["starrocksclasses"],"verbs":["get","list","watch"]},{"apiGroups":["managed-services.deckhouse.io"],"resources":["starrocks"],"verbs":["list"]}]` {
+			if mustJSON(rules) != `[{"apiGroups":["managed-services.deckhouse.io"],"resources":["starrocksclasses"],"verbs":["get","list","watch"]},{"apiGroups":["managed-services.deckhouse.io"],"resources":["starrocks"],"verbs":["list","get"]},{"apiGroups":["managed-services.deckhouse.io"],"resources":["starrocksbackups"],"verbs":["get"]}]` {
 				t.Errorf("webhook ClusterRole rules %s", mustJSON(rules))
 			}
 		})

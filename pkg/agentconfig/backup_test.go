@@ -55,7 +55,7 @@ func testBackupConfig() *Config {
 }
 
 func TestBackupNames(t *testing.T) {
-	if got := RepositoryName(testInstanceUID); got != "d8ms_0b1c2d3e4f506172839" + "4a5b6c7d8e9f0" {
+	if got := RepositoryName(testInstanceUID); got != "d8ms_0b1c2d3e4f506172839"+"4a5b6c7d8e9f0" {
 		t.Errorf("RepositoryName = %q", got)
 	}
 	if got := RepositoryLocation("b", "/p/q/", "ns", "olap", testInstanceUID); got != "s3://b/p/q/ns/olap-0b1c2d3e" {

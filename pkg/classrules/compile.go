@@ -59,6 +59,7 @@ var celEnv = sync.OnceValues(func() (*cel.Env, error) {
 		cel.Variable("databases", cel.ListType(cel.StringType)),
 		cel.Variable("roles", cel.ListType(cel.MapType(cel.StringType, cel.DynType))),
 		cel.Variable("users", cel.ListType(cel.MapType(cel.StringType, cel.DynType))),
+		cel.Variable("backup", cel.MapType(cel.StringType, cel.DynType)),
 		cel.OptionalTypes(),
 	)
 })
@@ -135,6 +136,7 @@ func Compile(class *v1alpha1.StarrocksClass) (*Compiled, Violations) {
 	vs = append(vs, checkConfiguration(class)...)
 	vs = append(vs, checkClassStrings(class)...)
 	vs = append(vs, checkClassAccounts(class)...)
+	vs = append(vs, checkClassBackup(class)...)
 	c.problems = vs
 	if len(vs) == 0 {
 		return c, nil

@@ -53,6 +53,15 @@ type Resolved struct {
 	Databases []v1alpha1.Database
 	Roles     []v1alpha1.Role
 	Users     []v1alpha1.User
+	// backup is the `backup` variable of the CEL rules (backupActivation).
+	backup map[string]any
+}
+
+func (r *Resolved) backupVar() map[string]any {
+	if r.backup == nil {
+		return backupActivation(&v1alpha1.StarrocksSpec{})
+	}
+	return r.backup
 }
 
 // ResolvedConfiguration is the merged configuration.
@@ -135,6 +144,7 @@ func (c *Compiled) Validate(sr *v1alpha1.Starrocks) Violations {
 func (c *Compiled) Resolve(sr *v1alpha1.Starrocks) (*Resolved, Violations) {
 	vs := CheckInstanceStrings(sr)
 	vs = append(vs, CheckAccounts(sr, c.class)...)
+	vs = append(vs, c.checkBackup(sr)...)
 	name := c.class.Name
 	if len(c.problems) > 0 {
 		vs = append(vs, Violation{
@@ -153,6 +163,7 @@ func (c *Compiled) Resolve(sr *v1alpha1.Starrocks) (*Resolved, Violations) {
 		Databases:              slices.Clone(sr.Spec.Databases),
 		Roles:                  slices.Clone(sr.Spec.Roles),
 		Users:                  slices.Clone(sr.Spec.Users),
+		backup:                 backupActivation(&sr.Spec),
 	}
 	if r.Type == "" {
 		r.Type = v1alpha1.TypeStandalone
@@ -386,6 +397,7 @@ func (r *Resolved) Activation() map[string]any {
 		"databases": r.databasesActivation(),
 		"roles":     r.rolesActivation(),
 		"users":     r.usersActivation(),
+		"backup":    r.backupVar(),
 	}
 }
 

@@ -116,6 +116,19 @@ type Existing struct {
 	// CreateImage is the FE StatefulSet's update revision while FE pods
 	// still run an older one ("" otherwise): agentConfig.createImage.
 	CreateImage string
+	// BackupSets and BackupDeletes are the StarrocksBackup objects of the
+	// instance the agent is to run and to delete (the hooks pick at most
+	// agentconfig.MaxBackupSets and MaxBackupDeletes); BackupHold is why no
+	// new job may start (a rollout or a scale-in is pending), "" when jobs
+	// may start.
+	BackupSets    []agentconfig.BackupSet
+	BackupDeletes []agentconfig.BackupDelete
+	BackupHold    string
+	// Restore is the restore of spec.restore, once the hooks found its
+	// source (RestoreConfig); RestorePending keeps the client ports closed
+	// until the agent reports it Completed (condition Restored).
+	Restore        *agentconfig.RestoreConfig
+	RestorePending bool
 }
 
 // applyExisting fills the fields the existing objects decide into a copy of
@@ -127,9 +140,21 @@ func applyExisting(e Instance, ex Existing) Instance {
 	// pods created with the instance from rolling when cert-manager
 	// reports its first revision.
 	e.TLS.CertificateRevision = max(ex.CertificateRevision, 1)
-	e.Network.ClientPortsOpen = ex.AccountsReady
+	// A restoring instance stays closed to clients: what they wrote would
+	// mix with, or be replaced by, the data being restored.
+	e.Network.ClientPortsOpen = ex.AccountsReady && !ex.RestorePending
 	e.AgentConfig.Bootstrapped = Bootstrapped(ex)
 	e.AgentConfig.CreateImage = ex.CreateImage
+	if e.AgentConfig.Backup != nil {
+		// A copy: the entry's BackupConfig may be the persisted last valid
+		// entry's.
+		b := *e.AgentConfig.Backup
+		b.Sets = ex.BackupSets[:min(len(ex.BackupSets), agentconfig.MaxBackupSets)]
+		b.Deletes = ex.BackupDeletes[:min(len(ex.BackupDeletes), agentconfig.MaxBackupDeletes)]
+		e.AgentConfig.Backup = &b
+	}
+	e.AgentConfig.BackupHold = ex.BackupHold
+	e.AgentConfig.Restore = ex.Restore
 	return e
 }
 
@@ -430,6 +455,7 @@ func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules
 				"streaming_load_max_mb": strconv.FormatInt(cfg.StreamingLoadMaxMb, 10),
 			},
 			Grants: GrantsFor(sr),
+			Backup: backupConfig(sr),
 		},
 		Network: Network{AllowedNamespaces: allowedNamespaces(sr.Spec.Network)},
 		Names:   names,

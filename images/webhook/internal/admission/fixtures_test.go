@@ -80,7 +80,7 @@ func newHandler(cls ...*v1alpha1.StarrocksClass) *Handler {
 	for _, c := range cls {
 		m[c.Name] = c
 	}
-	return &Handler{Classes: m, Instances: usersMap{}, Compile: classrules.NewCache().Get, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	return &Handler{Classes: m, Instances: usersMap{}, Objects: objects{}, Compile: classrules.NewCache().Get, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -146,6 +146,9 @@ func request(t testing.TB, op admissionv1.Operation, obj, old runtime.Object) *a
 	case *v1alpha1.StarrocksClass:
 		req.Kind = metav1.GroupVersionKind{Group: v1alpha1.GroupName, Version: v1alpha1.Version, Kind: v1alpha1.StarrocksClassKind}
 		req.Name = o.Name
+	case *v1alpha1.StarrocksBackup:
+		req.Kind = metav1.GroupVersionKind{Group: v1alpha1.GroupName, Version: v1alpha1.Version, Kind: v1alpha1.BackupKind}
+		req.Name, req.Namespace = o.Name, o.Namespace
 	}
 	req.Object.Raw = mustJSON(t, obj)
 	if old != nil {

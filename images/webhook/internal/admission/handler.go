@@ -49,6 +49,7 @@ const (
 	PathMutateStarrocks        = "/mutate-starrocks"
 	PathValidateStarrocksClass = "/validate-starrocksclass"
 	PathMutateStarrocksClass   = "/mutate-starrocksclass"
+	PathValidateBackup         = "/validate-starrocksbackup"
 )
 
 // maxBody bounds a review: objects are a few KiB, etcd caps them at 1.5 MiB.
@@ -71,6 +72,13 @@ type InstanceLister interface {
 	InNamespace(ctx context.Context, namespace string) (names []string, live int, err error)
 }
 
+// ObjectGetter reads a Starrocks or a StarrocksBackup of a namespace live;
+// nil and no error when it does not exist.
+type ObjectGetter interface {
+	Instance(ctx context.Context, namespace, name string) (*v1alpha1.Starrocks, error)
+	Backup(ctx context.Context, namespace, name string) (*v1alpha1.StarrocksBackup, error)
+}
+
 // CompileFunc compiles a class: (*classrules.Cache).Get in production,
 // classrules.Compile in the benchmark's baseline.
 type CompileFunc func(*v1alpha1.StarrocksClass) (*classrules.Compiled, classrules.Violations)
@@ -79,6 +87,7 @@ type CompileFunc func(*v1alpha1.StarrocksClass) (*classrules.Compiled, classrule
 type Handler struct {
 	Classes   ClassGetter
 	Instances InstanceLister
+	Objects   ObjectGetter
 	Compile   CompileFunc
 	Log       *slog.Logger
 	Metrics   *Metrics // optional
@@ -94,12 +103,13 @@ type Handler struct {
 // apiserver then applies the failurePolicy); a denial is a response.
 type reviewFunc func(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error)
 
-// Register adds the four paths to mux.
+// Register adds the five paths to mux.
 func (h *Handler) Register(mux *http.ServeMux) {
 	mux.Handle(PathValidateStarrocks, h.serve("validate-starrocks", h.ValidateStarrocks))
 	mux.Handle(PathMutateStarrocks, h.serve("mutate-starrocks", h.MutateStarrocks))
 	mux.Handle(PathValidateStarrocksClass, h.serve("validate-starrocksclass", h.ValidateStarrocksClass))
 	mux.Handle(PathMutateStarrocksClass, h.serve("mutate-starrocksclass", h.MutateStarrocksClass))
+	mux.Handle(PathValidateBackup, h.serve("validate-starrocksbackup", h.ValidateBackup))
 }
 
 func (h *Handler) serve(name string, review reviewFunc) http.Handler {
@@ -222,6 +232,16 @@ func (h *Handler) ValidateStarrocks(ctx context.Context, req *admissionv1.Admiss
 	// The BE count against the running instance: the old object's status
 	// says whether a scale-in is pending and how many replicas tables need.
 	vs = append(vs, classrules.CheckScaling(defaulted.Spec, classrules.ScalingFactsOf(old))...)
+	// A restore names a StarrocksBackup of the namespace: it must exist
+	// and be finished when the instance is created (spec.restore cannot
+	// change afterwards; the hooks check it again before they restore).
+	if req.Operation == admissionv1.Create && sr.Spec.Restore != nil && sr.Spec.Restore.BackupName != "" && len(vs) == 0 {
+		b, err := h.Objects.Backup(ctx, req.Namespace, sr.Spec.Restore.BackupName)
+		if err != nil {
+			return nil, fmt.Errorf("validate Starrocks %s/%s: %w", req.Namespace, req.Name, err)
+		}
+		vs = append(vs, classrules.CheckRestoreSource(defaulted, classrules.BackupFacts{Backup: b})...)
+	}
 	if len(vs) > 0 {
 		return denied(req, vs), nil
 	}
@@ -230,6 +250,31 @@ func (h *Handler) ValidateStarrocks(ctx context.Context, req *admissionv1.Admiss
 			return resp, err
 		}
 		return h.validateInstanceCount(ctx, req)
+	}
+	return allowed(), nil
+}
+
+// ValidateBackup checks a created StarrocksBackup: it names an instance of
+// the namespace that has spec.backup. Its spec cannot change (the CRD says
+// so); deletion is always allowed (the finalizer decides when it is gone).
+func (h *Handler) ValidateBackup(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
+	if req.Operation != admissionv1.Create {
+		return allowed(), nil
+	}
+	b := &v1alpha1.StarrocksBackup{}
+	if err := json.Unmarshal(req.Object.Raw, b); err != nil {
+		return denied(req, classrules.Violations{{Field: "", Value: "-", Rule: "object must decode as StarrocksBackup", Message: err.Error()}}), nil
+	}
+	if b.Namespace == "" {
+		b.Namespace = req.Namespace
+	}
+	// A name no instance can have is not looked up (Instance answers nil).
+	sr, err := h.Objects.Instance(ctx, req.Namespace, b.Spec.InstanceName)
+	if err != nil {
+		return nil, fmt.Errorf("validate StarrocksBackup %s/%s: %w", req.Namespace, req.Name, err)
+	}
+	if vs := classrules.CheckBackupObject(b, sr); len(vs) > 0 {
+		return denied(req, vs), nil
 	}
 	return allowed(), nil
 }

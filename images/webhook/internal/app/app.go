@@ -96,7 +96,7 @@ func New(opts Options, cfg *rest.Config, log *slog.Logger) (*App, error) {
 	}
 	src := classes.New(client)
 	cache := classrules.NewCache()
-	h := &admission.Handler{Classes: src, Instances: src, Compile: cache.Get, Log: log, Metrics: admission.NewMetrics(reg), MaxInstances: opts.MaxInstances, MaxPerNamespace: opts.MaxPerNamespace}
+	h := &admission.Handler{Classes: src, Instances: src, Objects: src, Compile: cache.Get, Log: log, Metrics: admission.NewMetrics(reg), MaxInstances: opts.MaxInstances, MaxPerNamespace: opts.MaxPerNamespace}
 
 	a := &App{opts: opts, log: log, certs: certs, classes: src}
 	mux := http.NewServeMux()

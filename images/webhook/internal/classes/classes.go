@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -173,4 +174,47 @@ func (s *Source) each(ctx context.Context, namespace string, fn func(*unstructur
 			return nil
 		}
 	}
+}
+
+// Instance reads a Starrocks live (nil when it does not exist): a
+// StarrocksBackup created by hand must name an instance with spec.backup
+// (RBAC: `get` on starrocks).
+func (s *Source) Instance(ctx context.Context, namespace, name string) (*v1alpha1.Starrocks, error) {
+	out := &v1alpha1.Starrocks{}
+	found, err := s.getLive(ctx, v1alpha1.StarrocksGVR, namespace, name, out)
+	if !found {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Backup reads a StarrocksBackup live (nil when it does not exist): a
+// restore must name a finished backup (RBAC: `get` on starrocksbackups).
+func (s *Source) Backup(ctx context.Context, namespace, name string) (*v1alpha1.StarrocksBackup, error) {
+	out := &v1alpha1.StarrocksBackup{}
+	found, err := s.getLive(ctx, v1alpha1.StarrocksBackupGVR, namespace, name, out)
+	if !found {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (s *Source) getLive(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, into any) (bool, error) {
+	// A name no object can have is "not found" without a request.
+	if len(validation.IsDNS1123Subdomain(name)) > 0 || len(validation.IsDNS1123Label(namespace)) > 0 {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	u, err := s.client.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("get %s %s/%s: %w", gvr.Resource, namespace, name, err)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
+		return false, fmt.Errorf("decode %s %s/%s: %w", gvr.Resource, namespace, name, err)
+	}
+	return true, nil
 }
