@@ -122,7 +122,9 @@ func serverMessage(err error) string {
 }
 
 // Busy reports whether any backup or restore job has not finished (SHOW
-// BACKUP and SHOW RESTORE list the last job of every database): nothing
+// BACKUP and SHOW RESTORE without FROM list the last job of every database:
+// fe-core qe/ShowExecutor.visitShowBackupStatement walks every database
+// when none is named): nothing
 // replaces the repository or deletes snapshots then, and the hooks hold BE
 // scale-in and rolling restarts.
 func Busy(ctx context.Context, q Querier) (bool, error) {

@@ -310,6 +310,9 @@ func setStatus(uid string, run *setRun) agentconfig.BackupSetStatus {
 			failed++
 		case StateRunning:
 			ds.State = d.JobState
+			if ds.State == "" {
+				ds.State = "PENDING" // submitted, not seen in SHOW BACKUP yet
+			}
 			running++
 		default:
 			ds.State = agentconfig.BackupDatabaseWaiting
