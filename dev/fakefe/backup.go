@@ -246,6 +246,11 @@ func (s *Server) execBackup(c *mysql.Conn, q string) (*sqltypes.Result, bool, er
 	if err != nil {
 		return nil, false, nil
 	}
+	if isRepositoryStatement(toks) {
+		if err := s.needRepository(c.User); err != nil {
+			return nil, true, err
+		}
+	}
 	p := &parser{toks: toks}
 	b := s.backupState()
 	switch {
@@ -313,6 +318,41 @@ func (s *Server) execBackup(c *mysql.Conn, q string) (*sqltypes.Result, bool, er
 		return s.cancelJob(p, true)
 	}
 	return nil, false, nil
+}
+
+// isRepositoryStatement: the statements that need the SYSTEM privilege
+// REPOSITORY (docs administration/user_privs/privilege_item.md; BACKUP
+// also needs EXPORT on the tables, RESTORE the data privileges): db_admin
+// holds both (built_in_roles.md), and so does root.
+func isRepositoryStatement(toks []tok) bool {
+	words := []string{}
+	for _, t := range toks {
+		if t.kind != 'w' || len(words) == 4 {
+			break
+		}
+		words = append(words, strings.ToUpper(t.text))
+	}
+	w := strings.Join(words, " ")
+	for _, prefix := range []string{"CREATE REPOSITORY", "CREATE READ ONLY REPOSITORY", "DROP REPOSITORY", "BACKUP", "RESTORE", "CANCEL BACKUP", "CANCEL RESTORE"} {
+		if strings.HasPrefix(w, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) needRepository(user string) error {
+	u := s.users[user]
+	if u == nil {
+		return denied("REPOSITORY")
+	}
+	roles := s.grantState().effectiveRoles(u)
+	for _, r := range roles {
+		if r == RoleRoot || r == RoleDBAdmin {
+			return nil
+		}
+	}
+	return accessDenied("REPOSITORY", "SYSTEM", "", u.active(), nil)
 }
 
 func errBusy() error {

@@ -302,3 +302,29 @@ func TestBackupAndRestoreThroughTheBucket(t *testing.T) {
 		}
 	})
 }
+
+func TestRepositoryNeedsTheRepositoryPrivilege(t *testing.T) {
+	s3 := s3server.Start(t)
+	s3.CreateBucket(t, "team-bucket")
+	f := startFE(t, s3)
+	f.mustExec("CREATE USER 'reader' IDENTIFIED BY 'reader-pass-1'")
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = "reader", "reader-pass-1", "tcp", f.s.Addr()
+	c, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	reader := &fe{t: t, s: f.s, db: db}
+	wantErr(t, reader.createRepo(s3, "r1", "team-bucket", "p", s3.AccessKey, s3.SecretKey, false), "REPOSITORY privilege")
+	wantErr(t, reader.exec("BACKUP DATABASE x SNAPSHOT l TO r1"), "REPOSITORY privilege")
+	f.mustExec("GRANT db_admin TO USER 'reader'@'%'")
+	f.mustExec("SET DEFAULT ROLE db_admin TO 'reader'@'%'")
+	db.Close()
+	db = sql.OpenDB(c)
+	reader.db = db
+	if err := reader.createRepo(s3, "r1", "team-bucket", "p", s3.AccessKey, s3.SecretKey, false); err != nil {
+		t.Fatalf("with db_admin: %v", err)
+	}
+}
