@@ -191,6 +191,23 @@ func TestRepository(t *testing.T) {
 			t.Fatalf("%+v, %v", got, err)
 		}
 	})
+	t.Run("new keys that do not work leave the repository as it is", func(t *testing.T) {
+		bad := e.repo(backup.Keys{AccessKey: e.s3.AccessKey, SecretKey: "NotTheRightSecret42"})
+		before := len(f.fe.Statements())
+		_, err := backup.EnsureRepository(ctx, f.db, bad, fp)
+		if err == nil || !strings.Contains(err.Error(), "keeps its current settings") || !strings.Contains(err.Error(), "SignatureDoesNotMatch") {
+			t.Fatalf("err = %v", err)
+		}
+		noKeys(t, bad.Keys, err.Error())
+		for _, q := range f.fe.Statements()[before:] {
+			if strings.HasPrefix(q, "DROP") || strings.HasPrefix(q, "CREATE") {
+				t.Fatalf("sent %.40s", q)
+			}
+		}
+		if got := f.fe.Repositories(); len(got) != 1 {
+			t.Fatalf("repositories: %v", got)
+		}
+	})
 	t.Run("new keys: DROP + CREATE, never while a job runs", func(t *testing.T) {
 		f.exec(t, "CREATE DATABASE d1", "CREATE TABLE d1.t (a INT)", "INSERT INTO d1.t VALUES (1)")
 		f.fe.HoldJobs(true)

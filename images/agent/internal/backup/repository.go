@@ -209,6 +209,16 @@ func EnsureRepository(ctx context.Context, q Querier, r Repository, applied stri
 		if busy {
 			return Ensured{Waiting: true, Fingerprint: applied}, nil
 		}
+		// A DROP cannot be undone with the old keys (they are not kept):
+		// the new settings must reach the bucket first, or a mistyped key
+		// would leave the instance without a repository.
+		store, err := NewStore(r)
+		if err == nil {
+			err = store.Check(ctx)
+		}
+		if err != nil {
+			return Ensured{Fingerprint: applied}, fmt.Errorf("the repository keeps its current settings: the new ones do not reach the bucket: %w", err)
+		}
 		// fe-core BackupHandler.dropRepository refuses while a job runs on
 		// it ("Backup or restore job is running on this repository"): the
 		// check above makes that the rare race, reported as an error.

@@ -114,6 +114,17 @@ func (s *Store) list(ctx context.Context, prefix, delimiter string) (keys, dirs 
 	return keys, dirs, nil
 }
 
+// Check lists the repository's directory once: the keys, endpoint, CA and
+// bucket work from the agent's pod.
+func (s *Store) Check(ctx context.Context) error {
+	_, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(s.repo.Storage.Bucket),
+		Prefix: aws.String(s.repoDir()), MaxKeys: aws.Int32(1)})
+	if err != nil {
+		return s.err("list s3://"+s.repo.Storage.Bucket+"/"+s.repoDir(), err)
+	}
+	return nil
+}
+
 // Snapshot is one __ss_<label>/ directory of the repository.
 type Snapshot struct {
 	Label string
