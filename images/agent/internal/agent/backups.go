@@ -41,7 +41,7 @@ func (a *Agent) runBackups(ctx context.Context, cfg *agentconfig.Config, version
 	var rst *agentconfig.RestoreStatus
 	err := a.service.Do(ctx, "backup and restore", func(ctx context.Context, db *sql.DB) error {
 		bst = a.backups.Backup(ctx, db, cfg.Backup, cfg.BackupHold != "", version)
-		rst = a.backups.Restore(ctx, db, cfg.Restore)
+		rst = a.backups.Restore(ctx, db, cfg.Restore, cfg.BackupHold != "")
 		return nil
 	})
 	a.logBackupChanges(bst, rst)

@@ -490,7 +490,7 @@ func TestBackupRestoreEndToEnd(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for !progress[0].State.Done() && time.Now().Before(deadline) {
 		var err error
-		progress, err = backup.RestoreStep(ctx, dst.db, ro, progress, 1, time.Now(), backup.Limits{})
+		progress, err = backup.RestoreStep(ctx, dst.db, ro, progress, 1, false, time.Now(), backup.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -509,7 +509,7 @@ func TestBackupRestoreEndToEnd(t *testing.T) {
 	t.Run("a restore from a timestamp that does not exist fails with StarRocks' message", func(t *testing.T) {
 		dst.exec(t, "CREATE DATABASE other")
 		p := []backup.Database{{Name: "other", Label: set[0].Label, Timestamp: "2001-01-01-00-00-00-000"}}
-		p, err := backup.RestoreStep(ctx, dst.db, ro, p, 1, time.Now(), backup.Limits{})
+		p, err := backup.RestoreStep(ctx, dst.db, ro, p, 1, false, time.Now(), backup.Limits{})
 		if err != nil || p[0].State != backup.StateFailed || !strings.Contains(p[0].Message, "Maybe specified wrong backup timestamp") {
 			t.Fatalf("%+v, %v", p, err)
 		}

@@ -330,14 +330,17 @@ func snapshotTimestamp(ctx context.Context, q Querier, repo, label string) (stri
 // ... PROPERTIES ("backup_timestamp", "replication_num") (docs
 // sql-reference/sql-statements/backup_restore/RESTORE.md;
 // BackupRestoreAnalyzer reads both). The database is created first if it
-// is missing.
-func RestoreStep(ctx context.Context, q Querier, r Repository, dbs []Database, replicationNum int, now time.Time, lim Limits) ([]Database, error) {
+// is missing. hold starts no new RESTORE, like BackupStep.
+func RestoreStep(ctx context.Context, q Querier, r Repository, dbs []Database, replicationNum int, hold bool, now time.Time, lim Limits) ([]Database, error) {
 	lim = lim.withDefaults()
 	out := append([]Database(nil), dbs...)
 	for i := range out {
 		if out[i].State == StateRunning {
 			return out, watch(ctx, q, r, restoreJob, &out[i], now, lim)
 		}
+	}
+	if hold {
+		return out, nil
 	}
 	if replicationNum < 1 || replicationNum > 3 {
 		return out, fmt.Errorf("replication_num %d: must be 1 to 3", replicationNum)

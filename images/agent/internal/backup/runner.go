@@ -358,8 +358,9 @@ func (r *Runner) deletes(ctx context.Context, q Querier, repo Repository, dels [
 	}
 }
 
-// Restore runs one pass of Config.Restore and reports it.
-func (r *Runner) Restore(ctx context.Context, q Querier, c *agentconfig.RestoreConfig) *agentconfig.RestoreStatus {
+// Restore runs one pass of Config.Restore and reports it; hold is
+// Config.BackupHold != "" (no new RESTORE job starts).
+func (r *Runner) Restore(ctx context.Context, q Querier, c *agentconfig.RestoreConfig, hold bool) *agentconfig.RestoreStatus {
 	if c == nil {
 		r.restore = nil
 		return nil
@@ -378,10 +379,12 @@ func (r *Runner) Restore(ctx context.Context, q Querier, c *agentconfig.RestoreC
 	}
 	if rst.Ready && run.completed.IsZero() {
 		now := r.now()
-		if run.started.IsZero() {
-			run.started = now
+		dbs, err := RestoreStep(ctx, q, repo, run.dbs, c.ReplicationNum, hold, now, r.Limits)
+		for _, d := range dbs {
+			if (d.State == StateRunning || d.State.Done()) && run.started.IsZero() {
+				run.started = now
+			}
 		}
-		dbs, err := RestoreStep(ctx, q, repo, run.dbs, c.ReplicationNum, now, r.Limits)
 		run.dbs = dbs
 		if err != nil {
 			st.Message = agentconfig.TruncateBackupMessage(repo.scrub(err.Error()))

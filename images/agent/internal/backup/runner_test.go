@@ -169,8 +169,12 @@ func TestRunnerFollowsTheContract(t *testing.T) {
 		}
 		rrun := &backup.Runner{Secrets: e.teamSecrets()}
 		var rs *agentconfig.RestoreStatus
+		rs = rrun.Restore(ctx, dst.db, rc, true)
+		if rs.Phase != agentconfig.BackupPhaseRunning || rs.StartTime != "" || rs.Databases[0].State != agentconfig.BackupDatabaseWaiting {
+			t.Fatalf("under hold: %+v", rs)
+		}
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-			rs = rrun.Restore(ctx, dst.db, rc)
+			rs = rrun.Restore(ctx, dst.db, rc, false)
 			b, _ := json.Marshal(rs)
 			reports = append(reports, string(b))
 			if rs.CompletionTime != "" {
