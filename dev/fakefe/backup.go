@@ -90,14 +90,14 @@ import (
 //     ("No backup job is currently running" / "No restore is currently
 //     running", BackupHandler.cancel's own wording).
 //
-// Every error is ERR_COMMON_ERROR (1064, HY000) as ErrorReport reports it
-// unless noted. An empty database is refused at submission with an "is
+// Every error is ERR_COMMON_ERROR (5064, 42000; fe-core
+// common/ErrorCode.java) as ErrorReport reports it unless noted. An empty database is refused at submission with an "is
 // empty" message; the wording is fakefe's (the stored StarRocks source
 // did not show where 4.1 words it), and the agent does not depend on it:
 // it skips databases without tables before submitting.
 
-// ErrCommon is fe-core ErrorCode.ERR_COMMON_ERROR.
-const ErrCommon = 1064
+// ErrCommon is fe-core ErrorCode.ERR_COMMON_ERROR (SQL state 42000).
+const ErrCommon = 5064
 
 // backupTimestampLayout renders BackupJob.TIMESTAMP_FORMAT
 // (yyyy-MM-dd-HH-mm-ss-SSS) without the milliseconds, added by hand.
@@ -221,7 +221,7 @@ func (s *Server) JobState(db string) string {
 }
 
 func commonErr(format string, args ...any) error {
-	return sqlerror.NewSQLErrorf(ErrCommon, "HY000", format, args...)
+	return sqlerror.NewSQLErrorf(ErrCommon, "42000", format, args...)
 }
 
 func joinKey(parts ...string) string {
@@ -440,7 +440,10 @@ func (s *Server) createRepository(p *parser, readOnly bool) (*sqltypes.Result, b
 			return nil, true, commonErr("Failed to create repository: %v", err)
 		}
 	default:
-		return nil, true, commonErr("Failed to create repository: %v", err)
+		// As the FE words a failed listing (seen in StarRocks issues 24717
+		// and 54984): the path, then the storage's message.
+		return nil, true, commonErr("Failed to create repository: failed to list remote path: %s/__starrocks_repository_%s/__repo_info. msg: %v",
+			strings.TrimSuffix(loc, "/"), name, err)
 	}
 	b.repos[name] = r
 	return &sqltypes.Result{}, true, nil
