@@ -20,7 +20,9 @@ limitations under the License.
 // CONFIG, information_schema.be_configs, and the account statements of
 // accounts.go (users with mysql_native_password, built-in roles, privilege
 // checks), databases, roles and grants (grants.go) and a few table
-// statements checked against them (data.go). It enforces TLS like
+// statements checked against them (data.go), and backup and restore
+// (backup.go: repositories, BACKUP/RESTORE jobs, snapshots as real objects
+// on an S3 server such as dev/s3server). It enforces TLS like
 // ssl_force_secure_transport (error 5205 for plaintext clients that are not
 // on 127.0.0.1) and records for every connection whether it used TLS. The
 // result columns are deliberately not in StarRocks' order, so a client that
@@ -162,6 +164,13 @@ type Server struct {
 
 	grants *grantState // grants.go
 	refuse []refusal   // data.go
+
+	bk *backupState // backup.go
+	// closed stops the backup jobs' goroutines (jobs) when the test ends.
+	closed chan struct{}
+	jobs   sync.WaitGroup
+	// closeOnce: Close may run twice (a test's cleanup and a stand-in's stop).
+	closeOnce sync.Once
 }
 
 // Start listens and serves until t ends.
@@ -191,6 +200,7 @@ func New(opts Options) (*Server, error) {
 		beConfig:       map[int64]map[string]string{},
 		beDefaults:     map[string]string{},
 		nextBackID:     10001,
+		closed:         make(chan struct{}),
 	}
 	nl, err := net.Listen("tcp", opts.ListenAddr)
 	if err != nil {
@@ -217,7 +227,13 @@ func New(opts Options) (*Server, error) {
 }
 
 // Close stops listening.
-func (s *Server) Close() { s.listener.Close() }
+// Close stops listening, then ends the backup and restore jobs and waits
+// for them.
+func (s *Server) Close() {
+	s.listener.Close()
+	s.closeOnce.Do(func() { close(s.closed) })
+	s.jobs.Wait()
+}
 
 // Addr is the listening address.
 func (s *Server) Addr() string { return s.listener.Addr().String() }
@@ -468,6 +484,9 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	ok := &sqltypes.Result{RowsAffected: 0}
 	if err := s.refusal(q); err != nil {
 		return nil, err
+	}
+	if res, handled, err := s.execBackup(c, q); handled {
+		return res, err
 	}
 	if res, handled, err := s.execAccount(c, q); handled {
 		return res, err

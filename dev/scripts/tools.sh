@@ -16,7 +16,7 @@
 # Prints the path of a development tool, building it into the cache first if
 # it is not there yet. Tools are keyed by version, so a version bump rebuilds.
 #
-#   dev/scripts/tools.sh kube-apiserver|kube-controller-manager|etcd|controller-gen|cert-manager-controller|cert-manager-crds|prometheus-operator-crds|all
+#   dev/scripts/tools.sh kube-apiserver|kube-controller-manager|etcd|controller-gen|cert-manager-controller|versitygw|cert-manager-crds|prometheus-operator-crds|all
 #
 # Cache: $MANAGED_STARROCKS_CACHE (default ~/.cache/managed-starrocks).
 set -euo pipefail
@@ -29,6 +29,7 @@ ETCD_VERSION=v3.6.16
 CONTROLLER_TOOLS_VERSION=v0.23.0
 CERT_MANAGER_VERSION=v1.21.2
 PROMETHEUS_OPERATOR_VERSION=v0.95.2
+VERSITYGW_VERSION=v1.8.0
 
 say() { echo "tools: $*" >&2; }
 
@@ -78,6 +79,13 @@ cert_manager_controller() {
   echo "$out"
 }
 
+# versitygw is the S3 server the backup tests start on loopback (dev/s3server).
+versitygw() {
+  local out="$cache/bin/versitygw-$VERSITYGW_VERSION"
+  build dev/tools/versitygw "$out" github.com/versity/versitygw/cmd/versitygw
+  echo "$out"
+}
+
 # module_dir <tool module dir> <module@version>: downloads the module if needed
 # and prints its directory in the module cache.
 module_dir() {
@@ -121,6 +129,8 @@ missing() {
   done
   [[ -x "$cache/bin/etcd-$ETCD_VERSION" ]] || echo etcd
   [[ -x "$cache/bin/controller-gen-$CONTROLLER_TOOLS_VERSION" ]] || echo controller-gen
+  [[ -x "$cache/bin/cert-manager-controller-$CERT_MANAGER_VERSION" ]] || echo cert-manager-controller
+  [[ -x "$cache/bin/versitygw-$VERSITYGW_VERSION" ]] || echo versitygw
   [[ -f "$cache/crds/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION/.done" ]] || echo prometheus-operator-crds
 }
 
@@ -131,8 +141,9 @@ case "${1:-}" in
   etcd) etcd ;;
   controller-gen) controller_gen ;;
   cert-manager-controller) cert_manager_controller ;;
+  versitygw) versitygw ;;
   cert-manager-crds) cert_manager_crds ;;
   prometheus-operator-crds) prometheus_operator_crds ;;
-  all) kube_apiserver; kube_controller_manager; etcd; controller_gen; cert_manager_controller; cert_manager_crds; prometheus_operator_crds ;;
-  *) echo "usage: $0 kube-apiserver|kube-controller-manager|etcd|controller-gen|cert-manager-controller|cert-manager-crds|prometheus-operator-crds|all|missing" >&2; exit 2 ;;
+  all) kube_apiserver; kube_controller_manager; etcd; controller_gen; cert_manager_controller; versitygw; cert_manager_crds; prometheus_operator_crds ;;
+  *) echo "usage: $0 kube-apiserver|kube-controller-manager|etcd|controller-gen|cert-manager-controller|versitygw|cert-manager-crds|prometheus-operator-crds|all|missing" >&2; exit 2 ;;
 esac

@@ -212,6 +212,10 @@ const (
 	BackupDatabaseSkipped = "SKIPPED"
 	// BackupDatabaseWaiting: not submitted yet.
 	BackupDatabaseWaiting = "WAITING"
+	// BackupDatabaseFailed: StarRocks refused the submission (Message has
+	// its error), or the agent gave up on it (busy retries exhausted, a
+	// stuck job it cancelled): no job state of StarRocks fits.
+	BackupDatabaseFailed = "FAILED"
 	// BackupStateFinished and BackupStateCancelled are StarRocks' final
 	// job states.
 	BackupStateFinished  = "FINISHED"

@@ -41,6 +41,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/accounts"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/backup"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/certwatch"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/membership"
@@ -126,6 +127,9 @@ type Agent struct {
 	users         *agentconfig.UsersStatus // users.go
 	userPasswords []string                 // for scrubbing, like secrets
 	usersRun      usersRun
+	backups       backup.Runner              // backups.go
+	backupSt      *agentconfig.BackupStatus  // backups.go
+	restoreSt     *agentconfig.RestoreStatus // backups.go
 }
 
 // New builds an Agent; Run starts it.
@@ -492,6 +496,9 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 		if err := a.applyUsers(ctx, cfg, secrets); err != nil {
 			errs = append(errs, err)
 		}
+		if err := a.runBackups(ctx, cfg, leader.Version); err != nil {
+			errs = append(errs, err)
+		}
 		if len(cfg.BackendConfig) > 0 {
 			err := a.service.Do(ctx, "apply backend configuration", func(ctx context.Context, db *sql.DB) error {
 				res, err := runtimeconfig.ApplyBackend(ctx, db, cfg.BackendConfig)
@@ -503,8 +510,9 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 			}
 		}
 	} else {
-		// Only the leader's agent reports users.
+		// Only the leader's agent reports users and backups.
 		a.setUsersStatus(nil, nil)
+		a.setBackupStatus(nil, nil)
 	}
 	// ADMIN SET FRONTEND CONFIG is forwarded to every FE (fe-core
 	// common/ConfigBase.setConfig), but not to one that is down then;
@@ -611,7 +619,7 @@ func (a *Agent) writeHelper(content string) error {
 func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *agentconfig.MembershipStatus) {
 	a.mu.Lock()
 	st := agentconfig.Status{LastApply: last, Membership: mst, Accounts: a.accounts, Join: a.join, Users: a.users,
-		ImageJournalID: newestImage(a.opts.MetaDir)}
+		ImageJournalID: newestImage(a.opts.MetaDir), Backup: a.backupSt, Restore: a.restoreSt}
 	m, mErr := a.material, a.materialErr
 	switch {
 	case mErr != nil:
@@ -641,7 +649,9 @@ func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *
 	mj, _ := json.Marshal(mst)
 	jj, _ := json.Marshal(st.Join)
 	uj, _ := json.Marshal(st.Users)
-	key := fmt.Sprintf("%+v|%v|%v|%s|%+v|%s|%s|%d", st.TLS, last.Succeeded, last.Error, mj, st.Accounts, jj, uj, st.ImageJournalID)
+	bj, _ := json.Marshal(st.Backup)
+	rj, _ := json.Marshal(st.Restore)
+	key := fmt.Sprintf("%+v|%v|%v|%s|%+v|%s|%s|%d|%s|%s", st.TLS, last.Succeeded, last.Error, mj, st.Accounts, jj, uj, st.ImageJournalID, bj, rj)
 	due := key != a.published || time.Since(a.publishedAt) > a.opts.RepublishEvery || len(last.Applied) > 0
 	st.UpdatedAt = time.Now().UTC().Format(time.RFC3339)
 	a.st = st

@@ -1,0 +1,94 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package agent
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+)
+
+// runBackups runs one pass of Config.Backup and Config.Restore (package
+// internal/backup) on the leader's agent. The keys are read from the
+// team's Secrets through SecretStore; the statuses carry no key (the
+// backup package scrubs every message), and what is logged here are the
+// phases and reasons only, never a statement.
+func (a *Agent) runBackups(ctx context.Context, cfg *agentconfig.Config, version string) error {
+	if cfg.Backup == nil && cfg.Restore == nil {
+		a.setBackupStatus(nil, nil)
+		return nil
+	}
+	if a.opts.Secrets != nil {
+		a.backups.Secrets = a.opts.Secrets
+	}
+	var bst *agentconfig.BackupStatus
+	var rst *agentconfig.RestoreStatus
+	err := a.service.Do(ctx, "backup and restore", func(ctx context.Context, db *sql.DB) error {
+		bst = a.backups.Backup(ctx, db, cfg.Backup, cfg.BackupHold != "", version)
+		rst = a.backups.Restore(ctx, db, cfg.Restore, cfg.BackupHold != "")
+		return nil
+	})
+	a.logBackupChanges(bst, rst)
+	a.setBackupStatus(bst, rst)
+	return err
+}
+
+func (a *Agent) setBackupStatus(b *agentconfig.BackupStatus, r *agentconfig.RestoreStatus) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.backupSt, a.restoreSt = b, r
+}
+
+// logBackupChanges logs what changed since the last pass: the repository's
+// readiness and each set's and the restore's phase.
+func (a *Agent) logBackupChanges(b *agentconfig.BackupStatus, r *agentconfig.RestoreStatus) {
+	a.mu.Lock()
+	oldB, oldR := a.backupSt, a.restoreSt
+	a.mu.Unlock()
+	if b != nil {
+		if oldB == nil || oldB.Repository != b.Repository {
+			if b.Repository.Ready {
+				a.log.Info("backup repository ready", "repository", b.Repository.Name, "message", a.scrub(b.Repository.Message))
+			} else {
+				a.log.Warn("backup repository not ready", "repository", b.Repository.Name, "reason", b.Repository.Reason, "message", a.scrub(b.Repository.Message))
+			}
+		}
+		phases := map[string]string{}
+		if oldB != nil {
+			for _, s := range oldB.Sets {
+				phases[s.UID] = s.Phase
+			}
+		}
+		for _, s := range b.Sets {
+			if phases[s.UID] != s.Phase {
+				dbs, _ := json.Marshal(s.Databases)
+				a.log.Info("backup set", "uid", s.UID, "phase", s.Phase, "databases", a.scrub(string(dbs)))
+			}
+		}
+		if len(b.Deleted) > 0 {
+			a.log.Info("backup snapshots deleted", "uids", b.Deleted)
+		}
+		for _, e := range b.DeleteErrors {
+			a.log.Warn("backup snapshots not deleted", "uid", e.UID, "message", a.scrub(e.Message))
+		}
+	}
+	if r != nil && (oldR == nil || oldR.Phase != r.Phase) {
+		a.log.Info("restore", "phase", r.Phase, "message", a.scrub(r.Message))
+	}
+}

@@ -1,0 +1,105 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package agent_test
+
+import (
+	"database/sql"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/stretchr/testify/require"
+
+	"github.com/deckhouse/managed-starrocks/dev/fakefe"
+	"github.com/deckhouse/managed-starrocks/dev/s3server"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+)
+
+// TestBackupThroughTheAgent: the leader's agent reads the keys from the
+// team's Secret, creates the repository, backs up the set and publishes
+// its progress; neither key is in any log line or status, not even after
+// StarRocks refused the repository with wrong keys.
+func TestBackupThroughTheAgent(t *testing.T) {
+	s3 := s3server.Start(t)
+	s3.CreateBucket(t, "team-bucket")
+	e := newEnv(t, envOptions{serverPassword: rootPass})
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true, Version: "4.1.2-abcdef0"})
+	e.fe.SetS3RootCAs(s3.RootCAs)
+	e.fe.SetBackupStep(2 * time.Millisecond)
+
+	const uid = "0b5e7c1d-2222-4333-8444-955566667777"
+	setUID := "a1b2c3d4-1111-4222-8333-944455556666"
+	repo := agentconfig.Repository{
+		Name:        agentconfig.RepositoryName(uid),
+		Location:    agentconfig.RepositoryLocation("team-bucket", "", "ns", "demo", uid),
+		Endpoint:    s3.URL(),
+		PathStyle:   true,
+		EnableSSL:   true,
+		Credentials: agentconfig.S3Credentials{SecretName: "s3-keys", AccessKeyIDKey: "access", SecretAccessKeyKey: "secret"},
+		CA:          &agentconfig.SecretKeyRef{Name: "s3-ca", Key: "ca.crt"},
+	}
+	repo.Token = agentconfig.RepositoryToken(repo)
+	e.cfg.Backup = &agentconfig.BackupConfig{Repository: repo, Sets: []agentconfig.BackupSet{
+		{Name: "demo-now", UID: setUID, LabelPrefix: agentconfig.BackupLabelPrefix(setUID)}}}
+	e.writeConfig(t)
+
+	u := &usersEnv{env: e, store: newMemSecrets(), pub: &recordingPublisher{}}
+	const wrongSecret = "WrongSecretKeyZ9y8x7w6v5"
+	u.store.set("s3-keys", map[string]string{"access": s3.AccessKey, "secret": wrongSecret})
+	u.store.set("s3-ca", map[string]string{"ca.crt": string(s3.CA.CertPEM)})
+	a, logs := u.newAgent(t)
+
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = "root", rootPass, "tcp", e.fe.Addr()
+	conn, err := mysql.NewConnector(cfg)
+	require.NoError(t, err)
+	db := sql.OpenDB(conn)
+	t.Cleanup(func() { db.Close() })
+	for _, q := range []string{"CREATE DATABASE sales", "CREATE TABLE sales.orders (id INT, item STRING)", "INSERT INTO sales.orders VALUES (1, 'apple')"} {
+		_, err := db.Exec(q)
+		require.NoError(t, err, q)
+	}
+
+	a.Pass(ctxT(t))
+	st := u.pub.last()
+	require.NotNil(t, st.Backup)
+	require.False(t, st.Backup.Repository.Ready)
+	require.Equal(t, "RepositoryRefused", st.Backup.Repository.Reason)
+	require.Contains(t, st.Backup.Repository.Message, "SignatureDoesNotMatch")
+
+	u.store.set("s3-keys", map[string]string{"access": s3.AccessKey, "secret": s3.SecretKey})
+	require.Eventually(t, func() bool {
+		a.Pass(ctxT(t))
+		b := u.pub.last().Backup
+		return b != nil && len(b.Sets) == 1 && b.Sets[0].CompletionTime != ""
+	}, 30*time.Second, 5*time.Millisecond)
+	set := u.pub.last().Backup.Sets[0]
+	require.Equal(t, agentconfig.BackupPhaseCompleted, set.Phase, "%+v", set)
+	require.Equal(t, "4.1.2-abcdef0", set.StarrocksVersion)
+	require.Len(t, set.Databases, 1)
+	require.Equal(t, agentconfig.BackupStateFinished, set.Databases[0].State)
+	require.NotEmpty(t, set.Databases[0].BackupTimestamp)
+	keys := s3.Keys(t, "team-bucket", "ns/demo-0b5e7c1d/__starrocks_repository_"+repo.Name+"/__ss_"+set.Databases[0].Label+"/")
+	require.GreaterOrEqual(t, len(keys), 3, "%v", keys)
+
+	statuses, _ := json.Marshal(u.pub.all)
+	require.True(t, strings.Contains(logs.String(), "backup set"), "the phases are logged")
+	requireAbsent(t, logs.String(), s3.SecretKey, wrongSecret, s3.AccessKey)
+	requireAbsent(t, string(statuses), s3.SecretKey, wrongSecret, s3.AccessKey)
+}

@@ -1,0 +1,378 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// State of one database in a backup set or a restore.
+type State string
+
+const (
+	StatePending   State = "Pending"
+	StateRunning   State = "Running"
+	StateCompleted State = "Completed"
+	StateFailed    State = "Failed"
+	// StateSkipped: the database has no tables (StarRocks refuses to back
+	// up an empty database).
+	StateSkipped State = "Skipped"
+)
+
+// Done reports a final state.
+func (s State) Done() bool {
+	return s == StateCompleted || s == StateFailed || s == StateSkipped
+}
+
+// Database is the progress of one database; the agent keeps it between
+// passes and reports it.
+type Database struct {
+	Name  string
+	Label string
+	State State
+	// Timestamp is the snapshot's backup timestamp (SHOW SNAPSHOT,
+	// column Timestamp), the RESTORE's backup_timestamp.
+	Timestamp string
+	// JobState is StarRocks' own state of the job (UPLOADING, ...).
+	JobState string
+	// Message is StarRocks' message (scrubbed of the keys).
+	Message string
+	// Since is when JobState last changed (stuck detection).
+	Since time.Time
+	// Attempts counts submissions refused as busy; NotBefore is when the
+	// next one may go.
+	Attempts  int
+	NotBefore time.Time
+}
+
+// Limits bound the waiting.
+type Limits struct {
+	// MaxAttempts of a submission refused as busy (default 6).
+	MaxAttempts int
+	// Backoff before the first retry, doubled each time (default 5s).
+	Backoff time.Duration
+	// StuckAfter: a job whose state has not changed for this long is
+	// cancelled and reported failed (default 6h).
+	StuckAfter time.Duration
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxAttempts == 0 {
+		l.MaxAttempts = 6
+	}
+	if l.Backoff == 0 {
+		l.Backoff = 5 * time.Second
+	}
+	if l.StuckAfter == 0 {
+		l.StuckAfter = 6 * time.Hour
+	}
+	return l
+}
+
+// LabelPrefix starts every snapshot label the module makes
+// (agentconfig.BackupLabelPrefix): retention deletes only snapshots with it.
+const LabelPrefix = "d8ms_"
+
+var (
+	// reLabel: snapshot labels (fe-core FeNameFormat.LABEL_REGEX, as
+	// agentconfig checks them).
+	reLabel = regexp.MustCompile(`^[-_A-Za-z0-9]{1,128}$`)
+	// reDatabase: StarRocks database names (FeNameFormat.DB_NAME_REGEX);
+	// SHOW DATABASES may list any the team created.
+	reDatabase = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,255}$`)
+)
+
+// Messages of fe-core backup/BackupHandler the steps act on.
+const (
+	// tryLock: another submission holds the FE's lock for 10 s.
+	msgSubmitting = "Another backup or restore job is being submitted"
+	// process: a job of the database has not finished.
+	msgOneJob = "Can only run one backup or restore job of a database at same time"
+	// An empty database (see dev/fakefe/backup.go on the wording).
+	msgEmpty = "is empty"
+)
+
+func serverMessage(err error) string {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Message
+	}
+	return err.Error()
+}
+
+// Busy reports whether any backup or restore job has not finished (SHOW
+// BACKUP and SHOW RESTORE without FROM list the last job of every database:
+// fe-core qe/ShowExecutor.visitShowBackupStatement walks every database
+// when none is named): nothing
+// replaces the repository or deletes snapshots then, and the hooks hold BE
+// scale-in and rolling restarts.
+func Busy(ctx context.Context, q Querier) (bool, error) {
+	for _, stmt := range []string{"SHOW BACKUP", "SHOW RESTORE"} {
+		rows, err := queryRows(ctx, q, stmt)
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", strings.ToLower(stmt), err)
+		}
+		for _, r := range rows {
+			if st := r["State"]; st != "FINISHED" && st != "CANCELLED" {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// job is one kind of job: BACKUP or RESTORE.
+type job struct {
+	show    string // SHOW BACKUP | SHOW RESTORE
+	cancel  string // CANCEL BACKUP | CANCEL RESTORE
+	labelOf string // SnapshotName | Label
+}
+
+var (
+	backupJob  = job{show: "SHOW BACKUP", cancel: "CANCEL BACKUP", labelOf: "SnapshotName"}
+	restoreJob = job{show: "SHOW RESTORE", cancel: "CANCEL RESTORE", labelOf: "Label"}
+)
+
+// BackupStep moves a backup set on by one pass: it watches the running
+// database, and when none runs submits the next pending one (one job at a
+// time: StarRocks runs one per database, and one at a time keeps the BEs'
+// upload load to one database). hold (a rollout, a scale-in) starts
+// nothing new; running jobs are still watched. It returns the databases
+// with their new progress.
+func BackupStep(ctx context.Context, q Querier, r Repository, dbs []Database, hold bool, now time.Time, lim Limits) ([]Database, error) {
+	lim = lim.withDefaults()
+	out := append([]Database(nil), dbs...)
+	for i := range out {
+		d := &out[i]
+		if d.State == StateRunning {
+			return out, watch(ctx, q, r, backupJob, d, now, lim)
+		}
+	}
+	if hold {
+		return out, nil
+	}
+	for i := range out {
+		d := &out[i]
+		if d.State != StatePending && d.State != "" {
+			continue
+		}
+		d.State = StatePending
+		if now.Before(d.NotBefore) {
+			return out, nil
+		}
+		if !reDatabase.MatchString(d.Name) || !reLabel.MatchString(d.Label) {
+			d.State, d.Message = StateFailed, fmt.Sprintf("database %q, snapshot %q: not valid names", d.Name, d.Label)
+			continue
+		}
+		// After an agent restart the job may be there already.
+		if adopted, err := adopt(ctx, q, r, backupJob, d, now, lim); err != nil || adopted {
+			return out, err
+		}
+		tables, err := queryRows(ctx, q, "SHOW TABLES FROM `"+d.Name+"`")
+		if err != nil {
+			d.State, d.Message = StateFailed, "list the tables: "+r.scrub(serverMessage(err))
+			continue
+		}
+		if len(tables) == 0 {
+			d.State, d.Message = StateSkipped, "the database has no tables; StarRocks does not back up an empty database"
+			continue
+		}
+		_, err = q.ExecContext(ctx, "BACKUP DATABASE `"+d.Name+"` SNAPSHOT `"+d.Label+"` TO `"+r.Name+"`")
+		if submitted(d, err, r, now, lim) {
+			return out, nil
+		}
+		if d.State == StatePending {
+			return out, nil // retry later
+		}
+	}
+	return out, nil
+}
+
+// submitted records a submission's outcome; it reports whether a job now runs.
+func submitted(d *Database, err error, r Repository, now time.Time, lim Limits) bool {
+	if err == nil {
+		d.State, d.JobState, d.Message, d.Since = StateRunning, "PENDING", "", now
+		return true
+	}
+	msg := r.scrub(serverMessage(err))
+	switch {
+	case strings.Contains(msg, msgEmpty):
+		d.State, d.Message = StateSkipped, msg
+	case strings.Contains(msg, msgSubmitting) || strings.Contains(msg, msgOneJob):
+		d.Attempts++
+		if d.Attempts >= lim.MaxAttempts {
+			d.State, d.Message = StateFailed, fmt.Sprintf("%s (gave up after %d attempts)", msg, d.Attempts)
+			return false
+		}
+		d.Message = msg
+		d.NotBefore = now.Add(lim.Backoff << (d.Attempts - 1))
+	default:
+		d.State, d.Message = StateFailed, msg
+	}
+	return false
+}
+
+// watch reads the database's last job by column name and moves d on.
+func watch(ctx context.Context, q Querier, r Repository, j job, d *Database, now time.Time, lim Limits) error {
+	rows, err := queryRows(ctx, q, j.show+" FROM `"+d.Name+"`")
+	if err != nil {
+		return fmt.Errorf("%s from %s: %s", strings.ToLower(j.show), d.Name, r.scrub(serverMessage(err)))
+	}
+	var row map[string]string
+	for _, rw := range rows {
+		if rw[j.labelOf] == d.Label {
+			row = rw
+		}
+	}
+	if row == nil {
+		// StarRocks keeps only the last job per database: another one
+		// replaced ours before it was seen finished.
+		d.State, d.Message = StateFailed, "the job is no longer shown by StarRocks: another job of the database replaced it"
+		return nil
+	}
+	st := row["State"]
+	if st != d.JobState {
+		d.JobState, d.Since = st, now
+	}
+	switch st {
+	case "FINISHED":
+		d.State, d.Message = StateCompleted, ""
+		if j == backupJob {
+			ts, err := snapshotTimestamp(ctx, q, r.Name, d.Label)
+			if err != nil {
+				return fmt.Errorf("show snapshot %s: %s", d.Label, r.scrub(serverMessage(err)))
+			}
+			d.Timestamp = ts
+		}
+	case "CANCELLED":
+		d.State = StateFailed
+		d.Message = r.scrub(strings.TrimSpace(row["Status"] + " " + nonEmptyList(row["TaskErrMsg"])))
+	default:
+		if now.Sub(d.Since) >= lim.StuckAfter {
+			// Bounded: a job that does not move is cancelled, so it holds
+			// nothing (scale-in, restarts, the repository) forever.
+			if _, err := q.ExecContext(ctx, j.cancel+" FROM `"+d.Name+"`"); err != nil {
+				return fmt.Errorf("cancel the stuck job of %s: %s", d.Name, r.scrub(serverMessage(err)))
+			}
+			d.State = StateFailed
+			d.Message = fmt.Sprintf("stuck in %s since %s: cancelled", st, d.Since.UTC().Format(time.RFC3339))
+		}
+	}
+	return nil
+}
+
+// adopt takes over a job of d's label StarRocks already shows (the agent
+// restarted after submitting it): it reports whether there was one.
+func adopt(ctx context.Context, q Querier, r Repository, j job, d *Database, now time.Time, lim Limits) (bool, error) {
+	rows, err := queryRows(ctx, q, j.show+" FROM `"+d.Name+"`")
+	if err != nil {
+		// An unknown database is the submission's to report.
+		return false, nil
+	}
+	for _, rw := range rows {
+		if rw[j.labelOf] == d.Label && (j == restoreJob || rw["State"] != "CANCELLED") {
+			d.State, d.Since = StateRunning, now
+			return true, watch(ctx, q, r, j, d, now, lim)
+		}
+	}
+	return false, nil
+}
+
+func nonEmptyList(s string) string {
+	if s == "[]" || s == "{}" {
+		return ""
+	}
+	return s
+}
+
+// snapshotTimestamp is the Timestamp of SHOW SNAPSHOT ON repo WHERE
+// SNAPSHOT = label (fe-core ShowSnapshotStmt), the latest if several.
+func snapshotTimestamp(ctx context.Context, q Querier, repo, label string) (string, error) {
+	rows, err := queryRows(ctx, q, "SHOW SNAPSHOT ON `"+repo+"` WHERE SNAPSHOT = \""+label+"\"")
+	if err != nil {
+		return "", err
+	}
+	ts := ""
+	for _, r := range rows {
+		if r["Snapshot"] == label && r["Timestamp"] > ts {
+			ts = r["Timestamp"]
+		}
+	}
+	if ts == "" {
+		return "", fmt.Errorf("snapshot %s is not in the repository", label)
+	}
+	return ts, nil
+}
+
+// RestoreStep moves a restore on by one pass, like BackupStep: each
+// database's snapshot (Label, Timestamp) is restored with RESTORE SNAPSHOT
+// ... PROPERTIES ("backup_timestamp", "replication_num") (docs
+// sql-reference/sql-statements/backup_restore/RESTORE.md;
+// BackupRestoreAnalyzer reads both). The database is created first if it
+// is missing. hold starts no new RESTORE, like BackupStep.
+func RestoreStep(ctx context.Context, q Querier, r Repository, dbs []Database, replicationNum int, hold bool, now time.Time, lim Limits) ([]Database, error) {
+	lim = lim.withDefaults()
+	out := append([]Database(nil), dbs...)
+	for i := range out {
+		if out[i].State == StateRunning {
+			return out, watch(ctx, q, r, restoreJob, &out[i], now, lim)
+		}
+	}
+	if hold {
+		return out, nil
+	}
+	if replicationNum < 1 || replicationNum > 3 {
+		return out, fmt.Errorf("replication_num %d: must be 1 to 3", replicationNum)
+	}
+	for i := range out {
+		d := &out[i]
+		if d.State != StatePending && d.State != "" {
+			continue
+		}
+		d.State = StatePending
+		if now.Before(d.NotBefore) {
+			return out, nil
+		}
+		if !reDatabase.MatchString(d.Name) || !reLabel.MatchString(d.Label) || !reTimestamp.MatchString(d.Timestamp) {
+			d.State, d.Message = StateFailed, fmt.Sprintf("database %q, snapshot %q, timestamp %q: not valid names", d.Name, d.Label, d.Timestamp)
+			continue
+		}
+		if adopted, err := adopt(ctx, q, r, restoreJob, d, now, lim); err != nil || adopted {
+			return out, err
+		}
+		if _, err := q.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+d.Name+"`"); err != nil {
+			d.State, d.Message = StateFailed, "create the database: "+r.scrub(serverMessage(err))
+			continue
+		}
+		_, err := q.ExecContext(ctx, fmt.Sprintf("RESTORE SNAPSHOT `%s` FROM `%s` DATABASE `%s` PROPERTIES (\"backup_timestamp\" = \"%s\", \"replication_num\" = \"%d\")",
+			d.Label, r.Name, d.Name, d.Timestamp, replicationNum))
+		if submitted(d, err, r, now, lim) || d.State == StatePending {
+			return out, nil
+		}
+	}
+	return out, nil
+}
+
+// reTimestamp: BackupJob.TIMESTAMP_FORMAT, yyyy-MM-dd-HH-mm-ss[-SSS].
+var reTimestamp = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{2}(-[0-9]{3})?$`)

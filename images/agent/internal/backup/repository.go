@@ -1,0 +1,288 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package backup is the agent's side of backups and restores, run by the
+// agent of the FE leader only: it keeps the instance's StarRocks
+// repository (CREATE REPOSITORY with the team's keys), runs the requested
+// backup sets one BACKUP per database and restores one RESTORE per
+// database, watching SHOW BACKUP / SHOW RESTORE, and deletes the
+// snapshots retention no longer keeps from the team's bucket with its own
+// S3 client (StarRocks 4.1 has no DROP SNAPSHOT).
+//
+// Every step is a function of what StarRocks and the bucket show now and
+// of the progress passed in, called once per agent pass: nothing waits on
+// a job, a stuck job is cancelled and reported after a bounded time, and a
+// submission refused as busy is retried a bounded number of times. The
+// keys never leave this package in a message: every error text is scrubbed
+// of them, and no statement text is ever returned or logged.
+package backup
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Querier is what the package needs of a connection pool (*sql.DB).
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Keys are the team's access keys, read from its Secret.
+type Keys struct {
+	AccessKey, SecretKey string
+}
+
+// Storage is where the instance's snapshots go.
+type Storage struct {
+	// Endpoint is https://host[:port] or http://host[:port].
+	Endpoint string
+	Region   string
+	Bucket   string
+	// Prefix is the full prefix inside the bucket (the team's prefix and
+	// the module's <namespace>/<instance>-<short uid>), no leading or
+	// trailing slash.
+	Prefix    string
+	PathStyle bool
+	// CAPEM is the CA bundle the endpoint's certificate is checked with
+	// (the agent's S3 client only; StarRocks uses its own trust store);
+	// empty: the system roots.
+	CAPEM []byte
+}
+
+// Repository is the StarRocks repository of the instance.
+type Repository struct {
+	Name    string
+	Storage Storage
+	Keys    Keys
+	// ReadOnly for a restore: the instance re-attaches another one's
+	// snapshots and must never write into them.
+	ReadOnly bool
+}
+
+var (
+	// Repository and snapshot names are identifiers in StarRocks' grammar
+	// (CREATE REPOSITORY <identifier>, SNAPSHOT <identifier>); the module
+	// uses a safe subset, checked again here because the agent writes them
+	// into statements.
+	reIdent  = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	reBucket = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+	rePrefix = regexp.MustCompile(`^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$`)
+	reRegion = regexp.MustCompile(`^[a-z0-9-]{1,32}$`)
+	reHost   = regexp.MustCompile(`^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$`)
+	// Keys are quoted into CREATE REPOSITORY: no quote, backslash or
+	// control character can ever reach the statement.
+	reKey = regexp.MustCompile(`^[A-Za-z0-9+/=._-]{1,256}$`)
+)
+
+// Validate checks every string that goes into a statement; errors name the
+// field, never its value when it is a key.
+func (r Repository) Validate() error {
+	s := r.Storage
+	switch {
+	case !reIdent.MatchString(r.Name):
+		return fmt.Errorf("repository name %q: must match %s", r.Name, reIdent)
+	case !reHost.MatchString(s.Endpoint):
+		return fmt.Errorf("storage endpoint %q: must be http(s)://host[:port] (%s)", s.Endpoint, reHost)
+	case s.Region != "" && !reRegion.MatchString(s.Region):
+		return fmt.Errorf("storage region %q: must match %s", s.Region, reRegion)
+	case !reBucket.MatchString(s.Bucket):
+		return fmt.Errorf("storage bucket %q: must match %s", s.Bucket, reBucket)
+	case s.Prefix != "" && (!rePrefix.MatchString(s.Prefix) || strings.Contains("/"+s.Prefix+"/", "/../") || strings.Contains("/"+s.Prefix+"/", "/./")):
+		return fmt.Errorf("storage prefix %q: must be path segments of %s", s.Prefix, rePrefix)
+	case !reKey.MatchString(r.Keys.AccessKey):
+		return errors.New("access key: must be 1-256 characters of A-Z a-z 0-9 + / = . _ -")
+	case !reKey.MatchString(r.Keys.SecretKey):
+		return errors.New("secret key: must be 1-256 characters of A-Z a-z 0-9 + / = . _ -")
+	}
+	return nil
+}
+
+// Location is the repository's LOCATION: s3://<bucket>/<prefix>.
+func (s Storage) Location() string {
+	if s.Prefix == "" {
+		return "s3://" + s.Bucket
+	}
+	return "s3://" + s.Bucket + "/" + s.Prefix
+}
+
+// createStatement is CREATE [READ ONLY] REPOSITORY with the properties of
+// docs sql-reference/sql-statements/backup_restore/CREATE_REPOSITORY.md
+// (aws.s3.access_key, aws.s3.secret_key, aws.s3.endpoint, aws.s3.region,
+// aws.s3.enable_path_style_access, aws.s3.enable_ssl). It carries the keys:
+// it is never logged and never part of an error.
+func (r Repository) createStatement() string {
+	s := r.Storage
+	host := strings.TrimPrefix(strings.TrimPrefix(s.Endpoint, "https://"), "http://")
+	ssl := strings.HasPrefix(s.Endpoint, "https://")
+	region := s.Region
+	if region == "" {
+		region = "us-east-1"
+	}
+	ro := ""
+	if r.ReadOnly {
+		ro = "READ ONLY "
+	}
+	return fmt.Sprintf("CREATE %sREPOSITORY `%s` WITH BROKER ON LOCATION \"%s\" PROPERTIES ("+
+		"\"aws.s3.access_key\" = \"%s\", \"aws.s3.secret_key\" = \"%s\", \"aws.s3.endpoint\" = \"%s\", "+
+		"\"aws.s3.region\" = \"%s\", \"aws.s3.enable_path_style_access\" = \"%t\", \"aws.s3.enable_ssl\" = \"%t\")",
+		ro, r.Name, s.Location(), r.Keys.AccessKey, r.Keys.SecretKey, host, region, s.PathStyle, ssl)
+}
+
+// Fingerprint identifies what a repository was created with (location,
+// properties, keys) without holding the keys: a different fingerprint
+// means DROP + CREATE. It is kept in the agent's memory only.
+func (r Repository) Fingerprint() string {
+	sum := sha256.Sum256([]byte(r.createStatement()))
+	return hex.EncodeToString(sum[:])
+}
+
+// scrub removes the keys from a message StarRocks or the S3 server wrote.
+func (r Repository) scrub(msg string) string {
+	for _, k := range []string{r.Keys.SecretKey, r.Keys.AccessKey} {
+		if k != "" {
+			msg = strings.ReplaceAll(msg, k, "<redacted>")
+		}
+	}
+	return msg
+}
+
+// Ensured says what EnsureRepository did.
+type Ensured struct {
+	// Created: the repository did not exist and the agent had not made it
+	// before (first time, or after an agent restart).
+	Created bool
+	// Recreated: the agent had made it and it was gone (the team's admin,
+	// who has db_admin, dropped it): made again, and reported.
+	Recreated bool
+	// Replaced: DROP + CREATE for new keys or a new location (StarRocks has
+	// no ALTER REPOSITORY).
+	Replaced bool
+	// Waiting: a change is due but a job runs; nothing was done.
+	Waiting bool
+	// Fingerprint of the repository as it now is (see Fingerprint).
+	Fingerprint string
+}
+
+// EnsureRepository makes the repository exist as r describes. applied is
+// the fingerprint the agent created it with before ("" when it does not
+// know, e.g. after a restart: then an existing repository is re-created
+// once, which re-attaches its snapshots and loses nothing). Replacing it
+// never happens while a backup or restore job runs.
+func EnsureRepository(ctx context.Context, q Querier, r Repository, applied string) (Ensured, error) {
+	if err := r.Validate(); err != nil {
+		return Ensured{}, err
+	}
+	want := r.Fingerprint()
+	repos, err := showRepositories(ctx, q)
+	if err != nil {
+		return Ensured{}, err
+	}
+	cur, exists := repos[r.Name]
+	if exists && applied == want && cur.location == r.Storage.Location() {
+		return Ensured{Fingerprint: want}, nil
+	}
+	if exists {
+		busy, err := Busy(ctx, q)
+		if err != nil {
+			return Ensured{}, err
+		}
+		if busy {
+			return Ensured{Waiting: true, Fingerprint: applied}, nil
+		}
+		// A DROP cannot be undone with the old keys (they are not kept):
+		// the new settings must reach the bucket first, or a mistyped key
+		// would leave the instance without a repository.
+		store, err := NewStore(r)
+		if err == nil {
+			err = store.Check(ctx)
+		}
+		if err != nil {
+			return Ensured{Fingerprint: applied}, fmt.Errorf("the repository keeps its current settings: the new ones do not reach the bucket: %w", err)
+		}
+		// fe-core BackupHandler.dropRepository refuses while a job runs on
+		// it ("Backup or restore job is running on this repository"): the
+		// check above makes that the rare race, reported as an error.
+		if _, err := q.ExecContext(ctx, "DROP REPOSITORY `"+r.Name+"`"); err != nil {
+			return Ensured{}, fmt.Errorf("drop repository %s: %s", r.Name, r.scrub(err.Error()))
+		}
+	}
+	if _, err := q.ExecContext(ctx, r.createStatement()); err != nil {
+		return Ensured{}, fmt.Errorf("create repository %s at %s: %s", r.Name, r.Storage.Location(), r.scrub(err.Error()))
+	}
+	return Ensured{
+		Created:     !exists && applied == "",
+		Recreated:   !exists && applied != "",
+		Replaced:    exists,
+		Fingerprint: want,
+	}, nil
+}
+
+type repoRow struct {
+	location string
+	readOnly bool
+}
+
+// showRepositories reads SHOW REPOSITORIES by column name (fe-core
+// ShowRepositoriesStmt: RepoId, RepoName, CreateTime, IsReadOnly,
+// Location, Broker, ErrMsg).
+func showRepositories(ctx context.Context, q Querier) (map[string]repoRow, error) {
+	rows, err := queryRows(ctx, q, "SHOW REPOSITORIES")
+	if err != nil {
+		return nil, fmt.Errorf("show repositories: %w", err)
+	}
+	out := map[string]repoRow{}
+	for _, m := range rows {
+		out[m["RepoName"]] = repoRow{location: m["Location"], readOnly: strings.EqualFold(m["IsReadOnly"], "true")}
+	}
+	return out, nil
+}
+
+// queryRows runs a query and returns its rows by column name (NULL as "").
+func queryRows(ctx context.Context, q Querier, query string, args ...any) ([]map[string]string, error) {
+	rs, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]string
+	for rs.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rs.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		m := make(map[string]string, len(cols))
+		for i, c := range cols {
+			m[c] = vals[i].String
+		}
+		out = append(out, m)
+	}
+	return out, rs.Err()
+}
