@@ -155,7 +155,13 @@ func TestUsersAndDatabasesAsCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, _ := json.Marshal(sr.Object["status"])
-	values, _ := json.Marshal(e.loop.ModuleValues())
+	// The values as Helm got them and stored them with the release, and
+	// the rendered manifest.
+	release, err := e.ao.DeployedRelease(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	values, _ := json.Marshal(release)
 	writerPassword := e.secretStrings(ns, writerSecret)[agentconfig.UserSecretPasswordKey]
 	for _, p := range []string{writerPassword, "first-password-of-the-team", "second-password-of-the-team"} {
 		for where, text := range map[string]string{"status": string(status), "values": string(values), "agent log": a.logs.String()} {
