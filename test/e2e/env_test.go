@@ -91,11 +91,14 @@ type env struct {
 	// globals replace chartrender.DefaultGlobals when set (a module
 	// release with other images: rollout_test.go).
 	globals map[string]any
+	extra   []addonoperator.Module
 }
 
 type envOptions struct {
 	settings  map[string]any
 	noWebhook bool
+	// extra are other modules addon-operator runs beside this one.
+	extra []addonoperator.Module
 }
 
 func newEnv(t testing.TB, opts envOptions) *env {
@@ -110,7 +113,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, cp: cp, settings: opts.settings}
+	e := &env{t: t, cp: cp, settings: opts.settings, extra: opts.extra}
 	if e.dyn, err = dynamic.NewForConfig(cp.RESTConfig()); err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +155,7 @@ func (e *env) startModule() {
 		Dir:         e.t.TempDir(),
 		Settings:    e.settings,
 		Globals:     e.globals,
+		Extra:       e.extra,
 		Log:         testLog{e.t},
 	})
 	if err != nil {
