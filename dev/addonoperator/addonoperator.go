@@ -373,11 +373,17 @@ func (o *Operator) SetSettings(ctx context.Context, settings map[string]any) err
 }
 
 // Disable turns the module off, as Deckhouse does when its ModuleConfig
-// says enabled: false: addon-operator stops its hooks and deletes its Helm
-// release (objects annotated helm.sh/resource-policy: keep stay). It
-// returns once the release is gone.
+// says enabled: false: addon-operator stops the module's hooks and deletes
+// its Helm release (objects annotated helm.sh/resource-policy: keep stay).
+// It returns once the release is gone.
+//
+// addon-operator v1.24.4 here does not act on a changed enabled flag while
+// it runs (the ConfigMap change is logged as "Enabled flag transition", but
+// no converge follows, seen with --log-level=debug), so Disable and Enable
+// restart it with the new flag, and its first converge deletes the release
+// of the disabled module, as after Deckhouse's own restart.
 func (o *Operator) Disable(ctx context.Context, timeout time.Duration) error {
-	if err := o.writeConfig(ctx, nil, map[string]bool{ModuleName: false}); err != nil {
+	if err := o.restartWith(ctx, false); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(timeout)
@@ -397,9 +403,20 @@ func (o *Operator) Disable(ctx context.Context, timeout time.Duration) error {
 	}
 }
 
-// Enable turns the module on again.
+// Enable turns the module on again (see Disable); WaitRelease waits for
+// its release.
 func (o *Operator) Enable(ctx context.Context) error {
-	return o.writeConfig(ctx, nil, map[string]bool{ModuleName: true})
+	return o.restartWith(ctx, true)
+}
+
+func (o *Operator) restartWith(ctx context.Context, enabled bool) error {
+	o.Stop()
+	if err := o.writeConfig(ctx, nil, map[string]bool{ModuleName: enabled}); err != nil {
+		return err
+	}
+	o.stopOnce = sync.Once{}
+	o.done = make(chan struct{})
+	return o.start(ctx)
 }
 
 func (o *Operator) start(ctx context.Context) error {
@@ -412,7 +429,7 @@ func (o *Operator) start(ctx context.Context) error {
 		return err
 	}
 	o.LogPath = filepath.Join(o.opts.Dir, "addon-operator.log")
-	logFile, err := os.Create(o.LogPath)
+	logFile, err := os.OpenFile(o.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}

@@ -148,6 +148,7 @@ func (e *env) startModule() {
 	e.t.Helper()
 	hooksBin, _ := buildBinaries(e.t)
 	ctx := context.Background()
+	started := time.Now()
 	ao, err := addonoperator.Start(ctx, addonoperator.Options{
 		Identity:    addonoperator.Identity(e.cp),
 		AdminConfig: e.cp.RESTConfig(),
@@ -173,6 +174,7 @@ func (e *env) startModule() {
 	if e.webhook != nil {
 		e.waitWebhookRedirected()
 	}
+	e.t.Logf("addon-operator: the module's release deployed %s after start", time.Since(started).Round(10*time.Millisecond))
 }
 
 // waitWebhookRedirected waits until both webhook configurations point at
