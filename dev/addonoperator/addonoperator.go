@@ -162,6 +162,7 @@ type Operator struct {
 	stopOnce    sync.Once
 	waitErr     error
 	logFile     *os.File
+	socketDir   string
 	ReleaseName string
 }
 
@@ -434,6 +435,12 @@ func (o *Operator) start(ctx context.Context) error {
 		return err
 	}
 	o.logFile = logFile
+	// A unix socket path has at most 107 bytes; a test's temporary
+	// directory can be longer.
+	if o.socketDir, err = os.MkdirTemp("", "addon-operator-"); err != nil {
+		logFile.Close()
+		return err
+	}
 	cmd := exec.Command(o.opts.Binary, "start",
 		"--modules-dir="+o.ModulesDir,
 		"--global-hooks-dir="+filepath.Join(o.opts.Dir, "global-hooks"),
@@ -448,7 +455,7 @@ func (o *Operator) start(ctx context.Context) error {
 		// QPS): a 1000-instance run would wait on its own rate limiter.
 		"--kube-client-qps=50", "--kube-client-burst=100",
 		"--object-patcher-kube-client-qps=50", "--object-patcher-kube-client-burst=100",
-		"--debug-unix-socket="+filepath.Join(o.opts.Dir, "debug.socket"),
+		"--debug-unix-socket="+filepath.Join(o.socketDir, "debug.socket"),
 		"--log-level="+o.opts.LogLevel,
 		"--log-type=text",
 	)
@@ -470,6 +477,7 @@ func (o *Operator) start(ctx context.Context) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
+		os.RemoveAll(o.socketDir)
 		return fmt.Errorf("start addon-operator: %w", err)
 	}
 	o.cmd = cmd
@@ -482,6 +490,7 @@ func (o *Operator) start(ctx context.Context) error {
 	for time.Now().Before(deadline) {
 		select {
 		case <-o.done:
+			o.Stop()
 			return fmt.Errorf("addon-operator exited at start (%v): %s", o.waitErr, tail(o.LogPath, 30))
 		case <-ctx.Done():
 			o.Stop()
@@ -517,6 +526,7 @@ func (o *Operator) Stop() {
 		// Hooks still running when addon-operator exited are its group's.
 		_ = syscall.Kill(-o.cmd.Process.Pid, syscall.SIGKILL)
 		o.logFile.Close()
+		os.RemoveAll(o.socketDir)
 	})
 }
 

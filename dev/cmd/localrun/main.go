@@ -212,7 +212,7 @@ func run(ctx context.Context) error {
 		if err := ao.Disable(ctx, 3*time.Minute); err != nil {
 			return err
 		}
-		say("module disabled through addon-operator's ConfigMap: its hooks no longer run and its Helm release is deleted")
+		say("module disabled: its hooks no longer run and addon-operator deleted its Helm release (the flag is in addon-operator's ConfigMap)")
 		if err := printDisabled(ctx, client, os.Stdout, deleted, kept); err != nil {
 			return err
 		}
