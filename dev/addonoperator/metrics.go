@@ -125,7 +125,7 @@ func (o *Operator) Total(ctx context.Context, metric string, match map[string]st
 }
 
 // ModuleErrors counts failed hook runs and failed module runs of the
-// module: what a failed pass of the old module loop was.
+// module: what a failed pass of the hand-written module loop was.
 func (o *Operator) ModuleErrors(ctx context.Context) (float64, error) {
 	match := map[string]string{"module": ModuleName}
 	hooks, err := o.Total(ctx, ModuleHookErrorsTotal, match)

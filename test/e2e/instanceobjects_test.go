@@ -31,7 +31,7 @@ import (
 
 // TestInstanceObjectsComeBackAndFollowTheSpecAndTheClass plays a tenant who
 // deletes objects of their instance: the instanceobjects hook, not Helm,
-// writes them, so the module loop's passes must bring them back. A changed
+// writes them, so its runs under addon-operator must bring them back. A changed
 // spec then rewrites every object of the instance through the real
 // apiserver (Update of a Service keeps its allocated clusterIP). Last, the
 // admin changes a class default: the instance follows it for the key its
