@@ -35,18 +35,19 @@ limitations under the License.
 // ModuleConfig objects (its own config backend and module loader, with
 // module.yaml and the module's source); plain addon-operator reads one
 // ConfigMap (ConfigMapName in Namespace) where `<valuesKey>Enabled` turns a
-// module on or off and `<valuesKey>` holds its settings as YAML. Enable,
-// Disable and SetSettings write that ConfigMap; the module's hooks and Helm
-// run as under Deckhouse. The global values are static (no global hooks of
-// Deckhouse's run here), and `global.enabledModules` lists modules this
-// cluster does not run (cert-manager, vertical-pod-autoscaler) because the
-// chart checks for them.
+// module on or off and `<valuesKey>` holds its settings as YAML. Start
+// writes it; Disable and Enable write the flag and restart addon-operator
+// (see Disable); the module's hooks and Helm run as under Deckhouse. The
+// global values are static (no global hooks of Deckhouse's run here), and
+// `global.enabledModules` lists modules this cluster does not run
+// (cert-manager, vertical-pod-autoscaler) because the chart checks for
+// them. Whom addon-operator and the hooks act as is chosen in one place,
+// Identity.
 //
 // The webhook: the module's WebhookConfigurations point at its Service,
 // which nothing routes here (no pods, no kube-proxy). The webhook runs as a
 // local process (dev/moduleloop.StartWebhook) and RedirectWebhooks points
-// the rendered configurations at it. Helm's three-way merge leaves that
-// redirect alone as long as the chart's webhook part does not change.
+// the rendered configurations at it, again whenever Helm writes them back.
 package addonoperator
 
 import (
@@ -365,14 +366,6 @@ func (o *Operator) writeConfig(ctx context.Context, settings map[string]any, ena
 	return nil
 }
 
-// SetSettings changes the module's settings, as editing its ModuleConfig does.
-func (o *Operator) SetSettings(ctx context.Context, settings map[string]any) error {
-	if settings == nil {
-		settings = map[string]any{}
-	}
-	return o.writeConfig(ctx, settings, nil)
-}
-
 // Disable turns the module off, as Deckhouse does when its ModuleConfig
 // says enabled: false: addon-operator stops the module's hooks and deletes
 // its Helm release (objects annotated helm.sh/resource-policy: keep stay).
@@ -457,7 +450,7 @@ func (o *Operator) start(ctx context.Context) error {
 		"--object-patcher-kube-client-qps=50", "--object-patcher-kube-client-burst=100",
 		"--debug-unix-socket="+filepath.Join(o.socketDir, "debug.socket"),
 		"--log-level="+o.opts.LogLevel,
-		"--log-type=text",
+		"--log-type=json",
 	)
 	// The hooks inherit addon-operator's environment: KUBECONFIG is how
 	// hooks/internal/kubewrite finds the cluster outside a pod, LOG_LEVEL the
