@@ -35,16 +35,8 @@ import (
 // environment, which tests running several control planes at once cannot
 // set per cluster. So each cluster gets a launcher of its own.
 func HooksLauncher(dir, binary string, cfg *rest.Config) (string, error) {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["local"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, CertificateAuthority: cfg.CAFile}
-	kc.AuthInfos["hooks"] = &clientcmdapi.AuthInfo{
-		Token: cfg.BearerToken, ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData,
-		ClientCertificate: cfg.CertFile, ClientKey: cfg.KeyFile, Impersonate: cfg.Impersonate.UserName,
-	}
-	kc.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "hooks"}
-	kc.CurrentContext = "local"
 	kubeconfig := filepath.Join(dir, "hooks.kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
+	if err := WriteKubeconfig(kubeconfig, cfg); err != nil {
 		return "", fmt.Errorf("write the hooks' kubeconfig: %w", err)
 	}
 	abs, err := filepath.Abs(binary)
@@ -57,4 +49,19 @@ func HooksLauncher(dir, binary string, cfg *rest.Config) (string, error) {
 		return "", fmt.Errorf("write the hooks launcher: %w", err)
 	}
 	return launcher, nil
+}
+
+// WriteKubeconfig writes a kubeconfig file at path that connects as cfg
+// does: its server, CA and credentials (token, client certificate or
+// impersonated user).
+func WriteKubeconfig(path string, cfg *rest.Config) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["local"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, CertificateAuthority: cfg.CAFile}
+	kc.AuthInfos["user"] = &clientcmdapi.AuthInfo{
+		Token: cfg.BearerToken, ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData,
+		ClientCertificate: cfg.CertFile, ClientKey: cfg.KeyFile, Impersonate: cfg.Impersonate.UserName,
+	}
+	kc.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "user"}
+	kc.CurrentContext = "local"
+	return clientcmd.WriteToFile(*kc, path)
 }

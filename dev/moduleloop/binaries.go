@@ -52,6 +52,14 @@ func BuildBinary(ctx context.Context, pkg, dir string) (string, error) {
 	return out, nil
 }
 
+// WebhookEndpoint is a reachable admission webhook server.
+type WebhookEndpoint struct {
+	// URL is the server's base URL, e.g. https://127.0.0.1:9443.
+	URL string
+	// CABundle is the PEM CA that signed the server's certificate.
+	CABundle []byte
+}
+
 // Webhook is an admission webhook server on 127.0.0.1: its Endpoint is
 // known from PrepareWebhook on, the process runs from Start on.
 type Webhook struct {

@@ -14,6 +14,16 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
+// Package moduleloop is what remains of the hand-written module loop now
+// that the real addon-operator runs the module (dev/addonoperator): the
+// parts addon-operator cannot do here. It prepares what a Deckhouse cluster
+// has and addon-operator does not make (CRDs of other modules, Deckhouse's
+// namespaces and PriorityClasses), builds the repository's binaries, runs
+// the admission webhook as a local process (a pod needs a kubelet and a
+// container runtime, which the local control plane has not) and filters
+// objects into a binding's snapshot for hook tests that run the hooks
+// binary without addon-operator (hooks/batch_test.go). Development tooling,
+// never shipped.
 package moduleloop
 
 import (

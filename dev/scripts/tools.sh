@@ -16,7 +16,7 @@
 # Prints the path of a development tool, building it into the cache first if
 # it is not there yet. Tools are keyed by version, so a version bump rebuilds.
 #
-#   dev/scripts/tools.sh kube-apiserver|kube-controller-manager|etcd|controller-gen|cert-manager-controller|versitygw|cert-manager-crds|prometheus-operator-crds|all
+#   dev/scripts/tools.sh kube-apiserver|kube-controller-manager|etcd|controller-gen|addon-operator|cert-manager-controller|versitygw|cert-manager-crds|prometheus-operator-crds|all
 #
 # Cache: $MANAGED_STARROCKS_CACHE (default ~/.cache/managed-starrocks).
 set -euo pipefail
@@ -30,6 +30,8 @@ CONTROLLER_TOOLS_VERSION=v0.23.0
 CERT_MANAGER_VERSION=v1.21.2
 PROMETHEUS_OPERATOR_VERSION=v0.95.2
 VERSITYGW_VERSION=v1.8.0
+# The addon-operator that runs the module locally: the version of the root go.mod.
+ADDON_OPERATOR_VERSION=v1.24.4
 
 say() { echo "tools: $*" >&2; }
 
@@ -86,6 +88,13 @@ versitygw() {
   echo "$out"
 }
 
+addon_operator() {
+  local out="$cache/bin/addon-operator-$ADDON_OPERATOR_VERSION"
+  [[ -x "$out" ]] || say "addon-operator takes about 14 minutes on 2 busy cores, once"
+  build dev/tools/addon-operator "$out" github.com/flant/addon-operator/cmd/addon-operator
+  echo "$out"
+}
+
 # module_dir <tool module dir> <module@version>: downloads the module if needed
 # and prints its directory in the module cache.
 module_dir() {
@@ -129,6 +138,7 @@ missing() {
   done
   [[ -x "$cache/bin/etcd-$ETCD_VERSION" ]] || echo etcd
   [[ -x "$cache/bin/controller-gen-$CONTROLLER_TOOLS_VERSION" ]] || echo controller-gen
+  [[ -x "$cache/bin/addon-operator-$ADDON_OPERATOR_VERSION" ]] || echo addon-operator
   [[ -x "$cache/bin/cert-manager-controller-$CERT_MANAGER_VERSION" ]] || echo cert-manager-controller
   [[ -x "$cache/bin/versitygw-$VERSITYGW_VERSION" ]] || echo versitygw
   [[ -f "$cache/crds/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION/.done" ]] || echo prometheus-operator-crds
@@ -140,10 +150,11 @@ case "${1:-}" in
   kube-controller-manager) kube_controller_manager ;;
   etcd) etcd ;;
   controller-gen) controller_gen ;;
+  addon-operator) addon_operator ;;
   cert-manager-controller) cert_manager_controller ;;
   versitygw) versitygw ;;
   cert-manager-crds) cert_manager_crds ;;
   prometheus-operator-crds) prometheus_operator_crds ;;
-  all) kube_apiserver; kube_controller_manager; etcd; controller_gen; cert_manager_controller; versitygw; cert_manager_crds; prometheus_operator_crds ;;
-  *) echo "usage: $0 kube-apiserver|kube-controller-manager|etcd|controller-gen|cert-manager-controller|versitygw|cert-manager-crds|prometheus-operator-crds|all|missing" >&2; exit 2 ;;
+  all) kube_apiserver; kube_controller_manager; etcd; controller_gen; addon_operator; cert_manager_controller; versitygw; cert_manager_crds; prometheus_operator_crds ;;
+  *) echo "usage: $0 kube-apiserver|kube-controller-manager|etcd|controller-gen|addon-operator|cert-manager-controller|versitygw|cert-manager-crds|prometheus-operator-crds|all|missing" >&2; exit 2 ;;
 esac

@@ -45,7 +45,7 @@ import (
 
 // TestCertificateErrorWithClientsStillServed: the real agent binary runs as
 // the FE pod's sidecar against the FE-dialect server and publishes its status
-// on the pod in the real apiserver, where the module loop reads it. When the
+// on the pod in the real apiserver, where the module's hooks read it. When the
 // certificate Secret turns into one the agent cannot load, the instance's
 // TLSReady condition turns False naming the pod and the reason, while the
 // agent's /readyz stays OK (every FE's agent reads the same Secret: a failing

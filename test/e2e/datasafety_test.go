@@ -177,14 +177,13 @@ func TestModuleDisableLeavesTheInstances(t *testing.T) {
 		return err == nil, fmt.Sprint(err)
 	})
 
-	e.stopModule()
-	deleted, kept, err := e.loop.Uninstall(context.Background())
-	if err != nil {
+	// Disabled through addon-operator's config: it stops the module's
+	// hooks and deletes its Helm release.
+	if err := e.ao.Disable(context.Background(), 3*time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("uninstall deleted %d objects, kept %v", len(deleted), kept)
-	if len(deleted) == 0 {
-		t.Fatal("the uninstall deleted nothing: the module's own objects should go")
+	if _, err := e.kube.AppsV1().Deployments("d8-managed-starrocks").Get(context.Background(), "webhook", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the module's webhook Deployment after the disable: %v, want it deleted with the release", err)
 	}
 	e.assertStays("team", instanceObjects("olap")...)
 	if got := e.secretData("team", "d8ms-sr-olap-agent-credentials")["root-password"]; string(got) != string(password) {
@@ -215,7 +214,12 @@ func TestModuleDisableLeavesTheInstances(t *testing.T) {
 	if err := e.resource("StarrocksClass", "").Delete(ctx, "default", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
-	e.startModule()
+	if err := e.ao.Enable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ao.WaitRelease(ctx, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	e.waitCondition("team", "olap", "LastValidConfigurationApplied", "True")
 	e.assertStays("team", instanceObjects("olap")...)
 	if _, err := e.get("StarrocksClass", "", "default"); !apierrors.IsNotFound(err) {

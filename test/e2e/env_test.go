@@ -15,10 +15,10 @@ limitations under the License.
 */
 
 // Package e2e_test runs the whole module on a local control plane the way
-// Deckhouse runs it (dev/moduleloop): real kube-apiserver, etcd and
-// kube-controller-manager, the real hooks binary through addon-operator's
-// batch-hook runner, the chart through the Helm engine, the real webhook
-// server called by the apiserver over TLS. There is no kubelet: tests play
+// Deckhouse runs it: real kube-apiserver, etcd and kube-controller-manager,
+// the real addon-operator (dev/addonoperator) running the real hooks binary
+// in its queues and installing the chart as its Helm release, the real
+// webhook server (a local process) called by the apiserver over TLS. There is no kubelet: tests play
 // its part by writing Pod and Certificate status.
 package e2e_test
 
@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/dev/addonoperator"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 	"github.com/deckhouse/managed-starrocks/dev/moduleloop"
@@ -75,27 +76,33 @@ func buildBinaries(t testing.TB) (hooks, webhook string) {
 
 // env is one cluster with the module running on it.
 type env struct {
-	t        testing.TB
-	cp       *controlplane.ControlPlane
-	dyn      dynamic.Interface
-	kube     kubernetes.Interface
-	client   *kubeutil.Client
-	webhook  *moduleloop.Webhook
-	loop     *moduleloop.Loop
-	stopLoop func()
-	passErr  chan error
-	settings map[string]any
-	// moduleConfig is the identity the module runs as (Deckhouse's
-	// service account: moduleloop.Identities).
+	t       testing.TB
+	cp      *controlplane.ControlPlane
+	dyn     dynamic.Interface
+	kube    kubernetes.Interface
+	client  *kubeutil.Client
+	webhook *moduleloop.Webhook
+	// redirect points the module's webhook configurations at webhook.
+	redirect *addonoperator.Redirector
+	ao       *addonoperator.Operator
+	// errorsSeen is the module's failed hook and module runs counted at
+	// the last drainPassErrors (addon-operator's metrics).
+	errorsSeen float64
+	settings   map[string]any
+	// moduleConfig is the identity addon-operator and the hooks run as
+	// (Deckhouse's service account: moduleloop.Identities).
 	moduleConfig *rest.Config
 	// globals replace chartrender.DefaultGlobals when set (a module
 	// release with other images: rollout_test.go).
 	globals map[string]any
+	extra   []addonoperator.Module
 }
 
 type envOptions struct {
 	settings  map[string]any
 	noWebhook bool
+	// extra are other modules addon-operator runs beside this one.
+	extra []addonoperator.Module
 }
 
 func newEnv(t testing.TB, opts envOptions) *env {
@@ -110,7 +117,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, cp: cp, settings: opts.settings}
+	e := &env{t: t, cp: cp, settings: opts.settings, extra: opts.extra}
 	if e.dyn, err = dynamic.NewForConfig(cp.RESTConfig()); err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +137,15 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		}
 		t.Cleanup(e.webhook.Stop)
 	}
-	e.startModule()
+	// Cleanups run last-in first-out: addon-operator stops before the
+	// redirect, the webhook and the control plane.
+	t.Cleanup(func() {
+		if e.redirect != nil {
+			e.redirect.Stop()
+		}
+	})
 	t.Cleanup(func() { e.stopModule() })
+	e.startModule()
 	if e.webhook != nil {
 		// Its service account and RBAC come with the module's release.
 		if err := e.webhook.Start(ctx, webhookBin, webhookKubeconfig); err != nil {
@@ -141,54 +155,103 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	return e
 }
 
-// startModule starts the module loop (again), as Deckhouse starts a module.
+// startModule starts addon-operator with the module (again), as Deckhouse
+// starts a module, and waits for its Helm release: admission is on from
+// here.
 func (e *env) startModule() {
 	e.t.Helper()
 	hooksBin, _ := buildBinaries(e.t)
-	var wh *moduleloop.WebhookEndpoint
-	if e.webhook != nil {
-		wh = &e.webhook.Endpoint
-	}
-	loop, err := moduleloop.New(moduleloop.Options{
-		RESTConfig:  rest.CopyConfig(e.moduleConfig),
+	ctx := context.Background()
+	started := time.Now()
+	ao, err := addonoperator.Start(ctx, addonoperator.Options{
+		Identity:    rest.CopyConfig(e.moduleConfig),
+		AdminConfig: e.cp.RESTConfig(),
 		HooksBinary: hooksBin,
+		Dir:         e.t.TempDir(),
 		Settings:    e.settings,
 		Globals:     e.globals,
-		Webhook:     wh,
+		Extra:       e.extra,
 		Log:         testLog{e.t},
 	})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.loop = loop
-	e.passErr = make(chan error, 100)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = loop.Run(ctx, func(_ *moduleloop.Result, err error) {
-			if err != nil {
-				select {
-				case e.passErr <- err:
-				default:
-				}
+	e.ao = ao
+	if e.webhook != nil && e.redirect == nil {
+		if e.redirect, err = addonoperator.RedirectWebhooks(e.cp.RESTConfig(), &e.webhook.Endpoint); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	if err := ao.WaitRelease(ctx, 3*time.Minute); err != nil {
+		e.t.Fatal(err)
+	}
+	if e.webhook != nil {
+		e.waitWebhookRedirected()
+	}
+	e.t.Logf("addon-operator: the module's release deployed %s after start", time.Since(started).Round(10*time.Millisecond))
+}
+
+// waitWebhookRedirected waits until both webhook configurations point at
+// the local webhook.
+func (e *env) waitWebhookRedirected() {
+	e.t.Helper()
+	ctx := context.Background()
+	e.eventually("the webhook configurations point at the local webhook", func() (bool, string) {
+		var urls []*string
+		v, err := e.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, addonoperator.WebhookConfigurationName, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, w := range v.Webhooks {
+			urls = append(urls, w.ClientConfig.URL)
+		}
+		m, err := e.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, addonoperator.WebhookConfigurationName, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, w := range m.Webhooks {
+			urls = append(urls, w.ClientConfig.URL)
+		}
+		for _, u := range urls {
+			if u == nil || !strings.HasPrefix(*u, e.webhook.Endpoint.URL+"/") {
+				return false, "not redirected yet"
 			}
-		})
-	}()
-	e.stopLoop = func() { cancel(); <-done; loop.Close() }
-	// The first pass installs the module's own objects, webhook
-	// configurations included; wait for it so admission is on from here.
-	e.eventually("the module's first pass", func() (bool, string) {
-		_, err := e.kube.CoreV1().ConfigMaps("d8-managed-starrocks").Get(context.Background(), "managed-starrocks-localrun-release", metav1.GetOptions{})
-		return err == nil, fmt.Sprint(err)
+		}
+		return true, ""
 	})
 }
 
+// stopModule stops addon-operator (the module's objects stay, as when
+// Deckhouse restarts).
 func (e *env) stopModule() {
-	if e.stopLoop != nil {
-		e.stopLoop()
-		e.stopLoop = nil
+	if e.ao != nil {
+		e.ao.Stop()
+		e.ao = nil
 	}
+}
+
+// setWebhook points the module's webhook configurations at the local
+// webhook, or nowhere (nil: the webhook bypassed, its failurePolicy Ignore
+// lets everything through).
+func (e *env) setWebhook(w *moduleloop.WebhookEndpoint) {
+	e.t.Helper()
+	if e.redirect == nil {
+		e.t.Fatal("setWebhook: the env has no webhook")
+	}
+	e.redirect.Set(w)
+}
+
+// moduleErrors counts the module's failed hook runs and module runs so far.
+func (e *env) moduleErrors() float64 {
+	e.t.Helper()
+	if e.ao == nil {
+		return 0
+	}
+	n, err := e.ao.ModuleErrors(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return n
 }
 
 // testLog sends the module's logs to the test log, shown on failure or -v.
@@ -200,7 +263,7 @@ func (l testLog) Write(p []byte) (int, error) {
 }
 
 // eventually polls cond until it holds, failing the test after 90 seconds
-// with the last explanation and the last failed module pass.
+// with the last explanation and addon-operator's log.
 func (e *env) eventually(what string, cond func() (bool, string)) {
 	e.t.Helper()
 	e.eventuallyWithin(90*time.Second, what, cond)
@@ -217,17 +280,11 @@ func (e *env) eventuallyWithin(timeout time.Duration, what string, cond func() (
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	var lastPass error
-	for {
-		select {
-		case err := <-e.passErr:
-			lastPass = err
-			continue
-		default:
-		}
-		break
+	where := "no addon-operator running"
+	if e.ao != nil {
+		where = "addon-operator's log: " + e.ao.LogPath
 	}
-	e.t.Fatalf("%s: not reached in %s: %s (last failed module pass: %v)", what, timeout, why, lastPass)
+	e.t.Fatalf("%s: not reached in %s: %s (%s)", what, timeout, why, where)
 }
 
 func (e *env) apply(doc string) *unstructured.Unstructured {

@@ -33,7 +33,7 @@ import (
 // deletes objects of an instance (the control plane's admin: Deckhouse's
 // policies refuse it to a tenant, TestUnderDeckhousePlatformPolicies, and
 // an older Deckhouse may lack them): the instanceobjects hook, not Helm,
-// writes them, so the module loop's passes must bring them back. A changed
+// writes them, so its runs under addon-operator must bring them back. A changed
 // spec then rewrites every object of the instance through the real
 // apiserver (Update of a Service keeps its allocated clusterIP). Last, the
 // admin changes a class default: the instance follows it for the key its
@@ -48,10 +48,12 @@ func TestInstanceObjectsComeBackAndFollowTheSpecAndTheClass(t *testing.T) {
 	e.waitObjects(ns, name, 1, 1)
 
 	client := "d8ms-sr-" + name
-	for _, o := range e.loop.Rendered() {
-		if o.GetNamespace() == ns {
-			t.Fatalf("the Helm release renders %s %s/%s: instance objects belong to the hook", o.GetKind(), ns, o.GetName())
-		}
+	release, err := e.ao.DeployedRelease(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(release.Manifest, "namespace: "+ns) || strings.Contains(release.Manifest, `namespace: "`+ns+`"`) {
+		t.Fatalf("the Helm release renders objects in %s: instance objects belong to the hook", ns)
 	}
 	for _, kind := range []string{"Service", "NetworkPolicy", "ConfigMap"} {
 		objName := client

@@ -39,7 +39,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
-// TestUsersAndDatabasesAsCode is issue 15's acceptance on the module loop,
+// TestUsersAndDatabasesAsCode is issue 15's acceptance on addon-operator,
 // the real agent binary and the FE-dialect server: two databases, a
 // read-only role, a writer whose password the module generates and a
 // reader whose password is the team's. Each user's Secret lets a client
@@ -155,7 +155,13 @@ func TestUsersAndDatabasesAsCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, _ := json.Marshal(sr.Object["status"])
-	values, _ := json.Marshal(e.loop.ModuleValues())
+	// The values as Helm got them and stored them with the release, and
+	// the rendered manifest.
+	release, err := e.ao.DeployedRelease(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	values, _ := json.Marshal(release)
 	writerPassword := e.secretStrings(ns, writerSecret)[agentconfig.UserSecretPasswordKey]
 	for _, p := range []string{writerPassword, "first-password-of-the-team", "second-password-of-the-team"} {
 		for where, text := range map[string]string{"status": string(status), "values": string(values), "agent log": a.logs.String()} {

@@ -33,10 +33,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/deckhouse/managed-starrocks/dev/addonoperator"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 	"github.com/deckhouse/managed-starrocks/dev/moduleloop"
-	"github.com/deckhouse/managed-starrocks/pkg/plural"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -66,7 +66,7 @@ func main() {
 var runDirFlag = flag.String("dir", "", "where the control plane keeps its files and logs, emptied first (default: $MANAGED_STARROCKS_CACHE/run, else ~/.cache/managed-starrocks/run)")
 
 // disable plays Deckhouse disabling the module once the examples run.
-var disable = flag.Bool("disable", false, "after the examples are deployed, disable the module as Deckhouse does: stop its hooks and uninstall its Helm release (objects with helm.sh/resource-policy: keep stay), then keep the cluster for inspection")
+var disable = flag.Bool("disable", false, "after the examples are deployed, disable the module through addon-operator: it stops the module's hooks and deletes its Helm release (objects with helm.sh/resource-policy: keep stay), then keep the cluster for inspection")
 
 func run(ctx context.Context) error {
 	// The note about the first run only when it is one: on every later run
@@ -76,7 +76,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	if len(missing) > 0 {
-		say("building the local control plane tools %s (first run only, about 10 minutes on 2 cores)", strings.Join(missing, ", "))
+		say("building the local control plane tools %s (first run only, about 25 minutes on 2 cores)", strings.Join(missing, ", "))
 	}
 	if err := controlplane.BuildTools(os.Stderr); err != nil {
 		return err
@@ -141,49 +141,35 @@ func run(ctx context.Context) error {
 		webhook.Stop()
 	}()
 
-	hookLog, err := os.Create(filepath.Join(dir, "module.log"))
+	redirect, err := addonoperator.RedirectWebhooks(cp.RESTConfig(), &webhook.Endpoint)
 	if err != nil {
 		return err
 	}
-	defer hookLog.Close()
-	loop, err := moduleloop.New(moduleloop.Options{
-		RESTConfig:  moduleConfig,
+	defer redirect.Stop()
+
+	say("starting addon-operator with the module as %s (log: %s)", "system:serviceaccount:"+moduleloop.DeckhouseNamespace+":"+moduleloop.DeckhouseServiceAccount,
+		filepath.Join(dir, "addon-operator", "addon-operator.log"))
+	started = time.Now()
+	ao, err := addonoperator.Start(ctx, addonoperator.Options{
+		Identity:    moduleConfig,
+		AdminConfig: cp.RESTConfig(),
 		HooksBinary: hooksBin,
+		Dir:         filepath.Join(dir, "addon-operator"),
 		Settings:    map[string]any{},
-		Webhook:     &webhook.Endpoint,
-		Log:         hookLog,
 	})
 	if err != nil {
 		return err
 	}
-	defer loop.Close()
-	say("running the module: hooks through addon-operator's batch-hook runner, chart through Helm (log: %s)", hookLog.Name())
-	passes := make(chan *moduleloop.Result, 1)
-	loopDone := make(chan struct{})
-	loopCtx, stopLoop := context.WithCancel(ctx)
-	defer stopLoop()
-	go func() {
-		defer close(loopDone)
-		_ = loop.Run(loopCtx, func(res *moduleloop.Result, err error) {
-			if err != nil {
-				say("module pass failed: %v", err)
-				return
-			}
-			select {
-			case passes <- res:
-			default:
-			}
-		})
+	defer func() {
+		say("stopping addon-operator")
+		ao.Stop()
 	}()
-	defer func() { <-loopDone }()
-	select {
-	case res := <-passes:
-		say("first module pass: %s, %s applied in %s", plural.Count(res.HooksRun, "hook run"), plural.Count(res.Applied, "object"), res.Duration.Round(time.Millisecond))
-	case <-ctx.Done():
-		return nil
+	if err := ao.WaitRelease(ctx, 5*time.Minute); err != nil {
+		return err
 	}
-	// The webhook runs as its own service account, which the first pass
-	// made with its RBAC, as its pod starts after the release in a cluster.
+	say("the module's Helm release is deployed, %s after addon-operator started", time.Since(started).Round(100*time.Millisecond))
+	// The webhook runs as its own service account, which the release made
+	// with its RBAC, as its pod starts after the release in a cluster.
 	if err := webhook.Start(ctx, webhookBin, webhookKubeconfig); err != nil {
 		return err
 	}
@@ -214,13 +200,29 @@ func run(ctx context.Context) error {
 		return err
 	}
 	if *disable {
-		stopLoop()
-		<-loopDone
-		deleted, kept, err := loop.Uninstall(ctx)
+		// What Helm deletes is the release's manifest but what is
+		// annotated helm.sh/resource-policy: keep.
+		release, err := ao.DeployedRelease(ctx)
 		if err != nil {
 			return err
 		}
-		say("module disabled: its hooks no longer run and its Helm release is uninstalled")
+		objs, err := release.Objects()
+		if err != nil {
+			return err
+		}
+		var deleted, kept []string
+		for _, obj := range objs {
+			key := obj.GetKind() + " " + kubeutil.Key(obj)
+			if obj.GetAnnotations()["helm.sh/resource-policy"] == "keep" {
+				kept = append(kept, key)
+			} else {
+				deleted = append(deleted, key)
+			}
+		}
+		if err := ao.Disable(ctx, 3*time.Minute); err != nil {
+			return err
+		}
+		say("module disabled: its hooks no longer run and addon-operator deleted its Helm release (the flag is in addon-operator's ConfigMap)")
 		if err := printDisabled(ctx, client, os.Stdout, deleted, kept); err != nil {
 			return err
 		}

@@ -220,14 +220,13 @@ func TestCtrlCStopsEverythingAndExitsZero(t *testing.T) {
 		assert.True(t, strings.HasSuffix(stderr, "==> stopped\n"), stderr)
 		assert.True(t, apiserverGone(t, lr.dir), "kube-apiserver is stopped")
 
-		// module.log, which the program and the README point to, holds the
-		// module's passes, every hook run with what it wrote, and what the
-		// hooks themselves log (module-sdk logs nothing unless told a level).
-		log, err := os.ReadFile(filepath.Join(lr.dir, "module.log"))
+		// addon-operator's log, which the program and the README point to,
+		// holds the module's runs and what the hooks themselves log
+		// (module-sdk logs nothing unless told a level).
+		log, err := os.ReadFile(filepath.Join(lr.dir, "addon-operator", "addon-operator.log"))
 		require.NoError(t, err)
-		for _, want := range []string{`"msg":"hook ran"`, `"hook":"instances/hook"`, `"msg":"module pass done"`, `object v1/ConfigMap/d8-managed-starrocks/desired-`,
-			`creating the default StarrocksClass`, `created password Secret`} {
-			assert.Truef(t, strings.Contains(string(log), want), "module.log has %s", want)
+		for _, want := range []string{"ModuleRun success, module is ready", "instances/hook", "creating the default StarrocksClass", "created password Secret"} {
+			assert.Truef(t, strings.Contains(string(log), want), "addon-operator.log has %s", want)
 		}
 	})
 }
