@@ -321,8 +321,10 @@ func startControllerManager(dir, bin, kubeconfig string, pki *pki, node bool) (*
 	controllers := "garbage-collector-controller,statefulset-controller,namespace-controller,serviceaccount-controller,replicaset-controller,deployment-controller,persistentvolume-protection-controller,persistentvolumeclaim-protection-controller,clusterrole-aggregation-controller"
 	if node {
 		// With a node, Services get EndpointSlices (kube-proxy and CoreDNS
-		// read them) and pods of a deleted node or gone owner are cleaned up.
-		controllers += ",endpointslice-controller,endpointslice-mirroring-controller,endpoints-controller,podgc-controller,ttl-controller"
+		// read them), pods of a deleted node or gone owner are cleaned up, and
+		// every namespace gets kube-root-ca.crt (projected token volumes), and
+		// a Ready node loses the not-ready taint the kubelet registers it with.
+		controllers += ",endpointslice-controller,endpointslice-mirroring-controller,endpoints-controller,pod-garbage-collector-controller,ttl-controller,root-ca-certificate-publisher-controller,node-lifecycle-controller"
 	}
 	return startProcess(dir, "kube-controller-manager", bin,
 		"--kubeconfig="+kubeconfig,
