@@ -111,8 +111,8 @@ func runWebAndClient(t *testing.T, cs kubernetes.Interface) {
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{
-				Name:    "client",
-				Image:   node.BusyboxImage,
+				Name:  "client",
+				Image: node.BusyboxImage,
 				// Debian's static busybox wget crashes (glibc's static NSS
 				// looks up the "http" service); nc takes the address
 				// nslookup found.
