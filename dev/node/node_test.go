@@ -116,7 +116,7 @@ func runWebAndClient(t *testing.T, cs kubernetes.Interface) {
 				// Debian's static busybox wget crashes (glibc's static NSS
 				// looks up the "http" service); nc takes the address
 				// nslookup found.
-				Command: []string{"sh", "-c", "set -e; nslookup " + name + " > /tmp/ns; cat /tmp/ns; " +
+				Command: []string{"sh", "-c", "set -e; ip route; nslookup " + name + " > /tmp/ns; cat /tmp/ns; " +
 					"ip=$(awk '/^Address/ {a=$NF} END {print a}' /tmp/ns); " +
 					"printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 5 \"$ip\" 80"},
 			}},
@@ -135,6 +135,11 @@ func runWebAndClient(t *testing.T, cs kubernetes.Interface) {
 	t.Logf("client pod %s:\n%s", p.Status.Phase, logs)
 	if p.Status.Phase != corev1.PodSucceeded || !strings.Contains(string(logs), "hello-from-web") {
 		t.Fatalf("the client pod did not resolve %s and fetch from it", name)
+	}
+	// A pod routes only the node's range: nothing it sends can be routed
+	// off the machine.
+	if strings.Contains(string(logs), "default") || !strings.Contains(string(logs), node.BenchmarkRange+" via "+node.Gateway) {
+		t.Errorf("pod routes are not exactly %s via %s", node.BenchmarkRange, node.Gateway)
 	}
 }
 
