@@ -123,8 +123,9 @@ func kubepodsCgroups() []string {
 
 // removePods kills every container and sandbox the CRI made (namespace
 // k8s.io of the node's containerd) and deletes them, which unmounts their
-// root filesystems. The kubelet is still running but is stopped right
-// after; network namespaces and leases go in cleanMachine.
+// root filesystems. The kubelet is stopped already (it would start them
+// again); network namespaces go in cleanMachine, leases with the run
+// directory.
 func (n *Node) removePods() error {
 	ctr := func(args ...string) (string, error) {
 		return output("ctr", append([]string{"--address", n.containerdSock, "--namespace", "k8s.io"}, args...)...)

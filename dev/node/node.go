@@ -353,15 +353,22 @@ func (n *Node) Stop() {
 		return
 	}
 	var errs []error
-	// Pods first, through the kubelet's runtime, while containerd runs:
-	// stopping a sandbox tears down its network namespace through CNI.
-	if n.containerdSock != "" {
-		errs = append(errs, n.removePods())
-	}
-	for i := len(n.procs) - 1; i >= 0; i-- {
+	// Everything but containerd first, the kubelet above all: a running
+	// kubelet starts again what removePods kills.
+	for i := len(n.procs) - 1; i >= 1; i-- {
 		n.procs[i].stop(15 * time.Second)
 	}
+	if n.containerdSock != "" && len(n.procs) > 0 && !n.procs[0].exited() {
+		errs = append(errs, n.removePods())
+	}
+	if len(n.procs) > 0 {
+		n.procs[0].stop(15 * time.Second)
+	}
 	n.procs = nil
+	// A shim outlives containerd (it double-forks to init); one left by a
+	// container that was being created when the kubelet stopped goes now,
+	// with its container.
+	errs = append(errs, n.killShims())
 	if n.forwarder != nil {
 		n.forwarder.Close()
 		n.fwdWG.Wait()
@@ -471,7 +478,17 @@ func (n *Node) MemoryRSS() uint64 {
 		}
 	}
 	// Shims are re-parented to init (they double-fork); they and their
-	// containers are found by the run directory in their command line.
+	// containers are found by the node's socket in their command line.
+	for _, pid := range n.shims() {
+		walk(pid)
+	}
+	return total
+}
+
+// shims are the pids of the node's containerd shims (their command line
+// names the node's socket).
+func (n *Node) shims() []int {
+	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -480,10 +497,36 @@ func (n *Node) MemoryRSS() uint64 {
 		}
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		if strings.Contains(string(cmdline), "containerd-shim") && strings.Contains(string(cmdline), n.containerdSock) {
-			walk(pid)
+			pids = append(pids, pid)
 		}
 	}
-	return total
+	return pids
+}
+
+// killShims kills the node's remaining shims and their children (containers
+// and a runc init between create and start), and waits until they are gone.
+func (n *Node) killShims() error {
+	if n.containerdSock == "" {
+		return nil
+	}
+	shims := n.shims()
+	for _, pid := range shims {
+		children, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		for _, c := range strings.Fields(string(children)) {
+			if cpid, err := strconv.Atoi(c); err == nil {
+				_ = syscall.Kill(cpid, syscall.SIGKILL)
+			}
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if len(n.shims()) == 0 {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("containerd shims %v still running", n.shims())
 }
 
 func rss(pid int) uint64 {
