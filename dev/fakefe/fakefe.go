@@ -110,6 +110,13 @@ type Options struct {
 	ForceSecureTransport bool
 	// ListenAddr, default 127.0.0.1:0.
 	ListenAddr string
+	// Heartbeat: nodes are alive only as Heartbeat finds them (a BE or FE
+	// added with ALTER SYSTEM starts not alive until its first heartbeat
+	// answers, as in fe-core); without it tests set Alive themselves.
+	Heartbeat bool
+	// AfterStatement, when set, runs after every statement that succeeded,
+	// outside the server's lock (the stand-in persists its state there).
+	AfterStatement func()
 }
 
 // Server is a running fake FE.
@@ -117,6 +124,9 @@ type Server struct {
 	mysql.UnimplementedHandler
 	listener *mysql.Listener
 	env      *vtenv.Environment
+
+	heartbeat      bool
+	afterStatement func()
 
 	mu         sync.Mutex
 	force      bool
@@ -157,21 +167,34 @@ type Server struct {
 // Start listens and serves until t ends.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
+	s, err := New(opts)
+	if err != nil {
+		t.Fatalf("fakefe: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// New listens and serves until Close: the FE stand-in's main
+// (dev/cmd/fakefe) runs it outside a test.
+func New(opts Options) (*Server, error) {
 	if opts.ListenAddr == "" {
 		opts.ListenAddr = "127.0.0.1:0"
 	}
 	s := &Server{
-		env:        vtenv.NewTestEnv(),
-		force:      opts.ForceSecureTransport,
-		users:      map[string]*account{RootUser: newAccount(opts.RootPassword, RoleRoot)},
-		feConfig:   map[string]FEConfig{},
-		beConfig:   map[int64]map[string]string{},
-		beDefaults: map[string]string{},
-		nextBackID: 10001,
+		env:            vtenv.NewTestEnv(),
+		force:          opts.ForceSecureTransport,
+		heartbeat:      opts.Heartbeat,
+		afterStatement: opts.AfterStatement,
+		users:          map[string]*account{RootUser: newAccount(opts.RootPassword, RoleRoot)},
+		feConfig:       map[string]FEConfig{},
+		beConfig:       map[int64]map[string]string{},
+		beDefaults:     map[string]string{},
+		nextBackID:     10001,
 	}
 	nl, err := net.Listen("tcp", opts.ListenAddr)
 	if err != nil {
-		t.Fatalf("fakefe listen: %v", err)
+		return nil, fmt.Errorf("listen: %w", err)
 	}
 	l, err := mysql.NewListenerWithConfig(mysql.ListenerConfig{
 		Listener:   nl,
@@ -181,7 +204,8 @@ func Start(t testing.TB, opts Options) *Server {
 		ConnReadBufferSize: 16 * 1024,
 	})
 	if err != nil {
-		t.Fatalf("fakefe listener: %v", err)
+		nl.Close()
+		return nil, fmt.Errorf("listener: %w", err)
 	}
 	l.ServerVersion = "8.0.33"
 	if opts.TLS != nil {
@@ -189,9 +213,11 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	s.listener = l
 	go l.Accept()
-	t.Cleanup(l.Close)
-	return s
+	return s, nil
 }
+
+// Close stops listening.
+func (s *Server) Close() { s.listener.Close() }
 
 // Addr is the listening address.
 func (s *Server) Addr() string { return s.listener.Addr().String() }
@@ -432,6 +458,9 @@ func (s *Server) ComQuery(c *mysql.Conn, query string, callback func(*sqltypes.R
 	if err != nil {
 		return err
 	}
+	if s.afterStatement != nil {
+		s.afterStatement()
+	}
 	return callback(res)
 }
 
@@ -495,7 +524,7 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "backend already exists: %s", m[1])
 		}
 		port, _ := strconv.Atoi(m[2])
-		s.addBackend(Backend{Host: m[1], HeartbeatPort: port, Alive: true})
+		s.addBackend(Backend{Host: m[1], HeartbeatPort: port, Alive: !s.heartbeat})
 		return ok, nil
 	}
 	if m := reDecommission.FindStringSubmatch(q); m != nil {

@@ -1,0 +1,149 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package images
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startContainerd runs Debian's containerd (package containerd) with its own
+// root, state and socket under a temporary directory, no CRI plugin, and
+// stops it when the test ends. Images are unpacked with the native
+// snapshotter, which copies instead of mounting, so nothing stays mounted.
+func startContainerd(t *testing.T) (ctr func(args ...string) (string, error)) {
+	t.Helper()
+	bin, err := exec.LookPath("containerd")
+	if err != nil {
+		t.Fatalf("containerd not found (Debian package containerd; .ci/run installs it): %v", err)
+	}
+	if _, err := exec.LookPath("ctr"); err != nil {
+		t.Fatalf("ctr not found (Debian package containerd): %v", err)
+	}
+	// A short directory: the socket path must fit a sockaddr_un (108 bytes).
+	dir, err := os.MkdirTemp("", "ctrd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "c.sock")
+	config := fmt.Sprintf(`version = 2
+root = %q
+state = %q
+disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs", "io.containerd.internal.v1.tracing", "io.containerd.tracing.processor.v1.otlp"]
+[grpc]
+  address = %q
+[ttrpc]
+  address = %q
+[debug]
+  address = ""
+[metrics]
+  address = ""
+`, filepath.Join(dir, "root"), filepath.Join(dir, "state"), sock, sock+".ttrpc")
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	cmd := exec.Command(bin, "--config", filepath.Join(dir, "config.toml"))
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("containerd log:\n%s", logs.String())
+		}
+	})
+	ctr = func(args ...string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, "ctr", append([]string{"--address", sock, "--namespace", "k8s.io"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := ctr("version"); err == nil {
+			return ctr
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("containerd exited: %v\n%s", err, logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("containerd did not answer on %s\n%s", sock, logs.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func TestSetImportsIntoContainerdUnderTheCRINames(t *testing.T) {
+	s := buildSet(t)
+	ctr := startContainerd(t)
+	start := time.Now()
+	if out, err := ctr("images", "import", "--snapshotter", "native", s.Archive); err != nil {
+		t.Fatalf("ctr images import: %v\n%s", err, out)
+	}
+	t.Logf("ctr images import: %s", time.Since(start).Round(time.Millisecond))
+	out, err := ctr("images", "ls", "-q")
+	if err != nil {
+		t.Fatalf("ctr images ls: %v\n%s", err, out)
+	}
+	names := map[string]bool{}
+	for _, n := range strings.Fields(out) {
+		names[n] = true
+	}
+	for _, b := range []Built{s.Pause, s.Busybox, s.Agent, s.Webhook, s.StarrocksFE, s.StarrocksBE} {
+		for _, ref := range []string{b.Ref, b.DigestRef} {
+			if !names[ref] {
+				t.Errorf("containerd has no image %s (it has %v)", ref, out)
+			}
+		}
+	}
+	// Unpacked for the node's platform: the CRI runs only unpacked images.
+	out, err = ctr("images", "check")
+	if err != nil {
+		t.Fatalf("ctr images check: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		if !strings.Contains(line, "complete") {
+			t.Errorf("not complete: %s", line)
+		}
+	}
+	out, err = ctr("snapshots", "--snapshotter", "native", "ls")
+	if err != nil || len(strings.Split(strings.TrimSpace(out), "\n")) < 2 {
+		t.Errorf("no snapshots unpacked: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,243 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package images
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+)
+
+// Where the local node's images are named. Registry is the repository of
+// the module's own images, the local run's global.modulesImages.registry.base:
+// the .invalid domain never resolves (RFC 2606), so a node that misses an
+// image fails to pull it instead of fetching something else.
+const (
+	Registry = "dev.managed-starrocks.invalid/deckhouse/modules/managed-starrocks"
+	// PauseRef is the sandbox image; the node's containerd is configured
+	// with it (CRI sandbox_image).
+	PauseRef = "registry.k8s.io/pause:3.10"
+	// BusyboxRef is a shell image for test pods (a client in another
+	// namespace): the short name busybox, as the CRI resolves it.
+	BusyboxRef = "docker.io/library/busybox:1.35"
+	// BusyboxPath is Debian's busybox-static binary.
+	BusyboxPath = "/bin/busybox"
+)
+
+// StarRocks stand-in paths, as in starrocks/fe-ubuntu and
+// starrocks/be-ubuntu 4.1 (StarRocks/starrocks docker/dockerfiles: the
+// release unpacked into /opt/starrocks/{fe,be}, owned by user starrocks,
+// uid 1000).
+const (
+	FEHome = "/opt/starrocks/fe"
+	BEHome = "/opt/starrocks/be"
+	// FEStartWrapper is where werf adds the module's fe-start.sh
+	// (images/starrocks-fe/werf.inc.yaml).
+	FEStartWrapper = "/opt/managed-starrocks/fe-start.sh"
+	// StandinFEBinary and StandinBEBinary are the stand-in servers, started
+	// by the stand-in start scripts.
+	StandinFEBinary = FEHome + "/lib/starrocks-fe-standin"
+	StandinBEBinary = BEHome + "/lib/starrocks-be-standin"
+	// StopsLog is the file, under the FE's meta and the BE's storage
+	// directory (their persistent volumes), where a stand-in appends one line
+	// per stop: which signal, graceful or not.
+	StopsLog     = "standin-stops.log"
+	starrocksUID = 1000
+)
+
+//go:embed standin/*.sh
+var standinScripts embed.FS
+
+// Set is the module's images for the local node, written to one archive.
+type Set struct {
+	// Archive is the OCI layout tar to `ctr -n k8s.io images import`.
+	Archive                                                  string
+	Pause, Busybox, Agent, Webhook, StarrocksFE, StarrocksBE Built
+}
+
+// ModulesImages is the local run's global.modulesImages: the module's
+// images by digest in Registry, as lib-helm's helm_lib_module_image and the
+// templates' ms.image read them.
+func (s *Set) ModulesImages() map[string]any {
+	return map[string]any{
+		"registry": map[string]any{"base": Registry},
+		"digests": map[string]any{"managedStarrocks": map[string]any{
+			"agent":       s.Agent.Digest,
+			"webhook":     s.Webhook.Digest,
+			"starrocksFe": s.StarrocksFE.Digest,
+			"starrocksBe": s.StarrocksBE.Digest,
+		}},
+	}
+}
+
+// Main packages built into the images: the module's own binaries with the
+// flags werf uses (dev/scripts/build.sh), the stand-ins beside them.
+const (
+	pausePackage     = "./dev/cmd/pause"
+	standinFEPackage = "./dev/cmd/fakefe"
+	standinBEPackage = "./dev/cmd/fakebe"
+)
+
+// BuildSet builds the binaries into dir/bin and writes dir/images.tar.
+func BuildSet(ctx context.Context, dir string) (*Set, error) {
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return nil, err
+	}
+	root := controlplane.RepoRoot()
+	build := exec.CommandContext(ctx, "dev/scripts/build.sh", "agent", "webhook")
+	build.Dir, build.Env = root, append(os.Environ(), "OUT_DIR="+bin)
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("dev/scripts/build.sh: %w\n%s", err, out)
+	}
+	// One go build for the three stand-ins: it links them in parallel.
+	gobuild := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin+"/",
+		pausePackage, standinFEPackage, standinBEPackage)
+	gobuild.Dir, gobuild.Env = root, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := gobuild.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build stand-ins: %w\n%s", err, out)
+	}
+	specs, err := setSpecs(root, bin)
+	if err != nil {
+		return nil, err
+	}
+	archive := filepath.Join(dir, "images.tar")
+	built, err := Write(archive, specs...)
+	if err != nil {
+		return nil, err
+	}
+	return &Set{Archive: archive, Pause: built[0], Busybox: built[1], Agent: built[2], Webhook: built[3],
+		StarrocksFE: built[4], StarrocksBE: built[5]}, nil
+}
+
+// setSpecs lays the images out; the order is BuildSet's.
+func setSpecs(root, bin string) ([]Image, error) {
+	shell, err := BusyboxLayer(BusyboxPath)
+	if err != nil {
+		return nil, err
+	}
+	fe, err := starrocksLayer("fe", FEHome, filepath.Join(bin, "fakefe"),
+		[]string{"bin", "conf", "meta", "log", "lib"},
+		File{Path: FEHome + "/conf/fe.conf", Data: []byte(defaultFEConf), UID: starrocksUID, GID: starrocksUID},
+		File{Path: FEStartWrapper, Source: filepath.Join(root, "images/starrocks-fe/fe-start.sh")},
+		// The agent's shared emptyDir is mounted here (agent-run).
+		File{Path: "/opt/starrocks/agent-run", Dir: true, UID: starrocksUID, GID: starrocksUID})
+	if err != nil {
+		return nil, err
+	}
+	be, err := starrocksLayer("be", BEHome, filepath.Join(bin, "fakebe"),
+		[]string{"bin", "conf", "storage", "log", "lib"},
+		File{Path: BEHome + "/conf/be.conf", Data: []byte(defaultBEConf), UID: starrocksUID, GID: starrocksUID})
+	if err != nil {
+		return nil, err
+	}
+	// The agent and webhook images are werf's (images/*/werf.inc.yaml): the
+	// binary at /<name> as the entrypoint on a distroless base, no user (the
+	// pod's securityContext sets it). The base's /etc/passwd and CA bundle
+	// are not copied: the binaries look up no user and trust only the CAs
+	// they are given.
+	return []Image{
+		{Ref: PauseRef, Layers: [][]File{{{Path: "/pause", Source: filepath.Join(bin, "pause")}}}, Entrypoint: []string{"/pause"}, User: "65535:65535"},
+		{Ref: BusyboxRef, Layers: [][]File{shell}, Cmd: []string{"sh"}},
+		{Ref: Registry + ":agent", Layers: [][]File{{{Path: "/agent", Source: filepath.Join(bin, "agent")}}}, Entrypoint: []string{"/agent"}},
+		{Ref: Registry + ":webhook", Layers: [][]File{{{Path: "/webhook", Source: filepath.Join(bin, "webhook")}}}, Entrypoint: []string{"/webhook"}},
+		{Ref: Registry + ":starrocks-fe", Layers: [][]File{shell, fe}, WorkingDir: "/opt/starrocks", Cmd: []string{FEHome + "/bin/start_fe.sh"}},
+		{Ref: Registry + ":starrocks-be", Layers: [][]File{shell, be}, WorkingDir: "/opt/starrocks", Cmd: []string{BEHome + "/bin/start_be.sh", "--be"}},
+	}, nil
+}
+
+// starrocksLayer is /opt/starrocks/<component> of a stand-in image: the
+// directories the release has, owned by starrocks, the stand-in scripts in
+// bin/, the stand-in server in lib/, and the users of the image.
+func starrocksLayer(component, home, server string, dirs []string, extra ...File) ([]File, error) {
+	files := []File{
+		{Path: "/opt/starrocks", Dir: true, UID: starrocksUID, GID: starrocksUID},
+		{Path: home, Dir: true, UID: starrocksUID, GID: starrocksUID},
+		{Path: home + "/lib/starrocks-" + component + "-standin", Source: server},
+		{Path: "/etc/passwd", Data: []byte("root:x:0:0:root:/root:/bin/sh\nstarrocks:x:1000:1000:StarRocks:/opt/starrocks:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n")},
+		{Path: "/etc/group", Data: []byte("root:x:0:\nstarrocks:x:1000:\nnogroup:x:65534:\n")},
+	}
+	for _, d := range dirs {
+		files = append(files, File{Path: home + "/" + d, Dir: true, UID: starrocksUID, GID: starrocksUID})
+	}
+	for _, script := range []string{"start_" + component + ".sh", "stop_" + component + ".sh"} {
+		data, err := standinScripts.ReadFile("standin/" + script)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Path: home + "/bin/" + script, Data: data, Mode: 0o755})
+	}
+	return append(files, extra...), nil
+}
+
+// BusyboxLayer is Debian's static busybox at /bin/busybox with a link for
+// each of its applets at the path `busybox --list-full` gives, /tmp, and
+// /bin/bash: the templates' preStop hooks run /bin/bash -c (the upstream
+// images have bash) and busybox has no bash applet, so /bin/bash is a
+// script that hands its arguments to busybox's sh (ash), which runs those
+// one-line commands the same way.
+func BusyboxLayer(busybox string) ([]File, error) {
+	out, err := exec.Command(busybox, "--list-full").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s --list-full (Debian package busybox-static): %w", busybox, err)
+	}
+	files := []File{
+		{Path: "/bin/busybox", Source: busybox},
+		{Path: "/bin/bash", Data: []byte("#!/bin/sh\n# busybox has no bash: its sh runs the preStop one-liners (dev/images).\nexec /bin/sh \"$@\"\n"), Mode: 0o755},
+		{Path: "/tmp", Dir: true, Mode: 0o1777},
+	}
+	seen := map[string]bool{"/bin/busybox": true, "/bin/bash": true}
+	for _, line := range strings.Fields(string(out)) {
+		p := path.Clean("/" + line)
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		rel, err := filepath.Rel(path.Dir(p), "/bin/busybox")
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Path: p, Link: rel})
+	}
+	return files, nil
+}
+
+// The stand-ins' default configuration files, as the release ships one:
+// the pods mount the rendered ones over them (fe-start.sh copies fe.conf into
+// conf/; be.conf is a subPath mount).
+const defaultFEConf = `# Stand-in FE configuration (dev/images); the pod's fe-start.sh replaces it.
+http_port = 8030
+rpc_port = 9020
+query_port = 9030
+edit_log_port = 9010
+meta_dir = ${STARROCKS_HOME}/meta
+`
+
+const defaultBEConf = `# Stand-in BE configuration (dev/images); the pod mounts the rendered one over it.
+be_port = 9060
+be_http_port = 8040
+heartbeat_service_port = 9050
+brpc_port = 8060
+storage_root_path = ${STARROCKS_HOME}/storage
+`
