@@ -17,121 +17,45 @@ limitations under the License.
 package node
 
 import (
-	"archive/tar"
-	"bytes"
+	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strings"
-	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/images"
 )
 
-// busyboxPath is Debian's busybox-static: one static binary, so an image of
-// it needs no libraries.
-const busyboxPath = "/bin/busybox"
+// The node's own images: the sandbox image its containerd is configured
+// with, and a shell for test pods. Both are dev/images' (the module's image
+// set has them too); the node writes just these two, so a node test builds
+// no module binary.
+const (
+	PauseImage   = images.PauseRef
+	BusyboxImage = images.BusyboxRef
+)
 
-// buildOwnImages writes the node's pause and busybox images as archives in
-// the run directory, for ImportImage. Both are one layer: busybox and a
-// link for each of its applets in /bin. The pause container only sleeps
-// (the CRI stops a sandbox with SIGKILL).
-func (n *Node) buildOwnImages() ([]string, error) {
-	layer, err := BusyboxLayer()
+// buildOwnImages builds dev/cmd/pause and writes the pause and busybox
+// images into one archive in the run directory, for ImportImage.
+func (n *Node) buildOwnImages(ctx context.Context) (string, error) {
+	bin := filepath.Join(n.dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return "", err
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(bin, "pause"), "./dev/cmd/pause")
+	build.Dir, build.Env = controlplane.RepoRoot(), append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build dev/cmd/pause: %w\n%s", err, out)
+	}
+	shell, err := images.BusyboxLayer(images.BusyboxPath)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	var out []string
-	for _, img := range []struct {
-		ref        string
-		entrypoint []string
-	}{
-		{PauseImage, []string{"/bin/sleep", "2147483647"}},
-		{BusyboxImage, []string{"/bin/sh"}},
-	} {
-		path := filepath.Join(n.dir, strings.NewReplacer("/", "_", ":", "_").Replace(img.ref)+".tar")
-		if err := WriteImage(path, img.ref, layer, v1.Config{Entrypoint: img.entrypoint, Env: []string{"PATH=/bin"}}); err != nil {
-			return nil, err
-		}
-		out = append(out, path)
-	}
-	return out, nil
-}
-
-// BusyboxLayer is a layer with Debian's static busybox at /bin/busybox, its
-// applets as symlinks in /bin, and an empty /tmp.
-func BusyboxLayer() (v1.Layer, error) {
-	bin, err := os.ReadFile(busyboxPath)
-	if err != nil {
-		return nil, fmt.Errorf("read %s (Debian package busybox-static): %w", busyboxPath, err)
-	}
-	list, err := exec.Command(busyboxPath, "--list").Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s --list: %w", busyboxPath, err)
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	mtime := time.Unix(0, 0)
-	for _, d := range []string{"bin/", "tmp/"} {
-		mode := int64(0o755)
-		if d == "tmp/" {
-			mode = 0o1777
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: mode, ModTime: mtime}); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "bin/busybox", Mode: 0o755, Size: int64(len(bin)), ModTime: mtime}); err != nil {
-		return nil, err
-	}
-	if _, err := tw.Write(bin); err != nil {
-		return nil, err
-	}
-	for _, applet := range strings.Fields(string(list)) {
-		if applet == "busybox" || strings.Contains(applet, "/") {
-			continue
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + applet, Linkname: "busybox", Mode: 0o777, ModTime: mtime}); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	data := buf.Bytes()
-	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
-}
-
-// WriteImage writes a one-layer image for this machine's platform as an
-// archive `ctr images import` reads, named ref (in full: docker.io/...).
-func WriteImage(path, ref string, layer v1.Layer, config v1.Config) error {
-	tag, err := name.NewTag(ref)
-	if err != nil {
-		return fmt.Errorf("image name %q: %w", ref, err)
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		return err
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		return err
-	}
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", runtime.GOARCH
-	cf.Config = config
-	if img, err = mutate.ConfigFile(img, cf); err != nil {
-		return err
-	}
-	if err := tarball.WriteToFile(path, tag, img); err != nil {
-		return fmt.Errorf("write image %s: %w", ref, err)
-	}
-	return nil
+	archive := filepath.Join(n.dir, "node-images.tar")
+	_, err = images.Write(archive,
+		images.Image{Ref: PauseImage, Layers: [][]images.File{{{Path: "/pause", Source: filepath.Join(bin, "pause")}}}, Entrypoint: []string{"/pause"}, User: "65535:65535"},
+		images.Image{Ref: BusyboxImage, Layers: [][]images.File{shell}, Cmd: []string{"sh"}},
+	)
+	return archive, err
 }

@@ -78,11 +78,6 @@ const (
 	Bridge  = "msr0"
 	// ClusterDomain is what CoreDNS answers; nothing else is resolved.
 	ClusterDomain = "cluster.local"
-	// PauseImage is the sandbox image containerd's CRI is configured with.
-	PauseImage = "docker.io/library/msr-pause:local"
-	// BusyboxImage is a shell and the usual tools, from Debian's
-	// busybox-static.
-	BusyboxImage = "docker.io/library/msr-busybox:local"
 
 	lockFile     = "/run/lock/managed-starrocks-node.lock"
 	guardComment = "managed-starrocks-node egress guard"
@@ -159,11 +154,11 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, opts Options) (_ 
 	if err := n.startContainerd(ctx); err != nil {
 		return nil, err
 	}
-	images, err := n.buildOwnImages()
+	own, err := n.buildOwnImages(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, img := range append(images, opts.Images...) {
+	for _, img := range append([]string{own}, opts.Images...) {
 		if err := n.ImportImage(ctx, img); err != nil {
 			return nil, err
 		}
