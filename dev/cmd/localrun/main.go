@@ -65,6 +65,9 @@ func main() {
 // runDirFlag lets a test run localrun next to a developer's `make run`.
 var runDirFlag = flag.String("dir", "", "where the control plane keeps its files and logs, emptied first (default: $MANAGED_STARROCKS_CACHE/run, else ~/.cache/managed-starrocks/run)")
 
+// noNode runs without the local node (dev/node) even as root.
+var noNode = flag.Bool("no-node", false, "do not start the local node (kubelet, containerd): pods stay Pending")
+
 // disable plays Deckhouse disabling the module once the examples run.
 var disable = flag.Bool("disable", false, "after the examples are deployed, disable the module as Deckhouse does: stop its hooks and uninstall its Helm release (objects with helm.sh/resource-policy: keep stay), then keep the cluster for inspection")
 
@@ -96,6 +99,7 @@ func run(ctx context.Context) error {
 		Dir:               dir,
 		CRDDirs:           crdDirs,
 		ControllerManager: true,
+		Node:              localNodeControlPlane(),
 	})
 	if err != nil {
 		return err
@@ -114,6 +118,12 @@ func run(ctx context.Context) error {
 	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
 		return err
 	}
+
+	globals, stopNode, err := startLocalNode(ctx, cp, dir)
+	if err != nil {
+		return err
+	}
+	defer stopNode()
 
 	say("building the hooks and the webhook")
 	binDir := filepath.Join(dir, "bin")
@@ -147,6 +157,7 @@ func run(ctx context.Context) error {
 		RESTConfig:  cp.RESTConfig(),
 		HooksBinary: hooksBin,
 		Settings:    map[string]any{},
+		Globals:     globals,
 		Webhook:     &webhook.Endpoint,
 		Log:         hookLog,
 	})

@@ -1,0 +1,85 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+// The local node of `make run` (dev/node), all in this file: the rest of
+// localrun runs the module the same with or without it. The node needs root
+// (containerd, network namespaces, iptables); without root the run goes on
+// without pods, as before.
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/images"
+	"github.com/deckhouse/managed-starrocks/dev/node"
+)
+
+// localNodeWanted says whether this run gets a node, and why not.
+func localNodeWanted() (bool, string) {
+	if *noNode {
+		return false, "-no-node was given"
+	}
+	if os.Geteuid() != 0 {
+		return false, "the node needs root (containerd, network namespaces, iptables)"
+	}
+	return true, ""
+}
+
+// localNodeControlPlane is the control plane's side of the node, nil
+// without one.
+func localNodeControlPlane() *controlplane.NodeOptions {
+	if ok, _ := localNodeWanted(); !ok {
+		return nil
+	}
+	return node.ControlPlaneOptions()
+}
+
+// startLocalNode builds the module's images (dev/images: the agent, the
+// webhook, the StarRocks stand-ins), starts the node with them imported,
+// and returns the global values that point the module at them: only the
+// local run's values name these images; the shipped templates do not
+// change. Without a node it returns the default globals and a no-op stop.
+func startLocalNode(ctx context.Context, cp *controlplane.ControlPlane, dir string) (map[string]any, func(), error) {
+	globals := chartrender.DefaultGlobals()
+	if ok, why := localNodeWanted(); !ok {
+		say("no local node: %s; pods will stay Pending", why)
+		return globals, func() {}, nil
+	}
+	say("building the module's images for the local node (agent, webhook, StarRocks stand-ins)")
+	started := time.Now()
+	set, err := images.BuildSet(ctx, filepath.Join(dir, "images"))
+	if err != nil {
+		return nil, nil, err
+	}
+	say("starting the local node: containerd, kubelet, kube-proxy, kube-scheduler, CoreDNS, kube-network-policies")
+	n, err := node.Start(ctx, cp, node.Options{Dir: filepath.Join(dir, "node"), Images: []string{set.Archive}})
+	if err != nil {
+		return nil, nil, err
+	}
+	say("node %s Ready in %s (pods %s, Services %s; logs in %s)", node.Name, time.Since(started).Round(100*time.Millisecond),
+		node.PodCIDR, node.ServiceCIDR, n.Dir())
+	globals["modulesImages"] = set.ModulesImages()
+	return globals, func() {
+		say("stopping the local node (pods, kubelet, containerd; removing its network, mounts and cgroups)")
+		n.Stop()
+	}, nil
+}
