@@ -323,8 +323,9 @@ func startControllerManager(dir, bin, kubeconfig string, pki *pki, node bool) (*
 		// With a node, Services get EndpointSlices (kube-proxy and CoreDNS
 		// read them), pods of a deleted node or gone owner are cleaned up, and
 		// every namespace gets kube-root-ca.crt (projected token volumes), and
-		// a Ready node loses the not-ready taint the kubelet registers it with.
-		controllers += ",endpointslice-controller,endpointslice-mirroring-controller,endpoints-controller,pod-garbage-collector-controller,ttl-controller,root-ca-certificate-publisher-controller,node-lifecycle-controller"
+		// a Ready node loses the not-ready taint the kubelet registers it with;
+		// claims bind to the volumes the node provisions.
+		controllers += ",endpointslice-controller,endpointslice-mirroring-controller,endpoints-controller,pod-garbage-collector-controller,ttl-controller,root-ca-certificate-publisher-controller,node-lifecycle-controller,persistentvolume-binder-controller"
 	}
 	return startProcess(dir, "kube-controller-manager", bin,
 		"--kubeconfig="+kubeconfig,

@@ -212,11 +212,32 @@ func (n *Node) cleanMachine() error {
 			}
 		}
 	}
+	// Another containerd on the machine may use these folders too: only
+	// what is the node's goes, and a folder only when it is empty.
 	if !b.runContainerd {
-		errs = append(errs, os.RemoveAll("/run/containerd"))
+		_ = unix.Rmdir("/run/containerd/s")
+		_ = unix.Rmdir("/run/containerd")
 	}
+	errs = append(errs, n.removeContainerLogLinks())
 	if !b.varLogContainers {
-		errs = append(errs, os.RemoveAll("/var/log/containers"))
+		_ = unix.Rmdir("/var/log/containers")
+	}
+	return errors.Join(errs...)
+}
+
+// removeContainerLogLinks removes the kubelet's links in
+// /var/log/containers (a fixed path in the kubelet) to the node's pod logs.
+func (n *Node) removeContainerLogLinks() error {
+	entries, err := os.ReadDir("/var/log/containers")
+	if err != nil {
+		return nil
+	}
+	var errs []error
+	for _, e := range entries {
+		path := filepath.Join("/var/log/containers", e.Name())
+		if target, err := os.Readlink(path); err == nil && strings.HasPrefix(target, n.dir+"/") {
+			errs = append(errs, os.Remove(path))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -375,4 +396,37 @@ func removeCgroups(before map[string]bool) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// recoverDeadNode cleans up after a node whose program died without Stop
+// (killed, or a second Ctrl-C): its run directory is in the lock file, which
+// Stop empties. Holding the lock, whatever of the node's kinds is on the
+// machine is that dead node's: its shims and containers, mounts under its
+// run directory, the bridge, pod network namespaces, the node's iptables
+// chains, empty nftables tables, kubepods cgroups and the blackhole route
+// go. The sysctls it changed cannot be told from the machine's own and stay.
+// Then the lock file names dir, the new node's run directory.
+func recoverDeadNode(lock *os.File, dir string) error {
+	data := make([]byte, 4096)
+	k, _ := lock.ReadAt(data, 0)
+	if prev := strings.TrimSpace(string(data[:k])); prev != "" {
+		fmt.Fprintf(os.Stderr, "node: a node in %s did not stop cleanly; removing what it left\n", prev)
+		dead := &Node{
+			dir:            prev,
+			containerdSock: filepath.Join(prev, "containerd", "containerd.sock"),
+			bridgeMade:     exists("/sys/class/net/" + Bridge),
+			before:         &machineState{netns: map[string]bool{}, nftTables: map[string]bool{}, cgroups: map[string]bool{}, sysctl: map[string]string{}},
+		}
+		if routes, err := output("ip", "route", "show", "type", "blackhole"); err == nil {
+			dead.routeMade = strings.Contains(routes, BenchmarkRange)
+		}
+		if err := errors.Join(dead.killShims(), dead.cleanMachine()); err != nil {
+			return fmt.Errorf("clean up after the dead node in %s: %w", prev, err)
+		}
+	}
+	if err := lock.Truncate(0); err != nil {
+		return err
+	}
+	_, err := lock.WriteAt([]byte(dir+"\n"), 0)
+	return err
 }

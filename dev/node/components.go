@@ -62,7 +62,8 @@ func (n *Node) startContainerd(ctx context.Context) error {
 	// a machine that withholds CAP_SYS_RESOURCE refuses a negative value
 	// (runc then only says "can't get final child's PID from pipe: EOF").
 	// overlayfs works on this kernel; the btrfs, zfs, devmapper and aufs
-	// snapshotters are off so they do not probe the machine.
+	// snapshotters are off so they do not probe the machine. runc keeps its
+	// state in the run directory (its default is /run/containerd/runc).
 	config := fmt.Sprintf(`version = 2
 root = %q
 state = %q
@@ -94,11 +95,13 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     default_runtime_name = "runc"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        Root = %q
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %q
     conf_dir = %q
 `, filepath.Join(dir, "root"), filepath.Join(dir, "state"), n.containerdSock, n.containerdSock+".ttrpc",
-		filepath.Join(dir, "opt"), PauseImage, cniBinDir, cniConf)
+		filepath.Join(dir, "opt"), PauseImage, filepath.Join(dir, "runc"), cniBinDir, cniConf)
 	cfgPath := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(cfgPath, []byte(config), 0o600); err != nil {
 		return err

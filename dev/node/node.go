@@ -110,6 +110,9 @@ type Node struct {
 	procs     []*process // in start order; stopped in reverse
 	forwarder net.Listener
 	fwdWG     sync.WaitGroup
+	// The volume provisioner (volumes.go) runs until stopVolumes.
+	stopVolumes context.CancelFunc
+	volumesWG   sync.WaitGroup
 
 	containerdSock string
 	bridgeMade     bool
@@ -131,6 +134,10 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, opts Options) (_ 
 		n.ownDir = true
 	}
 	if n.lock, err = acquireLock(ctx); err != nil {
+		return nil, err
+	}
+	if err := recoverDeadNode(n.lock, n.dir); err != nil {
+		n.lock.Close()
 		return nil, err
 	}
 	defer func() {
@@ -179,6 +186,11 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, opts Options) (_ 
 		return nil, err
 	}
 	if err := n.waitReady(ctx, 2*time.Minute); err != nil {
+		return nil, err
+	}
+	volumesCtx, stopVolumes := context.WithCancel(context.Background())
+	n.stopVolumes = stopVolumes
+	if err := n.startVolumes(volumesCtx); err != nil {
 		return nil, err
 	}
 	return n, nil
@@ -348,6 +360,10 @@ func (n *Node) Stop() {
 		return
 	}
 	var errs []error
+	if n.stopVolumes != nil {
+		n.stopVolumes()
+		n.volumesWG.Wait()
+	}
 	// Everything but containerd first, the kubelet above all: a running
 	// kubelet starts again what removePods kills.
 	for i := len(n.procs) - 1; i >= 1; i-- {
@@ -379,6 +395,8 @@ func (n *Node) Stop() {
 	if err := errors.Join(errs...); err != nil {
 		fmt.Fprintf(os.Stderr, "node: cleanup: %v\n", err)
 	}
+	// Stopped cleanly: nothing for the next node to recover.
+	_ = n.lock.Truncate(0)
 	n.lock.Close()
 	n.lock = nil
 }

@@ -29,6 +29,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
@@ -76,18 +77,36 @@ func runWebAndClient(t *testing.T, cs kubernetes.Interface) {
 	ns := "default"
 	waitServiceAccount(ctx, t, cs, ns)
 
+	// The web pod's data is on a claim of no class: the node's default
+	// StorageClass provisions it.
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: ns},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	web := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, Labels: map[string]string{"app": "web"}},
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{
 				Name:    "web",
 				Image:   node.BusyboxImage,
-				Command: []string{"sh", "-c", "echo hello-from-web > /tmp/index.html && exec httpd -f -p 8080 -h /tmp"},
+				Command: []string{"sh", "-c", "echo hello-from-web > /data/index.html && exec httpd -f -p 8080 -h /data"},
+				// As the StarRocks containers: not root.
+				SecurityContext: &corev1.SecurityContext{RunAsUser: ptr(int64(1000)), RunAsNonRoot: ptr(true)},
+				VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
 				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
 					HTTPGet: &corev1.HTTPGetAction{Path: "/index.html", Port: intstr.FromInt32(8080)},
 				}, PeriodSeconds: 1},
 			}},
 			TerminationGracePeriodSeconds: ptr(int64(1)),
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"},
+			}}},
 		},
 	}
 	if _, err := cs.CoreV1().Pods(ns).Create(ctx, web, metav1.CreateOptions{}); err != nil {

@@ -232,9 +232,7 @@ func run(ctx context.Context) error {
 		running = "The module is disabled; the cluster and the webhook keep running"
 	}
 	fmt.Printf(`
-There is no kubelet and no scheduler here: the StatefulSet controller creates the
-Pods and PVCs, but no container ever runs, so instances stay Provisioning and
-Available=False. Everything else (hooks, webhook, Helm render, status) is real.
+%s
 
 %s until Ctrl-C. Logs are in %s.
 In another terminal:
@@ -243,8 +241,8 @@ In another terminal:
   kubectl explain starrocks.spec
   kubectl get starrocksclasses,starrocks -A -o wide
   kubectl -n team-a describe starrocks analytics
-
-`, running, dir, cp.KubeconfigPath())
+%s
+`, localNodeNote(), running, dir, cp.KubeconfigPath(), localNodeTry())
 	<-ctx.Done()
 	fmt.Println()
 	return nil

@@ -83,3 +83,29 @@ func startLocalNode(ctx context.Context, cp *controlplane.ControlPlane, dir stri
 		n.Stop()
 	}, nil
 }
+
+// localNodeNote is the closing lines' word on pods.
+func localNodeNote() string {
+	if ok, _ := localNodeWanted(); !ok {
+		return `There is no kubelet and no scheduler here: the StatefulSet controller creates the
+Pods and PVCs, but no container ever runs, so instances stay Provisioning and
+Available=False. Everything else (hooks, webhook, Helm render, status) is real.`
+	}
+	return `A real node (` + node.Name + `) runs the pods: containerd and runc, the kubelet,
+kube-proxy, kube-scheduler, CoreDNS and kube-network-policies, with the module's
+agent and webhook images and StarRocks stand-ins built here (dev/images). The
+node has this machine's cores and memory: an instance whose pods ask for more
+stays Pending with the scheduler's reason in its pods' events.`
+}
+
+// localNodeTry is what a newcomer can try on the node.
+func localNodeTry() string {
+	if ok, _ := localNodeWanted(); !ok {
+		return ""
+	}
+	return `  kubectl -n team-a get pods,pvc -o wide          # scheduled, volumes bound, probes
+  kubectl -n team-a describe pod d8ms-sr-analytics-0
+  kubectl -n team-a logs d8ms-sr-analytics-0 -c agent
+  kubectl get nodes -o wide
+`
+}
