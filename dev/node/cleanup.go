@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -398,24 +399,45 @@ func removeCgroups(before map[string]bool) error {
 	return errors.Join(errs...)
 }
 
+// recordInLock writes the node's run directory and the sysctls as they were
+// before it into the lock file, for recoverDeadNode; Stop empties the file.
+func (n *Node) recordInLock() error {
+	var b strings.Builder
+	b.WriteString(n.dir + "\n")
+	for k, v := range n.before.sysctl {
+		fmt.Fprintf(&b, "%s=%s\n", k, v)
+	}
+	if err := n.lock.Truncate(0); err != nil {
+		return err
+	}
+	_, err := n.lock.WriteAt([]byte(b.String()), 0)
+	return err
+}
+
 // recoverDeadNode cleans up after a node whose program died without Stop
-// (killed, or a second Ctrl-C): its run directory is in the lock file, which
-// Stop empties. Holding the lock, whatever of the node's kinds is on the
-// machine is that dead node's: its shims and containers, mounts under its
-// run directory, the bridge, pod network namespaces, the node's iptables
-// chains, empty nftables tables, kubepods cgroups and the blackhole route
-// go. The sysctls it changed cannot be told from the machine's own and stay.
-// Then the lock file names dir, the new node's run directory.
-func recoverDeadNode(lock *os.File, dir string) error {
-	data := make([]byte, 4096)
+// (killed, or a second Ctrl-C): its run directory and the sysctls as they
+// were before it are in the lock file, which Stop empties. Holding the
+// lock, whatever of the node's kinds is on the machine is that dead node's:
+// its shims and containers, mounts under its run directory, the bridge, pod
+// network namespaces, the node's iptables chains, empty nftables tables,
+// kubepods cgroups and the blackhole route go, and the sysctls go back.
+func recoverDeadNode(lock *os.File) error {
+	data := make([]byte, 64*1024)
 	k, _ := lock.ReadAt(data, 0)
-	if prev := strings.TrimSpace(string(data[:k])); prev != "" {
+	lines := strings.Split(strings.TrimSpace(string(data[:k])), "\n")
+	if prev := lines[0]; prev != "" {
+		sysctl := map[string]string{}
+		for _, l := range lines[1:] {
+			if key, v, ok := strings.Cut(l, "="); ok && slices.Contains(sysctls, key) {
+				sysctl[key] = v
+			}
+		}
 		fmt.Fprintf(os.Stderr, "node: a node in %s did not stop cleanly; removing what it left\n", prev)
 		dead := &Node{
 			dir:            prev,
 			containerdSock: filepath.Join(prev, "containerd", "containerd.sock"),
 			bridgeMade:     exists("/sys/class/net/" + Bridge),
-			before:         &machineState{netns: map[string]bool{}, nftTables: map[string]bool{}, cgroups: map[string]bool{}, sysctl: map[string]string{}},
+			before:         &machineState{netns: map[string]bool{}, nftTables: map[string]bool{}, cgroups: map[string]bool{}, sysctl: sysctl},
 		}
 		if routes, err := output("ip", "route", "show", "type", "blackhole"); err == nil {
 			dead.routeMade = strings.Contains(routes, BenchmarkRange)
@@ -424,9 +446,5 @@ func recoverDeadNode(lock *os.File, dir string) error {
 			return fmt.Errorf("clean up after the dead node in %s: %w", prev, err)
 		}
 	}
-	if err := lock.Truncate(0); err != nil {
-		return err
-	}
-	_, err := lock.WriteAt([]byte(dir+"\n"), 0)
-	return err
+	return lock.Truncate(0)
 }

@@ -136,7 +136,7 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, opts Options) (_ 
 	if n.lock, err = acquireLock(ctx); err != nil {
 		return nil, err
 	}
-	if err := recoverDeadNode(n.lock, n.dir); err != nil {
+	if err := recoverDeadNode(n.lock); err != nil {
 		n.lock.Close()
 		return nil, err
 	}
@@ -146,6 +146,9 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, opts Options) (_ 
 		}
 	}()
 	if n.before, err = captureMachineState(); err != nil {
+		return nil, err
+	}
+	if err := n.recordInLock(); err != nil {
 		return nil, err
 	}
 	bins, err := tools()

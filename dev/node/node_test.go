@@ -17,7 +17,9 @@ limitations under the License.
 package node_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -314,4 +316,84 @@ func diff(a, b []string) string {
 	}
 	sort.Strings(out)
 	return strings.Join(out, "\n")
+}
+
+// TestNodeCleansUpAfterANodeThatWasKilled kills a process running a node
+// (as a second Ctrl-C or the OOM killer would end `make run`), then starts
+// and stops a node: the machine is as it was before the killed one.
+func TestNodeCleansUpAfterANodeThatWasKilled(t *testing.T) {
+	if os.Getenv(helperEnv) != "" {
+		t.Skip("helper process")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the local node needs root")
+	}
+	before := snapshot(t)
+
+	dir := t.TempDir()
+	child := exec.Command(os.Args[0], "-test.run=^TestHelperRunNodeUntilKilled$", "-test.v")
+	child.Env = append(os.Environ(), helperEnv+"="+dir)
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "node-ready") {
+				ready <- true
+			}
+			t.Logf("helper: %s", sc.Text())
+		}
+		ready <- false
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatal("the helper process ended before its node was Ready")
+		}
+	case <-time.After(4 * time.Minute):
+		_ = child.Process.Kill()
+		t.Fatal("the helper's node was not Ready in 4 minutes")
+	}
+	_ = child.Process.Kill()
+	_ = child.Wait()
+	if left := snapshot(t); diff(before["links"], left["links"]) == "" {
+		t.Fatal("the killed node left nothing behind: the test would prove nothing")
+	}
+
+	t.Run("next node", func(t *testing.T) {
+		node.StartForTest(t, controlplane.Options{}, node.Options{})
+	})
+
+	after := snapshot(t)
+	for _, what := range sortedKeys(before) {
+		if d := diff(before[what], after[what]); d != "" {
+			t.Errorf("after a killed node and the next one, %s changed:\n%s", what, d)
+		}
+	}
+}
+
+const helperEnv = "MANAGED_STARROCKS_NODE_HELPER"
+
+// TestHelperRunNodeUntilKilled is the killed node's process: it runs only
+// when TestNodeCleansUpAfterANodeThatWasKilled starts it.
+func TestHelperRunNodeUntilKilled(t *testing.T) {
+	dir := os.Getenv(helperEnv)
+	if dir == "" {
+		t.Skip("runs only as the helper process of TestNodeCleansUpAfterANodeThatWasKilled")
+	}
+	for _, d := range []string{"cp", "node"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	node.StartForTest(t, controlplane.Options{Dir: filepath.Join(dir, "cp")}, node.Options{Dir: filepath.Join(dir, "node")})
+	fmt.Println("node-ready")
+	time.Sleep(10 * time.Minute)
 }
