@@ -33,7 +33,7 @@ import (
 // root, state and socket under a temporary directory, no CRI plugin, and
 // stops it when the test ends. Images are unpacked with the native
 // snapshotter, which copies instead of mounting, so nothing stays mounted.
-func startContainerd(t *testing.T) (ctr func(args ...string) (string, error)) {
+func startContainerd(t *testing.T) (sock string, ctr func(args ...string) (string, error)) {
 	t.Helper()
 	bin, err := exec.LookPath("containerd")
 	if err != nil {
@@ -48,7 +48,7 @@ func startContainerd(t *testing.T) (ctr func(args ...string) (string, error)) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "c.sock")
+	sock = filepath.Join(dir, "c.sock")
 	config := fmt.Sprintf(`version = 2
 root = %q
 state = %q
@@ -95,7 +95,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.b
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if _, err := ctr("version"); err == nil {
-			return ctr
+			return sock, ctr
 		}
 		select {
 		case err := <-done:
@@ -111,10 +111,12 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.b
 
 func TestSetImportsIntoContainerdUnderTheCRINames(t *testing.T) {
 	s := buildSet(t)
-	ctr := startContainerd(t)
+	sock, ctr := startContainerd(t)
 	start := time.Now()
-	if out, err := ctr("images", "import", "--snapshotter", "native", s.Archive); err != nil {
-		t.Fatalf("ctr images import: %v\n%s", err, out)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := Import(ctx, sock, "native", s.Archive); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("ctr images import: %s", time.Since(start).Round(time.Millisecond))
 	out, err := ctr("images", "ls", "-q")
@@ -146,4 +148,45 @@ func TestSetImportsIntoContainerdUnderTheCRINames(t *testing.T) {
 	if err != nil || len(strings.Split(strings.TrimSpace(out), "\n")) < 2 {
 		t.Errorf("no snapshots unpacked: %v\n%s", err, out)
 	}
+
+	// The FE image runs under runc: the preStop's /bin/bash -c, busybox's
+	// applets, the stand-in scripts in place and meta/ owned by uid 1000.
+	// (ctr 1.6 has no --user; the pods' uid comes from their securityContext.)
+	// ctr puts the container into cgroup /<namespace>/<id> of every
+	// hierarchy and leaves the parent behind: a cgroup of the test's own,
+	// removed afterwards.
+	parent := fmt.Sprintf("managed-starrocks-images-test-%d", os.Getpid())
+	t.Cleanup(func() { removeCgroups(t, parent) })
+	out, err = ctr("run", "--rm", "--snapshotter", "native", "--cgroup", "/"+parent+"/standin-check", s.StarrocksFE.DigestRef, "standin-check",
+		"/bin/bash", "-c", "test -x /opt/starrocks/fe/bin/stop_fe.sh && stat -c %u /opt/starrocks/fe/meta && echo runs")
+	if err != nil || !strings.Contains(out, "1000") || !strings.Contains(out, "runs") {
+		t.Errorf("ctr run the FE image: %v\n%s", err, out)
+	}
+}
+
+// removeCgroups removes the cgroup directory name (and what runc left
+// under it) from every hierarchy: cgroup v1's controllers and the unified
+// v2 mount of a hybrid host.
+func removeCgroups(t *testing.T, name string) {
+	t.Helper()
+	dirs, _ := filepath.Glob("/sys/fs/cgroup/*/" + name)
+	if d := "/sys/fs/cgroup/" + name; fileExists(d) {
+		dirs = append(dirs, d)
+	}
+	for _, d := range dirs {
+		subs, _ := filepath.Glob(d + "/*/")
+		for _, sub := range subs {
+			if fi, err := os.Stat(sub); err == nil && fi.IsDir() {
+				_ = os.Remove(sub)
+			}
+		}
+		if err := os.Remove(d); err != nil {
+			t.Errorf("remove cgroup %s: %v", d, err)
+		}
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

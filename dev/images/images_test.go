@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -178,22 +179,44 @@ func TestWriteRefusesAmbiguousInput(t *testing.T) {
 	}
 }
 
-// setOnce builds the module's image set once for the tests that need it.
+var (
+	setOnce sync.Once
+	setDir  string
+	set     *Set
+	setErr  error
+)
+
+// TestMain removes the image set the tests share.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if setDir != "" {
+		os.RemoveAll(setDir)
+	}
+	os.Exit(code)
+}
+
+// buildSet builds the module's image set once for the tests that need it.
 func buildSet(t *testing.T) *Set {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	start := time.Now()
-	s, err := BuildSet(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+	setOnce.Do(func() {
+		if setDir, setErr = os.MkdirTemp("", "images-set-"); setErr != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		start := time.Now()
+		if set, setErr = BuildSet(ctx, setDir); setErr != nil {
+			return
+		}
+		fi, err := os.Stat(set.Archive)
+		if setErr = err; err == nil {
+			t.Logf("BuildSet: %s, archive %.1f MiB", time.Since(start).Round(time.Second), float64(fi.Size())/(1<<20))
+		}
+	})
+	if setErr != nil {
+		t.Fatal(setErr)
 	}
-	fi, err := os.Stat(s.Archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("BuildSet: %s, archive %.1f MiB", time.Since(start).Round(time.Second), float64(fi.Size())/(1<<20))
-	return s
+	return set
 }
 
 func TestSetLaysOutTheImagesAsWerfAndUpstream(t *testing.T) {

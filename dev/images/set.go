@@ -46,9 +46,12 @@ const (
 )
 
 // StarRocks stand-in paths, as in starrocks/fe-ubuntu and
-// starrocks/be-ubuntu 4.1 (StarRocks/starrocks docker/dockerfiles: the
-// release unpacked into /opt/starrocks/{fe,be}, owned by user starrocks,
-// uid 1000).
+// starrocks/be-ubuntu (StarRocks/starrocks docker/dockerfiles/fe/fe-ubuntu.Dockerfile
+// and be/be-ubuntu.Dockerfile: WORKDIR /opt/starrocks, the release copied
+// into /opt/starrocks/{fe,be}, all owned by user and group starrocks, uid
+// and gid 1000, fe/meta and be/storage created, cn a link to be). Upstream's k8s scripts beside them
+// (fe_entrypoint.sh and the like) are left out: the module runs its own
+// fe-start.sh and the bin/ scripts.
 const (
 	FEHome = "/opt/starrocks/fe"
 	BEHome = "/opt/starrocks/be"
@@ -137,18 +140,11 @@ func setSpecs(root, bin string) ([]Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	fe, err := starrocksLayer("fe", FEHome, filepath.Join(bin, "fakefe"),
-		[]string{"bin", "conf", "meta", "log", "lib"},
-		File{Path: FEHome + "/conf/fe.conf", Data: []byte(defaultFEConf), UID: starrocksUID, GID: starrocksUID},
-		File{Path: FEStartWrapper, Source: filepath.Join(root, "images/starrocks-fe/fe-start.sh")},
-		// The agent's shared emptyDir is mounted here (agent-run).
-		File{Path: "/opt/starrocks/agent-run", Dir: true, UID: starrocksUID, GID: starrocksUID})
+	fe, err := feFiles(filepath.Join(bin, "fakefe"), filepath.Join(root, "images/starrocks-fe/fe-start.sh"))
 	if err != nil {
 		return nil, err
 	}
-	be, err := starrocksLayer("be", BEHome, filepath.Join(bin, "fakebe"),
-		[]string{"bin", "conf", "storage", "log", "lib"},
-		File{Path: BEHome + "/conf/be.conf", Data: []byte(defaultBEConf), UID: starrocksUID, GID: starrocksUID})
+	be, err := beFiles(filepath.Join(bin, "fakebe"))
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +161,24 @@ func setSpecs(root, bin string) ([]Image, error) {
 		{Ref: Registry + ":starrocks-fe", Layers: [][]File{shell, fe}, WorkingDir: "/opt/starrocks", Cmd: []string{FEHome + "/bin/start_fe.sh"}},
 		{Ref: Registry + ":starrocks-be", Layers: [][]File{shell, be}, WorkingDir: "/opt/starrocks", Cmd: []string{BEHome + "/bin/start_be.sh", "--be"}},
 	}, nil
+}
+
+// feFiles is the FE stand-in's own layer: server is the stand-in binary,
+// wrapper the module's fe-start.sh (images/starrocks-fe).
+func feFiles(server, wrapper string) ([]File, error) {
+	return starrocksLayer("fe", FEHome, server, []string{"bin", "conf", "meta", "log", "lib"},
+		File{Path: FEHome + "/conf/fe.conf", Data: []byte(defaultFEConf), UID: starrocksUID, GID: starrocksUID},
+		File{Path: FEStartWrapper, Source: wrapper},
+		// The agent's shared emptyDir is mounted here (agent-run).
+		File{Path: "/opt/starrocks/agent-run", Dir: true, UID: starrocksUID, GID: starrocksUID})
+}
+
+// beFiles is the BE stand-in's own layer.
+func beFiles(server string) ([]File, error) {
+	return starrocksLayer("be", BEHome, server, []string{"bin", "conf", "storage", "log", "lib"},
+		File{Path: BEHome + "/conf/be.conf", Data: []byte(defaultBEConf), UID: starrocksUID, GID: starrocksUID},
+		// be-ubuntu links cn to be (the same binary starts a CN).
+		File{Path: "/opt/starrocks/cn", Link: "be"})
 }
 
 // starrocksLayer is /opt/starrocks/<component> of a stand-in image: the
@@ -241,3 +255,49 @@ heartbeat_service_port = 9050
 brpc_port = 8060
 storage_root_path = ${STARROCKS_HOME}/storage
 `
+
+// StandinPaths lists every path of the FE ("fe") or BE ("be") stand-in
+// image, directories included, without building anything: a test holds the
+// templates' commands, probes and preStop hooks to them.
+func StandinPaths(component string) ([]string, error) {
+	shell, err := BusyboxLayer(BusyboxPath)
+	if err != nil {
+		return nil, err
+	}
+	var own []File
+	switch component {
+	case "fe":
+		own, err = feFiles("", "")
+	case "be":
+		own, err = beFiles("")
+	default:
+		return nil, fmt.Errorf("component %q: want fe or be", component)
+	}
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range append(shell, own...) {
+		for p := f.Path; p != "/" && !seen[p]; p = path.Dir(p) {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Import loads an archive into the k8s.io namespace (the CRI's) of the
+// containerd at address with its ctr (Debian package containerd), unpacked
+// with snapshotter ("" for containerd's default, the CRI's overlayfs).
+func Import(ctx context.Context, address, snapshotter, archive string) error {
+	args := []string{"--address", address, "--namespace", "k8s.io", "images", "import"}
+	if snapshotter != "" {
+		args = append(args, "--snapshotter", snapshotter)
+	}
+	out, err := exec.CommandContext(ctx, "ctr", append(args, archive)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("ctr images import %s: %w\n%s", archive, err, out)
+	}
+	return nil
+}

@@ -37,6 +37,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"software.sslmate.com/src/go-pkcs12"
 
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/dev/standin"
@@ -192,10 +193,21 @@ func TestStandinsStartProbeAndStopGracefully(t *testing.T) {
 	if err := os.MkdirAll(tlsDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := ca.MustIssue(t, "localhost").WriteFiles(tlsDir, ca); err != nil {
+	leaf := ca.MustIssue(t, "localhost")
+	if err := leaf.WriteFiles(tlsDir, ca); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(tlsDir, "keystore.p12"), []byte("stand-in: not read"), 0o600); err != nil {
+	// keystore.p12 as cert-manager writes it (keystores.pkcs12), with the
+	// password the pod passes in STARROCKS_KEYSTORE_PASSWORD.
+	pair, err := leaf.TLSCertificate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p12, err := pkcs12.Modern.Encode(pair.PrivateKey, leaf.Cert, []*x509.Certificate{ca.Cert}, "keystore-password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tlsDir, "keystore.p12"), p12, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// The rendered fe.conf as the ConfigMap mounts it, ports moved off the
@@ -205,7 +217,8 @@ func TestStandinsStartProbeAndStopGracefully(t *testing.T) {
 		t.Fatal(err)
 	}
 	feConf := fmt.Sprintf("http_port = %d\nrpc_port = %d\nquery_port = %d\nedit_log_port = %d\nmeta_dir = %s\n"+
-		"ssl_keystore_location = %s\nssl_keystore_password = ${STARROCKS_KEYSTORE_PASSWORD}\nssl_force_secure_transport = true\n",
+		"ssl_keystore_location = %s\nssl_keystore_password = ${STARROCKS_KEYSTORE_PASSWORD}\nssl_key_password = ${STARROCKS_KEYSTORE_PASSWORD}\n"+
+		"ssl_force_secure_transport = true\n",
 		feHTTP, rpc, query, editLog, filepath.Join(feHome, "meta"), filepath.Join(tlsDir, "keystore.p12"))
 	if err := os.WriteFile(filepath.Join(confDir, "fe.conf"), []byte(feConf), 0o444); err != nil {
 		t.Fatal(err)
@@ -223,10 +236,10 @@ func TestStandinsStartProbeAndStopGracefully(t *testing.T) {
 		t.Fatal(err)
 	}
 	feEnv := []string{"FE_HOME=" + feHome, "FE_CONF_SOURCE=" + filepath.Join(confDir, "fe.conf"),
-		"AGENT_RUN_DIR=" + agentRun, "POD_NAME=sr-0", "STARROCKS_KEYSTORE_PASSWORD=secret"}
+		"AGENT_RUN_DIR=" + agentRun, "POD_NAME=sr-0"}
 	feStart := filepath.Join(root, strings.TrimPrefix(FEStartWrapper, "/"))
 	startFE := func() *process {
-		p := startProcess(t, feEnv, "/bin/sh", feStart)
+		p := startProcess(t, append(feEnv, "STARROCKS_KEYSTORE_PASSWORD=keystore-password"), "/bin/sh", feStart)
 		eventually(t, "FE /api/health answers 200", func() (bool, string) {
 			code, body := health(feHTTP)
 			return code == 200, body
@@ -242,6 +255,15 @@ func TestStandinsStartProbeAndStopGracefully(t *testing.T) {
 			return code == 200, body
 		})
 		return p
+	}
+
+	// A wrong keystore password stops the FE at start, naming the setting.
+	wrong := startProcess(t, append(feEnv, "STARROCKS_KEYSTORE_PASSWORD=wrong"), "/bin/sh", feStart)
+	if err := wrong.waitExit(t); err == nil || !strings.Contains(wrong.out.String(), "ssl_keystore_password") {
+		t.Fatalf("an FE with a wrong keystore password: exit %v, output %q", err, wrong.out.String())
+	}
+	if _, err := os.Stat(filepath.Join(feHome, "meta/image/VERSION")); err == nil {
+		t.Fatal("an FE that failed at start wrote meta")
 	}
 
 	fe := startFE()

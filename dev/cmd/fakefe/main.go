@@ -19,7 +19,8 @@ limitations under the License.
 // fe-start.sh runs. It is the FE-dialect MySQL server of dev/fakefe as a
 // process: it reads conf/fe.conf (ports, meta_dir, ssl_keystore_location,
 // ssl_force_secure_transport), serves the MySQL protocol on query_port
-// (9030) with TLS from the mounted certificate, GET /api/health on
+// (9030) with TLS from the PKCS12 keystore (read once at start with the
+// configured password, as the FE reads it), GET /api/health on
 // http_port (8030) for the probes (500 while it drains after SIGUSR1, as the
 // FE's graceful exit does), and accepts connections on edit_log_port (9010)
 // and rpc_port (9020). Its cluster (frontends, backends, accounts and
@@ -31,10 +32,7 @@ limitations under the License.
 // deleted BE pod shows dead, then alive. SIGUSR1 (stop_fe.sh -g) and
 // SIGTERM each append a line to meta_dir/standin-stops.log before it exits.
 //
-// What it does not do: run queries, store data, read the PKCS12 keystore
-// (it checks that ssl_keystore_location exists and serves tls.crt and
-// tls.key from the same Secret directory, read once at start like the FE's
-// keystore; the keystore password is not checked), replicate its catalog
+// What it does not do: run queries, store data, replicate its catalog
 // between FEs (each FE stand-in of a three-FE instance keeps its own: a
 // follower started with --helper lists the helper as leader and itself as
 // follower and knows no accounts of the leader), keep databases, grants or
@@ -60,6 +58,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"software.sslmate.com/src/go-pkcs12"
 
 	"github.com/deckhouse/managed-starrocks/dev/fakefe"
 	"github.com/deckhouse/managed-starrocks/dev/standin"
@@ -113,7 +113,7 @@ func run() error {
 			return err
 		}
 	}
-	tlsConf, err := serverTLS(conf["ssl_keystore_location"])
+	tlsConf, err := serverTLS(conf)
 	if err != nil {
 		return err
 	}
@@ -267,22 +267,33 @@ func startCluster(srv *fakefe.Server, meta, statePath, self string, editLogPort 
 	return nil
 }
 
-// serverTLS loads tls.crt and tls.key from the directory of the configured
-// keystore (the instance's TLS Secret), once, as the FE reads its keystore
-// only at start. No keystore configured: plaintext, as the FE.
-func serverTLS(keystore string) (*tls.Config, error) {
+// serverTLS reads the PKCS12 keystore at ssl_keystore_location with
+// ssl_keystore_password, once, as the FE reads it only at start. The FE
+// reads the key with ssl_key_password; a cert-manager keystore has one
+// password for both, so a different key password fails here as the FE's
+// handshakes would. No keystore configured: plaintext, as the FE.
+func serverTLS(conf map[string]string) (*tls.Config, error) {
+	keystore := conf["ssl_keystore_location"]
 	if keystore == "" {
 		return nil, nil
 	}
-	if _, err := os.Stat(keystore); err != nil {
+	data, err := os.ReadFile(keystore)
+	if err != nil {
 		return nil, fmt.Errorf("ssl_keystore_location: %w", err)
 	}
-	dir := filepath.Dir(keystore)
-	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"))
-	if err != nil {
-		return nil, fmt.Errorf("certificate beside ssl_keystore_location: %w", err)
+	password := conf["ssl_keystore_password"]
+	if kp, ok := conf["ssl_key_password"]; ok && kp != password {
+		return nil, errors.New("ssl_key_password differs from ssl_keystore_password: the keystore's key cannot be read")
 	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+	key, cert, chain, err := pkcs12.DecodeChain(data, password)
+	if err != nil {
+		return nil, fmt.Errorf("ssl_keystore_location %s with ssl_keystore_password: %w", keystore, err)
+	}
+	c := tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert}
+	for _, ca := range chain {
+		c.Certificate = append(c.Certificate, ca.Raw)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{c}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // fqdn is the host's fully qualified name the way the FE finds it with
