@@ -197,6 +197,7 @@ func run(ctx context.Context) error {
 	if err := waitValid(ctx, client, 2*time.Minute); err != nil {
 		say("%v", err)
 	}
+	applyNodeInstance(ctx, client)
 	// Let the passes that follow the first render (StatefulSets, Pods and
 	// PVCs appearing) update the status before printing it.
 	select {

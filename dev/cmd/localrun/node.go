@@ -23,14 +23,21 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/dev/certmanager"
 	"github.com/deckhouse/managed-starrocks/dev/chartrender"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/dev/images"
+	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 	"github.com/deckhouse/managed-starrocks/dev/node"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
 
 // localNodeWanted says whether this run gets a node, and why not.
@@ -77,11 +84,85 @@ func startLocalNode(ctx context.Context, cp *controlplane.ControlPlane, dir stri
 	}
 	say("node %s Ready in %s (pods %s, Services %s; logs in %s)", node.Name, time.Since(started).Round(100*time.Millisecond),
 		node.PodCIDR, node.ServiceCIDR, n.Dir())
+	// Pods start only with their TLS Secrets: cert-manager's own
+	// controllers issue the instances' Certificates (dev/certmanager).
+	cm, err := certmanager.Start(cp.KubeconfigPath(), dir)
+	if err != nil {
+		n.Stop()
+		return nil, nil, err
+	}
+	say("cert-manager's controllers issue Certificates (log: %s)", cm.Log)
 	globals["modulesImages"] = set.ModulesImages()
 	return globals, func() {
+		cm.Stop()
 		say("stopping the local node (pods, kubelet, containerd; removing its network, mounts and cgroups)")
 		n.Stop()
 	}, nil
+}
+
+// nodeInstance is a Standalone instance of the smallest size the example
+// class allows, applied besides the documented examples when the node runs:
+// the documented three-FE Cluster asks for more cores than this machine has,
+// so only this one's pods are scheduled and reach Ready.
+const nodeInstance = `apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata:
+  name: on-node
+  namespace: team-a
+spec:
+  starrocksClassName: example
+  type: Standalone
+  frontend:
+    cpu: {cores: 1, coreFraction: 50}
+    memory: {size: 4Gi}
+    persistentVolumeClaim: {size: 1Gi}
+  backend:
+    cpu: {cores: 1, coreFraction: 50}
+    memory: {size: 4Gi}
+    persistentVolumeClaim: {size: 1Gi}
+`
+
+// applyNodeInstance applies nodeInstance and waits (up to 5 minutes) for it
+// to become Available, printing the time from apply to Available.
+func applyNodeInstance(ctx context.Context, client *kubeutil.Client) {
+	if ok, _ := localNodeWanted(); !ok {
+		return
+	}
+	var obj unstructured.Unstructured
+	if err := yaml.Unmarshal([]byte(nodeInstance), &obj.Object); err != nil {
+		say("node instance: %v", err)
+		return
+	}
+	applied := time.Now()
+	if _, err := client.Apply(ctx, &obj, "localrun"); err != nil {
+		say("apply Starrocks team-a/on-node: %v", err)
+		return
+	}
+	say("applied Starrocks team-a/on-node (Standalone, the smallest size of class example) for the local node")
+	deadline := time.Now().Add(5 * time.Minute)
+	last := ""
+	for time.Now().Before(deadline) {
+		sr, err := client.Dynamic.Resource(v1alpha1.StarrocksGVR).Namespace("team-a").Get(ctx, "on-node", metav1.GetOptions{})
+		if err == nil {
+			conds, _, _ := unstructured.NestedSlice(sr.Object, "status", "conditions")
+			for _, c := range conds {
+				m, _ := c.(map[string]any)
+				if m["type"] == "Available" {
+					last = fmt.Sprintf("%v: %v", m["reason"], m["message"])
+					if m["status"] == "True" {
+						say("Starrocks team-a/on-node Available %s after apply", time.Since(applied).Round(time.Second))
+						return
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(2 * time.Second):
+		}
+	}
+	say("Starrocks team-a/on-node not Available 5 minutes after apply (%s); see kubectl -n team-a get pods and their events", last)
 }
 
 // localNodeNote is the closing lines' word on pods.
