@@ -174,9 +174,10 @@ Available=False. Everything else (hooks, webhook, Helm render, status) is real.`
 	}
 	return `A real node (` + node.Name + `) runs the pods: containerd and runc, the kubelet,
 kube-proxy, kube-scheduler, CoreDNS and kube-network-policies, with the module's
-agent and webhook images and StarRocks stand-ins built here (dev/images). The
-node has this machine's cores and memory: an instance whose pods ask for more
-stays Pending with the scheduler's reason in its pods' events.`
+agent and webhook images and StarRocks stand-ins built here (dev/images), and
+cert-manager's controllers issue the certificates. team-a/on-node runs there;
+the documented Cluster team-a/analytics asks for more cores than this machine
+has, so its pods stay Pending with the scheduler's reason in their events.`
 }
 
 // localNodeTry is what a newcomer can try on the node.
@@ -184,9 +185,10 @@ func localNodeTry() string {
 	if ok, _ := localNodeWanted(); !ok {
 		return ""
 	}
-	return `  kubectl -n team-a get pods,pvc -o wide          # scheduled, volumes bound, probes
-  kubectl -n team-a describe pod d8ms-sr-analytics-0
-  kubectl -n team-a logs d8ms-sr-analytics-0 -c agent
+	return `  kubectl -n team-a get pods,pvc -o wide          # Running, Ready by their probes
+  kubectl -n team-a logs d8ms-sr-on-node-0 -c agent
+  kubectl -n team-a delete pod d8ms-sr-on-node-be-0   # it comes back and rejoins
+  kubectl -n team-a describe pod d8ms-sr-analytics-0  # why the Cluster is Pending
   kubectl get nodes -o wide
 `
 }
