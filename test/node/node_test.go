@@ -1,0 +1,302 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package node_test runs the module on a real node (dev/node): its pods
+// start from the images built here (dev/images), cert-manager's controllers
+// issue their certificates, and their probes make them Ready. These tests
+// check what only running containers show; test/e2e keeps checking the
+// module's decisions without a node.
+package node_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/dev/certmanager"
+	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/images"
+	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
+	"github.com/deckhouse/managed-starrocks/dev/moduleloop"
+	"github.com/deckhouse/managed-starrocks/dev/node"
+)
+
+const ns = "team-a"
+
+// instance is the smallest Standalone of the example class: it fits the
+// node's two cores.
+const instance = `apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata:
+  name: db
+  namespace: team-a
+spec:
+  starrocksClassName: example
+  type: Standalone
+  frontend:
+    cpu: {cores: 1, coreFraction: 50}
+    memory: {size: 4Gi}
+    persistentVolumeClaim: {size: 1Gi}
+  backend:
+    cpu: {cores: 1, coreFraction: 50}
+    memory: {size: 4Gi}
+    persistentVolumeClaim: {size: 1Gi}
+`
+
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	kube   kubernetes.Interface
+	client *kubeutil.Client
+	loop   *moduleloop.Loop
+	stop   func() // stops the module loop (the hooks)
+}
+
+// startModuleOnNode brings up the control plane, the node with the module's
+// images, cert-manager, the webhook and the module loop, and applies the
+// example class and the instance; it returns once the instance is
+// Available.
+func startModuleOnNode(t *testing.T) *env {
+	if os.Geteuid() != 0 {
+		t.Skip("the local node needs root")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	dir := t.TempDir()
+	set, err := images.BuildSet(ctx, filepath.Join(dir, "images"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crdDirs, err := moduleloop.CRDDirs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, _ := node.StartForTest(t, controlplane.Options{CRDDirs: crdDirs}, node.Options{Images: []string{set.Archive}})
+	certmanager.StartForTest(t, cp)
+	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin")
+	hooks, err := moduleloop.BuildBinary(ctx, moduleloop.HooksPackage, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webhookBin, err := moduleloop.BuildBinary(ctx, moduleloop.WebhookPackage, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webhook, err := moduleloop.StartWebhook(ctx, webhookBin, cp.KubeconfigPath(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(webhook.Stop)
+	globals := chartrender.DefaultGlobals()
+	globals["modulesImages"] = set.ModulesImages()
+	var log bytes.Buffer
+	loop, err := moduleloop.New(moduleloop.Options{
+		RESTConfig: cp.RESTConfig(), HooksBinary: hooks, Settings: map[string]any{},
+		Globals: globals, Webhook: &webhook.Endpoint, Log: &log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(loop.Close)
+	loopCtx, stopLoop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = loop.Run(loopCtx, func(*moduleloop.Result, error) {})
+	}()
+	stop := func() { stopLoop(); <-done }
+	t.Cleanup(stop)
+
+	client, err := kubeutil.NewClient(cp.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, err := kubernetes.NewForConfig(cp.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, ctx: ctx, kube: kube, client: client, loop: loop, stop: stop}
+	class, err := kubeutil.ReadManifests(filepath.Join(controlplane.RepoRoot(), "docs", "examples", "starrocksclass.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range class {
+		if _, err := client.Apply(ctx, obj, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := kubeutil.EnsureNamespace(ctx, kube, ns, nil); err != nil {
+		t.Fatal(err)
+	}
+	var obj unstructured.Unstructured
+	if err := yaml.Unmarshal([]byte(instance), &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	applied := time.Now()
+	if _, err := client.Apply(ctx, &obj, "test"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitAvailable(5 * time.Minute)
+	t.Logf("instance Available %s after apply", time.Since(applied).Round(time.Second))
+	return e
+}
+
+func (e *env) available() (bool, string) {
+	sr, err := e.client.Dynamic.Resource(v1alpha1.StarrocksGVR).Namespace(ns).Get(e.ctx, "db", metav1.GetOptions{})
+	if err != nil {
+		return false, err.Error()
+	}
+	conds, _, _ := unstructured.NestedSlice(sr.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == "Available" {
+			return m["status"] == "True", m["reason"].(string) + ": " + m["message"].(string)
+		}
+	}
+	return false, "no Available condition"
+}
+
+func (e *env) waitAvailable(timeout time.Duration) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		var ok bool
+		if ok, last = e.available(); ok {
+			return
+		}
+		time.Sleep(time.Second)
+	}
+	e.t.Fatalf("instance not Available in %s: %s", timeout, last)
+}
+
+func (e *env) pod(name string) *corev1.Pod {
+	e.t.Helper()
+	p, err := e.kube.CoreV1().Pods(ns).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func ready(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// waitNewPodReady waits until pod name exists with a UID other than old and
+// is Ready.
+func (e *env) waitNewPodReady(name string, old types.UID, timeout time.Duration) *corev1.Pod {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		p, err := e.kube.CoreV1().Pods(ns).Get(e.ctx, name, metav1.GetOptions{})
+		if err == nil && p.UID != old && ready(p) {
+			return p
+		}
+		time.Sleep(time.Second)
+	}
+	e.t.Fatalf("pod %s did not come back Ready in %s", name, timeout)
+	return nil
+}
+
+func TestOnNode(t *testing.T) {
+	e := startModuleOnNode(t)
+	pods := []string{"d8ms-sr-db-0", "d8ms-sr-db-be-0"}
+	for _, name := range pods {
+		p := e.pod(name)
+		if p.Status.Phase != corev1.PodRunning || !ready(p) {
+			t.Fatalf("pod %s is %s, Ready %v", name, p.Status.Phase, ready(p))
+		}
+	}
+
+	// 5. A deleted pod comes back with its volume and the instance is
+	// Available again: the FE rejoins with its meta, the BE with its storage.
+	t.Run("a deleted pod comes back and rejoins with its volume", func(t *testing.T) {
+		for _, name := range pods {
+			old := e.pod(name)
+			claims := map[string]types.UID{}
+			for _, v := range old.Spec.Volumes {
+				if v.PersistentVolumeClaim != nil {
+					pvc, err := e.kube.CoreV1().PersistentVolumeClaims(ns).Get(e.ctx, v.PersistentVolumeClaim.ClaimName, metav1.GetOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					claims[pvc.Name] = pvc.UID
+				}
+			}
+			if len(claims) == 0 {
+				t.Fatalf("pod %s has no volume claim", name)
+			}
+			if err := e.kube.CoreV1().Pods(ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			started := time.Now()
+			e.waitNewPodReady(name, old.UID, 3*time.Minute)
+			e.waitAvailable(3 * time.Minute)
+			t.Logf("%s deleted: back Ready and the instance Available in %s", name, time.Since(started).Round(time.Second))
+			for claim, uid := range claims {
+				pvc, err := e.kube.CoreV1().PersistentVolumeClaims(ns).Get(e.ctx, claim, metav1.GetOptions{})
+				if err != nil || pvc.UID != uid {
+					t.Errorf("%s came back without its volume %s (was %s, now %v %v)", name, claim, uid, pvc.UID, err)
+				}
+			}
+		}
+	})
+
+	// 6. Module disable leaves the pods running: the hooks stop and the
+	// release is uninstalled; the same pods keep running, not restarted.
+	t.Run("module disable leaves the pods running", func(t *testing.T) {
+		before := map[string]*corev1.Pod{}
+		for _, name := range pods {
+			before[name] = e.pod(name)
+		}
+		e.stop()
+		if _, _, err := e.loop.Uninstall(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(15 * time.Second)
+		for _, name := range pods {
+			p := e.pod(name)
+			if p.UID != before[name].UID || p.Status.Phase != corev1.PodRunning || !ready(p) {
+				t.Errorf("after disable pod %s: uid %s (was %s), %s, Ready %v", name, p.UID, before[name].UID, p.Status.Phase, ready(p))
+			}
+			for i, c := range p.Status.ContainerStatuses {
+				if c.RestartCount != before[name].Status.ContainerStatuses[i].RestartCount {
+					t.Errorf("after disable container %s/%s restarted", name, c.Name)
+				}
+			}
+		}
+	})
+}
