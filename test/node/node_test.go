@@ -24,8 +24,13 @@ package node_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,6 +79,7 @@ type env struct {
 	kube   kubernetes.Interface
 	client *kubeutil.Client
 	loop   *moduleloop.Loop
+	node   *node.Node
 	stop   func() // stops the module loop (the hooks)
 }
 
@@ -96,7 +102,7 @@ func startModuleOnNode(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, _ := node.StartForTest(t, controlplane.Options{CRDDirs: crdDirs}, node.Options{Images: []string{set.Archive}})
+	cp, n := node.StartForTest(t, controlplane.Options{CRDDirs: crdDirs}, node.Options{Images: []string{set.Archive}})
 	certmanager.StartForTest(t, cp)
 	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
 		t.Fatal(err)
@@ -143,7 +149,7 @@ func startModuleOnNode(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, ctx: ctx, kube: kube, client: client, loop: loop, stop: stop}
+	e := &env{t: t, ctx: ctx, kube: kube, client: client, loop: loop, node: n, stop: stop}
 	class, err := kubeutil.ReadManifests(filepath.Join(controlplane.RepoRoot(), "docs", "examples", "starrocksclass.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -241,6 +247,46 @@ func TestOnNode(t *testing.T) {
 		}
 	}
 
+	// 4. The rendered security contexts hold in the running containers,
+	// read from the kernel (the node is this machine): the process's user,
+	// whether its root filesystem is read-only, and no ServiceAccount token
+	// in the StarRocks containers (the agent has its own, to report).
+	t.Run("security contexts hold in the running containers", func(t *testing.T) {
+		for _, name := range pods {
+			p := e.pod(name)
+			for _, c := range p.Spec.Containers {
+				pid := e.containerPID(p, c.Name)
+				uid := procUID(t, pid)
+				if c.SecurityContext == nil || c.SecurityContext.RunAsUser == nil && (p.Spec.SecurityContext == nil || p.Spec.SecurityContext.RunAsUser == nil) {
+					t.Errorf("%s/%s: no runAsUser rendered", name, c.Name)
+				}
+				if uid == "0" {
+					t.Errorf("%s/%s runs as root", name, c.Name)
+				}
+				want := p.Spec.SecurityContext.RunAsUser
+				if c.SecurityContext != nil && c.SecurityContext.RunAsUser != nil {
+					want = c.SecurityContext.RunAsUser
+				}
+				if want != nil && uid != strconv.FormatInt(*want, 10) {
+					t.Errorf("%s/%s runs as uid %s, rendered %d", name, c.Name, uid, *want)
+				}
+				ro := c.SecurityContext != nil && c.SecurityContext.ReadOnlyRootFilesystem != nil && *c.SecurityContext.ReadOnlyRootFilesystem
+				if got := rootReadOnly(t, pid); got != ro {
+					t.Errorf("%s/%s: root filesystem read-only %v, rendered %v", name, c.Name, got, ro)
+				}
+				_, err := os.Stat(fmt.Sprintf("/proc/%d/root/var/run/secrets/kubernetes.io/serviceaccount/token", pid))
+				hasToken := err == nil
+				if c.Name == "starrocks" && hasToken {
+					t.Errorf("%s/%s has a ServiceAccount token", name, c.Name)
+				}
+				if c.Name == "agent" && !hasToken {
+					t.Errorf("%s/%s has no ServiceAccount token to report with", name, c.Name)
+				}
+				t.Logf("%s/%s: pid %d uid %s, read-only root %v, token %v", name, c.Name, pid, uid, ro, hasToken)
+			}
+		}
+	})
+
 	// 5. A deleted pod comes back with its volume and the instance is
 	// Available again: the FE rejoins with its meta, the BE with its storage.
 	t.Run("a deleted pod comes back and rejoins with its volume", func(t *testing.T) {
@@ -299,4 +345,64 @@ func TestOnNode(t *testing.T) {
 			}
 		}
 	})
+}
+
+// containerPID is the host PID of a running container's process, from the
+// node's containerd (the pod status names the container).
+func (e *env) containerPID(p *corev1.Pod, container string) int {
+	e.t.Helper()
+	for _, st := range p.Status.ContainerStatuses {
+		if st.Name != container {
+			continue
+		}
+		id := strings.TrimPrefix(st.ContainerID, "containerd://")
+		out, err := exec.Command("ctr", "--address", e.node.ContainerdSocket(), "--namespace", "k8s.io", "tasks", "ls").Output()
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == id {
+				pid, err := strconv.Atoi(f[1])
+				if err != nil {
+					e.t.Fatal(err)
+				}
+				return pid
+			}
+		}
+	}
+	e.t.Fatalf("no running task for %s/%s", p.Name, container)
+	return 0
+}
+
+// procUID is the real uid of a process.
+func procUID(t *testing.T, pid int) string {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" {
+			return f[1]
+		}
+	}
+	t.Fatalf("no Uid in /proc/%d/status", pid)
+	return ""
+}
+
+// rootReadOnly says whether / is mounted read-only in the process's mount
+// namespace.
+func rootReadOnly(t *testing.T, pid int) bool {
+	t.Helper()
+	info, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(info), "\n") {
+		if f := strings.Fields(line); len(f) > 5 && f[4] == "/" {
+			return slices.Contains(strings.Split(f[5], ","), "ro")
+		}
+	}
+	t.Fatalf("no / in /proc/%d/mountinfo", pid)
+	return false
 }
