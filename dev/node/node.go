@@ -97,7 +97,28 @@ type Options struct {
 	// Images are image archives (docker or OCI) imported into containerd
 	// before the kubelet starts, besides the node's own pause and busybox.
 	Images []string
+	// Machine is the machine lock, held by the caller (LockMachine), who
+	// wants the machine to itself around the node (a test comparing the
+	// machine before and after); Stop leaves it held. Start takes the lock
+	// itself when nil.
+	Machine *Machine
 }
+
+// Machine is the machine-wide node lock, held: one node runs on a machine
+// at a time.
+type Machine struct{ f *os.File }
+
+// LockMachine takes the machine lock, waiting for a running node to stop.
+func LockMachine(ctx context.Context) (*Machine, error) {
+	f, err := acquireLock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Machine{f: f}, nil
+}
+
+// Unlock lets the next node run.
+func (m *Machine) Unlock() { m.f.Close() }
 
 // Node is a running node.
 type Node struct {
@@ -117,6 +138,7 @@ type Node struct {
 	containerdSock string
 	bridgeMade     bool
 	routeMade      bool
+	callersLock    bool // Options.Machine: Stop leaves the lock held
 }
 
 // Start brings up the node against cp (started with ControlPlaneOptions and
@@ -133,11 +155,15 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, opts Options) (_ 
 		}
 		n.ownDir = true
 	}
-	if n.lock, err = acquireLock(ctx); err != nil {
+	if opts.Machine != nil {
+		n.lock, n.callersLock = opts.Machine.f, true
+	} else if n.lock, err = acquireLock(ctx); err != nil {
 		return nil, err
 	}
 	if err := recoverDeadNode(n.lock); err != nil {
-		n.lock.Close()
+		if !n.callersLock {
+			n.lock.Close()
+		}
 		return nil, err
 	}
 	defer func() {
@@ -400,7 +426,9 @@ func (n *Node) Stop() {
 	}
 	// Stopped cleanly: nothing for the next node to recover.
 	_ = n.lock.Truncate(0)
-	n.lock.Close()
+	if !n.callersLock {
+		n.lock.Close()
+	}
 	n.lock = nil
 }
 

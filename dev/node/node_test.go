@@ -49,13 +49,16 @@ func TestNodeRunsPodsAndLeavesMachineAsFound(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the local node needs root")
 	}
+	// The machine to this test from the first look to the last: another
+	// test's node would change it meanwhile.
+	m := lockMachine(t)
 	before := snapshot(t)
 	started := time.Now()
 
 	// A subtest owns the node: its cleanups (node, then control plane) have
 	// run when it returns, so the machine can be compared after.
 	t.Run("pods", func(t *testing.T) {
-		cp, n := node.StartForTest(t, controlplane.Options{}, node.Options{})
+		cp, n := node.StartForTest(t, controlplane.Options{}, node.Options{Machine: m})
 		t.Logf("node Ready %s after start (run dir %s)", time.Since(started).Round(time.Millisecond), n.Dir())
 		cs, err := kubernetes.NewForConfig(cp.RESTConfig())
 		if err != nil {
@@ -344,7 +347,10 @@ func TestNodeCleansUpAfterANodeThatWasKilled(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the local node needs root")
 	}
+	m := lockMachine(t)
 	before := snapshot(t)
+	// The helper process takes the lock itself.
+	m.Unlock()
 
 	dir := t.TempDir()
 	child := exec.Command(os.Args[0], "-test.run=^TestHelperRunNodeUntilKilled$", "-test.v")
@@ -383,8 +389,9 @@ func TestNodeCleansUpAfterANodeThatWasKilled(t *testing.T) {
 		t.Fatal("the killed node left nothing behind: the test would prove nothing")
 	}
 
+	m = lockMachine(t)
 	t.Run("next node", func(t *testing.T) {
-		node.StartForTest(t, controlplane.Options{}, node.Options{})
+		node.StartForTest(t, controlplane.Options{}, node.Options{Machine: m})
 	})
 
 	after := snapshot(t)
@@ -396,6 +403,19 @@ func TestNodeCleansUpAfterANodeThatWasKilled(t *testing.T) {
 }
 
 const helperEnv = "MANAGED_STARROCKS_NODE_HELPER"
+
+// lockMachine takes the machine lock until the test ends.
+func lockMachine(t *testing.T) *node.Machine {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	m, err := node.LockMachine(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Unlock)
+	return m
+}
 
 // TestHelperRunNodeUntilKilled is the killed node's process: it runs only
 // when TestNodeCleansUpAfterANodeThatWasKilled starts it.
