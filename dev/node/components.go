@@ -376,3 +376,26 @@ func waitHTTP(ctx context.Context, p *process, url string, timeout time.Duration
 	}
 	return p.failure("not ready at " + url)
 }
+
+// nftQueueWorks says whether the kernel takes an nftables queue rule, which
+// kube-network-policies needs for every policy (its "queue" statement). A
+// kernel without nft_queue (these machines' 6.18 build has none, and
+// modules cannot be loaded here) refuses it: `nft add rule inet t c queue
+// num 100 bypass` answers "Could not process rule: No such file or
+// directory", and kube-network-policies' sync fails with "netlink receive:
+// no such file or directory", so no policy is enforced. The probe uses a
+// throwaway table and removes it.
+func nftQueueWorks() error {
+	const table = "managed-starrocks-node-probe"
+	if err := run("nft", "add", "table", "inet", table); err != nil {
+		return err
+	}
+	defer func() { _ = run("nft", "delete", "table", "inet", table) }()
+	if err := run("nft", "add", "chain", "inet", table, "c", "{ type filter hook forward priority 0; policy accept; }"); err != nil {
+		return err
+	}
+	if err := run("nft", "add", "rule", "inet", table, "c", "queue", "num", "100", "bypass"); err != nil {
+		return fmt.Errorf("the kernel refuses nftables queue rules, which kube-network-policies needs: NetworkPolicy is not enforced on this node: %w", err)
+	}
+	return nil
+}

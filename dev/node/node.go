@@ -139,6 +139,7 @@ type Node struct {
 	bridgeMade     bool
 	routeMade      bool
 	callersLock    bool // Options.Machine: Stop leaves the lock held
+	policiesErr    error
 }
 
 // Start brings up the node against cp (started with ControlPlaneOptions and
@@ -211,6 +212,9 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, opts Options) (_ 
 	if err := n.startCoreDNS(ctx, bins["coredns"]); err != nil {
 		return nil, err
 	}
+	if n.policiesErr = nftQueueWorks(); n.policiesErr != nil {
+		fmt.Fprintf(os.Stderr, "node: %v\n", n.policiesErr)
+	}
 	if err := n.startNetworkPolicies(bins["kube-network-policies"]); err != nil {
 		return nil, err
 	}
@@ -224,6 +228,10 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, opts Options) (_ 
 	}
 	return n, nil
 }
+
+// NetworkPoliciesEnforced is nil when kube-network-policies can enforce
+// NetworkPolicy on this machine's kernel, else why not.
+func (n *Node) NetworkPoliciesEnforced() error { return n.policiesErr }
 
 // Dir is the node's run directory (logs are <component>.log there).
 func (n *Node) Dir() string { return n.dir }
