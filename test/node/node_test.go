@@ -325,6 +325,29 @@ func TestOnNode(t *testing.T) {
 		}
 	})
 
+	// 1. A change that needs a BE restart rolls the BE: the hooks delete its
+	// pod, its preStop stops the BE gracefully (the stand-in records it on
+	// its volume), and the new pod is Ready before the instance is Available.
+	t.Run("rollout runs the preStop and the pod comes back Ready", func(t *testing.T) {
+		be := e.pod(pods[1])
+		patch := []byte(`{"spec":{"configuration":{"loadProcessMaxMemoryLimitPercent":40}}}`)
+		if _, err := e.client.Dynamic.Resource(v1alpha1.StarrocksGVR).Namespace(ns).Patch(e.ctx, "db", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		started := time.Now()
+		e.waitNewPodReady(pods[1], be.UID, 4*time.Minute)
+		e.waitAvailable(3 * time.Minute)
+		t.Logf("BE rolled and the instance Available in %s", time.Since(started).Round(time.Second))
+		stops, err := os.ReadFile(filepath.Join(e.node.Dir(), "volumes", ns+"_storage-"+pods[1], images.StopsLog))
+		if err != nil {
+			t.Fatalf("the BE stand-in recorded no stop: %v", err)
+		}
+		if !strings.Contains(string(stops), "graceful") {
+			t.Errorf("the BE did not stop gracefully:\n%s", stops)
+		}
+		t.Logf("BE stops:\n%s", stops)
+	})
+
 	// 5. A deleted pod comes back with its volume and the instance is
 	// Available again: the FE rejoins with its meta, the BE with its storage.
 	t.Run("a deleted pod comes back and rejoins with its volume", func(t *testing.T) {
