@@ -74,6 +74,24 @@ type Options struct {
 	// which Deckhouse's access roles are built on). Pods stay Pending: there
 	// is no kubelet.
 	ControllerManager bool
+	// Node prepares the control plane for a kubelet (dev/node); nil for none.
+	Node *NodeOptions
+}
+
+// NodeOptions are what a kubelet node needs from the control plane. The
+// defaults (no node) keep the apiserver as the hook and webhook tests know it.
+type NodeOptions struct {
+	// Name is the node's name: the kubelet authenticates as system:node:<Name>
+	// in group system:nodes, which the Node authorizer and the NodeRestriction
+	// admission plugin confine to its own Node and pods, as in a cluster.
+	Name string
+	// ServiceCIDR is --service-cluster-ip-range; its first address (the
+	// kubernetes Service) is in the serving certificate.
+	ServiceCIDR string
+	// AdvertiseAddress is where pods reach the apiserver (the endpoint of the
+	// kubernetes Service); the node forwards it to the apiserver on loopback.
+	// It is in the serving certificate.
+	AdvertiseAddress string
 }
 
 // ControlPlane is a running etcd + kube-apiserver pair.
@@ -85,6 +103,8 @@ type ControlPlane struct {
 	controller *process
 	restConfig *rest.Config
 	kubeconfig string
+	pki        *pki
+	node       *NodeOptions
 }
 
 // Start launches etcd and kube-apiserver, waits until the apiserver is ready
@@ -125,11 +145,12 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return nil, fmt.Errorf("etcd did not start: %w", err)
 	}
 
-	pki, err := writePKI(cp.dir)
+	pki, err := writePKI(cp.dir, opts.Node)
 	if err != nil {
 		return nil, err
 	}
-	if cp.apiserver, err = startAPIServer(cp.dir, apiserverBin, pki, etcdClient, apiPort, opts.APIServerArgs); err != nil {
+	cp.pki, cp.node = pki, opts.Node
+	if cp.apiserver, err = startAPIServer(cp.dir, apiserverBin, pki, etcdClient, apiPort, opts.Node, opts.APIServerArgs); err != nil {
 		return nil, err
 	}
 
@@ -160,7 +181,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if cp.controller, err = startControllerManager(cp.dir, bin, kubeconfig, pki); err != nil {
+		if cp.controller, err = startControllerManager(cp.dir, bin, kubeconfig, pki, opts.Node != nil); err != nil {
 			return nil, err
 		}
 	}
@@ -204,6 +225,25 @@ func (cp *ControlPlane) RESTConfig() *rest.Config { return rest.CopyConfig(cp.re
 // KubeconfigPath is a kubeconfig file for kubectl with cluster-admin rights.
 func (cp *ControlPlane) KubeconfigPath() string { return cp.kubeconfig }
 
+// CAFile is the control plane's CA certificate: it signs the apiserver's
+// serving certificate and the client certificate the apiserver shows kubelets.
+func (cp *ControlPlane) CAFile() string { return cp.pki.caFile }
+
+// UserKubeconfig writes a kubeconfig that authenticates as one of the node's
+// identities (Options.Node): "system:node:<name>", "system:kube-proxy" or
+// "system:kube-scheduler" (each has its token in the apiserver's token file;
+// the last two are bound by the apiserver's default RBAC). The server is the
+// loopback address.
+func (cp *ControlPlane) UserKubeconfig(user string) (string, error) {
+	token, ok := cp.pki.userTokens[user]
+	if !ok {
+		return "", fmt.Errorf("no token for %q: the control plane was started without Options.Node or the user is not one of the node's", user)
+	}
+	cfg := rest.CopyConfig(cp.restConfig)
+	cfg.BearerToken = token
+	return writeKubeconfig(cp.dir, "kubeconfig-"+strings.ReplaceAll(user, ":", "-"), cfg)
+}
+
 // Dir is the directory with data, certificates and logs.
 func (cp *ControlPlane) Dir() string { return cp.dir }
 
@@ -245,33 +285,61 @@ func startETCD(dir, bin string, clientPort, peerPort int) (*process, error) {
 	)
 }
 
-func startAPIServer(dir, bin string, pki *pki, etcdPort, port int, extra []string) (*process, error) {
+func startAPIServer(dir, bin string, pki *pki, etcdPort, port int, node *NodeOptions, extra []string) (*process, error) {
+	advertise, serviceCIDR := "127.0.0.1", "10.96.0.0/16"
+	authorization := "RBAC"
+	// No controller-manager creates default ServiceAccounts here, so the
+	// ServiceAccount admission plugin would reject every Pod.
+	admission := "--disable-admission-plugins=ServiceAccount"
+	var nodeArgs []string
+	if node != nil {
+		advertise, serviceCIDR = node.AdvertiseAddress, node.ServiceCIDR
+		authorization = "Node,RBAC"
+		// Pods run now: they get their ServiceAccount token projected
+		// (the controller-manager creates the default ServiceAccounts), and
+		// the kubelet may touch only its own Node and pods.
+		admission = "--enable-admission-plugins=NodeRestriction"
+		nodeArgs = []string{
+			// kubectl logs/exec: the kubelet trusts this client certificate.
+			"--kubelet-client-certificate=" + pki.kubeletClientCert,
+			"--kubelet-client-key=" + pki.kubeletClientKey,
+			"--kubelet-preferred-address-types=InternalIP",
+		}
+	}
 	args := []string{
 		"--etcd-servers=" + fmt.Sprintf("http://127.0.0.1:%d", etcdPort),
 		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
+		"--advertise-address=" + advertise,
 		"--secure-port=" + strconv.Itoa(port),
 		"--tls-cert-file=" + pki.servingCert,
 		"--tls-private-key-file=" + pki.servingKey,
 		"--token-auth-file=" + pki.tokenFile,
-		"--authorization-mode=RBAC",
+		"--authorization-mode=" + authorization,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + pki.saKey,
 		"--service-account-signing-key-file=" + pki.saKey,
-		"--service-cluster-ip-range=10.96.0.0/16",
+		"--service-cluster-ip-range=" + serviceCIDR,
 		"--allow-privileged=true",
-		// No controller-manager creates default ServiceAccounts here, so the
-		// ServiceAccount admission plugin would reject every Pod.
-		"--disable-admission-plugins=ServiceAccount",
+		admission,
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
 		"--cert-dir=" + filepath.Join(dir, "apiserver-certs"),
 		"--v=1",
 	}
+	args = append(args, nodeArgs...)
 	return startProcess(dir, "kube-apiserver", bin, append(args, extra...)...)
 }
 
-func startControllerManager(dir, bin, kubeconfig string, pki *pki) (*process, error) {
+func startControllerManager(dir, bin, kubeconfig string, pki *pki, node bool) (*process, error) {
+	controllers := "garbage-collector-controller,statefulset-controller,namespace-controller,serviceaccount-controller,replicaset-controller,deployment-controller,persistentvolume-protection-controller,persistentvolumeclaim-protection-controller,clusterrole-aggregation-controller"
+	if node {
+		// With a node, Services get EndpointSlices (kube-proxy and CoreDNS
+		// read them), pods of a deleted node or gone owner are cleaned up, and
+		// every namespace gets kube-root-ca.crt (projected token volumes), and
+		// a Ready node loses the not-ready taint the kubelet registers it with;
+		// claims bind to the volumes the node provisions.
+		controllers += ",endpointslice-controller,endpointslice-mirroring-controller,endpoints-controller,pod-garbage-collector-controller,ttl-controller,root-ca-certificate-publisher-controller,node-lifecycle-controller,persistentvolume-binder-controller"
+	}
 	return startProcess(dir, "kube-controller-manager", bin,
 		"--kubeconfig="+kubeconfig,
 		"--authentication-skip-lookup=true",
@@ -287,7 +355,7 @@ func startControllerManager(dir, bin, kubeconfig string, pki *pki) (*process, er
 		"--use-service-account-credentials=true",
 		"--service-account-private-key-file="+pki.saKey,
 		"--root-ca-file="+pki.caFile,
-		"--controllers=garbage-collector-controller,statefulset-controller,namespace-controller,serviceaccount-controller,replicaset-controller,deployment-controller,persistentvolume-protection-controller,persistentvolumeclaim-protection-controller,clusterrole-aggregation-controller",
+		"--controllers="+controllers,
 		"--concurrent-gc-syncs=5",
 		"--v=1",
 	)

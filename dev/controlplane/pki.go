@@ -40,15 +40,30 @@ type pki struct {
 	// system:kube-controller-manager, as in a real cluster (kubeadm's
 	// client certificate), which Deckhouse's policies exclude by name.
 	controllerToken string
+	// With a node: the node's identities' tokens by user name, and the client
+	// certificate the apiserver shows the kubelet.
+	userTokens        map[string]string
+	kubeletClientCert string
+	kubeletClientKey  string
 }
 
-func writePKI(dir string) (*pki, error) {
+func writePKI(dir string, node *NodeOptions) (*pki, error) {
 	ca, err := testpki.NewCA("managed-starrocks local control plane CA")
 	if err != nil {
 		return nil, err
 	}
-	leaf, err := ca.Issue("kube-apiserver", []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
-		[]net.IP{net.ParseIP("127.0.0.1")}, 0)
+	ips := []net.IP{net.ParseIP("127.0.0.1")}
+	if node != nil {
+		// Pods dial the kubernetes Service's address (KUBERNETES_SERVICE_HOST)
+		// and reach the apiserver through the advertised address.
+		first, err := firstServiceIP(node.ServiceCIDR)
+		if err != nil {
+			return nil, err
+		}
+		ips = append(ips, first, net.ParseIP(node.AdvertiseAddress))
+	}
+	leaf, err := ca.Issue("kube-apiserver", []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		ips, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -86,10 +101,52 @@ func writePKI(dir string) (*pki, error) {
 	// objects. kube-controller-manager gets it too so that its start does
 	// not wait for the bootstrap RBAC; its controllers act as their own
 	// service accounts in kube-system (--use-service-account-credentials).
-	lines := fmt.Sprintf("%s,admin,admin,\"system:masters\"\n%s,system:kube-controller-manager,system:kube-controller-manager,\"system:masters\"\n",
+	line := fmt.Sprintf("%s,admin,admin,\"system:masters\"\n%s,system:kube-controller-manager,system:kube-controller-manager,\"system:masters\"\n",
 		p.token, p.controllerToken)
-	if err := os.WriteFile(p.tokenFile, []byte(lines), 0o600); err != nil {
+	if node != nil {
+		p.userTokens = map[string]string{}
+		users := []struct{ name, group string }{
+			{"system:node:" + node.Name, "system:nodes"},
+			// The apiserver's default ClusterRoleBindings bind these users
+			// (system:node-proxier, system:kube-scheduler).
+			{"system:kube-proxy", ""},
+			{"system:kube-scheduler", ""},
+		}
+		for _, u := range users {
+			tok, err := randomToken()
+			if err != nil {
+				return nil, err
+			}
+			p.userTokens[u.name] = tok
+			line += fmt.Sprintf("%s,%s,%s,\"%s\"\n", tok, u.name, u.name, u.group)
+		}
+		client, err := ca.Issue("kube-apiserver-kubelet-client", nil, nil, 0)
+		if err != nil {
+			return nil, err
+		}
+		p.kubeletClientCert = filepath.Join(dir, "kubelet-client.crt")
+		p.kubeletClientKey = filepath.Join(dir, "kubelet-client.key")
+		if err := os.WriteFile(p.kubeletClientCert, client.CertPEM, 0o600); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(p.kubeletClientKey, client.KeyPEM, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.WriteFile(p.tokenFile, []byte(line), 0o600); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// firstServiceIP is the address the apiserver gives the kubernetes Service:
+// the first one after the network address of the Service range.
+func firstServiceIP(cidr string) (net.IP, error) {
+	_, n, err := net.ParseCIDR(cidr)
+	if err != nil || n.IP.To4() == nil {
+		return nil, fmt.Errorf("service CIDR %q: want an IPv4 CIDR", cidr)
+	}
+	ip := append(net.IP(nil), n.IP.To4()...)
+	ip[3]++
+	return ip, nil
 }

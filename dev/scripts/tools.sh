@@ -16,7 +16,7 @@
 # Prints the path of a development tool, building it into the cache first if
 # it is not there yet. Tools are keyed by version, so a version bump rebuilds.
 #
-#   dev/scripts/tools.sh kube-apiserver|kube-controller-manager|etcd|controller-gen|addon-operator|cert-manager-controller|versitygw|cert-manager-crds|prometheus-operator-crds|all
+#   dev/scripts/tools.sh kube-apiserver|kube-controller-manager|kubelet|kube-proxy|kube-scheduler|coredns|kube-network-policies|etcd|controller-gen|addon-operator|cert-manager-controller|versitygw|cert-manager-crds|prometheus-operator-crds|all
 #
 # Cache: $MANAGED_STARROCKS_CACHE (default ~/.cache/managed-starrocks).
 set -euo pipefail
@@ -32,6 +32,10 @@ PROMETHEUS_OPERATOR_VERSION=v0.95.2
 VERSITYGW_VERSION=v1.8.0
 # The addon-operator that runs the module locally: the version of the root go.mod.
 ADDON_OPERATOR_VERSION=v1.24.4
+# The node's DNS and NetworkPolicy enforcement (dev/node); versions pinned in
+# their tool modules' go.mod, repeated here to key the cache.
+COREDNS_VERSION=v1.15.0
+KNP_VERSION=v0.8.0
 
 say() { echo "tools: $*" >&2; }
 
@@ -55,6 +59,27 @@ kube_controller_manager() {
   local out="$cache/bin/kube-controller-manager-$KUBE_VERSION"
   build dev/tools/kube-apiserver "$out" k8s.io/kubernetes/cmd/kube-controller-manager \
     "-X k8s.io/component-base/version.gitVersion=$KUBE_VERSION"
+  echo "$out"
+}
+
+# node_tool <name>: the kubelet, kube-proxy and kube-scheduler of the local
+# node (dev/node), from the module and version that build kube-apiserver.
+node_tool() {
+  local out="$cache/bin/$1-$KUBE_VERSION"
+  build dev/tools/kube-apiserver "$out" "k8s.io/kubernetes/cmd/$1" \
+    "-X k8s.io/component-base/version.gitVersion=$KUBE_VERSION"
+  echo "$out"
+}
+
+coredns() {
+  local out="$cache/bin/coredns-$COREDNS_VERSION"
+  build dev/tools/coredns "$out" ./cmd/coredns
+  echo "$out"
+}
+
+kube_network_policies() {
+  local out="$cache/bin/kube-network-policies-$KNP_VERSION"
+  build dev/tools/kube-network-policies "$out" sigs.k8s.io/kube-network-policies/cmd
   echo "$out"
 }
 
@@ -132,11 +157,13 @@ prometheus_operator_crds() {
 # make run says "first run only" only when there is something to build.
 missing() {
   local name out
-  for name in kube-apiserver kube-controller-manager; do
+  for name in kube-apiserver kube-controller-manager kubelet kube-proxy kube-scheduler; do
     out="$cache/bin/$name-$KUBE_VERSION"
     [[ -x "$out" ]] || echo "$name"
   done
   [[ -x "$cache/bin/etcd-$ETCD_VERSION" ]] || echo etcd
+  [[ -x "$cache/bin/coredns-$COREDNS_VERSION" ]] || echo coredns
+  [[ -x "$cache/bin/kube-network-policies-$KNP_VERSION" ]] || echo kube-network-policies
   [[ -x "$cache/bin/controller-gen-$CONTROLLER_TOOLS_VERSION" ]] || echo controller-gen
   [[ -x "$cache/bin/addon-operator-$ADDON_OPERATOR_VERSION" ]] || echo addon-operator
   [[ -x "$cache/bin/cert-manager-controller-$CERT_MANAGER_VERSION" ]] || echo cert-manager-controller
@@ -148,6 +175,9 @@ case "${1:-}" in
   missing) missing ;;
   kube-apiserver) kube_apiserver ;;
   kube-controller-manager) kube_controller_manager ;;
+  kubelet|kube-proxy|kube-scheduler) node_tool "$1" ;;
+  coredns) coredns ;;
+  kube-network-policies) kube_network_policies ;;
   etcd) etcd ;;
   controller-gen) controller_gen ;;
   addon-operator) addon_operator ;;
@@ -155,6 +185,6 @@ case "${1:-}" in
   versitygw) versitygw ;;
   cert-manager-crds) cert_manager_crds ;;
   prometheus-operator-crds) prometheus_operator_crds ;;
-  all) kube_apiserver; kube_controller_manager; etcd; controller_gen; addon_operator; cert_manager_controller; versitygw; cert_manager_crds; prometheus_operator_crds ;;
-  *) echo "usage: $0 kube-apiserver|kube-controller-manager|etcd|controller-gen|addon-operator|cert-manager-controller|versitygw|cert-manager-crds|prometheus-operator-crds|all|missing" >&2; exit 2 ;;
+  all) kube_apiserver; kube_controller_manager; node_tool kubelet; node_tool kube-proxy; node_tool kube-scheduler; coredns; kube_network_policies; etcd; controller_gen; addon_operator; cert_manager_controller; versitygw; cert_manager_crds; prometheus_operator_crds ;;
+  *) echo "usage: $0 kube-apiserver|kube-controller-manager|kubelet|kube-proxy|kube-scheduler|coredns|kube-network-policies|etcd|controller-gen|addon-operator|cert-manager-controller|versitygw|cert-manager-crds|prometheus-operator-crds|all|missing" >&2; exit 2 ;;
 esac

@@ -65,6 +65,9 @@ func main() {
 // runDirFlag lets a test run localrun next to a developer's `make run`.
 var runDirFlag = flag.String("dir", "", "where the control plane keeps its files and logs, emptied first (default: $MANAGED_STARROCKS_CACHE/run, else ~/.cache/managed-starrocks/run)")
 
+// noNode runs without the local node (dev/node) even as root.
+var noNode = flag.Bool("no-node", false, "do not start the local node (kubelet, containerd): pods stay Pending")
+
 // disable plays Deckhouse disabling the module once the examples run.
 var disable = flag.Bool("disable", false, "after the examples are deployed, disable the module through addon-operator: it stops the module's hooks and deletes its Helm release (objects with helm.sh/resource-policy: keep stay), then keep the cluster for inspection")
 
@@ -96,6 +99,7 @@ func run(ctx context.Context) error {
 		Dir:               dir,
 		CRDDirs:           crdDirs,
 		ControllerManager: true,
+		Node:              localNodeControlPlane(),
 	})
 	if err != nil {
 		return err
@@ -114,6 +118,12 @@ func run(ctx context.Context) error {
 	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
 		return err
 	}
+
+	globals, stopNode, err := startLocalNode(ctx, cp, dir)
+	if err != nil {
+		return err
+	}
+	defer stopNode()
 
 	say("building the hooks and the webhook")
 	binDir := filepath.Join(dir, "bin")
@@ -156,6 +166,7 @@ func run(ctx context.Context) error {
 		HooksBinary: hooksBin,
 		Dir:         filepath.Join(dir, "addon-operator"),
 		Settings:    map[string]any{},
+		Globals:     globals,
 	})
 	if err != nil {
 		return err
@@ -181,6 +192,7 @@ func run(ctx context.Context) error {
 	if err := waitValid(ctx, client, 2*time.Minute); err != nil {
 		say("%v", err)
 	}
+	applyNodeInstance(ctx, client)
 	// Let the passes that follow the first render (StatefulSets, Pods and
 	// PVCs appearing) update the status before printing it.
 	select {
@@ -232,9 +244,7 @@ func run(ctx context.Context) error {
 		running = "The module is disabled; the cluster and the webhook keep running"
 	}
 	fmt.Printf(`
-There is no kubelet and no scheduler here: the StatefulSet controller creates the
-Pods and PVCs, but no container ever runs, so instances stay Provisioning and
-Available=False. Everything else (hooks, webhook, Helm render, status) is real.
+%s
 
 %s until Ctrl-C. Logs are in %s.
 In another terminal:
@@ -243,8 +253,8 @@ In another terminal:
   kubectl explain starrocks.spec
   kubectl get starrocksclasses,starrocks -A -o wide
   kubectl -n team-a describe starrocks analytics
-
-`, running, dir, cp.KubeconfigPath())
+%s
+`, localNodeNote(), running, dir, cp.KubeconfigPath(), localNodeTry())
 	<-ctx.Done()
 	fmt.Println()
 	return nil

@@ -53,18 +53,21 @@ type localrun struct {
 	err    error
 }
 
-// startLocalrun runs the built program with -dir and args.
+// startLocalrun runs the built program with -dir, -no-node and args. These
+// tests are about the module's run, not the node (dev/node tests it): no
+// node keeps them as fast as they were and free of the one-node lock.
 func startLocalrun(t *testing.T, bin string, args ...string) *localrun {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
-	return start(t, dir, exec.Command(bin, append([]string{"-dir", dir}, args...)...))
+	return start(t, dir, exec.Command(bin, append([]string{"-dir", dir, "-no-node"}, args...)...))
 }
 
-// startMakeRun runs `make run` in the repository, with -dir and args.
+// startMakeRun runs `make run` in the repository, with -dir, -no-node and
+// args.
 func startMakeRun(t *testing.T, args ...string) *localrun {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command("make", "--no-print-directory", "run", "RUN_FLAGS=-dir "+dir+" "+strings.Join(args, " "))
+	cmd := exec.Command("make", "--no-print-directory", "run", "RUN_FLAGS=-dir "+dir+" -no-node "+strings.Join(args, " "))
 	cmd.Dir = controlplane.RepoRoot()
 	return start(t, dir, cmd)
 }

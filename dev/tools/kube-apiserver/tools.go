@@ -17,10 +17,14 @@ limitations under the License.
 */
 
 // Package tools pins the kube-apiserver and kube-controller-manager used by the local control plane in
-// tests and `make run`. It is development tooling, never shipped.
+// tests and `make run`, and the kubelet, kube-proxy and kube-scheduler of its node (dev/node), all
+// from one k8s.io/kubernetes version. It is development tooling, never shipped.
 package tools
 
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubelet"
 )

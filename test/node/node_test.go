@@ -1,0 +1,508 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package node_test runs the module on a real node (dev/node): its pods
+// start from the images built here (dev/images), cert-manager's controllers
+// issue their certificates, and their probes make them Ready. These tests
+// check what only running containers show; test/e2e keeps checking the
+// module's decisions without a node.
+package node_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/dev/certmanager"
+	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/images"
+	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
+	"github.com/deckhouse/managed-starrocks/dev/moduleloop"
+	"github.com/deckhouse/managed-starrocks/dev/node"
+)
+
+const ns = "team-a"
+
+// instance is the smallest Standalone of the example class: it fits the
+// node's two cores.
+const instance = `apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata:
+  name: db
+  namespace: team-a
+spec:
+  starrocksClassName: example
+  type: Standalone
+  frontend:
+    cpu: {cores: 1, coreFraction: 50}
+    memory: {size: 4Gi}
+    persistentVolumeClaim: {size: 1Gi}
+  backend:
+    cpu: {cores: 1, coreFraction: 50}
+    memory: {size: 4Gi}
+    persistentVolumeClaim: {size: 1Gi}
+`
+
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	kube   kubernetes.Interface
+	client *kubeutil.Client
+	loop   *moduleloop.Loop
+	node   *node.Node
+	stop   func() // stops the module loop (the hooks)
+}
+
+// startModuleOnNode brings up the control plane, the node with the module's
+// images, cert-manager, the webhook and the module loop, and applies the
+// example class and the instance; it returns once the instance is
+// Available.
+func startModuleOnNode(t *testing.T) *env {
+	if os.Geteuid() != 0 {
+		t.Skip("the local node needs root")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	dir := t.TempDir()
+	set, err := images.BuildSet(ctx, filepath.Join(dir, "images"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crdDirs, err := moduleloop.CRDDirs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, n := node.StartForTest(t, controlplane.Options{CRDDirs: crdDirs}, node.Options{Images: []string{set.Archive}})
+	certmanager.StartForTest(t, cp)
+	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin")
+	hooks, err := moduleloop.BuildBinary(ctx, moduleloop.HooksPackage, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webhookBin, err := moduleloop.BuildBinary(ctx, moduleloop.WebhookPackage, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webhook, err := moduleloop.StartWebhook(ctx, webhookBin, cp.KubeconfigPath(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(webhook.Stop)
+	globals := chartrender.DefaultGlobals()
+	globals["modulesImages"] = set.ModulesImages()
+	var log bytes.Buffer
+	loop, err := moduleloop.New(moduleloop.Options{
+		RESTConfig: cp.RESTConfig(), HooksBinary: hooks, Settings: map[string]any{},
+		Globals: globals, Webhook: &webhook.Endpoint, Log: &log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(loop.Close)
+	loopCtx, stopLoop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = loop.Run(loopCtx, func(*moduleloop.Result, error) {})
+	}()
+	stop := func() { stopLoop(); <-done }
+	t.Cleanup(stop)
+
+	client, err := kubeutil.NewClient(cp.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, err := kubernetes.NewForConfig(cp.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, ctx: ctx, kube: kube, client: client, loop: loop, node: n, stop: stop}
+	class, err := kubeutil.ReadManifests(filepath.Join(controlplane.RepoRoot(), "docs", "examples", "starrocksclass.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range class {
+		if _, err := client.Apply(ctx, obj, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := kubeutil.EnsureNamespace(ctx, kube, ns, nil); err != nil {
+		t.Fatal(err)
+	}
+	var obj unstructured.Unstructured
+	if err := yaml.Unmarshal([]byte(instance), &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	applied := time.Now()
+	if _, err := client.Apply(ctx, &obj, "test"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitAvailable(5 * time.Minute)
+	t.Logf("instance Available %s after apply", time.Since(applied).Round(time.Second))
+	return e
+}
+
+func (e *env) available() (bool, string) {
+	sr, err := e.client.Dynamic.Resource(v1alpha1.StarrocksGVR).Namespace(ns).Get(e.ctx, "db", metav1.GetOptions{})
+	if err != nil {
+		return false, err.Error()
+	}
+	conds, _, _ := unstructured.NestedSlice(sr.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == "Available" {
+			return m["status"] == "True", m["reason"].(string) + ": " + m["message"].(string)
+		}
+	}
+	return false, "no Available condition"
+}
+
+func (e *env) waitAvailable(timeout time.Duration) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		var ok bool
+		if ok, last = e.available(); ok {
+			return
+		}
+		time.Sleep(time.Second)
+	}
+	e.t.Fatalf("instance not Available in %s: %s", timeout, last)
+}
+
+func (e *env) pod(name string) *corev1.Pod {
+	e.t.Helper()
+	p, err := e.kube.CoreV1().Pods(ns).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func ready(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// waitNewPodReady waits until pod name exists with a UID other than old and
+// is Ready.
+func (e *env) waitNewPodReady(name string, old types.UID, timeout time.Duration) *corev1.Pod {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		p, err := e.kube.CoreV1().Pods(ns).Get(e.ctx, name, metav1.GetOptions{})
+		if err == nil && p.UID != old && ready(p) {
+			return p
+		}
+		time.Sleep(time.Second)
+	}
+	e.t.Fatalf("pod %s did not come back Ready in %s", name, timeout)
+	return nil
+}
+
+func TestOnNode(t *testing.T) {
+	e := startModuleOnNode(t)
+	pods := []string{"d8ms-sr-db-0", "d8ms-sr-db-be-0"}
+	for _, name := range pods {
+		p := e.pod(name)
+		if p.Status.Phase != corev1.PodRunning || !ready(p) {
+			t.Fatalf("pod %s is %s, Ready %v", name, p.Status.Phase, ready(p))
+		}
+	}
+
+	// 4. The rendered security contexts hold in the running containers,
+	// read from the kernel (the node is this machine): the process's user,
+	// whether its root filesystem is read-only, and no ServiceAccount token
+	// in the StarRocks containers (the agent has its own, to report).
+	t.Run("security contexts hold in the running containers", func(t *testing.T) {
+		for _, name := range pods {
+			p := e.pod(name)
+			for _, c := range p.Spec.Containers {
+				pid := e.containerPID(p, c.Name)
+				uid := procUID(t, pid)
+				if c.SecurityContext == nil || c.SecurityContext.RunAsUser == nil && (p.Spec.SecurityContext == nil || p.Spec.SecurityContext.RunAsUser == nil) {
+					t.Errorf("%s/%s: no runAsUser rendered", name, c.Name)
+				}
+				if uid == "0" {
+					t.Errorf("%s/%s runs as root", name, c.Name)
+				}
+				want := p.Spec.SecurityContext.RunAsUser
+				if c.SecurityContext != nil && c.SecurityContext.RunAsUser != nil {
+					want = c.SecurityContext.RunAsUser
+				}
+				if want != nil && uid != strconv.FormatInt(*want, 10) {
+					t.Errorf("%s/%s runs as uid %s, rendered %d", name, c.Name, uid, *want)
+				}
+				ro := c.SecurityContext != nil && c.SecurityContext.ReadOnlyRootFilesystem != nil && *c.SecurityContext.ReadOnlyRootFilesystem
+				if got := rootReadOnly(t, pid); got != ro {
+					t.Errorf("%s/%s: root filesystem read-only %v, rendered %v", name, c.Name, got, ro)
+				}
+				_, err := os.Stat(fmt.Sprintf("/proc/%d/root/var/run/secrets/kubernetes.io/serviceaccount/token", pid))
+				hasToken := err == nil
+				if c.Name == "starrocks" && hasToken {
+					t.Errorf("%s/%s has a ServiceAccount token", name, c.Name)
+				}
+				if c.Name == "agent" && !hasToken {
+					t.Errorf("%s/%s has no ServiceAccount token to report with", name, c.Name)
+				}
+				t.Logf("%s/%s: pid %d uid %s, read-only root %v, token %v", name, c.Name, pid, uid, ro, hasToken)
+			}
+		}
+	})
+
+	// 3. NetworkPolicy, enforced by kube-network-policies: from a pod of
+	// the instance's namespace the client port is open and the internal
+	// ports are closed; from another namespace (not in spec.network) every
+	// port is closed.
+	t.Run("network policy", func(t *testing.T) {
+		if err := e.node.NetworkPoliciesEnforced(); err != nil {
+			t.Skip(err)
+		}
+		fe, be := e.pod(pods[0]).Status.PodIP, e.pod(pods[1]).Status.PodIP
+		targets := []struct {
+			ip, port string
+			internal bool
+		}{
+			{fe, "9030", false}, {fe, "9010", true}, {fe, "9020", true},
+			{be, "9060", true}, {be, "8040", true}, {be, "8060", true},
+		}
+		script := ""
+		for _, tg := range targets {
+			script += fmt.Sprintf("if nc -w 3 %s %s </dev/null >/dev/null 2>&1; then echo %s:%s open; else echo %s:%s closed; fi; ", tg.ip, tg.port, tg.ip, tg.port, tg.ip, tg.port)
+		}
+		for _, from := range []string{ns, "elsewhere"} {
+			if err := kubeutil.EnsureNamespace(e.ctx, e.kube, from, nil); err != nil {
+				t.Fatal(err)
+			}
+			out := e.runProbe(from, script)
+			for _, tg := range targets {
+				want := "closed"
+				if from == ns && !tg.internal {
+					want = "open"
+				}
+				if !strings.Contains(out, tg.ip+":"+tg.port+" "+want) {
+					t.Errorf("from namespace %s, %s:%s should be %s:\n%s", from, tg.ip, tg.port, want, out)
+				}
+			}
+			t.Logf("from namespace %s:\n%s", from, out)
+		}
+	})
+
+	// 1. A change that needs a BE restart rolls the BE: the hooks delete its
+	// pod, its preStop stops the BE gracefully (the stand-in records it on
+	// its volume), and the new pod is Ready before the instance is Available.
+	t.Run("rollout runs the preStop and the pod comes back Ready", func(t *testing.T) {
+		be := e.pod(pods[1])
+		patch := []byte(`{"spec":{"configuration":{"loadProcessMaxMemoryLimitPercent":40}}}`)
+		if _, err := e.client.Dynamic.Resource(v1alpha1.StarrocksGVR).Namespace(ns).Patch(e.ctx, "db", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		started := time.Now()
+		e.waitNewPodReady(pods[1], be.UID, 4*time.Minute)
+		e.waitAvailable(3 * time.Minute)
+		t.Logf("BE rolled and the instance Available in %s", time.Since(started).Round(time.Second))
+		stops, err := os.ReadFile(filepath.Join(e.node.Dir(), "volumes", ns+"_storage-"+pods[1], images.StopsLog))
+		if err != nil {
+			t.Fatalf("the BE stand-in recorded no stop: %v", err)
+		}
+		if !strings.Contains(string(stops), "graceful") {
+			t.Errorf("the BE did not stop gracefully:\n%s", stops)
+		}
+		t.Logf("BE stops:\n%s", stops)
+	})
+
+	// 5. A deleted pod comes back with its volume and the instance is
+	// Available again: the FE rejoins with its meta, the BE with its storage.
+	t.Run("a deleted pod comes back and rejoins with its volume", func(t *testing.T) {
+		for _, name := range pods {
+			old := e.pod(name)
+			claims := map[string]types.UID{}
+			for _, v := range old.Spec.Volumes {
+				if v.PersistentVolumeClaim != nil {
+					pvc, err := e.kube.CoreV1().PersistentVolumeClaims(ns).Get(e.ctx, v.PersistentVolumeClaim.ClaimName, metav1.GetOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					claims[pvc.Name] = pvc.UID
+				}
+			}
+			if len(claims) == 0 {
+				t.Fatalf("pod %s has no volume claim", name)
+			}
+			if err := e.kube.CoreV1().Pods(ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			started := time.Now()
+			e.waitNewPodReady(name, old.UID, 3*time.Minute)
+			e.waitAvailable(3 * time.Minute)
+			t.Logf("%s deleted: back Ready and the instance Available in %s", name, time.Since(started).Round(time.Second))
+			for claim, uid := range claims {
+				pvc, err := e.kube.CoreV1().PersistentVolumeClaims(ns).Get(e.ctx, claim, metav1.GetOptions{})
+				if err != nil || pvc.UID != uid {
+					t.Errorf("%s came back without its volume %s (was %s, now %v %v)", name, claim, uid, pvc.UID, err)
+				}
+			}
+		}
+	})
+
+	// 6. Module disable leaves the pods running: the hooks stop and the
+	// release is uninstalled; the same pods keep running, not restarted.
+	t.Run("module disable leaves the pods running", func(t *testing.T) {
+		before := map[string]*corev1.Pod{}
+		for _, name := range pods {
+			before[name] = e.pod(name)
+		}
+		e.stop()
+		if _, _, err := e.loop.Uninstall(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(15 * time.Second)
+		for _, name := range pods {
+			p := e.pod(name)
+			if p.UID != before[name].UID || p.Status.Phase != corev1.PodRunning || !ready(p) {
+				t.Errorf("after disable pod %s: uid %s (was %s), %s, Ready %v", name, p.UID, before[name].UID, p.Status.Phase, ready(p))
+			}
+			for i, c := range p.Status.ContainerStatuses {
+				if c.RestartCount != before[name].Status.ContainerStatuses[i].RestartCount {
+					t.Errorf("after disable container %s/%s restarted", name, c.Name)
+				}
+			}
+		}
+	})
+}
+
+// containerPID is the host PID of a running container's process, from the
+// node's containerd (the pod status names the container).
+func (e *env) containerPID(p *corev1.Pod, container string) int {
+	e.t.Helper()
+	for _, st := range p.Status.ContainerStatuses {
+		if st.Name != container {
+			continue
+		}
+		id := strings.TrimPrefix(st.ContainerID, "containerd://")
+		out, err := exec.Command("ctr", "--address", e.node.ContainerdSocket(), "--namespace", "k8s.io", "tasks", "ls").Output()
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == id {
+				pid, err := strconv.Atoi(f[1])
+				if err != nil {
+					e.t.Fatal(err)
+				}
+				return pid
+			}
+		}
+	}
+	e.t.Fatalf("no running task for %s/%s", p.Name, container)
+	return 0
+}
+
+// procUID is the real uid of a process.
+func procUID(t *testing.T, pid int) string {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" {
+			return f[1]
+		}
+	}
+	t.Fatalf("no Uid in /proc/%d/status", pid)
+	return ""
+}
+
+// rootReadOnly says whether / is mounted read-only in the process's mount
+// namespace.
+func rootReadOnly(t *testing.T, pid int) bool {
+	t.Helper()
+	info, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(info), "\n") {
+		if f := strings.Fields(line); len(f) > 5 && f[4] == "/" {
+			return slices.Contains(strings.Split(f[5], ","), "ro")
+		}
+	}
+	t.Fatalf("no / in /proc/%d/mountinfo", pid)
+	return false
+}
+
+// runProbe runs a busybox pod with script in namespace and returns its log.
+func (e *env) runProbe(namespace, script string) string {
+	e.t.Helper()
+	name := "probe"
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "probe", Image: node.BusyboxImage, Command: []string{"sh", "-c", script}}},
+		},
+	}
+	// The default ServiceAccount comes from the controller-manager.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := e.kube.CoreV1().ServiceAccounts(namespace).Get(e.ctx, "default", metav1.GetOptions{}); err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if _, err := e.kube.CoreV1().Pods(namespace).Create(e.ctx, pod, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	deadline = time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		p, err := e.kube.CoreV1().Pods(namespace).Get(e.ctx, name, metav1.GetOptions{})
+		if err == nil && (p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed) {
+			logs, err := e.kube.CoreV1().Pods(namespace).GetLogs(name, &corev1.PodLogOptions{}).DoRaw(e.ctx)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			_ = e.kube.CoreV1().Pods(namespace).Delete(e.ctx, name, metav1.DeleteOptions{})
+			return string(logs)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	e.t.Fatalf("probe pod in %s did not finish", namespace)
+	return ""
+}
