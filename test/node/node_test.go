@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/dev/addonoperator"
 	"github.com/deckhouse/managed-starrocks/dev/certmanager"
 	"github.com/deckhouse/managed-starrocks/dev/chartrender"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
@@ -78,13 +79,12 @@ type env struct {
 	ctx    context.Context
 	kube   kubernetes.Interface
 	client *kubeutil.Client
-	loop   *moduleloop.Loop
+	ao     *addonoperator.Operator
 	node   *node.Node
-	stop   func() // stops the module loop (the hooks)
 }
 
 // startModuleOnNode brings up the control plane, the node with the module's
-// images, cert-manager, the webhook and the module loop, and applies the
+// images, cert-manager, the webhook and the module under addon-operator, and applies the
 // example class and the instance; it returns once the instance is
 // Available.
 func startModuleOnNode(t *testing.T) *env {
@@ -116,30 +116,38 @@ func startModuleOnNode(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	webhook, err := moduleloop.StartWebhook(ctx, webhookBin, cp.KubeconfigPath(), dir)
+	moduleConfig, webhookKubeconfig, err := moduleloop.Identities(ctx, cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webhook, err := moduleloop.PrepareWebhook(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(webhook.Stop)
+	redirect, err := addonoperator.RedirectWebhooks(cp.RESTConfig(), &webhook.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(redirect.Stop)
 	globals := chartrender.DefaultGlobals()
 	globals["modulesImages"] = set.ModulesImages()
 	var log bytes.Buffer
-	loop, err := moduleloop.New(moduleloop.Options{
-		RESTConfig: cp.RESTConfig(), HooksBinary: hooks, Settings: map[string]any{},
-		Globals: globals, Webhook: &webhook.Endpoint, Log: &log,
+	ao, err := addonoperator.Start(ctx, addonoperator.Options{
+		Identity: moduleConfig, AdminConfig: cp.RESTConfig(), HooksBinary: hooks,
+		Dir: filepath.Join(dir, "addon-operator"), Settings: map[string]any{}, Globals: globals, Log: &log,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(loop.Close)
-	loopCtx, stopLoop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = loop.Run(loopCtx, func(*moduleloop.Result, error) {})
-	}()
-	stop := func() { stopLoop(); <-done }
-	t.Cleanup(stop)
+	t.Cleanup(ao.Stop)
+	if err := ao.WaitRelease(ctx, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// The webhook's account and RBAC come with the release.
+	if err := webhook.Start(ctx, webhookBin, webhookKubeconfig); err != nil {
+		t.Fatal(err)
+	}
 
 	client, err := kubeutil.NewClient(cp.RESTConfig())
 	if err != nil {
@@ -149,7 +157,7 @@ func startModuleOnNode(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, ctx: ctx, kube: kube, client: client, loop: loop, node: n, stop: stop}
+	e := &env{t: t, ctx: ctx, kube: kube, client: client, ao: ao, node: n}
 	class, err := kubeutil.ReadManifests(filepath.Join(controlplane.RepoRoot(), "docs", "examples", "starrocksclass.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -382,15 +390,14 @@ func TestOnNode(t *testing.T) {
 		}
 	})
 
-	// 6. Module disable leaves the pods running: the hooks stop and the
-	// release is uninstalled; the same pods keep running, not restarted.
+	// 6. Module disable leaves the pods running: addon-operator stops the
+	// hooks and deletes the release; the same pods keep running, not restarted.
 	t.Run("module disable leaves the pods running", func(t *testing.T) {
 		before := map[string]*corev1.Pod{}
 		for _, name := range pods {
 			before[name] = e.pod(name)
 		}
-		e.stop()
-		if _, _, err := e.loop.Uninstall(e.ctx); err != nil {
+		if err := e.ao.Disable(e.ctx, 3*time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(15 * time.Second)
