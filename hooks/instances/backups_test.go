@@ -451,7 +451,7 @@ status:
 	objects := func(restore any) string {
 		data, err := json.Marshal(map[string]any{"tls": map[string]any{"ready": true}, "accounts": map[string]any{"ready": true},
 			"membership": map[string]any{"leader": "d8ms-sr-copy-0.d8ms-sr-copy-fe-headless.team.svc.cluster.local", "backends": []string{host(0), host(1), host(2), host(3)}},
-			"restore": restore, "updatedAt": "x"})
+			"restore":    restore, "updatedAt": "x"})
 		require.NoError(t, err)
 		o := readyObjectsYAML("copy", 1, 4)
 		o = strings.Replace(o, "name: d8ms-sr-copy-be\n  namespace: team\n  uid: sts-uid-copy-be\n  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: copy, app.kubernetes.io/component: backend}\nspec: {replicas: 1}",
