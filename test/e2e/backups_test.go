@@ -185,6 +185,65 @@ spec: {instanceName: %s}
 		t.Fatalf("rows after the restore: %s", got)
 	}
 
+	// Bad storage, each in turn on the restored instance: BackupsHealthy
+	// turns False with StarRocks' (or the agent's) words naming what is
+	// wrong, and the instance stays open to its clients.
+	const wrongSecret = "WrongSecretKeyZ9y8x7w6v5u4t3"
+	e.apply(fmt.Sprintf(`
+apiVersion: v1
+kind: Secret
+metadata: {name: s3-wrong, namespace: %s}
+stringData: {accessKeyID: %q, secretAccessKey: %q}
+`, ns, s3.AccessKey, wrongSecret))
+	e.apply(fmt.Sprintf(`
+apiVersion: v1
+kind: Secret
+metadata: {name: s3-empty, namespace: %s}
+stringData: {other: x}
+`, ns))
+	broken := func(secret, bucket string) string {
+		return fmt.Sprintf(`
+    storage:
+      endpoint: %q
+      bucket: %s
+      pathStyle: true
+      caSecretRef: {name: s3-ca}
+      credentialsSecretRef: {name: %s}
+    retention: {keepLast: 2}`, s3.URL(), bucket, secret)
+	}
+	for _, tc := range []struct{ what, backup, want string }{
+		{"wrong keys", broken("s3-wrong", bucket), "SignatureDoesNotMatch"},
+		{"a bucket that does not exist", broken("s3-keys", "no-such-bucket"), "NoSuchBucket"},
+		{"a Secret without the keys", broken("s3-empty", bucket), `Secret s3-empty has no key "accessKeyID"`},
+	} {
+		e.apply(backupInstance(ns, copyName, "  restore: {backupName: olap-now}\n  backup:"+tc.backup))
+		e.eventually("BackupsHealthy=False for "+tc.what, func() (bool, string) {
+			s, r, m := e.condition(ns, copyName, "BackupsHealthy")
+			return s == "False" && strings.Contains(m, tc.want), fmt.Sprintf("%s %s: %s\nagent logs:\n%s", s, r, m, tail(c.logs.String()))
+		})
+		// No kubelet runs here (pods are never Ready): the instance's own
+		// state is its accounts, its restore and its client ports.
+		for _, cond := range []string{"AccountsReady", "Restored"} {
+			if s, r, m := e.condition(ns, copyName, cond); s != "True" {
+				t.Errorf("%s: %s %s %s: %s", tc.what, cond, s, r, m)
+			}
+		}
+		if !e.clientPortsOpen(ns, copyName) {
+			t.Errorf("%s: the client ports closed", tc.what)
+		}
+	}
+
+	// A StarrocksBackup that did not complete is no source for a restore.
+	e.apply(fmt.Sprintf(`
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksBackup
+metadata: {name: copy-failing, namespace: %s}
+spec: {instanceName: %s}
+`, ns, copyName))
+	if _, err := e.tryApply(backupInstance(ns, "refused", "  restore: {backupName: copy-failing}\n  backup:"+ok+"\n    retention: {keepLast: 2}")); err == nil || !strings.Contains(err.Error(), "spec.restore.backupName") {
+		t.Errorf("a restore from a StarrocksBackup that is not Completed: %v, want a refusal naming spec.restore.backupName", err)
+	}
+
 	// No key anywhere a tenant or an operator reads.
 	for _, n := range []string{copyName} {
 		sr, err := e.get("Starrocks", ns, n)
@@ -196,8 +255,10 @@ spec: {instanceName: %s}
 		values, _ := json.Marshal(e.loop.ModuleValues())
 		for where, text := range map[string]string{"status": string(status), "events": string(events), "values": string(values),
 			"source agent log": a.logs.String(), "restoring agent log": c.logs.String()} {
-			if strings.Contains(text, s3.SecretKey) {
-				t.Errorf("the secret access key is in the %s", where)
+			for _, key := range []string{s3.SecretKey, wrongSecret} {
+				if strings.Contains(text, key) {
+					t.Errorf("a secret access key is in the %s", where)
+				}
 			}
 		}
 	}
