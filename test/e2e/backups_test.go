@@ -23,13 +23,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/s3server"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/backupplan"
 )
 
 // backupClass allows backups to the test's S3 server only (by host), with
@@ -242,6 +245,96 @@ spec: {instanceName: %s}
 `, ns, copyName))
 	if _, err := e.tryApply(backupInstance(ns, "refused", "  restore: {backupName: copy-failing}\n  backup:"+ok+"\n    retention: {keepLast: 2}")); err == nil || !strings.Contains(err.Error(), "spec.restore.backupName") {
 		t.Errorf("a restore from a StarrocksBackup that is not Completed: %v, want a refusal naming spec.restore.backupName", err)
+	}
+
+	// Scheduled backups and retention: every minute, the newest one kept.
+	// Once the second scheduled backup has completed the first goes, with
+	// exactly its snapshot's objects; the team's own olap-now stays.
+	e.apply(backupInstance(ns, copyName, "  restore: {backupName: olap-now}\n  backup:"+ok+"\n    schedule: \"* * * * *\"\n    retention: {keepLast: 1}"))
+	// The module loop runs the hooks on events only (dev/moduleloop leaves
+	// schedule bindings out): an annotation of the instance, changed every
+	// few seconds, stands in for Deckhouse's minute schedule.
+	tick, stopTick := context.WithCancel(context.Background())
+	t.Cleanup(stopTick)
+	go func() {
+		for tick.Err() == nil {
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{"e2e.managed-starrocks.deckhouse.io/tick":%q}}}`, time.Now().Format(time.RFC3339Nano))
+			_, _ = e.resource("Starrocks", ns).Patch(tick, copyName, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+			select {
+			case <-tick.Done():
+			case <-time.After(5 * time.Second):
+			}
+		}
+	}()
+	scheduled := func() map[string]string {
+		list, err := e.dyn.Resource(v1alpha1.StarrocksBackupGVR).Namespace(ns).List(context.Background(), metav1.ListOptions{LabelSelector: backupplan.LabelScheduled})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, b := range list.Items {
+			phase, _, _ := unstructured.NestedString(b.Object, "status", "phase")
+			out[b.GetName()] = phase
+		}
+		return out
+	}
+	var first, firstLocation string
+	e.eventuallyWithin(150*time.Second, "a scheduled backup Completed", func() (bool, string) {
+		for n, phase := range scheduled() {
+			if phase == "Completed" {
+				first = n
+				b, _ := e.dyn.Resource(v1alpha1.StarrocksBackupGVR).Namespace(ns).Get(context.Background(), n, metav1.GetOptions{})
+				firstLocation, _, _ = unstructured.NestedString(b.Object, "status", "location")
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("scheduled backups %v\nagent logs:\n%s", scheduled(), tail(c.logs.String()))
+	})
+	copyPrefix := strings.TrimPrefix(firstLocation, "s3://"+bucket+"/")
+	before := s3.Keys(t, bucket, copyPrefix)
+	e.eventuallyWithin(150*time.Second, "the first scheduled backup expires once a newer one completed", func() (bool, string) {
+		now := scheduled()
+		if _, ok := now[first]; ok {
+			return false, fmt.Sprintf("scheduled backups %v", now)
+		}
+		for _, phase := range now {
+			if phase == "Completed" {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("scheduled backups %v", now)
+	})
+	after := s3.Keys(t, bucket, copyPrefix)
+	var gone []string
+	for _, k := range before {
+		if !slices.Contains(after, k) {
+			gone = append(gone, k)
+		}
+	}
+	firstLabel := ""
+	for _, k := range gone {
+		if !strings.Contains(k, "/__ss_") {
+			t.Errorf("retention removed %s, which is no snapshot's", k)
+			continue
+		}
+		l := strings.SplitN(k[strings.Index(k, "/__ss_")+len("/__ss_"):], "/", 2)[0]
+		if firstLabel == "" {
+			firstLabel = l
+		} else if l != firstLabel {
+			t.Errorf("retention removed objects of two snapshots: %s and %s", firstLabel, l)
+		}
+	}
+	if len(gone) == 0 {
+		t.Errorf("retention removed nothing under %s: %v", copyPrefix, after)
+	}
+	for _, k := range after {
+		if firstLabel != "" && strings.Contains(k, "/__ss_"+firstLabel+"/") {
+			t.Errorf("an object of the expired snapshot is left: %s", k)
+		}
+	}
+	stopTick()
+	if got := s3.Keys(t, bucket, prefix); !slices.Equal(got, keys) {
+		t.Errorf("the source's snapshot changed: %v, was %v", got, keys)
 	}
 
 	// No key anywhere a tenant or an operator reads.
