@@ -347,7 +347,7 @@ spec: {instanceName: %s}
 		events, _ := json.Marshal(e.starrocksEvents(ns, n))
 		values, _ := json.Marshal(e.loop.ModuleValues())
 		for where, text := range map[string]string{"status": string(status), "events": string(events), "values": string(values),
-			"source agent log": a.logs.String(), "restoring agent log": c.logs.String()} {
+			"source agent log": a.logs.String(), "restoring agent log": c.logs.String(), "module and hooks log": e.moduleLogs.String()} {
 			for _, key := range []string{s3.SecretKey, wrongSecret} {
 				if strings.Contains(text, key) {
 					t.Errorf("a secret access key is in the %s", where)

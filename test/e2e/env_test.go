@@ -26,6 +26,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,6 +92,9 @@ type env struct {
 	// globals replace chartrender.DefaultGlobals when set (a module
 	// release with other images: rollout_test.go).
 	globals map[string]any
+	// moduleLogs keeps the loop's and the hooks' logs for tests that
+	// search them (no secret in any log: backups_test.go).
+	moduleLogs lockedLog
 }
 
 type envOptions struct {
@@ -155,7 +159,7 @@ func (e *env) startModule() {
 		Settings:    e.settings,
 		Globals:     e.globals,
 		Webhook:     wh,
-		Log:         testLog{e.t},
+		Log:         io.MultiWriter(testLog{e.t}, &e.moduleLogs),
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -189,6 +193,24 @@ func (e *env) stopModule() {
 		e.stopLoop()
 		e.stopLoop = nil
 	}
+}
+
+// lockedLog is a log writers append to from several goroutines.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 // testLog sends the module's logs to the test log, shown on failure or -v.
