@@ -559,7 +559,8 @@ func boolFloat(b bool) float64 {
 const MaxJobWait = 6 * time.Hour
 
 // backupJobRunning says which job of the leader's reports runs (started
-// less than MaxJobWait ago), "" when none does.
+// less than MaxJobWait ago), "" when none does. It holds pod restarts and
+// the start of a BE decommission (the job's BEs upload or download files).
 func backupJobRunning(o Observed, now time.Time) string {
 	running := func(phase, start string) bool {
 		if phase != agentconfig.BackupPhaseRunning {
@@ -569,7 +570,7 @@ func backupJobRunning(o Observed, now time.Time) string {
 		return err == nil && now.Sub(t) < MaxJobWait
 	}
 	if r := o.RestoreReport; r != nil && running(r.Phase, r.StartTime) {
-		return fmt.Sprintf("A restore runs since %s: the next pod restarts once it finished (at most %s).", r.StartTime, MaxJobWait)
+		return fmt.Sprintf("A restore runs since %s", r.StartTime)
 	}
 	if b := o.BackupReport; b != nil && o.BackupDecision != nil {
 		named := map[string]string{}
@@ -578,7 +579,7 @@ func backupJobRunning(o Observed, now time.Time) string {
 		}
 		for _, s := range b.Sets[:min(len(b.Sets), agentconfig.MaxBackupSets)] {
 			if name, ok := named[s.UID]; ok && running(s.Phase, s.StartTime) {
-				return fmt.Sprintf("StarrocksBackup %s runs since %s: the next pod restarts once it finished (at most %s).", name, s.StartTime, MaxJobWait)
+				return fmt.Sprintf("StarrocksBackup %s runs since %s", name, s.StartTime)
 			}
 		}
 	}

@@ -424,3 +424,79 @@ status:
 	s, r, _ = condition(statusOf(t, f, "copy"), v1alpha1.ConditionRestored)
 	assert.Equal(t, []string{"True", ReasonRestored}, []string{s, r})
 }
+
+// A BE scale-in asked for while the leader reports a restore running is
+// held: the agent is not told to decommission the removed BE until the job
+// ended, and BackendScaleIn says why.
+func TestHookHoldsAScaleInWhileARestoreRuns(t *testing.T) {
+	const copyUID = "aaaabbbb-cccc-4ddd-8eee-ffff00001111"
+	copyYAML := strings.Replace(strings.Replace(strings.Replace(backedUpYAML("copy"), olapUID, copyUID, 1),
+		"type: Standalone", "type: Cluster", 1), "backend: {", "backend: {replicas: 3, ", 1) + "  restore: {backupName: olap-now}\n"
+	source := `
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksBackup
+metadata: {name: olap-now, namespace: team, uid: ` + setUID + `}
+spec: {instanceName: olap}
+status:
+  phase: Completed
+  instanceUID: ` + olapUID + `
+  instanceType: Cluster
+  location: s3://team-backups/team/olap-0b1c2d3e
+  completionTime: "2026-12-01T03:04:00Z"
+  databases: [{name: sales, label: ` + agentconfig.BackupLabel(agentconfig.BackupLabelPrefix(setUID), "sales") + `, backupTimestamp: 2026-12-01-03-00-05, state: FINISHED}]
+`
+	host := func(i int) string {
+		return fmt.Sprintf("d8ms-sr-copy-be-%d.d8ms-sr-copy-be-headless.team.svc.cluster.local", i)
+	}
+	objects := func(restore any) string {
+		data, err := json.Marshal(map[string]any{"tls": map[string]any{"ready": true}, "accounts": map[string]any{"ready": true},
+			"membership": map[string]any{"leader": "d8ms-sr-copy-0.d8ms-sr-copy-fe-headless.team.svc.cluster.local", "backends": []string{host(0), host(1), host(2), host(3)}},
+			"restore":    restore, "updatedAt": "x"})
+		require.NoError(t, err)
+		o := readyObjectsYAML("copy", 1, 4)
+		o = strings.Replace(o, "name: d8ms-sr-copy-be\n  namespace: team\n  uid: sts-uid-copy-be\n  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: copy, app.kubernetes.io/component: backend}\nspec: {replicas: 1}",
+			"name: d8ms-sr-copy-be\n  namespace: team\n  uid: sts-uid-copy-be\n  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: copy, app.kubernetes.io/component: backend}\nspec: {replicas: 4}", 1)
+		require.Contains(t, o, "spec: {replicas: 4}")
+		i := strings.Index(o, "    managed-starrocks.deckhouse.io/agent-status: '")
+		j := strings.Index(o[i:], "\n")
+		return o[:i] + "    managed-starrocks.deckhouse.io/agent-status: '" + string(data) + "'" + o[i+j:]
+	}
+	entry := func(f interface {
+		KubernetesResource(kind, ns, name string) *unstructured.Unstructured
+	}) desired.Instance {
+		cm := f.KubernetesResource("ConfigMap", "d8-managed-starrocks", "desired-"+copyUID)
+		require.NotNil(t, cm)
+		var e desired.Instance
+		require.NoError(t, json.Unmarshal([]byte(cm.Object["data"].(map[string]any)["instance.json"].(string)), &e))
+		return e
+	}
+	state := backupClassYAML + "---" + copyYAML + "---" + source
+	f := newHook(t)
+	f.KubeStateSet(state + "---" + objects(nil))
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	e := entry(f)
+	require.NotNil(t, e.AgentConfig.Restore)
+	token := e.AgentConfig.Restore.Token
+
+	running := map[string]any{"token": token, "phase": "Running", "startTime": time.Now().UTC().Add(-time.Minute).Format(time.RFC3339),
+		"databases": []any{map[string]any{"name": "sales", "state": "DOWNLOADING"}}}
+	f = newHook(t)
+	f.KubeStateSet(state + "---" + objects(running))
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	e = entry(f)
+	assert.Len(t, e.AgentConfig.Backends, 4, "the agent was told to decommission a BE while a restore runs")
+	assert.EqualValues(t, 4, e.Backend.Replicas)
+	s, r, m := condition(statusOf(t, f, "copy"), v1alpha1.ConditionBackendScaleIn)
+	assert.Equal(t, []string{"False", ReasonBackupJobRunning}, []string{s, r}, m)
+	assert.Contains(t, m, "A restore runs since")
+
+	// Once it completed the scale-in goes on.
+	running["phase"] = "Completed"
+	f = newHook(t)
+	f.KubeStateSet(state + "---" + objects(running))
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	assert.Len(t, entry(f).AgentConfig.Backends, 3)
+}

@@ -317,6 +317,11 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 		ex := existing[key]
 		ex.AccountsReady = accountsReady(o, s.InstanceStatus[key]).OK
 		applyBackups(sr, backupIx, &o, s.InstanceStatus[key], &ex, now.Time)
+		if why := backupJobRunning(o, now.Time); why != "" {
+			// No BE decommission starts under a running BACKUP or RESTORE;
+			// bounded by MaxJobWait (issue 26).
+			ex.ScaleInHold = fmt.Sprintf("%s: the removed BEs are decommissioned once it finished (at most %s).", why, MaxJobWait)
+		}
 		obs[key] = o
 		existing[key] = ex
 	}
@@ -367,7 +372,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 			if why := backupJobRunning(o, now.Time); why != "" && o.Rollout.Delete != "" {
 				// No pod restarts under a running BACKUP or RESTORE (its
 				// BEs upload or download files); bounded by MaxJobWait.
-				o.Rollout.Delete, o.Rollout.Message = "", why+" "+o.Rollout.Message
+				o.Rollout.Delete, o.Rollout.Message = "", fmt.Sprintf("%s: the next pod restarts once it finished (at most %s). %s", why, MaxJobWait, o.Rollout.Message)
 			}
 			if o.Rollout.Delete != "" {
 				r := PodRestart{Namespace: sr.Namespace, Name: o.Rollout.Delete, UID: podUIDs[desired.Key(sr.Namespace, o.Rollout.Delete)]}

@@ -70,6 +70,9 @@ const (
 	ReasonDecommissionInProgress = "DecommissionInProgress"
 	ReasonWaitingForAgent        = "WaitingForAgent"
 	ReasonNoScaleInPending       = "NoScaleInPending"
+	// ReasonBackupJobRunning: the decommission waits for a backup or
+	// restore job (desired.ScaleInHeld).
+	ReasonBackupJobRunning = "BackupJobRunning"
 	// VolumesResized reasons.
 	ReasonVolumesAtDesiredSize = "VolumesAtDesiredSize"
 	ReasonExpansionInProgress  = "ExpansionInProgress"
@@ -395,6 +398,8 @@ func backendScaleIn(s desired.ScaleIn) (bool, string, string) {
 	switch s.State {
 	case desired.ScaleInWaitingForAgent:
 		return false, ReasonWaitingForAgent, fmt.Sprintf("spec.backend.replicas is %d, but the BE StatefulSet keeps its %d pods until the agent of the FE leader reports which BEs StarRocks still lists: a BE pod is removed only after its tablets were moved to the others.", s.Desired, s.Rendered)
+	case desired.ScaleInHeld:
+		return false, ReasonBackupJobRunning, fmt.Sprintf("spec.backend.replicas is %d, the BE StatefulSet keeps its %d pods and no BE is decommissioned yet. %s", s.Desired, s.Rendered, s.Held)
 	case desired.ScaleInDraining:
 		if s.Refused != "" {
 			return false, ReasonDecommissionRefused, decommissionRefusedMessage(s)

@@ -129,6 +129,10 @@ type Existing struct {
 	// until the agent reports it Completed (condition Restored).
 	Restore        *agentconfig.RestoreConfig
 	RestorePending bool
+	// ScaleInHold is why no BE decommission may start now (the leader
+	// reports a backup or restore job running, whose BEs upload or
+	// download files; the hooks bound the wait), "" when one may.
+	ScaleInHold string
 }
 
 // applyExisting fills the fields the existing objects decide into a copy of
@@ -254,7 +258,11 @@ func Compute(in Input) Output {
 			res.Violations = vs
 			if len(vs) == 0 {
 				entry := applyExisting(Build(sr, c.Class(), resolved, domain), in.Existing[res.Key])
-				res.ScaleIn = applyScaleIn(&entry, in.Backends[res.Key], domain)
+				var told *Instance
+				if last := in.LastValid[res.Key]; last != nil && last.UID == string(sr.UID) {
+					told = last
+				}
+				res.ScaleIn = applyScaleIn(&entry, in.Backends[res.Key], domain, in.Existing[res.Key].ScaleInHold, told)
 				res.Entry, res.Current = &entry, true
 			}
 		}

@@ -53,6 +53,9 @@ const (
 	// ScaleInWaitingForAgent: no readable membership report yet, the current
 	// count is kept.
 	ScaleInWaitingForAgent ScaleInState = "WaitingForAgent"
+	// ScaleInHeld: the removed BEs are not decommissioned yet because a
+	// backup or restore job runs (Held says which).
+	ScaleInHeld ScaleInState = "Held"
 )
 
 // ScaleIn is the outcome of the BE scale-in decision for one instance.
@@ -65,6 +68,8 @@ type ScaleIn struct {
 	// Refused is StarRocks' error for the decommission of a kept BE, when
 	// an agent reports one: the scale-in cannot finish as it is.
 	Refused string
+	// Held is why the decommission has not started (ScaleInHeld).
+	Held string
 }
 
 // KeptBackend is a removed BE whose pod keeps running.
@@ -129,12 +134,28 @@ func BackendReplicas(desired, current int32, hosts []string, obs BackendObservat
 // applyScaleIn holds the BE pods of a freshly built entry that StarRocks
 // still needs: agentConfig.backends keeps the spec's hosts (so the agent
 // decommissions the others) while backend.replicas and hosts cover the kept pods.
-func applyScaleIn(e *Instance, obs BackendObservation, domain string) ScaleIn {
+// With hold set (a backup or restore job runs) the agent is not told of
+// BEs it was not already told to decommission: told is the last valid
+// entry of this object (nil: none, so every pod of the StatefulSet stays a
+// member). A decommission already under way is not undone.
+func applyScaleIn(e *Instance, obs BackendObservation, domain, hold string, told *Instance) ScaleIn {
 	n := e.Backend.Replicas
 	if obs.Replicas == nil || *obs.Replicas <= n {
 		return ScaleIn{Desired: n, Rendered: n}
 	}
 	hosts := podHosts(e.Names.BackendStatefulSet, e.Names.BackendHeadlessService, e.Namespace, domain, *obs.Replicas)
+	if hold != "" {
+		keep := *obs.Replicas
+		if told != nil {
+			keep = min(keep, int32(len(told.AgentConfig.Backends)))
+		}
+		if keep > n {
+			e.Backend.Replicas = *obs.Replicas
+			e.Backend.Hosts = hosts
+			e.AgentConfig.Backends = hosts[:keep]
+			return ScaleIn{State: ScaleInHeld, Desired: n, Rendered: *obs.Replicas, Held: hold}
+		}
+	}
 	s := BackendReplicas(n, *obs.Replicas, hosts, obs)
 	e.Backend.Replicas = s.Rendered
 	e.Backend.Hosts = hosts[:s.Rendered]

@@ -227,3 +227,32 @@ func TestShippedVersionLeavesStatisticsOutOfDecommission(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, major > 4 || major == 4 && minor >= 1, "StarRocksVersion %s is older than 4.1: count the _statistics_ tables in classrules.CheckScaling and replication.QueryMax again", StarRocksVersion)
 }
+
+func TestARunningJobHoldsTheDecommission(t *testing.T) {
+	four := int32(4)
+	obs := map[string]BackendObservation{"team/olap": {Replicas: &four, Reports: []*agentconfig.MembershipStatus{report(beHosts(4))}}}
+	held := Existing{ScaleInHold: "StarrocksBackup olap-now runs"}
+	in := Input{Instances: []*v1alpha1.Starrocks{scaledInstance(3)}, Classes: []*v1alpha1.StarrocksClass{class()}, Backends: obs,
+		Existing: map[string]Existing{"team/olap": held}}
+	out := Compute(in)
+	e := out.Results[0].Entry
+	require.NotNil(t, e)
+	assert.Equal(t, beHosts(4), e.AgentConfig.Backends, "the agent is not told to decommission be-3 while the job runs")
+	assert.EqualValues(t, 4, e.Backend.Replicas)
+	assert.Equal(t, ScaleInHeld, out.Results[0].ScaleIn.State)
+	assert.Equal(t, held.ScaleInHold, out.Results[0].ScaleIn.Held)
+
+	// The next run (the held entry persisted) still holds; once the job
+	// ended the agent is told the spec's BEs.
+	in.LastValid = map[string]*Instance{"team/olap": e}
+	assert.Equal(t, beHosts(4), Compute(in).Instances[0].AgentConfig.Backends)
+	in.Existing = nil
+	assert.Equal(t, beHosts(3), Compute(in).Instances[0].AgentConfig.Backends)
+
+	// A decommission already under way (the agent was told the spec's BEs)
+	// is not undone by a job that starts afterwards.
+	told := Compute(in).Instances[0]
+	in.LastValid = map[string]*Instance{"team/olap": &told}
+	in.Existing = map[string]Existing{"team/olap": held}
+	assert.Equal(t, beHosts(3), Compute(in).Instances[0].AgentConfig.Backends)
+}

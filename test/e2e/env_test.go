@@ -26,6 +26,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,6 +97,9 @@ type env struct {
 	// release with other images: rollout_test.go).
 	globals map[string]any
 	extra   []addonoperator.Module
+	// moduleLogs keeps addon-operator's and the hooks' logs for tests that
+	// search them (no secret in any log: backups_test.go).
+	moduleLogs lockedLog
 }
 
 type envOptions struct {
@@ -171,7 +175,7 @@ func (e *env) startModule() {
 		Settings:    e.settings,
 		Globals:     e.globals,
 		Extra:       e.extra,
-		Log:         testLog{e.t},
+		Log:         io.MultiWriter(testLog{e.t}, &e.moduleLogs),
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -252,6 +256,24 @@ func (e *env) moduleErrors() float64 {
 		e.t.Fatal(err)
 	}
 	return n
+}
+
+// lockedLog is a log writers append to from several goroutines.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 // testLog sends the module's logs to the test log, shown on failure or -v.

@@ -493,10 +493,15 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 		}
 		mst.ImageCreated, mst.ImageBaseline, mst.ImageRequestedAt = a.imageRequest()
 		mst.Tablets = a.readTablets(ctx)
-		if err := a.applyUsers(ctx, cfg, secrets); err != nil {
+		if err := a.runBackups(ctx, cfg, leader.Version); err != nil {
 			errs = append(errs, err)
 		}
-		if err := a.runBackups(ctx, cfg, leader.Version); err != nil {
+		if why := a.restorePending(cfg); why != "" {
+			// Restore first (issue 26): the declared databases, roles and
+			// users are applied once the restore Completed, onto the
+			// restored data, never into a database being restored.
+			a.setUsersStatus(&agentconfig.UsersStatus{Applied: agentconfig.GrantsToken(cfg.Grants), Reason: ReasonRestorePending, Message: why}, nil)
+		} else if err := a.applyUsers(ctx, cfg, secrets); err != nil {
 			errs = append(errs, err)
 		}
 		if len(cfg.BackendConfig) > 0 {

@@ -49,6 +49,30 @@ func (a *Agent) runBackups(ctx context.Context, cfg *agentconfig.Config, version
 	return err
 }
 
+// ReasonRestorePending: the declared databases, roles and users wait for
+// the restore of Config.Restore to complete.
+const ReasonRestorePending = "RestorePending"
+
+// restorePending says why the declared accounts wait: a restore is asked
+// for and this agent has not seen it Completed (its report, of this
+// request's token). A Failed or PartiallyFailed restore does not hold them
+// forever: the team reads Restored and may go on with what is there.
+func (a *Agent) restorePending(cfg *agentconfig.Config) string {
+	if cfg.Restore == nil || cfg.Grants == nil {
+		return ""
+	}
+	a.mu.Lock()
+	r := a.restoreSt
+	a.mu.Unlock()
+	if r != nil && r.Token == cfg.Restore.Token {
+		switch r.Phase {
+		case agentconfig.BackupPhaseCompleted, agentconfig.BackupPhaseFailed, agentconfig.BackupPhasePartiallyFailed:
+			return ""
+		}
+	}
+	return "the declared databases, roles and users are applied once the restore from the backup has completed"
+}
+
 func (a *Agent) setBackupStatus(b *agentconfig.BackupStatus, r *agentconfig.RestoreStatus) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -19,6 +19,7 @@ package agent_test
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -102,4 +103,89 @@ func TestBackupThroughTheAgent(t *testing.T) {
 	require.True(t, strings.Contains(logs.String(), "backup set"), "the phases are logged")
 	requireAbsent(t, logs.String(), s3.SecretKey, wrongSecret, s3.AccessKey)
 	requireAbsent(t, string(statuses), s3.SecretKey, wrongSecret, s3.AccessKey)
+}
+
+// TestRestoreComesBeforeTheDeclaredAccounts: an instance made from a
+// backup restores first; its declared databases, roles and users are
+// applied once the restore Completed (issue 26), so nothing the team
+// declared is created in a database StarRocks is still restoring into,
+// and UsersReady says why it waits.
+func TestRestoreComesBeforeTheDeclaredAccounts(t *testing.T) {
+	s3 := s3server.Start(t)
+	s3.CreateBucket(t, "team-bucket")
+	const uid = "0b5e7c1d-2222-4333-8444-955566667777"
+	setUID := "a1b2c3d4-1111-4222-8333-944455556666"
+	repo := agentconfig.Repository{
+		Name:        agentconfig.RepositoryName(uid),
+		Location:    agentconfig.RepositoryLocation("team-bucket", "", "ns", "demo", uid),
+		Endpoint:    s3.URL(),
+		PathStyle:   true,
+		EnableSSL:   true,
+		Credentials: agentconfig.S3Credentials{SecretName: "s3-keys", AccessKeyIDKey: "access", SecretAccessKeyKey: "secret"},
+		CA:          &agentconfig.SecretKeyRef{Name: "s3-ca", Key: "ca.crt"},
+	}
+	repo.Token = agentconfig.RepositoryToken(repo)
+	keys := func(u *usersEnv) {
+		u.store.set("s3-keys", map[string]string{"access": s3.AccessKey, "secret": s3.SecretKey})
+		u.store.set("s3-ca", map[string]string{"ca.crt": string(s3.CA.CertPEM)})
+	}
+
+	// The source backs sales up.
+	src := newEnv(t, envOptions{serverPassword: rootPass})
+	src.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
+	src.fe.SetS3RootCAs(s3.RootCAs)
+	src.fe.SetBackupStep(2 * time.Millisecond)
+	src.cfg.Backup = &agentconfig.BackupConfig{Repository: repo, Sets: []agentconfig.BackupSet{
+		{Name: "demo-now", UID: setUID, LabelPrefix: agentconfig.BackupLabelPrefix(setUID)}}}
+	src.writeConfig(t)
+	su := &usersEnv{env: src, store: newMemSecrets(), pub: &recordingPublisher{}}
+	keys(su)
+	sa, _ := su.newAgent(t)
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = "root", rootPass, "tcp", src.fe.Addr()
+	conn, err := mysql.NewConnector(cfg)
+	require.NoError(t, err)
+	db := sql.OpenDB(conn)
+	t.Cleanup(func() { db.Close() })
+	for _, q := range []string{"CREATE DATABASE sales", "CREATE TABLE sales.orders (id INT, item STRING)", "INSERT INTO sales.orders VALUES (1, 'apple')"} {
+		_, err := db.Exec(q)
+		require.NoError(t, err, q)
+	}
+	require.Eventually(t, func() bool {
+		sa.Pass(ctxT(t))
+		b := su.pub.last().Backup
+		return b != nil && len(b.Sets) == 1 && b.Sets[0].CompletionTime != ""
+	}, 30*time.Second, 5*time.Millisecond)
+	set := su.pub.last().Backup.Sets[0]
+	require.Equal(t, agentconfig.BackupPhaseCompleted, set.Phase, "%+v", set)
+
+	// The new instance restores it, with accounts declared.
+	u := newUsersEnv(t, "WRITERPASSWORD234567", "reader-password-1")
+	u.fe.SetS3RootCAs(s3.RootCAs)
+	u.fe.SetBackupStep(2 * time.Millisecond)
+	u.fe.HoldJobs(true)
+	keys(u)
+	ro := repo
+	ro.ReadOnly = true
+	ro.Token = agentconfig.RepositoryToken(ro)
+	u.cfg.Restore = &agentconfig.RestoreConfig{Token: "0123456789abcdef", Repository: ro, ReplicationNum: 1,
+		Databases: []agentconfig.RestoreDatabase{{Name: "sales", Label: set.Databases[0].Label, BackupTimestamp: set.Databases[0].BackupTimestamp}}}
+	u.writeConfig(t)
+	for range 3 {
+		st := u.pass(t)
+		require.NotNil(t, st.Restore)
+		require.Equal(t, agentconfig.BackupPhaseRunning, st.Restore.Phase, "%+v", st.Restore)
+		require.NotNil(t, st.Users)
+		require.False(t, st.Users.Ready)
+		require.Equal(t, "RestorePending", st.Users.Reason, "%+v", st.Users)
+		require.NotContains(t, u.fe.UserNames(), "writer_app", "a declared user was created while the restore runs")
+		require.NotContains(t, u.fe.Databases(), "logs", "a declared database was created while the restore runs")
+	}
+	u.fe.HoldJobs(false)
+	require.Eventually(t, func() bool {
+		st := u.pass(t)
+		return st.Restore != nil && st.Restore.Phase == agentconfig.BackupPhaseCompleted && st.Users != nil && st.Users.Reason != "RestorePending"
+	}, 30*time.Second, 5*time.Millisecond, "%+v", u.a.Status().Users)
+	require.Contains(t, u.fe.UserNames(), "writer_app")
+	require.Equal(t, "[[1 apple]]", fmt.Sprint(u.fe.TableRows("sales", "orders")))
 }

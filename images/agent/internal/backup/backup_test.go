@@ -521,3 +521,32 @@ func TestBackupRestoreEndToEnd(t *testing.T) {
 		}
 	})
 }
+
+// An agent that restarted after a set finished, when StarRocks no longer
+// shows that job (another job of the database replaced it in SHOW BACKUP,
+// or the FE dropped it after history_job_keep_max_second), must not
+// submit the BACKUP again: StarRocks refuses it ("Snapshot with name ...
+// already exist in repository") and the set would turn Failed although
+// its snapshot is in the bucket. The snapshot SHOW SNAPSHOT lists is the
+// finished one.
+func TestBackupAfterARestartAdoptsAFinishedSnapshot(t *testing.T) {
+	e := newEnv(t)
+	f := e.fe()
+	r := e.repo(e.keys())
+	if _, err := backup.EnsureRepository(ctx, f.db, r, ""); err != nil {
+		t.Fatal(err)
+	}
+	f.exec(t, "CREATE DATABASE sales", "CREATE TABLE sales.orders (id INT)", "INSERT INTO sales.orders VALUES (1)")
+	first := runBackup(t, f.db, r, "first", []string{"sales"}, backup.Limits{})
+	if first[0].State != backup.StateCompleted {
+		t.Fatalf("%+v", first[0])
+	}
+	// The next set's job of sales replaces the first in SHOW BACKUP.
+	if second := runBackup(t, f.db, r, "second", []string{"sales"}, backup.Limits{}); second[0].State != backup.StateCompleted {
+		t.Fatalf("%+v", second[0])
+	}
+	again := runBackup(t, f.db, r, "first", []string{"sales"}, backup.Limits{})
+	if again[0].State != backup.StateCompleted || again[0].Timestamp != first[0].Timestamp {
+		t.Fatalf("the finished set after a restart: %+v, want Completed at %s", again[0], first[0].Timestamp)
+	}
+}

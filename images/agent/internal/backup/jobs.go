@@ -189,6 +189,18 @@ func BackupStep(ctx context.Context, q Querier, r Repository, dbs []Database, ho
 		if adopted, err := adopt(ctx, q, r, backupJob, d, now, lim); err != nil || adopted {
 			return out, err
 		}
+		// A job StarRocks no longer shows (SHOW BACKUP keeps the last job
+		// per database only, and drops finished ones after
+		// history_job_keep_max_second) may have finished before the
+		// restart: its snapshot is in the repository, and a second BACKUP
+		// of the label is refused ("Snapshot with name '<label>' already
+		// exist in repository", fe-core backup/BackupHandler.backup). SHOW
+		// SNAPSHOT lists a snapshot by its __info file, which BackupJob
+		// writes last (UPLOAD_INFO), so a listed one is finished.
+		if ts, err := snapshotTimestamp(ctx, q, r.Name, d.Label); err == nil {
+			d.State, d.Timestamp, d.JobState, d.Message = StateCompleted, ts, "FINISHED", ""
+			continue
+		}
 		tables, err := queryRows(ctx, q, "SHOW TABLES FROM `"+d.Name+"`")
 		if err != nil {
 			d.State, d.Message = StateFailed, "list the tables: "+r.scrub(serverMessage(err))
