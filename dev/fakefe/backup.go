@@ -721,21 +721,9 @@ func (s *Server) submitBackup(p *parser) (*sqltypes.Result, bool, error) {
 	if !ok {
 		return nil, true, syntaxErr("a repository name")
 	}
-	var only []string
-	if p.kw("ON") {
-		items, ok := p.group()
-		if !ok {
-			return nil, true, syntaxErr("ON (<table>, ...)")
-		}
-		for _, it := range items {
-			if len(it) == 2 && strings.EqualFold(it[0], "TABLE") {
-				it = it[1:]
-			}
-			if len(it) != 1 {
-				return nil, true, syntaxErr("a table name")
-			}
-			only = append(only, it[0])
-		}
+	only, err := p.onTables()
+	if err != nil {
+		return nil, true, err
 	}
 	if !p.done() {
 		return nil, true, syntaxErr("end of statement")
@@ -808,18 +796,9 @@ func (s *Server) submitRestore(p *parser) (*sqltypes.Result, bool, error) {
 	if !ok {
 		return nil, true, syntaxErr("a database name")
 	}
-	var only []string
-	if p.kw("ON") {
-		items, ok := p.group()
-		if !ok {
-			return nil, true, syntaxErr("ON (<table>, ...)")
-		}
-		for _, it := range items {
-			if len(it) == 2 && strings.EqualFold(it[0], "TABLE") {
-				it = it[1:]
-			}
-			only = append(only, it[0])
-		}
+	only, err := p.onTables()
+	if err != nil {
+		return nil, true, err
 	}
 	props, err := p.properties()
 	if err != nil || !p.done() {
@@ -1183,4 +1162,27 @@ func (s *Server) showJobs(p *parser, restore bool) (*sqltypes.Result, bool, erro
 			timeCell(j.finished), v("[]"), v("[]"), v("[]"), v(j.status), v("86400")})
 	}
 	return res, true, nil
+}
+
+// onTables reads the optional ON ([TABLE] <table>, ...) of BACKUP and
+// RESTORE: the tables the job is limited to, none for the whole database.
+func (p *parser) onTables() ([]string, error) {
+	if !p.kw("ON") {
+		return nil, nil
+	}
+	items, ok := p.group()
+	if !ok {
+		return nil, syntaxErr("ON (<table>, ...)")
+	}
+	var only []string
+	for _, it := range items {
+		if len(it) == 2 && strings.EqualFold(it[0], "TABLE") {
+			it = it[1:]
+		}
+		if len(it) != 1 {
+			return nil, syntaxErr("a table name")
+		}
+		only = append(only, it[0])
+	}
+	return only, nil
 }
