@@ -108,10 +108,17 @@ type Options struct {
 // at a time.
 type Machine struct{ f *os.File }
 
-// LockMachine takes the machine lock, waiting for a running node to stop.
+// LockMachine takes the machine lock, waiting for a running node to stop,
+// and removes what a node killed before it could stop left behind: from
+// here the machine is as it will be found again once the caller's node
+// stops (a test takes its "before" look now).
 func LockMachine(ctx context.Context) (*Machine, error) {
 	f, err := acquireLock(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := recoverDeadNode(f); err != nil {
+		f.Close()
 		return nil, err
 	}
 	return &Machine{f: f}, nil
