@@ -69,6 +69,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/dev/fakefe"
 	"github.com/deckhouse/managed-starrocks/dev/standin"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
 // Files of the stand-in in meta_dir: the leader's cluster, and a
@@ -163,7 +164,10 @@ func run() error {
 			ForceSecureTransport: conf["ssl_force_secure_transport"] == "true",
 			ListenAddr:           fmt.Sprintf(":%d", queryPort),
 			Heartbeat:            true,
-			AfterStatement:       save,
+			// The version the module ships: its rollout waits for each
+			// restarted node to be alive on it (pkg/desired/rollout.go).
+			NodeVersion:    desired.StarRocksVersion,
+			AfterStatement: save,
 		})
 		if err != nil {
 			return fmt.Errorf("query_port %d: %w", queryPort, err)
@@ -234,11 +238,16 @@ func run() error {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	if srv != nil {
+		// The leader's checkpoint writes the image ALTER SYSTEM CREATE
+		// IMAGE asked for into its meta_dir, where its agent looks for it
+		// before an FE rollout (pkg/desired/rollout.go).
+		srv.SetImageMetaDirs(meta)
 		go func() {
 			t := time.NewTicker(*heartbeat)
 			defer t.Stop()
 			for {
 				srv.Heartbeat(self, answers)
+				srv.WritePendingImage()
 				select {
 				case <-ctx.Done():
 					return
