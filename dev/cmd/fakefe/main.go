@@ -59,6 +59,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -151,6 +152,7 @@ func run() error {
 		}
 		defer ql.Close()
 		go forward(ql, leader)
+		go fetchImages(leader, httpPort, meta)
 		log.Printf("follower of %s: clients are forwarded to the leader", leader)
 	} else {
 		statePath := filepath.Join(meta, stateFile)
@@ -203,6 +205,14 @@ func run() error {
 	go acceptAndReply(rl, "")
 	var draining atomic.Bool
 	mux := http.NewServeMux()
+	// The leader names its newest image for its followers (fetchImages).
+	mux.HandleFunc("/standin/image", func(w http.ResponseWriter, _ *http.Request) {
+		if srv == nil || srv.ImagesWritten() == 0 {
+			http.NotFound(w, nil)
+			return
+		}
+		fmt.Fprintf(w, "image.%d", 1000*srv.ImagesWritten())
+	})
 	mux.HandleFunc("/api/health", func(w http.ResponseWriter, _ *http.Request) {
 		total, online := 0, 0
 		if srv != nil {
@@ -468,4 +478,40 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+var imageName = regexp.MustCompile(`^image\.[0-9]+$`)
+
+// fetchImages is a follower receiving the leader's images, as StarRocks'
+// followers download each new image from the leader: it asks the leader's
+// HTTP port for the newest image name every two seconds and puts an image
+// of that name into its own meta_dir, where its agent looks before an FE
+// rollout (pkg/desired/rollout.go waits for every follower to have it).
+func fetchImages(leader string, httpPort int, meta string) {
+	host, _, err := net.SplitHostPort(leader)
+	if err != nil {
+		host = leader
+	}
+	client := &http.Client{Timeout: 2 * time.Second}
+	url := fmt.Sprintf("http://%s/standin/image", net.JoinHostPort(host, strconv.Itoa(httpPort)))
+	for range time.Tick(2 * time.Second) {
+		resp, err := client.Get(url)
+		if err != nil {
+			continue
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64))
+		resp.Body.Close()
+		name := strings.TrimSpace(string(body))
+		if resp.StatusCode != http.StatusOK || !imageName.MatchString(name) {
+			continue
+		}
+		dir := filepath.Join(meta, "image", "v2")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, name)); errors.Is(err, os.ErrNotExist) {
+			_ = os.WriteFile(filepath.Join(dir, name), []byte("fake image"), 0o644)
+			log.Printf("received %s from the leader", name)
+		}
+	}
 }
