@@ -116,6 +116,11 @@ type Options struct {
 	// added with ALTER SYSTEM starts not alive until its first heartbeat
 	// answers, as in fe-core); without it tests set Alive themselves.
 	Heartbeat bool
+	// NodeVersion is the Version column a node gets when it answers a
+	// heartbeat, the leader itself included: StarRocks takes it from the
+	// heartbeat response (fe-core system/HeartbeatMgr). Empty leaves the
+	// versions as set.
+	NodeVersion string
 	// AfterStatement, when set, runs after every statement that succeeded,
 	// outside the server's lock (the stand-in persists its state there).
 	AfterStatement func()
@@ -128,6 +133,7 @@ type Server struct {
 	env      *vtenv.Environment
 
 	heartbeat      bool
+	nodeVersion    string
 	afterStatement func()
 
 	mu         sync.Mutex
@@ -194,6 +200,7 @@ func New(opts Options) (*Server, error) {
 		env:            vtenv.NewTestEnv(),
 		force:          opts.ForceSecureTransport,
 		heartbeat:      opts.Heartbeat,
+		nodeVersion:    opts.NodeVersion,
 		afterStatement: opts.AfterStatement,
 		users:          map[string]*account{RootUser: newAccount(opts.RootPassword, RoleRoot)},
 		feConfig:       map[string]FEConfig{},

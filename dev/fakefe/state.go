@@ -157,6 +157,7 @@ func (s *Server) Heartbeat(self string, answers func(host string, port int) bool
 			for j := range s.frontends {
 				if s.frontends[j].Host == n.host && s.frontends[j].EditLogPort == n.port {
 					s.frontends[j].Alive = alive[i]
+					s.answered(&s.frontends[j].Version, alive[i])
 				}
 			}
 			continue
@@ -164,7 +165,21 @@ func (s *Server) Heartbeat(self string, answers func(host string, port int) bool
 		for j := range s.backends {
 			if s.backends[j].Host == n.host && s.backends[j].HeartbeatPort == n.port {
 				s.backends[j].Alive = alive[i]
+				s.answered(&s.backends[j].Version, alive[i])
 			}
 		}
+	}
+	for j := range s.frontends {
+		if s.frontends[j].Host == self {
+			s.answered(&s.frontends[j].Version, true)
+		}
+	}
+}
+
+// answered sets a node's version from its heartbeat answer; a node that
+// did not answer keeps the version it last reported, as in StarRocks.
+func (s *Server) answered(version *string, alive bool) {
+	if alive && s.nodeVersion != "" {
+		*version = s.nodeVersion
 	}
 }

@@ -67,6 +67,26 @@ func TestHeartbeatMarksNodesAliveByWhetherTheirPortAnswers(t *testing.T) {
 	}
 }
 
+// A node that answers a heartbeat reports its version (StarRocks takes the
+// Version column from the heartbeat response), itself included: without it
+// the module's rollout, which waits for each restarted pod to be alive on
+// the version it ships, never passes the first pod on the local node.
+func TestHeartbeatReportsTheNodeVersion(t *testing.T) {
+	s := Start(t, Options{Heartbeat: true, NodeVersion: "4.1.7"})
+	s.SetFrontends(Frontend{Host: "fe-0", EditLogPort: 9010, Role: "LEADER", Alive: true},
+		Frontend{Host: "fe-1", EditLogPort: 9010, Role: "FOLLOWER"})
+	execAll(t, s, "", `ALTER SYSTEM ADD BACKEND "be-0:9050"`, `ALTER SYSTEM ADD BACKEND "be-1:9050"`)
+	up := map[string]bool{"fe-1:9010": true, "be-1:9050": true}
+	s.Heartbeat("fe-0", func(host string, port int) bool { return up[fmt.Sprintf("%s:%d", host, port)] })
+	fes, bes := s.Frontends(), s.Backends()
+	if fes[0].Version != "4.1.7" || fes[1].Version != "4.1.7" || bes[1].Version != "4.1.7" {
+		t.Errorf("answering nodes without the version: frontends %+v, backends %+v", fes, bes)
+	}
+	if bes[0].Version != "" {
+		t.Errorf("a BE that never answered has version %q", bes[0].Version)
+	}
+}
+
 func TestStateRestoresNodesAccountsAndSettings(t *testing.T) {
 	s := Start(t, Options{})
 	s.SetFrontends(Frontend{Host: "fe-0", EditLogPort: 9010, Role: "LEADER", Alive: true})

@@ -390,6 +390,14 @@ func TestOnNode(t *testing.T) {
 		}
 	})
 
+	// 2. A renewed certificate while a client queries over TLS: the FE is
+	// restarted and serves the new certificate, the BE is left alone.
+	t.Run("certificate rotation under load", e.testCertificateRotation)
+
+	// 1b. A change of every pod template of a Cluster rolls its pods in the
+	// documented order, one at a time.
+	t.Run("cluster rollout order", e.testClusterRolloutOrder)
+
 	// 6. Module disable leaves the pods running: addon-operator stops the
 	// hooks and deletes the release; the same pods keep running, not restarted.
 	t.Run("module disable leaves the pods running", func(t *testing.T) {

@@ -59,6 +59,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -69,6 +70,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/dev/fakefe"
 	"github.com/deckhouse/managed-starrocks/dev/standin"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
 // Files of the stand-in in meta_dir: the leader's cluster, and a
@@ -150,6 +152,7 @@ func run() error {
 		}
 		defer ql.Close()
 		go forward(ql, leader)
+		go fetchImages(leader, httpPort, meta)
 		log.Printf("follower of %s: clients are forwarded to the leader", leader)
 	} else {
 		statePath := filepath.Join(meta, stateFile)
@@ -163,7 +166,10 @@ func run() error {
 			ForceSecureTransport: conf["ssl_force_secure_transport"] == "true",
 			ListenAddr:           fmt.Sprintf(":%d", queryPort),
 			Heartbeat:            true,
-			AfterStatement:       save,
+			// The version the module ships: its rollout waits for each
+			// restarted node to be alive on it (pkg/desired/rollout.go).
+			NodeVersion:    desired.StarRocksVersion,
+			AfterStatement: save,
 		})
 		if err != nil {
 			return fmt.Errorf("query_port %d: %w", queryPort, err)
@@ -199,6 +205,14 @@ func run() error {
 	go acceptAndReply(rl, "")
 	var draining atomic.Bool
 	mux := http.NewServeMux()
+	// The leader names its newest image for its followers (fetchImages).
+	mux.HandleFunc("/standin/image", func(w http.ResponseWriter, _ *http.Request) {
+		if srv == nil || srv.ImagesWritten() == 0 {
+			http.NotFound(w, nil)
+			return
+		}
+		fmt.Fprintf(w, "image.%d", 1000*srv.ImagesWritten())
+	})
 	mux.HandleFunc("/api/health", func(w http.ResponseWriter, _ *http.Request) {
 		total, online := 0, 0
 		if srv != nil {
@@ -234,11 +248,16 @@ func run() error {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	if srv != nil {
+		// The leader's checkpoint writes the image ALTER SYSTEM CREATE
+		// IMAGE asked for into its meta_dir, where its agent looks for it
+		// before an FE rollout (pkg/desired/rollout.go).
+		srv.SetImageMetaDirs(meta)
 		go func() {
 			t := time.NewTicker(*heartbeat)
 			defer t.Stop()
 			for {
 				srv.Heartbeat(self, answers)
+				srv.WritePendingImage()
 				select {
 				case <-ctx.Done():
 					return
@@ -459,4 +478,40 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+var imageName = regexp.MustCompile(`^image\.[0-9]+$`)
+
+// fetchImages is a follower receiving the leader's images, as StarRocks'
+// followers download each new image from the leader: it asks the leader's
+// HTTP port for the newest image name every two seconds and puts an image
+// of that name into its own meta_dir, where its agent looks before an FE
+// rollout (pkg/desired/rollout.go waits for every follower to have it).
+func fetchImages(leader string, httpPort int, meta string) {
+	host, _, err := net.SplitHostPort(leader)
+	if err != nil {
+		host = leader
+	}
+	client := &http.Client{Timeout: 2 * time.Second}
+	url := fmt.Sprintf("http://%s/standin/image", net.JoinHostPort(host, strconv.Itoa(httpPort)))
+	for range time.Tick(2 * time.Second) {
+		resp, err := client.Get(url)
+		if err != nil {
+			continue
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64))
+		resp.Body.Close()
+		name := strings.TrimSpace(string(body))
+		if resp.StatusCode != http.StatusOK || !imageName.MatchString(name) {
+			continue
+		}
+		dir := filepath.Join(meta, "image", "v2")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, name)); errors.Is(err, os.ErrNotExist) {
+			_ = os.WriteFile(filepath.Join(dir, name), []byte("fake image"), 0o644)
+			log.Printf("received %s from the leader", name)
+		}
+	}
 }
