@@ -333,70 +333,80 @@ func TestOnNode(t *testing.T) {
 		}
 	})
 
-	// 1. A change that needs a BE restart rolls the BE: the hooks delete its
-	// pod, its preStop stops the BE gracefully (the stand-in records it on
-	// its volume), and the new pod is Ready before the instance is Available.
-	t.Run("rollout runs the preStop and the pod comes back Ready", func(t *testing.T) {
-		be := e.pod(pods[1])
-		patch := []byte(`{"spec":{"configuration":{"loadProcessMaxMemoryLimitPercent":40}}}`)
-		if _, err := e.client.Dynamic.Resource(v1alpha1.StarrocksGVR).Namespace(ns).Patch(e.ctx, "db", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		started := time.Now()
-		e.waitNewPodReady(pods[1], be.UID, 4*time.Minute)
-		e.waitAvailable(3 * time.Minute)
-		t.Logf("BE rolled and the instance Available in %s", time.Since(started).Round(time.Second))
-		stops, err := os.ReadFile(filepath.Join(e.node.Dir(), "volumes", ns+"_storage-"+pods[1], images.StopsLog))
-		if err != nil {
-			t.Fatalf("the BE stand-in recorded no stop: %v", err)
-		}
-		if !strings.Contains(string(stops), "graceful") {
-			t.Errorf("the BE did not stop gracefully:\n%s", stops)
-		}
-		t.Logf("BE stops:\n%s", stops)
-	})
+	// The Standalone's rollout, deleted pods and certificate rotation, and
+	// beside them (test 1b) a Cluster of its own whose every pod template
+	// changes: it rolls its pods in the documented order, one at a time.
+	// The two instances share nothing but the node; side by side they take
+	// the time of the longer, not of both (make test's warm budget).
+	t.Run("instances side by side", func(t *testing.T) {
+		t.Run("cluster rollout order", func(t *testing.T) {
+			t.Parallel()
+			e.testClusterRolloutOrder(t)
+		})
+		t.Run("standalone", func(t *testing.T) {
+			t.Parallel()
+			// 1. A change that needs a BE restart rolls the BE: the hooks delete its
+			// pod, its preStop stops the BE gracefully (the stand-in records it on
+			// its volume), and the new pod is Ready before the instance is Available.
+			t.Run("rollout runs the preStop and the pod comes back Ready", func(t *testing.T) {
+				be := e.pod(pods[1])
+				patch := []byte(`{"spec":{"configuration":{"loadProcessMaxMemoryLimitPercent":40}}}`)
+				if _, err := e.client.Dynamic.Resource(v1alpha1.StarrocksGVR).Namespace(ns).Patch(e.ctx, "db", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				started := time.Now()
+				e.waitNewPodReady(pods[1], be.UID, 4*time.Minute)
+				e.waitAvailable(3 * time.Minute)
+				t.Logf("BE rolled and the instance Available in %s", time.Since(started).Round(time.Second))
+				stops, err := os.ReadFile(filepath.Join(e.node.Dir(), "volumes", ns+"_storage-"+pods[1], images.StopsLog))
+				if err != nil {
+					t.Fatalf("the BE stand-in recorded no stop: %v", err)
+				}
+				if !strings.Contains(string(stops), "graceful") {
+					t.Errorf("the BE did not stop gracefully:\n%s", stops)
+				}
+				t.Logf("BE stops:\n%s", stops)
+			})
 
-	// 5. A deleted pod comes back with its volume and the instance is
-	// Available again: the FE rejoins with its meta, the BE with its storage.
-	t.Run("a deleted pod comes back and rejoins with its volume", func(t *testing.T) {
-		for _, name := range pods {
-			old := e.pod(name)
-			claims := map[string]types.UID{}
-			for _, v := range old.Spec.Volumes {
-				if v.PersistentVolumeClaim != nil {
-					pvc, err := e.kube.CoreV1().PersistentVolumeClaims(ns).Get(e.ctx, v.PersistentVolumeClaim.ClaimName, metav1.GetOptions{})
-					if err != nil {
+			// 5. A deleted pod comes back with its volume and the instance is
+			// Available again: the FE rejoins with its meta, the BE with its storage.
+			t.Run("a deleted pod comes back and rejoins with its volume", func(t *testing.T) {
+				for _, name := range pods {
+					old := e.pod(name)
+					claims := map[string]types.UID{}
+					for _, v := range old.Spec.Volumes {
+						if v.PersistentVolumeClaim != nil {
+							pvc, err := e.kube.CoreV1().PersistentVolumeClaims(ns).Get(e.ctx, v.PersistentVolumeClaim.ClaimName, metav1.GetOptions{})
+							if err != nil {
+								t.Fatal(err)
+							}
+							claims[pvc.Name] = pvc.UID
+						}
+					}
+					if len(claims) == 0 {
+						t.Fatalf("pod %s has no volume claim", name)
+					}
+					if err := e.kube.CoreV1().Pods(ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
 						t.Fatal(err)
 					}
-					claims[pvc.Name] = pvc.UID
+					started := time.Now()
+					e.waitNewPodReady(name, old.UID, 3*time.Minute)
+					e.waitAvailable(3 * time.Minute)
+					t.Logf("%s deleted: back Ready and the instance Available in %s", name, time.Since(started).Round(time.Second))
+					for claim, uid := range claims {
+						pvc, err := e.kube.CoreV1().PersistentVolumeClaims(ns).Get(e.ctx, claim, metav1.GetOptions{})
+						if err != nil || pvc.UID != uid {
+							t.Errorf("%s came back without its volume %s (was %s, now %v %v)", name, claim, uid, pvc.UID, err)
+						}
+					}
 				}
-			}
-			if len(claims) == 0 {
-				t.Fatalf("pod %s has no volume claim", name)
-			}
-			if err := e.kube.CoreV1().Pods(ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			started := time.Now()
-			e.waitNewPodReady(name, old.UID, 3*time.Minute)
-			e.waitAvailable(3 * time.Minute)
-			t.Logf("%s deleted: back Ready and the instance Available in %s", name, time.Since(started).Round(time.Second))
-			for claim, uid := range claims {
-				pvc, err := e.kube.CoreV1().PersistentVolumeClaims(ns).Get(e.ctx, claim, metav1.GetOptions{})
-				if err != nil || pvc.UID != uid {
-					t.Errorf("%s came back without its volume %s (was %s, now %v %v)", name, claim, uid, pvc.UID, err)
-				}
-			}
-		}
+			})
+
+			// 2. A renewed certificate while a client queries over TLS: the FE is
+			// restarted and serves the new certificate, the BE is left alone.
+			t.Run("certificate rotation under load", e.testCertificateRotation)
+		})
 	})
-
-	// 2. A renewed certificate while a client queries over TLS: the FE is
-	// restarted and serves the new certificate, the BE is left alone.
-	t.Run("certificate rotation under load", e.testCertificateRotation)
-
-	// 1b. A change of every pod template of a Cluster rolls its pods in the
-	// documented order, one at a time.
-	t.Run("cluster rollout order", e.testClusterRolloutOrder)
 
 	// 6. Module disable leaves the pods running: addon-operator stops the
 	// hooks and deletes the release; the same pods keep running, not restarted.
