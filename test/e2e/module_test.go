@@ -287,6 +287,25 @@ func TestModuleEndToEnd(t *testing.T) {
 			pvcs, err := e.kube.CoreV1().PersistentVolumeClaims("team-b").List(context.Background(), metav1.ListOptions{})
 			return err == nil && len(pvcs.Items) >= 2, fmt.Sprintf("%d PVCs (%v)", len(pvcs.Items), err)
 		})
+		// The credentials hook hands the Secrets to the FE's metadata PVC once
+		// it exists (owner: the PVC alone); until that run they still go with
+		// the Starrocks. Under addon-operator that run can come a little after
+		// the PVCs (seen once in a warm make test): wait for it, as this test
+		// is about the Retain policy, not that window (the closing note of
+		// stop 28 records it).
+		e.eventually("the credentials Secrets of team-b/small owned by the FE's metadata PVC", func() (bool, string) {
+			for _, s := range []string{"d8ms-sr-small-credentials", "d8ms-sr-small-agent-credentials", "d8ms-sr-small-keystore"} {
+				sec, err := e.get("Secret", "team-b", s)
+				if err != nil {
+					return false, err.Error()
+				}
+				owners := sec.GetOwnerReferences()
+				if len(owners) != 1 || owners[0].Kind != "PersistentVolumeClaim" {
+					return false, fmt.Sprintf("Secret %s owners %v", s, owners)
+				}
+			}
+			return true, ""
+		})
 		if err := e.resource("Starrocks", "team-b").Delete(context.Background(), "small", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
