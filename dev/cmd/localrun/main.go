@@ -79,7 +79,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	if len(missing) > 0 {
-		say("building the local control plane tools %s (first run only, about 25 minutes on 2 cores)", strings.Join(missing, ", "))
+		say("building the local control plane tools %s (first run only, about 12 minutes on 2 cores)", strings.Join(missing, ", "))
 	}
 	if err := controlplane.BuildTools(os.Stderr); err != nil {
 		return err
