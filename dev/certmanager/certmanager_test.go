@@ -35,8 +35,6 @@ import (
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 )
 
-var certificates = schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "certificates"}
-
 // The chain the module renders for an instance (pkg/instanceobjects
 // certificate.yaml): a CA Certificate from the module's SelfSigned
 // ClusterIssuer, a CA Issuer on its Secret, and the instance's Certificate
@@ -130,26 +128,7 @@ func TestCAIssuerCertificateIsIssuedAndRenewed(t *testing.T) {
 	}
 
 	waitRevision(ctx, t, dyn, 1)
-	// What `cmctl renew` does: the Issuing condition, reason ManuallyTriggered
-	// (cert-manager/cmctl pkg/renew); the trigger controller would set it
-	// itself at renewBefore.
-	cert, err := dyn.Resource(certificates).Namespace("team-a").Get(ctx, "sr", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conds, _, _ := unstructured.NestedSlice(cert.Object, "status", "conditions")
-	kept := conds[:0]
-	for _, c := range conds {
-		if m, _ := c.(map[string]any); m["type"] != "Issuing" {
-			kept = append(kept, c)
-		}
-	}
-	conds = append(kept, map[string]any{"type": "Issuing", "status": "True", "reason": "ManuallyTriggered",
-		"message": "renewal asked by the test", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)})
-	if err := unstructured.SetNestedSlice(cert.Object, conds, "status", "conditions"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dyn.Resource(certificates).Namespace("team-a").UpdateStatus(ctx, cert, metav1.UpdateOptions{}); err != nil {
+	if err := Renew(ctx, dyn, "team-a", "sr"); err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()
@@ -166,7 +145,7 @@ func TestCAIssuerCertificateIsIssuedAndRenewed(t *testing.T) {
 func waitRevision(ctx context.Context, t *testing.T, dyn dynamic.Interface, rev int64) {
 	t.Helper()
 	for {
-		cert, err := dyn.Resource(certificates).Namespace("team-a").Get(ctx, "sr", metav1.GetOptions{})
+		cert, err := dyn.Resource(Certificates).Namespace("team-a").Get(ctx, "sr", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,14 +32,11 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/deckhouse/managed-starrocks/dev/certmanager"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
-
-var certificates = schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "certificates"}
 
 // certificateRevisionAnnotation is what the FE pod template carries from
 // revision 2 on (pkg/instanceobjects/templates/_statefulset-frontend.tpl).
@@ -165,28 +162,11 @@ func leafSerial(t *testing.T, crt []byte) string {
 	return c.SerialNumber.String()
 }
 
-// renewCertificate asks cert-manager to re-issue the Certificate now, as
-// `cmctl renew` does: the Issuing condition with reason ManuallyTriggered
-// (cert-manager/cmctl pkg/renew; dev/certmanager's test does the same).
+// renewCertificate asks cert-manager to re-issue the Certificate now
+// (certmanager.Renew, as `cmctl renew` does).
 func (e *env) renewCertificate(t *testing.T, name string) {
 	t.Helper()
-	cert, err := e.client.Dynamic.Resource(certificates).Namespace(ns).Get(e.ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conds, _, _ := unstructured.NestedSlice(cert.Object, "status", "conditions")
-	kept := conds[:0]
-	for _, c := range conds {
-		if m, _ := c.(map[string]any); m["type"] != "Issuing" {
-			kept = append(kept, c)
-		}
-	}
-	kept = append(kept, map[string]any{"type": "Issuing", "status": "True", "reason": "ManuallyTriggered",
-		"message": "renewal asked by the test", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)})
-	if err := unstructured.SetNestedSlice(cert.Object, kept, "status", "conditions"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.client.Dynamic.Resource(certificates).Namespace(ns).UpdateStatus(e.ctx, cert, metav1.UpdateOptions{}); err != nil {
+	if err := certmanager.Renew(e.ctx, e.client.Dynamic, ns, name); err != nil {
 		t.Fatal(err)
 	}
 }
