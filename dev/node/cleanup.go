@@ -178,6 +178,10 @@ func (n *Node) cleanMachine() error {
 		}
 	}
 	if n.bridgeMade {
+		// A pod's veth goes with its network namespace only when the kernel
+		// gets round to destroying that namespace, after its last user (seen
+		// seconds later on a busy machine): delete them with the bridge.
+		errs = append(errs, deleteBridgePorts())
 		if err := run("ip", "link", "delete", Bridge); err != nil {
 			errs = append(errs, err)
 		}
@@ -222,6 +226,28 @@ func (n *Node) cleanMachine() error {
 	errs = append(errs, n.removeContainerLogLinks())
 	if !b.varLogContainers {
 		_ = unix.Rmdir("/var/log/containers")
+	}
+	return errors.Join(errs...)
+}
+
+// deleteBridgePorts deletes the links on the node's bridge (the host ends
+// of the pods' veths; deleting one end deletes its peer). A link the kernel
+// removed meanwhile is not an error.
+func deleteBridgePorts() error {
+	out, err := output("ip", "-o", "link", "show", "master", Bridge)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimSuffix(f[1], ":"), "@")
+		if err := run("ip", "link", "delete", name); err != nil && exists("/sys/class/net/"+name) {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
