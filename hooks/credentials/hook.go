@@ -35,11 +35,16 @@ limitations under the License.
 // data, so no password reaches values, logs or the hook's memory.
 //
 // The passwords are stored in the FE's metadata volume, so the Secrets live
-// exactly as long as that volume: owned by the Starrocks object until the
-// first FE's metadata PVC (meta-d8ms-sr-<name>-0) exists, then owned by
-// that PVC. Deleting the instance with persistentVolumeClaimRetention Retain
-// keeps the PVC and the Secrets; an instance re-created under the same name
-// finds both and its agent still logs in.
+// exactly as long as that volume: owned by the first FE's metadata PVC
+// (meta-d8ms-sr-<name>-0) once it exists, and owned by nothing before
+// ("held for the volume"). Deleting the instance with
+// persistentVolumeClaimRetention Retain keeps the PVC and the Secrets; an
+// instance re-created under the same name finds both and its agent still
+// logs in. Not owned by the Starrocks object before, because then an
+// instance deleted between its PVC's creation and the next run of this
+// hook would lose its Secrets to the garbage collector while its volume
+// stays. A held Secret whose instance is gone follows the volume if there
+// is one and is deleted if there is none: no FE ever used its passwords.
 //
 // Secrets are created for instances that have a last valid configuration
 // (the module's memory in namespace d8-managed-starrocks, written by the
@@ -60,10 +65,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/deckhouse/managed-starrocks/hooks/internal/kubewrite"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
@@ -109,7 +116,7 @@ var Config = &pkg.HookConfig{
 			// its heritage label (taken off a user Secret): never data.
 			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str),` +
 				` state: (.metadata.labels["` + shared.LabelState + `"] | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str),` +
-				` heritage: (.metadata.labels.heritage | str),` +
+				` heritage: (.metadata.labels.heritage | str), uid: (.metadata.uid | str),` +
 				` owners: [(.metadata.ownerReferences // [])[] | {kind: (.kind | str), name: (.name | str), uid: (.uid | str)}]}`,
 		},
 		{
@@ -158,6 +165,7 @@ type SecretSnap struct {
 	State     string  `json:"state"`
 	Instance  string  `json:"instance"`
 	Heritage  string  `json:"heritage"`
+	UID       string  `json:"uid"`
 	Owners    []Owner `json:"owners"`
 }
 
@@ -252,7 +260,7 @@ func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) erro
 	for _, d := range plan.Delete {
 		write(d.Instance, d.Name, "delete", func() error {
 			input.Logger.Info("deleting the Secret of a user no longer declared", "namespace", d.Namespace, "name", d.Name)
-			return w.Delete(ctx, kubewrite.Ref{APIVersion: "v1", Kind: "Secret", Namespace: d.Namespace, Name: d.Name}, "")
+			return w.Delete(ctx, kubewrite.Ref{APIVersion: "v1", Kind: "Secret", Namespace: d.Namespace, Name: d.Name}, d.UID)
 		})
 	}
 	for _, u := range plan.Unlabel {
@@ -343,9 +351,9 @@ type Plan struct {
 	Refused []string
 }
 
-// Decide lists the Secrets to create and to re-own, in input order. Only
-// memory named after the UID it holds counts (the instances hook writes
-// exactly that).
+// Decide lists the Secrets to create, re-own and delete, in input order.
+// Only memory named after the UID it holds counts (the instances hook
+// writes exactly that).
 func Decide(instances []Instance, secrets []SecretSnap, pvcs []PVCSnap) Plan {
 	existing := make(map[string]SecretSnap, len(secrets))
 	for _, s := range secrets {
@@ -362,17 +370,16 @@ func Decide(instances []Instance, secrets []SecretSnap, pvcs []PVCSnap) Plan {
 	for _, in := range instances {
 		memories[desired.Key(in.Namespace, in.Name)]++
 	}
+	// Held Secrets are deleted only when every memory is readable: an
+	// unreadable one may be the memory of their instance.
+	allMemoryReadable := true
 	var plan Plan
 	for _, in := range instances {
 		if in.Name == "" || in.Namespace == "" || in.UID == "" || in.ConfigMap != shared.LastValidConfigMapName(in.UID) {
+			allMemoryReadable = false
 			continue // unreadable or not the module's: the instances hook rewrites or deletes it
 		}
-		owner := shared.OwnerReference(in.Name, in.UID)
-		meta := MetaPVCName(in.Name)
-		volume, hasVolume := pvcUID[desired.Key(in.Namespace, meta)]
-		if hasVolume && volume != "" {
-			owner = metav1.OwnerReference{APIVersion: "v1", Kind: "PersistentVolumeClaim", Name: meta, UID: types.UID(volume)}
-		}
+		owner := volumeOwner(in.Namespace, in.Name, pvcUID) // none while there is no volume: held for it
 		names := desired.NamesFor(in.Name)
 		wants := []Want{
 			{Instance: in, Name: names.CredentialsSecret, State: shared.StateCredentials},
@@ -388,19 +395,76 @@ func Decide(instances []Instance, secrets []SecretSnap, pvcs []PVCSnap) Plan {
 		for _, w := range wants {
 			s, ok := existing[desired.Key(in.Namespace, w.Name)]
 			if ok && w.State == shared.StateUserCredentials && s.State == shared.StateUserCredentials && s.Heritage != "" &&
-				(ownedOnlyBy(s, owner) || ownedOnlyBy(s, starrocks)) {
+				(len(s.Owners) == 0 || ownedOnlyBy(s, owner) || ownedOnlyBy(s, starrocks)) {
 				plan.Unlabel = append(plan.Unlabel, Reown{Namespace: in.Namespace, Name: w.Name, Instance: in})
 			}
 			switch {
 			case !ok:
 				w.Owner = owner
 				plan.Create = append(plan.Create, w)
-			case owner.Kind == "PersistentVolumeClaim" && !ownedOnlyBy(s, owner):
+			case owner.UID != "" && !ownedOnlyBy(s, owner):
 				plan.Reown = append(plan.Reown, Reown{Namespace: in.Namespace, Name: w.Name, Owner: owner, Instance: in})
 			}
 		}
 	}
+	if allMemoryReadable {
+		heldForGoneInstances(&plan, memories, secrets, pvcUID)
+	}
 	return plan
+}
+
+// volumeOwner is the owner reference to an instance's first FE metadata
+// PVC, or none (zero) while that PVC does not exist.
+func volumeOwner(namespace, instance string, pvcUID map[string]string) metav1.OwnerReference {
+	meta := MetaPVCName(instance)
+	if uid := pvcUID[desired.Key(namespace, meta)]; uid != "" {
+		return metav1.OwnerReference{APIVersion: "v1", Kind: "PersistentVolumeClaim", Name: meta, UID: types.UID(uid)}
+	}
+	return metav1.OwnerReference{}
+}
+
+// heldForGoneInstances plans the held Secrets (owned by nothing) of
+// instances the memory no longer names: deleted before this hook handed
+// their Secrets to the FE's metadata volume. They follow that volume if it
+// exists (Retain keeps it: the Secrets stay with it), else they go (no FE
+// ever started with their passwords). Only a Secret named as the module
+// names that kind of Secret of that instance counts: a look-alike stays.
+func heldForGoneInstances(plan *Plan, memories map[string]int, secrets []SecretSnap, pvcUID map[string]string) {
+	for _, s := range secrets {
+		if len(s.Owners) != 0 || s.Namespace == "" || !instanceName(s.Instance) ||
+			memories[desired.Key(s.Namespace, s.Instance)] != 0 || !namedAsModuleSecret(s) {
+			continue
+		}
+		gone := Instance{Namespace: s.Namespace, Name: s.Instance}
+		if owner := volumeOwner(s.Namespace, s.Instance, pvcUID); owner.UID != "" {
+			plan.Reown = append(plan.Reown, Reown{Namespace: s.Namespace, Name: s.Name, Owner: owner, Instance: gone})
+			continue
+		}
+		plan.Delete = append(plan.Delete, Delete{Namespace: s.Namespace, Name: s.Name, UID: s.UID, Instance: gone})
+	}
+}
+
+// instanceName says whether a label value can be an instance's name (the
+// webhook's and the CRD's rule for metadata.name).
+func instanceName(s string) bool {
+	return len(s) <= classrules.MaxNameLength && len(validation.IsDNS1035Label(s)) == 0
+}
+
+// namedAsModuleSecret says whether a Secret has the name the module gives
+// a Secret of its state for its instance label.
+func namedAsModuleSecret(s SecretSnap) bool {
+	names := desired.NamesFor(s.Instance)
+	switch s.State {
+	case shared.StateCredentials:
+		return s.Name == names.CredentialsSecret
+	case shared.StateAgentCredentials:
+		return s.Name == names.AgentCredentialsSecret
+	case shared.StateKeystore:
+		return s.Name == desired.KeystoreSecretName(s.Instance)
+	case shared.StateUserCredentials:
+		return strings.HasPrefix(s.Name, desired.UserSecretName(s.Instance, ""))
+	}
+	return false
 }
 
 func ownedOnlyBy(s SecretSnap, o metav1.OwnerReference) bool {
@@ -441,11 +505,19 @@ func NewSecret(w Want) *corev1.Secret {
 			Name:            w.Name,
 			Namespace:       w.Namespace,
 			Labels:          secretLabels(w.Instance.Name, w.State),
-			OwnerReferences: []metav1.OwnerReference{w.Owner},
+			OwnerReferences: ownerList(w.Owner),
 		},
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}
+}
+
+// ownerList is the Secret's owner references: none for a held Secret.
+func ownerList(o metav1.OwnerReference) []metav1.OwnerReference {
+	if o.UID == "" {
+		return nil
+	}
+	return []metav1.OwnerReference{o}
 }
 
 // secretLabels are the labels of a Secret the hook makes. A user's

@@ -92,7 +92,7 @@ func TestCreatesTheSecretsOfADeployedInstanceOnce(t *testing.T) {
 	assert.Equal(t, "admin", secretData(t, admin, "username"))
 	password := secretData(t, admin, "password")
 	assert.Len(t, password, 26)
-	assert.Equal(t, "uid-olap", string(admin.GetOwnerReferences()[0].UID), "owned by the Starrocks while there is no FE volume")
+	assert.Empty(t, admin.GetOwnerReferences(), "held for the FE volume: owned by nothing while there is none (not by the Starrocks, whose deletion would take it)")
 	assert.Equal(t, "credentials", admin.GetLabels()["managed-starrocks.deckhouse.io/state"])
 
 	agent := f.KubernetesResource("Secret", "team", "d8ms-sr-olap-agent-credentials")
@@ -155,6 +155,80 @@ func TestARecreatedInstanceKeepsTheSecretsOfItsRetainedVolume(t *testing.T) {
 	require.NoError(t, f.HookError())
 	assert.Empty(t, writes(f))
 	assert.Equal(t, password, secretData(t, f.KubernetesResource("Secret", "team", "d8ms-sr-olap-agent-credentials"), "root-password"))
+}
+
+// heldSecrets are an instance's Secrets as the hook makes them before its
+// FE metadata volume exists: owned by nothing.
+func heldSecrets(t *testing.T) string {
+	t.Helper()
+	f := newHook(t)
+	f.KubeStateSet(deployed)
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	var out string
+	for _, name := range []string{"d8ms-sr-olap-credentials", "d8ms-sr-olap-agent-credentials", "d8ms-sr-olap-keystore"} {
+		s := f.KubernetesResource("Secret", "team", name)
+		require.NotNil(t, s, name)
+		require.Empty(t, s.GetOwnerReferences(), name)
+		out += "---" + yamlOf(t, s)
+	}
+	return out
+}
+
+func TestAnInstanceDeletedBeforeItsSecretsFollowTheVolumeKeepsThem(t *testing.T) {
+	// The window this closes: the FE's PVC exists, the hook has not run
+	// since, and the Starrocks is deleted (its memory with it). Owned by the
+	// Starrocks, the garbage collector would delete the Secrets and leave
+	// the retained volume with passwords nobody has.
+	f := newHook(t)
+	held := heldSecrets(t)
+	f.KubeStateSet(metaPVC + held)
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	for _, name := range []string{"d8ms-sr-olap-credentials", "d8ms-sr-olap-agent-credentials", "d8ms-sr-olap-keystore"} {
+		s := f.KubernetesResource("Secret", "team", name)
+		require.NotNil(t, s, "%s stays with the retained volume", name)
+		require.Len(t, s.GetOwnerReferences(), 1, name)
+		assert.Equal(t, "pvc-uid", string(s.GetOwnerReferences()[0].UID), name)
+	}
+}
+
+func TestAnInstanceDeletedBeforeItHadAVolumeLeavesNoSecrets(t *testing.T) {
+	f := newHook(t)
+	f.KubeStateSet(heldSecrets(t))
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	for _, name := range []string{"d8ms-sr-olap-credentials", "d8ms-sr-olap-agent-credentials", "d8ms-sr-olap-keystore"} {
+		assert.Nil(t, f.KubernetesResource("Secret", "team", name), "%s: no FE ever used it", name)
+	}
+}
+
+func TestHeldSecretsStayWhileTheirInstanceMayExist(t *testing.T) {
+	lookAlike := `
+apiVersion: v1
+kind: Secret
+metadata:
+  name: team-own
+  namespace: team
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, managed-starrocks.deckhouse.io/state: credentials, app.kubernetes.io/instance: olap}
+`
+	for _, tt := range []struct{ name, state string }{
+		{"its memory names it", deployed + heldSecrets(t)},
+		{"re-created: memory of another UID names it", memory("d8-managed-starrocks", "last-valid-uid-new", `{"name":"olap","namespace":"team","uid":"uid-new"}`) + heldSecrets(t)},
+		{"an unreadable memory may be its", memory("d8-managed-starrocks", "last-valid-uid-x", `{"broken"`) + heldSecrets(t)},
+		{"a memory not named after its UID may be its", memory("d8-managed-starrocks", "last-valid-uid-other", `{"name":"olap","namespace":"team","uid":"uid-olap"}`) + heldSecrets(t)},
+		{"a look-alike not named as the module names it", lookAlike},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newHook(t)
+			f.KubeStateSet(tt.state)
+			f.RunHook()
+			require.NoError(t, f.HookError())
+			for _, a := range writes(f) {
+				assert.NotEqual(t, "delete", a.GetVerb(), "nothing is deleted: %v", a)
+			}
+		})
+	}
 }
 
 func yamlOf(t *testing.T, u *unstructured.Unstructured) string {

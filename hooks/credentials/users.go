@@ -47,6 +47,8 @@ type DeclaredUser struct {
 // Delete is a user Secret to delete.
 type Delete struct {
 	Namespace, Name string
+	// UID, when known, is the only object of that name to delete.
+	UID string
 	// Instance is the instance the Secret belongs to.
 	Instance Instance
 }
@@ -73,9 +75,9 @@ func userWants(in Instance, plan *Plan) (wants []Want, deletable bool) {
 // staleUserSecrets are the user Secrets of the instance whose user is no
 // longer declared. Only a Secret that is the module's counts: labelled as
 // a user Secret of this instance, in its namespace, and owned by nothing
-// but its Starrocks or its FE metadata volume (volume is the instance's
-// current owner, the Starrocks or that PVC). A look-alike elsewhere or
-// with another owner is left alone.
+// (held for the volume), by its Starrocks (an earlier version's owner) or
+// by its FE metadata volume (volume, zero while there is none). A
+// look-alike elsewhere or with another owner is left alone.
 func staleUserSecrets(in Instance, wants []Want, secrets []SecretSnap, volume metav1.OwnerReference) []Delete {
 	declared := make(map[string]bool, len(wants))
 	for _, w := range wants {
@@ -87,10 +89,10 @@ func staleUserSecrets(in Instance, wants []Want, secrets []SecretSnap, volume me
 		if s.Namespace != in.Namespace || s.State != shared.StateUserCredentials || s.Instance != in.Name || declared[s.Name] {
 			continue
 		}
-		if !ownedOnlyBy(s, starrocks) && !(volume.Kind == "PersistentVolumeClaim" && ownedOnlyBy(s, volume)) {
+		if len(s.Owners) != 0 && !ownedOnlyBy(s, starrocks) && !(volume.UID != "" && ownedOnlyBy(s, volume)) {
 			continue
 		}
-		out = append(out, Delete{Namespace: s.Namespace, Name: s.Name, Instance: in})
+		out = append(out, Delete{Namespace: s.Namespace, Name: s.Name, UID: s.UID, Instance: in})
 	}
 	return out
 }

@@ -83,8 +83,7 @@ func TestCreatesOneSecretPerDeclaredUser(t *testing.T) {
 	assert.NotContains(t, f.LoggerOutput().String(), password, "a password is never logged")
 	assert.Equal(t, "user-credentials", reader.GetLabels()["managed-starrocks.deckhouse.io/state"])
 	assert.Equal(t, "olap", reader.GetLabels()["app.kubernetes.io/instance"])
-	require.Len(t, reader.GetOwnerReferences(), 1)
-	assert.Equal(t, []string{"Starrocks", "olap", "uid-olap"}, []string{reader.GetOwnerReferences()[0].Kind, reader.GetOwnerReferences()[0].Name, string(reader.GetOwnerReferences()[0].UID)})
+	assert.Empty(t, reader.GetOwnerReferences(), "held for the FE volume, as the instance's other Secrets")
 
 	writer := f.KubernetesResource("Secret", "team", "d8ms-sr-olap-user.app-writer")
 	require.NotNil(t, writer, "the writer's Secret: '_' becomes '-'")
@@ -271,8 +270,8 @@ func TestTheSecretSnapshotHoldsNoData(t *testing.T) {
 	var got map[string]any
 	require.NoError(t, helpers.JQRunOnString(context.Background(), filter,
 		`{"metadata":{"name":"d8ms-sr-olap-user.app","namespace":"team","labels":{"app.kubernetes.io/instance":"olap","managed-starrocks.deckhouse.io/state":"user-credentials"},`+
-			`"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"data\":{\"password\":\"c2VjcmV0\"}}"},"ownerReferences":[{"kind":"Starrocks","name":"olap","uid":"u"}]},`+
+			`"uid":"secret-uid","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"data\":{\"password\":\"c2VjcmV0\"}}"},"ownerReferences":[{"kind":"Starrocks","name":"olap","uid":"u"}]},`+
 			`"data":{"password":"c2VjcmV0"},"stringData":{"password":"secret"}}`, &got))
-	assert.Equal(t, map[string]any{"namespace": "team", "name": "d8ms-sr-olap-user.app", "state": "user-credentials", "instance": "olap", "heritage": "",
+	assert.Equal(t, map[string]any{"namespace": "team", "name": "d8ms-sr-olap-user.app", "state": "user-credentials", "instance": "olap", "heritage": "", "uid": "secret-uid",
 		"owners": []any{map[string]any{"kind": "Starrocks", "name": "olap", "uid": "u"}}}, got)
 }

@@ -287,25 +287,9 @@ func TestModuleEndToEnd(t *testing.T) {
 			pvcs, err := e.kube.CoreV1().PersistentVolumeClaims("team-b").List(context.Background(), metav1.ListOptions{})
 			return err == nil && len(pvcs.Items) >= 2, fmt.Sprintf("%d PVCs (%v)", len(pvcs.Items), err)
 		})
-		// The credentials hook hands the Secrets to the FE's metadata PVC once
-		// it exists (owner: the PVC alone); until that run they still go with
-		// the Starrocks. Under addon-operator that run can come a little after
-		// the PVCs (seen once in a warm make test): wait for it, as this test
-		// is about the Retain policy, not that window (the closing note of
-		// stop 28 records it).
-		e.eventually("the credentials Secrets of team-b/small owned by the FE's metadata PVC", func() (bool, string) {
-			for _, s := range []string{"d8ms-sr-small-credentials", "d8ms-sr-small-agent-credentials", "d8ms-sr-small-keystore"} {
-				sec, err := e.get("Secret", "team-b", s)
-				if err != nil {
-					return false, err.Error()
-				}
-				owners := sec.GetOwnerReferences()
-				if len(owners) != 1 || owners[0].Kind != "PersistentVolumeClaim" {
-					return false, fmt.Sprintf("Secret %s owners %v", s, owners)
-				}
-			}
-			return true, ""
-		})
+		// Deleted as soon as its PVCs exist: the credentials hook may not have
+		// handed the Secrets to the FE's metadata PVC yet (they are held for
+		// it, owned by nothing, until then), and they must stay anyway.
 		if err := e.resource("Starrocks", "team-b").Delete(context.Background(), "small", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -326,11 +310,18 @@ func TestModuleEndToEnd(t *testing.T) {
 		}
 		// The passwords are in the retained FE metadata too: the Secrets
 		// follow the volume (test/e2e/datasafety_test.go re-creates the instance).
-		for _, s := range []string{"d8ms-sr-small-credentials", "d8ms-sr-small-agent-credentials", "d8ms-sr-small-keystore"} {
-			if _, err := e.get("Secret", "team-b", s); err != nil {
-				t.Errorf("Secret %s after deletion with the Retain policy: %v, want it kept with the volume", s, err)
+		e.eventually("the credentials Secrets of team-b/small kept, owned by the FE's metadata PVC", func() (bool, string) {
+			for _, s := range []string{"d8ms-sr-small-credentials", "d8ms-sr-small-agent-credentials", "d8ms-sr-small-keystore"} {
+				sec, err := e.get("Secret", "team-b", s)
+				if err != nil {
+					return false, fmt.Sprintf("Secret %s after deletion with the Retain policy: %v, want it kept with the volume", s, err)
+				}
+				if owners := sec.GetOwnerReferences(); len(owners) != 1 || owners[0].Kind != "PersistentVolumeClaim" {
+					return false, fmt.Sprintf("Secret %s owners %v", s, owners)
+				}
 			}
-		}
+			return true, ""
+		})
 		if _, err := e.get("StatefulSet", "team-a", "d8ms-sr-small"); err != nil {
 			t.Errorf("deleting team-b/small touched team-a/small: %v", err)
 		}
