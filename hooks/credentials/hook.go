@@ -215,7 +215,15 @@ func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) erro
 			live = append(live, in)
 		}
 	}
-	plan := Decide(live, secrets, pvcs)
+	// Nor is a Secret there re-owned or deleted: its instance is not in
+	// live, and the namespace's deletion takes it.
+	liveSecrets := secrets[:0:0]
+	for _, s := range secrets {
+		if !terminating[s.Namespace] {
+			liveSecrets = append(liveSecrets, s)
+		}
+	}
+	plan := Decide(live, liveSecrets, pvcs)
 	for _, r := range plan.Refused {
 		input.Logger.Warn("a user of the module's memory is refused", "problem", r)
 	}

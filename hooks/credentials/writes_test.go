@@ -98,9 +98,19 @@ func TestKeepsARefusedSecretWithItsInstance(t *testing.T) {
 		}
 		assert.True(t, warned, "a Warning Event on a's Starrocks names the Secret and the API server's words")
 	})
-	t.Run("a namespace being deleted: no Secret is created there, the other tenant's are", func(t *testing.T) {
+	t.Run("a namespace being deleted: no Secret is created, re-owned or deleted there, the other tenant's are created", func(t *testing.T) {
 		f := newHook(t)
-		f.KubeStateSet(namespaceYAML("team-a", true) + "---" + namespaceYAML("team-b", false) + "---" + twoTenants)
+		// A held Secret of an instance there whose memory is gone: the
+		// namespace's deletion takes it.
+		held := `
+apiVersion: v1
+kind: Secret
+metadata:
+  name: d8ms-sr-gone-credentials
+  namespace: team-a
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, managed-starrocks.deckhouse.io/state: credentials, app.kubernetes.io/instance: gone}
+`
+		f.KubeStateSet(namespaceYAML("team-a", true) + "---" + namespaceYAML("team-b", false) + "---" + twoTenants + "---" + held)
 		f.RunHook()
 		require.NoError(t, f.HookError())
 		for _, a := range writes(f) {
