@@ -21,11 +21,15 @@ run: tools
 ## test: every test of the repository, against real components
 # -parallel 4: the end-to-end tests each run their own control plane and
 # mostly wait for module passes, so four at a time fit on 2 cores.
+# The two longest packages first: go test starts packages in the order
+# named, and test/node mostly waits for pods, so the rest runs beside them
+# instead of after them (about a minute less).
+LONGEST_TESTS := ./test/node ./test/e2e
 test: tools
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
 	  if [ -n "$$unformatted" ]; then echo "gofmt -w needed on: $$unformatted"; exit 1; fi
 	go vet ./...
-	go test -count=1 -parallel 4 -timeout 45m ./...
+	go test -count=1 -parallel 4 -timeout 45m $(LONGEST_TESTS) ./...
 
 ## tools: build the local control plane tools into the cache (once)
 tools:
