@@ -196,8 +196,10 @@ func starrocksLayer(component, home, server string, dirs []string, extra ...File
 	for _, d := range dirs {
 		files = append(files, File{Path: home + "/" + d, Dir: true, UID: starrocksUID, GID: starrocksUID})
 	}
-	for _, script := range []string{"start_" + component + ".sh", "stop_" + component + ".sh"} {
-		data, err := standinScripts.ReadFile("standin/" + script)
+	// stop.sh is both stop scripts: its name in bin/ says which.
+	for _, s := range [][2]string{{"start_" + component + ".sh", "start_" + component + ".sh"}, {"stop_" + component + ".sh", "stop.sh"}} {
+		script, source := s[0], s[1]
+		data, err := standinScripts.ReadFile("standin/" + source)
 		if err != nil {
 			return nil, err
 		}
