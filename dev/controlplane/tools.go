@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -28,14 +29,36 @@ import (
 )
 
 // RepoRoot is the root of the module's repository, found from this file's
-// path, so tests and `make run` work from any working directory.
+// path, so tests and `make run` work from any working directory. Built
+// with -trimpath (make sets it, so that a fresh clone reuses the build
+// cache) that path is relative: then the root is the folder above the
+// working directory or the executable whose go.mod declares this module.
 func RepoRoot() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		panic("controlplane: cannot find the source path of the repository")
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 	}
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if exe, err := os.Executable(); err == nil {
+		starts = append(starts, filepath.Dir(exe))
+	}
+	for _, dir := range starts {
+		for ; ; dir = filepath.Dir(dir) {
+			if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(data), "module "+modulePath+"\n") {
+				return dir
+			}
+			if dir == filepath.Dir(dir) {
+				break
+			}
+		}
+	}
+	panic("controlplane: cannot find the repository of " + modulePath + " above the working directory or the executable")
 }
+
+// modulePath is the module's path, the first line of its go.mod.
+const modulePath = "github.com/deckhouse/managed-starrocks"
 
 var (
 	toolsMu    sync.Mutex
