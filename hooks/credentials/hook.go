@@ -267,7 +267,7 @@ func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) erro
 	}
 	for _, d := range plan.Delete {
 		write(d.Instance, d.Name, "delete", func() error {
-			input.Logger.Info("deleting the Secret of a user no longer declared", "namespace", d.Namespace, "name", d.Name)
+			input.Logger.Info("deleting a Secret", "namespace", d.Namespace, "name", d.Name, "why", d.Why)
 			return w.Delete(ctx, kubewrite.Ref{APIVersion: "v1", Kind: "Secret", Namespace: d.Namespace, Name: d.Name}, d.UID)
 		})
 	}
@@ -297,6 +297,9 @@ func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) erro
 // has it then). Named after what it says, so the same refusal run after
 // run is one Event.
 func warn(ctx context.Context, w *kubewrite.Writer, in Instance, msg string) {
+	if in.UID == "" {
+		return // a held Secret of an instance that is gone: no Starrocks to tell
+	}
 	e := shared.InstanceEvent(shared.InstanceRef{Namespace: in.Namespace, Name: in.Name, UID: in.UID}, corev1.EventTypeWarning, ReasonSecretRefused, msg,
 		metav1.Now().Rfc3339Copy(), msg)
 	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(e)
@@ -448,7 +451,7 @@ func heldForGoneInstances(plan *Plan, memories map[string]int, secrets []SecretS
 			plan.Reown = append(plan.Reown, Reown{Namespace: s.Namespace, Name: s.Name, Owner: owner, Instance: gone})
 			continue
 		}
-		plan.Delete = append(plan.Delete, Delete{Namespace: s.Namespace, Name: s.Name, UID: s.UID, Instance: gone})
+		plan.Delete = append(plan.Delete, Delete{Namespace: s.Namespace, Name: s.Name, UID: s.UID, Instance: gone, Why: whyInstanceGone})
 	}
 }
 

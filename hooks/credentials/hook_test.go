@@ -201,6 +201,7 @@ func TestAnInstanceDeletedBeforeItHadAVolumeLeavesNoSecrets(t *testing.T) {
 	for _, name := range []string{"d8ms-sr-olap-credentials", "d8ms-sr-olap-agent-credentials", "d8ms-sr-olap-keystore"} {
 		assert.Nil(t, f.KubernetesResource("Secret", "team", name), "%s: no FE ever used it", name)
 	}
+	assert.Contains(t, f.LoggerOutput().String(), whyInstanceGone, "the log says why")
 }
 
 func TestHeldSecretsStayWhileTheirInstanceMayExist(t *testing.T) {

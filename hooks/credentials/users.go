@@ -49,9 +49,17 @@ type Delete struct {
 	Namespace, Name string
 	// UID, when known, is the only object of that name to delete.
 	UID string
+	// Why it goes, for the log.
+	Why string
 	// Instance is the instance the Secret belongs to.
 	Instance Instance
 }
+
+// Why a Secret is deleted.
+const (
+	whyUserGone     = "its user is no longer declared"
+	whyInstanceGone = "held for the FE's metadata volume, and its instance is gone before it had one"
+)
 
 // userWants are the user Secrets of an instance. The memory is the
 // module's own, but a user whose name does not match the CRD's pattern or
@@ -92,7 +100,7 @@ func staleUserSecrets(in Instance, wants []Want, secrets []SecretSnap, volume me
 		if len(s.Owners) != 0 && !ownedOnlyBy(s, starrocks) && !(volume.UID != "" && ownedOnlyBy(s, volume)) {
 			continue
 		}
-		out = append(out, Delete{Namespace: s.Namespace, Name: s.Name, UID: s.UID, Instance: in})
+		out = append(out, Delete{Namespace: s.Namespace, Name: s.Name, UID: s.UID, Instance: in, Why: whyUserGone})
 	}
 	return out
 }
