@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,6 +64,23 @@ func (e *env) tenant(namespace string) (kubernetes.Interface, dynamic.Interface)
 			e.t.Fatal(err)
 		}
 	}
+	// The API server's authorizer learns new bindings from its informers: a
+	// request right after them can still be refused (seen under load).
+	// Wait until it allows what each role gives.
+	e.eventually("the tenant's roles in effect in "+namespace, func() (bool, string) {
+		for _, a := range []authorizationv1.ResourceAttributes{
+			{Namespace: namespace, Verb: "create", Resource: "configmaps"},
+			{Namespace: namespace, Verb: "create", Group: "managed-services.deckhouse.io", Resource: "starrocks"},
+		} {
+			review, err := e.kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+				Spec: authorizationv1.SubjectAccessReviewSpec{User: tenantUser, Groups: []string{"system:authenticated"}, ResourceAttributes: &a},
+			}, metav1.CreateOptions{})
+			if err != nil || !review.Status.Allowed {
+				return false, fmt.Sprintf("%s %s/%s: %v %+v", a.Verb, a.Group, a.Resource, err, review)
+			}
+		}
+		return true, ""
+	})
 	cfg := e.cp.UserConfig(tenantUser)
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,13 +34,35 @@ import (
 
 // TestBackendScaleInWaitsForTheDecommission lowers a Cluster from 4 to 3 BEs
 // while the test plays the FE leader's agent: the BE StatefulSet must keep
-// be-3 while StarRocks still lists it, and lower only once it is gone.
+// be-3 while StarRocks still lists it, and lower only once it is gone. A
+// backup the team asks for meanwhile waits for the scale-in: the agent is
+// told to start no job until it has ended (the agent's side of that hold:
+// images/agent/internal/backup's runner tests).
 func TestBackendScaleInWaitsForTheDecommission(t *testing.T) {
 	t.Parallel()
 	const ns, name = "team-s", "olap"
 	e := newEnv(t, envOptions{})
-	e.apply(testClass)
-	four := strings.Replace(instance(ns, name, "Cluster", ""), "replicas: 3", "replicas: 4", 1)
+	e.apply(backupClass)
+	e.apply(fmt.Sprintf(`
+apiVersion: v1
+kind: Secret
+metadata: {name: s3-keys, namespace: %s}
+stringData: {accessKeyID: AKIAEXAMPLE, secretAccessKey: example-secret-key}
+`, ns))
+	// A Cluster of the class that allows backups, with a backup storage
+	// (nothing is sent to it: no agent runs here).
+	withBackup := func(doc string) string {
+		return strings.Replace(doc, "starrocksClassName: analytics", "starrocksClassName: backups", 1) + `  backup:
+    storage:
+      endpoint: "https://127.0.0.1:9"
+      bucket: team-backups
+      pathStyle: true
+      credentialsSecretRef: {name: s3-keys}
+    retention: {keepLast: 2}
+`
+	}
+	three := withBackup(instance(ns, name, "Cluster", ""))
+	four := strings.Replace(three, "replicas: 3", "replicas: 4", 1)
 	e.apply(four)
 	e.waitObjects(ns, name, 3, 4)
 	hosts := e.agentBackends(ns, name)
@@ -58,7 +81,7 @@ func TestBackendScaleInWaitsForTheDecommission(t *testing.T) {
 	}
 
 	// Lower the spec; the leader's agent decommissions be-3, which still holds tablets.
-	e.apply(instance(ns, name, "Cluster", ""))
+	e.apply(three)
 	e.eventually("agent.json lists the 3 desired backends", func() (bool, string) {
 		got := e.agentBackends(ns, name)
 		return len(got) == 3 && got[2] == hosts[2], fmt.Sprintf("backends %v", got)
@@ -74,10 +97,29 @@ func TestBackendScaleInWaitsForTheDecommission(t *testing.T) {
 	if got := e.beReplicas(ns, name); got != 4 {
 		t.Fatalf("BE StatefulSet replicas %d while be-3 drains, want 4 (its pod would be deleted with tablets on it)", got)
 	}
+	// "Back up now" during the scale-in: the set reaches the agent with the
+	// hold, so no BACKUP starts while a BE drains.
+	e.apply(fmt.Sprintf(`
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksBackup
+metadata: {name: during-scale-in, namespace: %s}
+spec: {instanceName: %s}
+`, ns, name))
+	backupSet := func(c agentconfig.Config) bool {
+		return c.Backup != nil && slices.ContainsFunc(c.Backup.Sets, func(s agentconfig.BackupSet) bool { return s.Name == "during-scale-in" })
+	}
+	e.eventually("the backup set in agent.json, held for the scale-in", func() (bool, string) {
+		c := e.agentConfig(ns, name)
+		return backupSet(c) && c.BackupHold == agentconfig.BackupHoldScaleIn, fmt.Sprintf("backupHold %q, backup %+v", c.BackupHold, c.Backup)
+	})
 
 	// StarRocks moved the tablets and the agent dropped be-3.
 	e.reportMembership(ns, leader, &agentconfig.MembershipStatus{Leader: leader, Backends: hosts[:3]})
 	e.waitObjects(ns, name, 3, 3)
+	e.eventually("the backup set no longer held once the scale-in has ended", func() (bool, string) {
+		c := e.agentConfig(ns, name)
+		return backupSet(c) && c.BackupHold == "", fmt.Sprintf("backupHold %q, backup %+v", c.BackupHold, c.Backup)
+	})
 	reason, _ = e.waitCondition(ns, name, "BackendScaleIn", "True")
 	if reason != "NoScaleInPending" {
 		t.Errorf("BackendScaleIn reason %q after the scale-in, want NoScaleInPending", reason)
