@@ -523,8 +523,14 @@ func writeBackup(ctx context.Context, w *kubewrite.Writer, b BackupWrite) error 
 
 // BackupMetric is what the hook exports about one instance's backups.
 type BackupMetric struct {
-	Namespace, Name    string
-	LastSuccess        float64 // Unix seconds, 0 before the first
+	Namespace, Name string
+	LastSuccess     float64 // Unix seconds, 0 before the first
+	// Due is when the schedule's first slot after the newest Completed
+	// backup fires (Unix seconds): the alert on missed backups measures from
+	// it, so a weekly schedule is not late after two days. 0 without a
+	// running schedule, before the first success, or for a schedule that
+	// never fires.
+	Due                float64
 	Failed             float64
 	Healthy, Scheduled bool
 }
@@ -536,7 +542,13 @@ func backupMetric(sr *v1alpha1.Starrocks, st v1alpha1.StarrocksStatus, o Observe
 	m := BackupMetric{Namespace: sr.Namespace, Name: sr.Name, Healthy: conditionTrue(st, v1alpha1.ConditionBackupsHealthy),
 		Scheduled: sr.Spec.Backup.Schedule != "" && !sr.Spec.Backup.Suspend}
 	if st.Backup != nil && st.Backup.LastSuccessfulTime != nil {
-		m.LastSuccess = float64(st.Backup.LastSuccessfulTime.Unix())
+		last := st.Backup.LastSuccessfulTime.Time
+		m.LastSuccess = float64(last.Unix())
+		if s, err := backupplan.ParseSchedule(sr.Spec.Backup.Schedule); err == nil && m.Scheduled {
+			if due := s.Next(last); !due.IsZero() {
+				m.Due = float64(due.Unix())
+			}
+		}
 	}
 	for _, b := range o.Backups {
 		if b.Phase == string(v1alpha1.BackupPhaseFailed) || b.Phase == string(v1alpha1.BackupPhasePartiallyFailed) {

@@ -210,6 +210,31 @@ func TestBackupsHealthyFollowsTheRepositoryAndTheNewestBackup(t *testing.T) {
 	assert.True(t, v.OK)
 }
 
+// The alert on missed backups measures from the schedule's first slot after
+// the newest Completed backup: a weekly schedule is not late two days after
+// its last backup, a daily one is due the next day.
+func TestBackupDueIsTheFirstSlotAfterTheNewestSuccess(t *testing.T) {
+	last := metav1.NewTime(time.Date(2026, 12, 3, 3, 20, 0, 0, time.UTC)) // a Thursday
+	status := v1alpha1.StarrocksStatus{Backup: &v1alpha1.InstanceBackupStatus{LastSuccessfulTime: &last}}
+	due := func(schedule string, suspend bool, st v1alpha1.StarrocksStatus) time.Time {
+		sr := backedUpInstance()
+		sr.Spec.Backup.Schedule, sr.Spec.Backup.Suspend = schedule, suspend
+		m, ok := backupMetric(sr, st, Observed{})
+		require.True(t, ok)
+		if m.Due == 0 {
+			return time.Time{}
+		}
+		return time.Unix(int64(m.Due), 0).UTC()
+	}
+	assert.Equal(t, time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC), due("0 3 * * *", false, status), "daily")
+	assert.Equal(t, time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC), due("0 3 * * 0", false, status), "weekly, on Sundays")
+	assert.Equal(t, time.Date(2026, 12, 3, 4, 0, 0, 0, time.UTC), due("0 * * * *", false, status), "hourly")
+	assert.True(t, due("0 3 * * *", true, status).IsZero(), "a suspended schedule is never due")
+	assert.True(t, due("", false, status).IsZero(), "without a schedule nothing is due")
+	assert.True(t, due("0 3 31 2 *", false, status).IsZero(), "a schedule that never fires")
+	assert.True(t, due("0 3 * * *", false, v1alpha1.StarrocksStatus{}).IsZero(), "before the first success")
+}
+
 func ptr[T any](v T) *T { return &v }
 
 // backupClassYAML has a UID of its own: the hook caches compiled classes by
@@ -294,9 +319,17 @@ apiVersion: managed-services.deckhouse.io/v1alpha1
 kind: StarrocksBackup
 metadata: {name: olap-20261202-1000, namespace: team, uid: ` + setUID + `, finalizers: ["` + v1alpha1.BackupFinalizer + `"], labels: {managed-services.deckhouse.io/starrocks-scheduled: "true"}}
 spec: {instanceName: olap}
+---
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksBackup
+metadata: {name: olap-now, namespace: team, uid: 11112222-3333-4444-5555-000000000007}
+spec: {instanceName: olap}
+status: {phase: Completed, completionTime: "2026-12-01T10:20:00Z"}
 `)
 	f.RunHook()
 	require.NoError(t, f.HookError())
+	assertMetric(t, f, MetricBackupLastSuccess, labels, float64(time.Date(2026, 12, 1, 10, 20, 0, 0, time.UTC).Unix()))
+	assertMetric(t, f, MetricBackupDue, labels, float64(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC).Unix()))
 	cm := f.KubernetesResource("ConfigMap", "d8-managed-starrocks", "desired-"+olapUID)
 	require.NotNil(t, cm)
 	data := fmt.Sprint(cm.Object["data"])

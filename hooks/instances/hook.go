@@ -68,10 +68,12 @@ const (
 	MetricInstances          = "d8_managed_starrocks_instances"
 	MetricConfigurationValid = "d8_managed_starrocks_instance_configuration_valid"
 	// Backups (issue 26), per instance with spec.backup: the time of the
-	// newest Completed backup (absent before the first), how many of its
-	// StarrocksBackups failed (bounded by the objects that exist), the
-	// BackupsHealthy condition and whether a schedule runs.
+	// newest Completed backup (absent before the first), when the schedule
+	// was or is next due after it, how many of its StarrocksBackups failed
+	// (bounded by the objects that exist), the BackupsHealthy condition and
+	// whether a schedule runs.
 	MetricBackupLastSuccess = "d8_managed_starrocks_backup_last_success_timestamp_seconds"
+	MetricBackupDue         = "d8_managed_starrocks_backup_due_timestamp_seconds"
 	MetricBackupsFailed     = "d8_managed_starrocks_backups_failed"
 	MetricBackupsHealthy    = "d8_managed_starrocks_backups_healthy"
 	MetricBackupScheduled   = "d8_managed_starrocks_backup_scheduled"
@@ -430,6 +432,9 @@ func publishMetrics(mc pkg.MetricsCollector, plan Plan) {
 		labels := map[string]string{"namespace": m.Namespace, "name": m.Name}
 		if m.LastSuccess > 0 {
 			mc.Set(MetricBackupLastSuccess, m.LastSuccess, labels, group)
+		}
+		if m.Due > 0 {
+			mc.Set(MetricBackupDue, m.Due, labels, group)
 		}
 		mc.Set(MetricBackupsFailed, m.Failed, labels, group)
 		mc.Set(MetricBackupsHealthy, boolFloat(m.Healthy), labels, group)

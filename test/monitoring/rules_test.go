@@ -78,6 +78,7 @@ var knownMetrics = map[string]string{
 	"d8_managed_starrocks_instance_configuration_valid":          "hooks",
 	"d8_managed_starrocks_backups_healthy":                       "hooks",
 	"d8_managed_starrocks_backup_last_success_timestamp_seconds": "hooks",
+	"d8_managed_starrocks_backup_due_timestamp_seconds":          "hooks",
 	"d8_managed_starrocks_backup_scheduled":                      "hooks",
 	"d8_managed_starrocks_backups_failed":                        "hooks",
 }
@@ -410,27 +411,26 @@ func TestAlertsFireOnFaultsAndStaySilentWhenHealthy(t *testing.T) {
   d8_managed_starrocks_backups_healthy{namespace="team-a", name="sr1"} 1x10 0x10 1x40`,
 		},
 		{
-			name:  "backup too old fires when a scheduled instance's newest backup is three days old",
+			name:  "backup too old fires when the schedule was due more than a day ago",
 			alert: "StarrocksBackupTooOld",
 			load: `load 1m
-  d8_managed_starrocks_backup_last_success_timestamp_seconds{namespace="team-a", name="sr1"} -259200x60
-  d8_managed_starrocks_backup_scheduled{namespace="team-a", name="sr1"} 1x60`,
+  d8_managed_starrocks_backup_due_timestamp_seconds{namespace="team-a", name="sr1"} -90000x60
+  d8_managed_starrocks_backup_due_timestamp_seconds{namespace="team-a", name="sr2"} 86400x60`,
 			wantFiring: true,
 			wantLabels: map[string]string{"namespace": "team-a", "name": "sr1", "severity_level": "5"},
 		},
 		{
-			name:  "backup too old stays silent without a schedule",
+			name:  "backup too old stays silent while the next slot of a weekly schedule is days away",
 			alert: "StarrocksBackupTooOld",
 			load: `load 1m
-  d8_managed_starrocks_backup_last_success_timestamp_seconds{namespace="team-a", name="sr1"} -259200x60
-  d8_managed_starrocks_backup_scheduled{namespace="team-a", name="sr1"} 0x60`,
+  d8_managed_starrocks_backup_last_success_timestamp_seconds{namespace="team-a", name="sr1"} -432000x60
+  d8_managed_starrocks_backup_due_timestamp_seconds{namespace="team-a", name="sr1"} 172800x60`,
 		},
 		{
-			name:  "backup too old stays silent with a backup of an hour ago",
+			name:  "backup too old stays silent while the slot's backup has had less than a day",
 			alert: "StarrocksBackupTooOld",
 			load: `load 1m
-  d8_managed_starrocks_backup_last_success_timestamp_seconds{namespace="team-a", name="sr1"} -3600x60
-  d8_managed_starrocks_backup_scheduled{namespace="team-a", name="sr1"} 1x60`,
+  d8_managed_starrocks_backup_due_timestamp_seconds{namespace="team-a", name="sr1"} -3600x60`,
 		},
 		{
 			name:  "invalid configuration stays silent when every instance is valid",
