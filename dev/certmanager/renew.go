@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 )
 
 // Certificates are cert-manager's Certificate objects.
@@ -34,22 +35,27 @@ var Certificates = schema.GroupVersionResource{Group: "cert-manager.io", Version
 // (cert-manager/cmctl pkg/renew); the trigger controller would set it
 // itself at renewBefore.
 func Renew(ctx context.Context, dyn dynamic.Interface, namespace, name string) error {
-	cert, err := dyn.Resource(Certificates).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	conds, _, _ := unstructured.NestedSlice(cert.Object, "status", "conditions")
-	kept := conds[:0]
-	for _, c := range conds {
-		if m, _ := c.(map[string]any); m["type"] != "Issuing" {
-			kept = append(kept, c)
+	// cert-manager's controllers may still write the status (its revision,
+	// renewal time) after the Certificate turned Ready: read it anew on a
+	// conflict (CI saw one).
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cert, err := dyn.Resource(Certificates).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
 		}
-	}
-	kept = append(kept, map[string]any{"type": "Issuing", "status": "True", "reason": "ManuallyTriggered",
-		"message": "renewal asked by the test", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)})
-	if err := unstructured.SetNestedSlice(cert.Object, kept, "status", "conditions"); err != nil {
+		conds, _, _ := unstructured.NestedSlice(cert.Object, "status", "conditions")
+		kept := conds[:0]
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] != "Issuing" {
+				kept = append(kept, c)
+			}
+		}
+		kept = append(kept, map[string]any{"type": "Issuing", "status": "True", "reason": "ManuallyTriggered",
+			"message": "renewal asked by the test", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)})
+		if err := unstructured.SetNestedSlice(cert.Object, kept, "status", "conditions"); err != nil {
+			return err
+		}
+		_, err = dyn.Resource(Certificates).Namespace(namespace).UpdateStatus(ctx, cert, metav1.UpdateOptions{})
 		return err
-	}
-	_, err = dyn.Resource(Certificates).Namespace(namespace).UpdateStatus(ctx, cert, metav1.UpdateOptions{})
-	return err
+	})
 }
