@@ -47,6 +47,9 @@ above); checked against lib-helm deckhouse_lib_helm-1.71.11, whose helper
 first tries a newer source, .Module.Package (Registry.repository/Name),
 which the Deckhouse versions this module requires do not provide to charts
 as far as the sources read here show: not followed.
+It returns a bare string (the platform's value, not a tenant's) that only
+ms.image puts together with a digest; every caller of ms.image emits the
+result with `| quote`.
 */ -}}
 {{- define "ms.imageRepository" -}}
 {{- $base := dig "registry" "base" "" (.Values.managedStarrocks | default dict) | trimAll "/" -}}
