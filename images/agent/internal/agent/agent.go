@@ -564,12 +564,41 @@ func (a *Agent) ensureAccounts(ctx context.Context, cfg *agentconfig.Config, s a
 		}
 		if ch.AgentRepaired {
 			a.log.Info("accounts ensured through root", "fe", addr, "agentUser", s.AgentUser, "adminUser", s.AdminUser)
+			if err == nil {
+				err = a.renewSessions(ctx, c)
+			}
 		}
 		if conn.KindOf(err) != conn.KindConnection {
 			return err
 		}
 	}
 	return err
+}
+
+// renewSessions closes the sessions the agent's other pool opened before a
+// repair and checks that a new one has the roles. StarRocks fixes a
+// session's active roles at login (fe-core qe/ConnectContext
+// .setCurrentRoleIds from authentication/AuthenticationHandler) and a
+// privilege check uses only those the user still holds (authorization/
+// AuthorizationMgr.loadPrivilegeCollection): a session opened while the
+// roles were revoked or not default keeps none after the repair, and every
+// later statement on it would fail with 5203 while the accounts read as
+// ready. repaired is the pool Ensure recycled and checked already.
+func (a *Agent) renewSessions(ctx context.Context, repaired *conn.Client) error {
+	for _, c := range []*conn.Client{a.self, a.service} {
+		if c == repaired {
+			continue
+		}
+		c.Recycle()
+		err := accounts.Check(ctx, c)
+		// The other FE address may not listen (the own FE not started, the
+		// client Service without endpoints yet): its first session, later,
+		// is new anyway.
+		if err != nil && conn.KindOf(err) != conn.KindConnection {
+			return fmt.Errorf("after repair, through %s: %w", c.Addr(), err)
+		}
+	}
+	return nil
 }
 
 func membershipStatus(leader membership.Frontend, fes []membership.Frontend, bes []membership.Backend, plan membership.Plan) *agentconfig.MembershipStatus {
