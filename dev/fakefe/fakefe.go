@@ -673,6 +673,9 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 		return ok, nil
 	}
 	if m := reSelectBEConfig.FindStringSubmatch(q); m != nil {
+		if err := s.noBackendAlive(); err != nil {
+			return nil, err
+		}
 		name := unescape(m[1])
 		r := &sqltypes.Result{Fields: fields("NAME", "VALUE", "BE_ID")}
 		ids := make([]int64, 0, len(s.beConfig))
@@ -690,6 +693,9 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 		return reorder(r, "BE_ID", "NAME", "VALUE"), nil
 	}
 	if m := reUpdateBEConfig.FindStringSubmatch(q); m != nil {
+		if err := s.noBackendAlive(); err != nil {
+			return nil, err
+		}
 		value, name := unescape(m[1]), unescape(m[2])
 		var n uint64
 		for _, cfg := range s.beConfig {
