@@ -602,8 +602,11 @@ func (a *Agent) renewSessions(ctx context.Context, repaired *conn.Client) error 
 		// The other FE address may not listen (the own FE not started, the
 		// client Service without endpoints yet): its first session, later,
 		// is new anyway.
+		// Not an auth or query error of its own: a follower that has not
+		// replayed the repair yet answers like a broken account, and that
+		// says nothing about root's password. The next pass checks again.
 		if err != nil && conn.KindOf(err) != conn.KindConnection {
-			return fmt.Errorf("after repair, through %s: %w", c.Addr(), err)
+			return &conn.Error{Kind: conn.KindQuery, Op: "check the agent account after the repair through " + c.Addr(), Err: err}
 		}
 	}
 	return nil

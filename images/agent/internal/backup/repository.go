@@ -34,11 +34,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // Querier is what the package needs of a connection pool (*sql.DB).
@@ -249,6 +252,11 @@ func EnsureRepository(ctx context.Context, q Querier, r Repository, applied stri
 		}
 	}
 	if _, err := q.ExecContext(ctx, r.createStatement()); err != nil {
+		if errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, driver.ErrBadConn) || ctx.Err() != nil {
+			// The read timeout or the pass ended first; the FE may still
+			// be retrying the storage, and SHOW REPOSITORIES tells next pass.
+			return Ensured{}, fmt.Errorf("create repository %s at %s: StarRocks did not answer in time (%s); it may still be trying the storage, the next pass looks again", r.Name, r.Storage.Location(), r.scrub(err.Error()))
+		}
 		return Ensured{}, fmt.Errorf("create repository %s at %s: %s", r.Name, r.Storage.Location(), r.scrub(err.Error()))
 	}
 	return Ensured{
