@@ -54,15 +54,17 @@ const (
 	PrivOperate = "OPERATE" // ADMIN SET/SHOW FRONTEND CONFIG; db_admin has it
 	PrivGrant   = "GRANT"   // CREATE/ALTER/DROP USER, GRANT; only user_admin (and root)
 	PrivUpdate  = "UPDATE"  // UPDATE on tables, here information_schema.be_configs; db_admin
+	// PrivCreateExternalCatalog is SYSTEM CREATE EXTERNAL CATALOG; db_admin.
+	PrivCreateExternalCatalog = "CREATE EXTERNAL CATALOG"
 )
 
 // rolePrivileges follows built_in_roles.md: cluster_admin has SYSTEM NODE,
 // user_admin SYSTEM GRANT, db_admin OPERATE and every data privilege.
 var rolePrivileges = map[string][]string{
-	RoleRoot:         {PrivNode, PrivOperate, PrivGrant, PrivUpdate},
+	RoleRoot:         {PrivNode, PrivOperate, PrivGrant, PrivUpdate, PrivCreateExternalCatalog},
 	RoleClusterAdmin: {PrivNode},
 	RoleUserAdmin:    {PrivGrant},
-	RoleDBAdmin:      {PrivOperate, PrivUpdate},
+	RoleDBAdmin:      {PrivOperate, PrivUpdate, PrivCreateExternalCatalog},
 	RolePublic:       nil,
 }
 
@@ -78,6 +80,9 @@ type account struct {
 	roles map[string]bool
 	// defaults are the roles activated at login (SET DEFAULT ROLE).
 	defaults map[string]bool
+	// sess is the session whose statement runs now, nil otherwise
+	// (Server.ComQuery sets it under the server's lock).
+	sess *session
 }
 
 func newAccount(password string, roles ...string) *account {
@@ -88,12 +93,40 @@ func newAccount(password string, roles ...string) *account {
 	return a
 }
 
-// active are the roles in effect: the default roles still granted, plus
-// public, which every user has (built_in_roles.md).
-func (a *account) active() []string {
-	out := []string{}
+// loginRoles are the roles a new session activates: the default roles
+// still granted (fe-core qe/ConnectContext.setCurrentRoleIds from
+// authentication/AuthenticationHandler at login, getDefaultRoleIdsByUser).
+func (a *account) loginRoles() map[string]bool {
+	out := map[string]bool{}
 	for r := range a.defaults {
 		if a.roles[r] {
+			out[r] = true
+		}
+	}
+	return out
+}
+
+// session is what StarRocks keeps per connection: the roles activated at
+// login. A live session never gains a role granted or defaulted later:
+// its current role ids are set once, at login (qe/ConnectContext
+// setCurrentRoleIds, called by authentication/AuthenticationHandler), and
+// a privilege check merges only those of them the user still holds
+// (authorization/AuthorizationMgr.loadPrivilegeCollection: the user's
+// roles retainAll the session's). So a revoke takes effect in a live
+// session at once, a grant or a new default role only in a new one, and
+// current_role() lists the session's roles as they were at login
+// (sql/analyzer/ExpressionAnalyzer, FunctionSet.CURRENT_ROLE).
+type session struct {
+	roles map[string]bool
+}
+
+// active are the roles in effect: those of the statement's session (set
+// while the server runs one of its statements) the user still holds, or
+// without a session those a new one would activate.
+func (a *account) active() []string {
+	out := []string{}
+	for r := range a.roles {
+		if a.sess != nil && a.sess.roles[r] || a.sess == nil && a.defaults[r] {
 			out = append(out, r)
 		}
 	}
@@ -251,7 +284,11 @@ func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, han
 		// current_role() returns the activated roles as one VARCHAR, NONE
 		// when no role is active (fe-core sql/analyzer/ExpressionAnalyzer,
 		// FunctionSet.CURRENT_ROLE).
-		active := strings.Join(me.active(), ", ")
+		shown := me.active()
+		if me.sess != nil {
+			shown = sortedSet(me.sess.roles)
+		}
+		active := strings.Join(shown, ", ")
 		if active == "" {
 			active = "NONE"
 		}

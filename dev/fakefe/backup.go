@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sort"
 	"strconv"
@@ -164,12 +165,15 @@ type backupState struct {
 	step time.Duration
 	// rootCAs the FE trusts for aws.s3.enable_ssl endpoints.
 	rootCAs *x509.CertPool
+	// unreachableFor is how long CREATE REPOSITORY takes to fail when the
+	// endpoint does not answer (SetUnreachableS3Time).
+	unreachableFor time.Duration
 }
 
 func (s *Server) backupState() *backupState {
 	if s.bk == nil {
 		s.bk = &backupState{repos: map[string]*repository{}, jobs: map[string]*backupJob{},
-			dbIDs: map[string]int64{}, nextID: 20001, step: 20 * time.Millisecond}
+			dbIDs: map[string]int64{}, nextID: 20001, step: 20 * time.Millisecond, unreachableFor: time.Minute}
 	}
 	return s.bk
 }
@@ -179,6 +183,19 @@ func (s *Server) SetS3RootCAs(pool *x509.CertPool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.backupState().rootCAs = pool
+}
+
+// SetUnreachableS3Time sets how long CREATE REPOSITORY takes to fail when
+// its endpoint does not answer; default a minute, as StarRocks: the FE
+// lists the location through Hadoop's S3A, which
+// credential/aws/AwsCloudConfiguration.applyToConfiguration sets to retry
+// (fs.s3a.retry.limit 3, fs.s3a.attempts.maximum 5; its comment: "it will
+// need 30 seconds" for an unreachable endpoint), and backup/Repository
+// .initRepository lists twice, the old __palo_repository_ prefix first.
+func (s *Server) SetUnreachableS3Time(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.backupState().unreachableFor = d
 }
 
 // SetBackupStep sets how long each job state lasts (default 20ms).
@@ -421,6 +438,17 @@ func (s *Server) createRepository(p *parser, readOnly bool) (*sqltypes.Result, b
 		return nil, true, commonErr("Failed to create repository: %v", err)
 	}
 	infoKey := joinKey(r.root(), "__repo_info")
+	if err := dialEndpoint(r); err != nil {
+		// The FE retries (SetUnreachableS3Time) while the client waits;
+		// it holds RepositoryMgr's lock, not the whole FE: other sessions
+		// go on meanwhile.
+		d := b.unreachableFor
+		s.mu.Unlock()
+		time.Sleep(d)
+		s.mu.Lock()
+		return nil, true, commonErr("Failed to create repository: failed to list remote path: %s/__starrocks_repository_%s/__repo_info. msg: %v",
+			strings.TrimSuffix(loc, "/"), name, err)
+	}
 	body, err := s3Get(ctx, cl, r.bucket, infoKey)
 	switch {
 	case err == nil:
@@ -447,6 +475,26 @@ func (s *Server) createRepository(p *parser, readOnly bool) (*sqltypes.Result, b
 	}
 	b.repos[name] = r
 	return &sqltypes.Result{}, true, nil
+}
+
+// dialEndpoint: whether anything listens at the repository's endpoint.
+func dialEndpoint(r *repository) error {
+	host := r.props["aws.s3.endpoint"]
+	if i := strings.Index(host, "://"); i >= 0 {
+		host = host[i+3:]
+	}
+	if _, _, err := net.SplitHostPort(host); err != nil {
+		port := "443"
+		if strings.EqualFold(r.props["aws.s3.enable_ssl"], "false") {
+			port = "80"
+		}
+		host = net.JoinHostPort(host, port)
+	}
+	c, err := net.DialTimeout("tcp", host, 2*time.Second)
+	if err != nil {
+		return fmt.Errorf("Unable to execute HTTP request: %w", err)
+	}
+	return c.Close()
 }
 
 // s3Client is the client the FE and BEs build from the repository's

@@ -148,6 +148,9 @@ type Server struct {
 	beDefaults map[string]string
 	conns      []ConnInfo
 	refused    []ConnInfo
+	// sessions by connection id: the roles each activated at login.
+	sessions   map[uint32]*session
+	live       map[uint32]*mysql.Conn
 	statements []string
 	// tables (replication.go), sorted by database and name.
 	tables  []Table
@@ -204,6 +207,8 @@ func New(opts Options) (*Server, error) {
 		afterStatement: opts.AfterStatement,
 		users:          map[string]*account{RootUser: newAccount(opts.RootPassword, RoleRoot)},
 		feConfig:       map[string]FEConfig{},
+		sessions:       map[uint32]*session{},
+		live:           map[uint32]*mysql.Conn{},
 		beConfig:       map[int64]map[string]string{},
 		beDefaults:     map[string]string{},
 		nextBackID:     10001,
@@ -426,11 +431,44 @@ func (a *authServer) UserEntryWithHash(c *mysql.Conn, salt []byte, user string, 
 		"Access denied for user '%s' (using password: %s)", user, using)
 }
 
-// ConnectionReady records the connection after a successful handshake.
+// ConnectionReady records the connection after a successful handshake and
+// activates its roles, once (accounts.go, session).
 func (s *Server) ConnectionReady(c *mysql.Conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.conns = append(s.conns, ConnInfo{Remote: c.RemoteAddr().String(), TLS: c.TLSEnabled(), User: c.User})
+	sess := &session{roles: map[string]bool{}}
+	if u := s.users[c.User]; u != nil {
+		sess.roles = u.loginRoles()
+	}
+	s.sessions[c.ConnectionID] = sess
+	s.live[c.ConnectionID] = c
+}
+
+// ConnectionClosed forgets the session.
+func (s *Server) ConnectionClosed(c *mysql.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.sessions, c.ConnectionID)
+	delete(s.live, c.ConnectionID)
+}
+
+// CloseSessions closes every connection of user from the server's side,
+// as an FE does on KILL CONNECTION or when it restarts: the client's pool
+// finds them dead and opens new sessions, which activate the roles the
+// user has then.
+func (s *Server) CloseSessions(user string) {
+	s.mu.Lock()
+	var conns []*mysql.Conn
+	for _, c := range s.live {
+		if c.User == user {
+			conns = append(conns, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
 }
 
 var (
@@ -476,7 +514,15 @@ func (s *Server) ComQuery(c *mysql.Conn, query string, callback func(*sqltypes.R
 	s.mu.Lock()
 	s.statements = append(s.statements, q)
 	s.dropDrainedBackends()
+	// The caller's privileges are those of its session (accounts.go).
+	me := s.users[c.User]
+	if me != nil {
+		me.sess = s.sessions[c.ConnectionID]
+	}
 	res, err := s.exec(c, q)
+	if me != nil {
+		me.sess = nil
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return err
@@ -627,6 +673,9 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 		return ok, nil
 	}
 	if m := reSelectBEConfig.FindStringSubmatch(q); m != nil {
+		if err := s.noBackendAlive(); err != nil {
+			return nil, err
+		}
 		name := unescape(m[1])
 		r := &sqltypes.Result{Fields: fields("NAME", "VALUE", "BE_ID")}
 		ids := make([]int64, 0, len(s.beConfig))
@@ -644,6 +693,9 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 		return reorder(r, "BE_ID", "NAME", "VALUE"), nil
 	}
 	if m := reUpdateBEConfig.FindStringSubmatch(q); m != nil {
+		if err := s.noBackendAlive(); err != nil {
+			return nil, err
+		}
 		value, name := unescape(m[1]), unescape(m[2])
 		var n uint64
 		for _, cfg := range s.beConfig {

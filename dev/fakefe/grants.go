@@ -77,10 +77,17 @@ var privilegesOn = map[objKind][]string{
 	objMVs:      {"ALTER", "REFRESH", "DROP", "SELECT"},
 }
 
+// privObject is a privilege's object; catalog is empty for
+// default_catalog, the internal one, else an external catalog's name
+// (authorization/DbPEntryObject and TablePEntryObject keep a catalog id).
 type privObject struct {
-	kind objKind
-	db   string
+	catalog string
+	kind    objKind
+	db      string
 }
+
+// defaultCatalog is fe-core InternalCatalog.DEFAULT_INTERNAL_CATALOG_NAME.
+const defaultCatalog = "default_catalog"
 
 // String is the object as fe-core prints it (authorization/
 // DbPEntryObject.toString: the name; TablePEntryObject.toStringImpl: ALL
@@ -105,6 +112,9 @@ type grantState struct {
 	options map[optKey]bool
 	// tables by "db.table" (data.go).
 	tables map[string]*fakeTable
+	// catalogs are the external catalogs (CREATE EXTERNAL CATALOG): only
+	// their names, enough to grant on their databases.
+	catalogs map[string]bool
 }
 
 // optKey: grantee is "ROLE name" or "USER name".
@@ -121,6 +131,7 @@ func newGrantState() *grantState {
 		userPrivs: map[string]map[privObject]map[string]bool{},
 		options:   map[optKey]bool{},
 		tables:    map[string]*fakeTable{},
+		catalogs:  map[string]bool{},
 	}
 	return g
 }
@@ -154,7 +165,27 @@ func (s *Server) RoleGrants(role string) []string {
 	if r == nil {
 		return nil
 	}
-	return s.grantState().cells(r.inherits, r.privs, "ROLE "+role, roleGrantee(role), "ROLE '"+role+"'")
+	var out []string
+	for _, c := range s.grantState().cells(r.inherits, r.privs, "ROLE "+role, roleGrantee(role), "ROLE '"+role+"'") {
+		out = append(out, c.text)
+	}
+	return out
+}
+
+// RoleGrantRows returns a role's SHOW GRANTS rows as (Catalog, Grants);
+// Catalog is empty where StarRocks prints NULL (role grants).
+func (s *Server) RoleGrantRows(role string) [][2]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.grantState().roles[role]
+	if r == nil {
+		return nil
+	}
+	var out [][2]string
+	for _, c := range s.grantState().cells(r.inherits, r.privs, "ROLE "+role, roleGrantee(role), "ROLE '"+role+"'") {
+		out = append(out, [2]string{c.catalog, c.text})
+	}
+	return out
 }
 
 // roleGrantee and userGrantee are the grantee of a role grant as fe-core
@@ -457,7 +488,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		// column. Here shuffled: only Grants is read, by name.
 		res := &sqltypes.Result{Fields: fields("Grants", "Catalog", "UserIdentity")}
 		for _, cell := range g.cells(r.inherits, r.privs, "ROLE "+name, roleGrantee(name), "ROLE '"+name+"'") {
-			res.Rows = append(res.Rows, grantRow(cell, name))
+			res.Rows = append(res.Rows, cell.row(name))
 		}
 		return res, true, nil
 	case p.kw("SHOW", "GRANTS", "FOR"):
@@ -479,10 +510,40 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		}
 		res := &sqltypes.Result{Fields: fields("Grants", "UserIdentity", "Catalog")}
 		for _, cell := range g.cells(roles, g.userPrivs[name], "USER "+name, userIdentity(name), "USER "+userIdentity(name)) {
-			rw := grantRow(cell, "")
+			rw := cell.row("")
 			res.Rows = append(res.Rows, []sqltypes.Value{rw[0], sqltypes.NewVarChar(userIdentity(name)), rw[1]})
 		}
 		return res, true, nil
+	case p.kw("CREATE", "EXTERNAL", "CATALOG"):
+		// CREATE EXTERNAL CATALOG [IF NOT EXISTS] name [COMMENT ...]
+		// PROPERTIES (...): only the name is kept; the properties are not
+		// checked (StarRocks connects to the metastore lazily). SYSTEM
+		// CREATE EXTERNAL CATALOG, which db_admin holds
+		// (AuthorizationMgr's built-in db_admin).
+		ifNot := p.kw("IF", "NOT", "EXISTS")
+		name, good := p.name()
+		if !good {
+			return nil, true, syntaxErr("catalog name")
+		}
+		if !me.has(PrivCreateExternalCatalog) {
+			return nil, true, denied(PrivCreateExternalCatalog)
+		}
+		if g.catalogs[name] || name == defaultCatalog {
+			if ifNot {
+				return ok, true, nil
+			}
+			return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "Catalog '%s' already exists", name)
+		}
+		g.catalogs[name] = true
+		return ok, true, nil
+	case p.kw("SHOW", "CATALOGS"):
+		// Catalog, Type, Comment (fe-core qe/ShowResultMetaFactory).
+		r := &sqltypes.Result{Fields: fields("Catalog", "Type", "Comment")}
+		r.Rows = append(r.Rows, row(defaultCatalog, "Internal", "An internal catalog contains this cluster's self-managed tables."))
+		for _, n := range sortedSet(g.catalogs) {
+			r.Rows = append(r.Rows, row(n, "Hive", ""))
+		}
+		return r, true, end()
 	case p.kw("CREATE", "ROLE"):
 		name, err := roleName()
 		if err != nil {
@@ -749,8 +810,26 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 				return nil, true, syntaxErr("database name")
 			}
 			obj = &privObject{kind: kind, db: d}
+			// catalog.db names a database of another catalog; a bare
+			// name is the session's catalog, default_catalog here
+			// (sql/analyzer/AuthorizationAnalyzer for DATABASE objects,
+			// DbPEntryObject.generate).
+			if p.punct(".") {
+				if obj.db, good = p.name(); !good {
+					return nil, true, syntaxErr("database name")
+				}
+				if d != defaultCatalog {
+					obj.catalog = d
+				}
+			}
 		}
-		if !g.databases[obj.db] {
+		switch {
+		case obj.catalog != "" && !g.catalogs[obj.catalog]:
+			// DbPEntryObject.generate's PrivObjNotFoundException.
+			return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "cannot find catalog: %s", obj.catalog)
+		case obj.catalog == "" && !g.databases[obj.db]:
+			// An external catalog's database is taken by name, unchecked
+			// (DbPEntryObject.getDatabaseUUID); an internal one must exist.
 			return nil, true, sqlerror.NewSQLErrorf(1049, "42000", "Unknown database '%s'", obj.db)
 		}
 	}
@@ -869,20 +948,23 @@ func (g *grantState) dropOptions(grantee string) {
 // DATABASE db or ALL TABLES IN DATABASE db, and the ones WITH GRANT OPTION
 // in a row of their own. key names the grantee in options; roleTo and
 // privTo are what follows TO in a role grant and in a privilege grant.
-func (g *grantState) cells(roles map[string]bool, privs map[privObject]map[string]bool, key, roleTo, privTo string) []string {
-	var out []string
+func (g *grantState) cells(roles map[string]bool, privs map[privObject]map[string]bool, key, roleTo, privTo string) []grantCell {
+	var out []grantCell
 	if len(roles) > 0 {
 		quoted := make([]string, 0, len(roles))
 		for _, r := range sortedSet(roles) {
 			quoted = append(quoted, "'"+r+"'")
 		}
-		out = append(out, fmt.Sprintf("GRANT %s TO %s", strings.Join(quoted, ", "), roleTo))
+		out = append(out, grantCell{text: fmt.Sprintf("GRANT %s TO %s", strings.Join(quoted, ", "), roleTo)})
 	}
 	objs := make([]privObject, 0, len(privs))
 	for o := range privs {
 		objs = append(objs, o)
 	}
 	sort.Slice(objs, func(i, j int) bool {
+		if objs[i].catalog != objs[j].catalog {
+			return objs[i].catalog < objs[j].catalog
+		}
 		if objs[i].db != objs[j].db {
 			return objs[i].db < objs[j].db
 		}
@@ -899,26 +981,39 @@ func (g *grantState) cells(roles map[string]bool, privs map[privObject]map[strin
 				list = append(list, printed)
 			}
 		}
+		catalog := o.catalog
+		if catalog == "" {
+			catalog = defaultCatalog
+		}
 		if len(list) > 0 {
-			out = append(out, fmt.Sprintf("GRANT %s ON %s TO %s", strings.Join(list, ", "), o, privTo))
+			out = append(out, grantCell{catalog: catalog, text: fmt.Sprintf("GRANT %s ON %s TO %s", strings.Join(list, ", "), o, privTo)})
 		}
 		if len(withOption) > 0 {
-			out = append(out, fmt.Sprintf("GRANT %s ON %s TO %s WITH GRANT OPTION", strings.Join(withOption, ", "), o, privTo))
+			out = append(out, grantCell{catalog: catalog, text: fmt.Sprintf("GRANT %s ON %s TO %s WITH GRANT OPTION", strings.Join(withOption, ", "), o, privTo)})
 		}
 	}
 	return out
 }
 
-// grantRow is (Grants, Catalog[, role]): Catalog is NULL for role grants
-// and default_catalog for privileges on the internal catalog's objects
-// (authorization/ShowGrantsExecutor.getCatalogNameFromPEntry,
-// InternalCatalog.DEFAULT_INTERNAL_CATALOG_NAME).
-func grantRow(cell, role string) []sqltypes.Value {
-	catalog := sqltypes.NewVarChar("default_catalog")
-	if !strings.Contains(cell, " ON ") {
-		catalog = sqltypes.NULL
+// grantCell is one row of SHOW GRANTS: the Grants text and the Catalog
+// column, empty for NULL. fe-core authorization/ShowGrantsExecutor prints
+// NULL for role grants, the catalog of a database or table privilege
+// (getCatalogNameFromPEntry: the external catalog's name, default_catalog
+// for the internal one, InternalCatalog.DEFAULT_INTERNAL_CATALOG_NAME);
+// the Grants text never names the catalog (DbPEntryObject.toString is the
+// database's name alone), so "ON DATABASE sales" may be the internal
+// database or an external catalog's of the same name.
+type grantCell struct {
+	text, catalog string
+}
+
+// row is (Grants, Catalog[, role]).
+func (c grantCell) row(role string) []sqltypes.Value {
+	catalog := sqltypes.NULL
+	if c.catalog != "" {
+		catalog = sqltypes.NewVarChar(c.catalog)
 	}
-	rw := []sqltypes.Value{sqltypes.NewVarChar(cell), catalog}
+	rw := []sqltypes.Value{sqltypes.NewVarChar(c.text), catalog}
 	if role != "" {
 		rw = append(rw, sqltypes.NewVarChar(role))
 	}

@@ -24,6 +24,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"vitess.io/vitess/go/mysql/sqlerror"
 	"vitess.io/vitess/go/sqltypes"
@@ -84,6 +85,27 @@ func (s *Server) backendAlive(b Backend) (bool, string) {
 	return b.Alive, ""
 }
 
+// noBackendAlive is the error of a statement that needs a live BE while
+// none is: information_schema tables such as be_configs and
+// partitions_meta are scanned by a BE, and UPDATE information_schema.
+// be_configs runs on one too (sql/UpdatePlanner's SchemaTableSink). The
+// scheduler finds no worker and reports fe-core FeConstants
+// .BACKEND_NODE_NOT_FOUND_ERROR followed by the BEs not alive
+// (qe/scheduler/DefaultWorkerProvider.reportWorkerNotFoundException,
+// backendsToString, formatNodeInfo); no ErrorCode is set, so the packet
+// carries mysql/MysqlErrPacket's default 1064 and HY000. nil while a BE is
+// alive.
+func (s *Server) noBackendAlive() error {
+	var down strings.Builder
+	for _, b := range s.backends {
+		if ok, _ := s.backendAlive(b); ok {
+			return nil
+		}
+		fmt.Fprintf(&down, "[%s alive: false inBlacklist: false] ", b.Host)
+	}
+	return sqlerror.NewSQLErrorf(1064, "HY000", "Backend node not found. Check if any backend node is down.backend: %s", down.String())
+}
+
 // SetLeader makes host the leader (an election): the former leader becomes
 // a follower.
 func (s *Server) SetLeader(host string) {
@@ -112,6 +134,18 @@ func (s *Server) SetNodeVersion(host, version string, alive bool) {
 	for i := range s.backends {
 		if s.backends[i].Host == host {
 			s.backends[i].Version, s.backends[i].Alive = version, alive
+		}
+	}
+}
+
+// SetBackendAlive marks a listed BE alive or not (it stopped, or answers
+// heartbeats again).
+func (s *Server) SetBackendAlive(host string, alive bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.backends {
+		if s.backends[i].Host == host {
+			s.backends[i].Alive = alive
 		}
 	}
 }

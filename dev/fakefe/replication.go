@@ -77,16 +77,11 @@ func (s *Server) execReplication(c *mysql.Conn, q string) (*sqltypes.Result, boo
 	if m == nil {
 		return nil, false, nil
 	}
-	// information_schema is scanned by a BE: with none alive StarRocks
-	// answers its scheduler's error (seen in StarRocks/starrocks issue 16315
-	// and apecloud/kubeblocks issue 7860, ERROR 1064 (HY000)).
-	alive := false
-	for _, b := range s.backends {
-		ok, _ := s.backendAlive(b)
-		alive = alive || ok
-	}
-	if !alive {
-		return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "Backend node not found. Check if any backend node is down.")
+	// information_schema is scanned by a BE (nodes.go, noBackendAlive;
+	// seen in StarRocks/starrocks issue 16315 and apecloud/kubeblocks issue
+	// 7860, ERROR 1064 (HY000)).
+	if err := s.noBackendAlive(); err != nil {
+		return nil, true, err
 	}
 	r := &sqltypes.Result{Fields: fields("DB_NAME", "TABLE_NAME", "REPLICATION_NUM")}
 	if u := s.users[c.User]; u == nil || !u.has(PrivUpdate) {

@@ -263,6 +263,12 @@ type ApplyStatus struct {
 	Applied []string `json:"applied,omitempty"`
 	// Error of the pass, empty on success. Never contains secrets.
 	Error string `json:"error,omitempty"`
+	// Pending lists desired keys that could not be compared yet, as
+	// be.key: BE configuration is read from a live BE, and a new instance
+	// has none until its first BE joins. They do not fail the pass.
+	Pending []string `json:"pending,omitempty"`
+	// PendingMessage says why, for a person.
+	PendingMessage string `json:"pendingMessage,omitempty"`
 }
 
 // AccountsStatus is the state of the StarRocks accounts the module manages.

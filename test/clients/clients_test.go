@@ -56,6 +56,13 @@ const (
 	teamUser      = "dashboards"
 	teamPassword  = "p@ss/w:rd?tls=false&x=(y)@tcp(evil:1)/"
 	adminPassword = "M3VX7QK2PZ5TN8RB4WY6HJD2CL"
+	// A user whose team-chosen password (passwordSecretRef, any 8 to 1024
+	// bytes) is UTF-8 outside Latin-1, with a Latin-1 letter (ü) as well:
+	// a client that encodes the text as Latin-1 fails on the first or
+	// sends other bytes for the second. The generated passwords are
+	// base32 (hooks/credentials: rand.Text), ASCII only.
+	unicodeUser     = "analyst"
+	unicodePassword = "Пароль-Ω-密码-über-9"
 	// The Secrets' host names resolve to listenIP (or adminListenIP); see
 	// forward.
 	listenIP      = "127.0.0.2"
@@ -81,9 +88,10 @@ type fixture struct {
 	// wrongHost names a host the certificate does not cover.
 	good, wrongCA, wrongHost map[string][]byte
 	// team is the Secret of a user whose password the team chose
-	// (passwordSecretRef).
-	team map[string][]byte
-	ca   []byte // the CA of the FE's certificate
+	// (passwordSecretRef); unicode that of one whose password is UTF-8
+	// outside Latin-1.
+	team, unicode map[string][]byte
+	ca            []byte // the CA of the FE's certificate
 }
 
 // newFixture serves the FE at listen (an address of listenIP or of another
@@ -130,7 +138,8 @@ func newFixture(t *testing.T, listen string) *fixture {
 	}
 	for _, q := range []string{"CREATE DATABASE sales", fmt.Sprintf("CREATE USER '%s' IDENTIFIED BY '%s'", user, password),
 		fmt.Sprintf("CREATE USER '%s' IDENTIFIED BY '%s'", agentconfig.AdminUser, adminPassword),
-		fmt.Sprintf("CREATE USER '%s' IDENTIFIED BY '%s'", teamUser, teamPassword)} {
+		fmt.Sprintf("CREATE USER '%s' IDENTIFIED BY '%s'", teamUser, teamPassword),
+		fmt.Sprintf("CREATE USER '%s' IDENTIFIED BY '%s'", unicodeUser, unicodePassword)} {
 		if _, err := root.ExecContext(context.Background(), q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -154,6 +163,7 @@ func newFixture(t *testing.T, listen string) *fixture {
 	if f.team, dsnOK = usersecret.Data(instanceHost, port, teamUser, teamPassword, ca.CertPEM); !dsnOK {
 		t.Fatalf("the Secret of a user with password %q has no dsn key", teamPassword)
 	}
+	f.unicode, _ = usersecret.Data(instanceHost, port, unicodeUser, unicodePassword, ca.CertPEM)
 	f.wrongCA, _ = usersecret.Data(instanceHost, port, user, password, testpki.MustCA(t, "another-ca").CertPEM)
 	f.wrongHost, _ = usersecret.Data(wrongHost, port, user, password, ca.CertPEM)
 	return f

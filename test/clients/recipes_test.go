@@ -265,7 +265,10 @@ func TestPythonRecipe(t *testing.T) {
 	for _, page := range pages {
 		t.Run(page, func(t *testing.T) {
 			script := recipe(t, page, "python", "pymysql.connect")
-			for _, c := range f.cases() {
+			// PyMySQL encodes a str password as Latin-1
+			// (Connection.__init__); the Secret holds UTF-8 bytes.
+			cases := append(f.cases(), recipeCase{"connects with a team password outside Latin-1", unicodeUser, f.unicode, true})
+			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					path := filepath.Join(t.TempDir(), "connect.py")
 					if err := os.WriteFile(path, []byte(substitute(script, docSecretDir, writeSecret(t, c.secret))), 0o644); err != nil {

@@ -196,7 +196,11 @@ func Ensure(ctx context.Context, agent *conn.Client, login Login, s Secrets) (Ch
 		return ch, err
 	}
 	ch.AgentRepaired = true
-	// Connections of the dropped account must not be reused.
+	// A session keeps the roles it activated at login (fe-core
+	// qe/ConnectContext.setCurrentRoleIds, called once by
+	// authentication/AuthenticationHandler): one opened while the account
+	// was broken stays without roles after the repair. New sessions only;
+	// the caller recycles its other pools of this account too.
 	agent.Recycle()
 	if err := checkAgent(ctx, agent); err != nil {
 		return ch, fmt.Errorf("after repair: %w", err)
@@ -206,6 +210,10 @@ func Ensure(ctx context.Context, agent *conn.Client, login Login, s Secrets) (Ch
 
 // errMissingRoles marks an agent account that logs in but lacks roles.
 var errMissingRoles = errors.New("missing roles")
+
+// Check reports whether agent's sessions have the agent's roles active
+// (current_role() lists a session's roles as activated at its login).
+func Check(ctx context.Context, agent *conn.Client) error { return checkAgent(ctx, agent) }
 
 func checkAgent(ctx context.Context, agent *conn.Client) error {
 	var active string

@@ -374,7 +374,7 @@ func (a *Agent) recordTLS(err error) {
 // Pass runs one reconciliation and publishes the status.
 func (a *Agent) Pass(ctx context.Context) {
 	now := time.Now()
-	applied, membershipSt, err := a.pass(ctx)
+	applied, pending, membershipSt, err := a.pass(ctx)
 	msg := ""
 	if err != nil {
 		msg = a.scrub(err.Error())
@@ -385,7 +385,10 @@ func (a *Agent) Pass(ctx context.Context) {
 	a.recordTLS(err)
 	ok := err == nil
 	a.opts.Metrics.Apply(ok, now)
-	last := agentconfig.ApplyStatus{Time: now.UTC().Format(time.RFC3339), Succeeded: ok, Applied: applied}
+	last := agentconfig.ApplyStatus{Time: now.UTC().Format(time.RFC3339), Succeeded: ok, Applied: applied, Pending: pending}
+	if len(pending) > 0 {
+		last.PendingMessage = runtimeconfig.PendingMessage
+	}
 	if err != nil {
 		last.Error = msg
 		a.log.Warn("pass failed", "kind", string(conn.KindOf(err)), "error", msg)
@@ -395,7 +398,9 @@ func (a *Agent) Pass(ctx context.Context) {
 	a.publish(ctx, last, membershipSt)
 }
 
-func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStatus, error) {
+// pass returns the keys applied, those pending (BE configuration without
+// a live BE), the membership the leader's agent reports, and the error.
+func (a *Agent) pass(ctx context.Context) (applied, pending []string, mst *agentconfig.MembershipStatus, err error) {
 	// Accounts come first, before anything else of the pass: until they
 	// are ready the agent has no account of its own to work with.
 	cfg, secrets, err := a.inputs()
@@ -428,7 +433,7 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 		if joining {
 			a.setJoin(agentconfig.JoinReasonWaitingForLeader, "no FE leader answers through the client Service ("+string(conn.KindOf(err))+" error): the FE waits for one instead of starting an empty cluster")
 		}
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 
 	var fes []membership.Frontend
@@ -444,11 +449,11 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 		})
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	leader, hasLeader := membership.Leader(fes)
 	if joining {
-		return nil, nil, a.rejoin(ctx, cfg, fes, leader, hasLeader)
+		return nil, nil, nil, a.rejoin(ctx, cfg, fes, leader, hasLeader)
 	}
 	var selfFE *membership.Frontend
 	for i := range fes {
@@ -458,13 +463,11 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 	}
 	if selfFE != nil && hasLeader {
 		if err := a.writeHelper(fmt.Sprintf("%s:%d", leader.Host, leader.EditLogPort)); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 
-	var applied []string
 	var errs []error
-	var mst *agentconfig.MembershipStatus
 	if hasLeader && membership.SameHost(leader.Host, a.opts.SelfHost) {
 		plan := membership.Decide(membership.Desired{Frontends: cfg.Frontends, EditLogPort: cfg.EditLogPort,
 			Backends: cfg.Backends, HeartbeatPort: cfg.HeartbeatPort}, fes, bes)
@@ -504,10 +507,15 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 		} else if err := a.applyUsers(ctx, cfg, secrets); err != nil {
 			errs = append(errs, err)
 		}
-		if len(cfg.BackendConfig) > 0 {
+		if len(cfg.BackendConfig) > 0 && !anyAlive(bes) {
+			// information_schema.be_configs needs a live BE: StarRocks
+			// would only refuse the query. Everything else goes on.
+			pending = runtimeconfig.BackendPending(cfg.BackendConfig).Pending
+		} else if len(cfg.BackendConfig) > 0 {
 			err := a.service.Do(ctx, "apply backend configuration", func(ctx context.Context, db *sql.DB) error {
 				res, err := runtimeconfig.ApplyBackend(ctx, db, cfg.BackendConfig)
 				applied = append(applied, res.Applied...)
+				pending = append(pending, res.Pending...)
 				return err
 			})
 			if err != nil {
@@ -533,7 +541,7 @@ func (a *Agent) pass(ctx context.Context) ([]string, *agentconfig.MembershipStat
 			errs = append(errs, err)
 		}
 	}
-	return applied, mst, errors.Join(errs...)
+	return applied, pending, mst, errors.Join(errs...)
 }
 
 // ensureAccounts works on the own FE first: it is reachable through the
@@ -564,12 +572,44 @@ func (a *Agent) ensureAccounts(ctx context.Context, cfg *agentconfig.Config, s a
 		}
 		if ch.AgentRepaired {
 			a.log.Info("accounts ensured through root", "fe", addr, "agentUser", s.AgentUser, "adminUser", s.AdminUser)
+			if err == nil {
+				err = a.renewSessions(ctx, c)
+			}
 		}
 		if conn.KindOf(err) != conn.KindConnection {
 			return err
 		}
 	}
 	return err
+}
+
+// renewSessions closes the sessions the agent's other pool opened before a
+// repair and checks that a new one has the roles. StarRocks fixes a
+// session's active roles at login (fe-core qe/ConnectContext
+// .setCurrentRoleIds from authentication/AuthenticationHandler) and a
+// privilege check uses only those the user still holds (authorization/
+// AuthorizationMgr.loadPrivilegeCollection): a session opened while the
+// roles were revoked or not default keeps none after the repair, and every
+// later statement on it would fail with 5203 while the accounts read as
+// ready. repaired is the pool Ensure recycled and checked already.
+func (a *Agent) renewSessions(ctx context.Context, repaired *conn.Client) error {
+	for _, c := range []*conn.Client{a.self, a.service} {
+		if c == repaired {
+			continue
+		}
+		c.Recycle()
+		err := accounts.Check(ctx, c)
+		// The other FE address may not listen (the own FE not started, the
+		// client Service without endpoints yet): its first session, later,
+		// is new anyway.
+		// Not an auth or query error of its own: a follower that has not
+		// replayed the repair yet answers like a broken account, and that
+		// says nothing about root's password. The next pass checks again.
+		if err != nil && conn.KindOf(err) != conn.KindConnection {
+			return &conn.Error{Kind: conn.KindQuery, Op: "check the agent account after the repair through " + c.Addr(), Err: err}
+		}
+	}
+	return nil
 }
 
 func membershipStatus(leader membership.Frontend, fes []membership.Frontend, bes []membership.Backend, plan membership.Plan) *agentconfig.MembershipStatus {
@@ -656,7 +696,7 @@ func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *
 	uj, _ := json.Marshal(st.Users)
 	bj, _ := json.Marshal(st.Backup)
 	rj, _ := json.Marshal(st.Restore)
-	key := fmt.Sprintf("%+v|%v|%v|%s|%+v|%s|%s|%d|%s|%s", st.TLS, last.Succeeded, last.Error, mj, st.Accounts, jj, uj, st.ImageJournalID, bj, rj)
+	key := fmt.Sprintf("%+v|%v|%v|%v|%s|%+v|%s|%s|%d|%s|%s", st.TLS, last.Succeeded, last.Error, last.Pending, mj, st.Accounts, jj, uj, st.ImageJournalID, bj, rj)
 	due := key != a.published || time.Since(a.publishedAt) > a.opts.RepublishEvery || len(last.Applied) > 0
 	st.UpdatedAt = time.Now().UTC().Format(time.RFC3339)
 	a.st = st

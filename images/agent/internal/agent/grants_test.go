@@ -175,3 +175,64 @@ func TestGrantsConverge(t *testing.T) {
 		require.Equal(t, roles, e.fe.RoleNames())
 	})
 }
+
+// SHOW GRANTS prints a privilege on an external catalog's database like
+// one on default_catalog's ("ON DATABASE sales"), the catalog only in its
+// Catalog column (fe-core authorization/ShowGrantsExecutor). The team's
+// admin (db_admin: CREATE EXTERNAL CATALOG; user_admin: GRANT) can make
+// such a catalog with a database of a declared name: only default_catalog
+// is declared, the rest is never touched.
+func TestGrantsOfAnotherCatalogAreNotTheDeclared(t *testing.T) {
+	m := grants.Model{
+		Databases: []string{"sales"},
+		Roles: []grants.Role{{Name: "reader", Grants: []grants.Grant{
+			{Scope: grants.ScopeAllTables, Database: "sales", Privileges: []string{"SELECT"}}}}},
+		Protected: []string{"team_admin"},
+	}
+	for _, tc := range []struct {
+		name string
+		team []string
+		// ran is what the next pass runs; then nothing.
+		ran []string
+		// rows are the role's SHOW GRANTS rows (Catalog, Grants) afterwards.
+		rows [][2]string
+	}{
+		{
+			name: "a grant on the other catalog's database of the same name is left alone",
+			team: []string{"GRANT ALTER ON DATABASE ext.sales TO ROLE reader"},
+			rows: [][2]string{
+				{"", "GRANT 'd8ms_managed' TO  ROLE reader"},
+				{"default_catalog", "GRANT SELECT ON ALL TABLES IN DATABASE sales TO ROLE 'reader'"},
+				{"ext", "GRANT ALTER ON DATABASE sales TO ROLE 'reader'"},
+			},
+		},
+		{
+			name: "a declared grant that exists only in the other catalog is restored",
+			team: []string{
+				"REVOKE SELECT ON ALL TABLES IN DATABASE sales FROM ROLE reader",
+				"GRANT SELECT ON ALL TABLES IN DATABASE ext.sales TO ROLE reader",
+			},
+			ran: []string{"GRANT SELECT ON ALL TABLES IN DATABASE `sales` TO ROLE `reader`"},
+			rows: [][2]string{
+				{"", "GRANT 'd8ms_managed' TO  ROLE reader"},
+				{"default_catalog", "GRANT SELECT ON ALL TABLES IN DATABASE sales TO ROLE 'reader'"},
+				{"ext", "GRANT SELECT ON ALL TABLES IN DATABASE sales TO ROLE 'reader'"},
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, envOptions{serverPassword: rootPass})
+			c := e.client(t, rootPass)
+			require.NoError(t, e.as(t, "root", rootPass, "CREATE USER 'team_admin' IDENTIFIED BY 'team-pass-1' DEFAULT ROLE db_admin, user_admin"))
+			e.converge(t, c, m)
+			require.NoError(t, e.as(t, "team_admin", "team-pass-1",
+				`CREATE EXTERNAL CATALOG ext PROPERTIES ("type" = "hive", "hive.metastore.uris" = "thrift://metastore:9083")`))
+			for _, s := range tc.team {
+				require.NoError(t, e.as(t, "team_admin", "team-pass-1", s))
+			}
+			require.Equal(t, tc.ran, e.converge(t, c, m))
+			require.Empty(t, e.converge(t, c, m), "a second pass runs nothing")
+			require.Equal(t, tc.rows, e.fe.RoleGrantRows("reader"))
+		})
+	}
+}

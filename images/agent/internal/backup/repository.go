@@ -34,11 +34,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // Querier is what the package needs of a connection pool (*sql.DB).
@@ -226,7 +229,34 @@ func EnsureRepository(ctx context.Context, q Querier, r Repository, applied stri
 			return Ensured{}, fmt.Errorf("drop repository %s: %s", r.Name, r.scrub(err.Error()))
 		}
 	}
+	if !exists {
+		// StarRocks lists the location before it creates the repository
+		// (backup/Repository.initRepository, twice: the old
+		// __palo_repository_ prefix first) through Hadoop's S3A, which
+		// credential/aws/AwsCloudConfiguration sets to retry
+		// (fs.s3a.retry.limit 3, fs.s3a.attempts.maximum 5; about 30 s per
+		// listing for an endpoint that does not answer). The statement
+		// then outlasts the agent's read timeout: the agent would report
+		// "invalid connection" instead of StarRocks' reason, the FE goes
+		// on with it anyway (KILL does not stop a statement waiting on
+		// S3), and every pass spends that time blocked. This agent runs in
+		// the leader FE's pod, whose network the FE uses: an endpoint
+		// that gives no answer here gives none to the FE either. (The
+		// replacement above has checked the bucket already.)
+		store, err := NewStore(r)
+		if err == nil {
+			err = store.Answers(ctx)
+		}
+		if err != nil {
+			return Ensured{Fingerprint: applied}, fmt.Errorf("create repository %s at %s: not sent, the FE would retry for minutes: %w", r.Name, r.Storage.Location(), err)
+		}
+	}
 	if _, err := q.ExecContext(ctx, r.createStatement()); err != nil {
+		if errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, driver.ErrBadConn) || ctx.Err() != nil {
+			// The read timeout or the pass ended first; the FE may still
+			// be retrying the storage, and SHOW REPOSITORIES tells next pass.
+			return Ensured{}, fmt.Errorf("create repository %s at %s: StarRocks did not answer in time (%s); it may still be trying the storage, the next pass looks again", r.Name, r.Storage.Location(), r.scrub(err.Error()))
+		}
 		return Ensured{}, fmt.Errorf("create repository %s at %s: %s", r.Name, r.Storage.Location(), r.scrub(err.Error()))
 	}
 	return Ensured{

@@ -32,6 +32,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // StarRocks' repository layout (fe-core backup/Repository.java):
@@ -124,6 +125,29 @@ func (s *Store) Check(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Answers reports an error only when the endpoint gives no HTTP answer
+// at all within answerTimeout (nothing listens, no route, a TLS failure):
+// refused keys or a missing bucket are answers, which StarRocks reports
+// quickly and in its own words.
+func (s *Store) Answers(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, answerTimeout)
+	defer cancel()
+	_, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(s.repo.Storage.Bucket),
+		Prefix: aws.String(s.repoDir()), MaxKeys: aws.Int32(1)}, func(o *s3.Options) {
+		// One attempt: the point is to learn quickly that nothing answers.
+		o.RetryMaxAttempts = 1
+	})
+	// A failed send comes wrapped as a ResponseError too, with status 0.
+	var re *smithyhttp.ResponseError
+	if err == nil || errors.As(err, &re) && re.HTTPStatusCode() != 0 {
+		return nil
+	}
+	return s.err(s.repo.Storage.Endpoint+" does not answer", err)
+}
+
+// answerTimeout bounds Answers.
+const answerTimeout = 10 * time.Second
 
 // Snapshot is one __ss_<label>/ directory of the repository.
 type Snapshot struct {

@@ -52,7 +52,7 @@ func Observe(ctx context.Context, q Querier, m Model, check PasswordCheck) (Obse
 		if contains(BuiltinRoles, r) || ValidateName("role", r) != nil {
 			continue // a name this package could not have made
 		}
-		cells, err := column(ctx, q, "SHOW GRANTS FOR ROLE "+QuoteIdent(r), "Grants")
+		cells, err := showGrants(ctx, q, "SHOW GRANTS FOR ROLE "+QuoteIdent(r))
 		if err != nil {
 			return o, err
 		}
@@ -67,7 +67,7 @@ func Observe(ctx context.Context, q Querier, m Model, check PasswordCheck) (Obse
 		if !ok || host != "%" || contains(ReservedUsers, name) || contains(m.Protected, name) || ValidateName("user", name) != nil {
 			continue
 		}
-		cells, err := column(ctx, q, "SHOW GRANTS FOR "+userIdent(name), "Grants")
+		cells, err := showGrants(ctx, q, "SHOW GRANTS FOR "+userIdent(name))
 		if err != nil {
 			return o, err
 		}
@@ -97,6 +97,26 @@ func splitIdentity(s string) (name, host string, ok bool) {
 
 // column reads one column by name from every row.
 func column(ctx context.Context, q Querier, query, name string) ([]string, error) {
+	rows, err := columns(ctx, q, query, name)
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r[0].String)
+	}
+	return out, err
+}
+
+// showGrants reads the Grants and Catalog columns of SHOW GRANTS.
+func showGrants(ctx context.Context, q Querier, query string) ([]GrantRow, error) {
+	rows, err := columns(ctx, q, query, "Grants", "Catalog")
+	out := make([]GrantRow, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, GrantRow{Grants: r[0].String, Catalog: r[1].String})
+	}
+	return out, err
+}
+
+// columns reads the named columns, by name, from every row.
+func columns(ctx context.Context, q Querier, query string, names ...string) ([][]sql.NullString, error) {
 	rows, err := q.QueryContext(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", query, err)
@@ -106,16 +126,19 @@ func column(ctx context.Context, q Querier, query, name string) ([]string, error
 	if err != nil {
 		return nil, err
 	}
-	idx := -1
-	for i, c := range cols {
-		if strings.EqualFold(c, name) {
-			idx = i
+	idx := make([]int, len(names))
+	for j, name := range names {
+		idx[j] = -1
+		for i, c := range cols {
+			if strings.EqualFold(c, name) {
+				idx[j] = i
+			}
+		}
+		if idx[j] < 0 {
+			return nil, fmt.Errorf("%s: no column %s in %v", query, name, cols)
 		}
 	}
-	if idx < 0 {
-		return nil, fmt.Errorf("%s: no column %s in %v", query, name, cols)
-	}
-	var out []string
+	var out [][]sql.NullString
 	vals := make([]sql.NullString, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
@@ -125,7 +148,11 @@ func column(ctx context.Context, q Querier, query, name string) ([]string, error
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}
-		out = append(out, vals[idx].String)
+		r := make([]sql.NullString, len(names))
+		for j, i := range idx {
+			r[j] = vals[i]
+		}
+		out = append(out, r)
 	}
 	return out, rows.Err()
 }

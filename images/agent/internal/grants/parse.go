@@ -207,14 +207,32 @@ func privilegeList(toks []token) ([]string, bool) {
 	return out, flush()
 }
 
-// principalFromRows builds a Principal from the Grants cells.
-func principalFromRows(cells []string) Principal {
+// GrantRow is one row of SHOW GRANTS: the Grants cell and the Catalog
+// column ("" for NULL).
+type GrantRow struct {
+	Grants, Catalog string
+}
+
+// DefaultCatalog is StarRocks' internal catalog (fe-core
+// InternalCatalog.DEFAULT_INTERNAL_CATALOG_NAME), the only one declared.
+const DefaultCatalog = "default_catalog"
+
+// principalFromRows builds a Principal from the rows of SHOW GRANTS. The
+// Grants cell never names the catalog: fe-core authorization/
+// ShowGrantsExecutor prints a database or table privilege with the
+// database's name alone (DbPEntryObject.toString) and puts the catalog in
+// the Catalog column (getCatalogNameFromPEntry: default_catalog, an
+// external catalog's name, or NULL for all catalogs and for role grants).
+// So a privilege counts as declared state only in default_catalog; one in
+// another catalog, even on a database of a declared name, is Other and
+// never touched. Role grants (no ON) have no catalog.
+func principalFromRows(rows []GrantRow) Principal {
 	var p Principal
-	for _, c := range cells {
-		roles, g, isGrant, ok := ParseGrant(c)
+	for _, r := range rows {
+		roles, g, isGrant, ok := ParseGrant(r.Grants)
 		switch {
-		case !ok:
-			p.Other = append(p.Other, c)
+		case !ok, isGrant && r.Catalog != DefaultCatalog:
+			p.Other = append(p.Other, r.Grants)
 		case isGrant:
 			p.Grants = append(p.Grants, g)
 		default:

@@ -308,3 +308,22 @@ func FuzzParseGrant(f *testing.F) {
 		_ = strings.TrimSpace(s)
 	})
 }
+
+func TestPrincipalFromRowsCountsOnlyDefaultCatalog(t *testing.T) {
+	sales := "GRANT ALTER ON DATABASE sales TO ROLE 'reader'"
+	for _, tc := range []struct {
+		name string
+		row  GrantRow
+		want Principal
+	}{
+		{"a privilege in default_catalog is declared state", GrantRow{sales, "default_catalog"},
+			Principal{Grants: []Grant{{Scope: ScopeDatabase, Database: "sales", Privileges: []string{"ALTER"}}}}},
+		{"the same text in an external catalog is left alone", GrantRow{sales, "hive_ext"}, Principal{Other: []string{sales}}},
+		{"a privilege on all catalogs (NULL) is left alone", GrantRow{sales, ""}, Principal{Other: []string{sales}}},
+		{"a role grant has no catalog", GrantRow{"GRANT 'a', 'b' TO  ROLE r", ""}, Principal{Roles: []string{"a", "b"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, principalFromRows([]GrantRow{tc.row}))
+		})
+	}
+}

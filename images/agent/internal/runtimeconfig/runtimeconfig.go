@@ -42,6 +42,34 @@ type Querier interface {
 type Result struct {
 	// Applied are the changed keys as key=value, prefixed fe. or be.
 	Applied []string
+	// Pending are the keys not compared for want of a live BE, as be.key.
+	Pending []string
+}
+
+// PendingMessage is why Result.Pending waits, for the status.
+const PendingMessage = "no BE is alive: BE configuration is read from information_schema.be_configs, which a BE serves; applied once a BE is up"
+
+// BackendPending lists every key of desired as pending (the caller saw no
+// BE alive and sent nothing).
+func BackendPending(desired map[string]string) Result {
+	var res Result
+	for _, name := range slices.Sorted(maps.Keys(desired)) {
+		res.Pending = append(res.Pending, "be."+name)
+	}
+	return res
+}
+
+// NoBackendAlive: StarRocks refused a statement that needs a live BE. A
+// scan of information_schema.be_configs (and its UPDATE, a SchemaTableSink
+// on a BE) is scheduled on a BE; with none alive fe-core's scheduler
+// reports FeConstants.BACKEND_NODE_NOT_FOUND_ERROR
+// (qe/scheduler/DefaultWorkerProvider.reportWorkerNotFoundException)
+// without an ErrorCode, so the packet carries MysqlErrPacket's default
+// 1064; the text is what tells it from a syntax error.
+func NoBackendAlive(err error) bool {
+	var myErr *mysql.MySQLError
+	return errors.As(err, &myErr) && myErr.Number == 1064 &&
+		strings.HasPrefix(myErr.Message, "Backend node not found")
 }
 
 // ApplyFrontend makes the connected FE hold desired. ADMIN SET FRONTEND
@@ -130,7 +158,9 @@ func showFrontendConfig(ctx context.Context, q Querier, key string) (value strin
 }
 
 // ApplyBackend makes every BE hold desired through information_schema,
-// which the FE fans out to all BEs.
+// which the FE fans out to all alive BEs. A key StarRocks cannot read for
+// want of a live BE is pending, not an error: a new instance has no BE
+// until its first joins, and a BE that restarts reads the rendered be.conf.
 func ApplyBackend(ctx context.Context, q Querier, desired map[string]string) (Result, error) {
 	var res Result
 	var errs []error
@@ -138,6 +168,10 @@ func ApplyBackend(ctx context.Context, q Querier, desired map[string]string) (Re
 		want := desired[name]
 		differs, seen, err := backendDiffers(ctx, q, name, want)
 		switch {
+		case NoBackendAlive(err):
+			// The last BE went down since SHOW BACKENDS: wait for one.
+			res.Pending = append(res.Pending, "be."+name)
+			continue
 		case err != nil:
 			errs = append(errs, fmt.Errorf("read be %s: %w", name, err))
 			continue
@@ -150,6 +184,10 @@ func ApplyBackend(ctx context.Context, q Querier, desired map[string]string) (Re
 			continue
 		}
 		if _, err := q.ExecContext(ctx, "UPDATE information_schema.be_configs SET VALUE = ? WHERE NAME = ?", want, name); err != nil {
+			if NoBackendAlive(err) {
+				res.Pending = append(res.Pending, "be."+name)
+				continue
+			}
 			errs = append(errs, fmt.Errorf("set be %s: %w", name, err))
 			continue
 		}
