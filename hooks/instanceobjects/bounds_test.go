@@ -129,14 +129,3 @@ func TestObjectFilterBoundsATenantsMetadata(t *testing.T) {
 		})
 	}
 }
-
-func TestCutIsJqsCut(t *testing.T) {
-	for _, s := range []string{"", "short", strings.Repeat("a", shared.MaxKeptBytes), strings.Repeat("a", shared.MaxKeptBytes+1), strings.Repeat("é", 100), strings.Repeat("x", 250<<10)} {
-		var out struct{ S string }
-		data, _ := json.Marshal(map[string]string{"s": s})
-		require.NoError(t, helpers.JQRunOnString(context.Background(), shared.JqTypes+`{S: (.s | cut)}`, string(data), &out))
-		got := out.S
-		assert.Equal(t, shared.Cut(s), got, "%d bytes", len(s))
-		assert.LessOrEqual(t, len(got), shared.MaxKeptBytes)
-	}
-}

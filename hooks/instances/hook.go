@@ -278,11 +278,12 @@ var Config = &pkg.HookConfig{
 // podFilter reads an FE pod: its controller owner and the verdicts of its
 // agent status. Its binding lists every pod of the instances (instanceSel,
 // the rollout's informer): only the agent of an FE pod reports, and a pod
-// counts only when its controller is the instance's FE StatefulSet. want/whole raise an error naming the field of a wrong type;
-// the try turns any error into an unreadable report for this pod alone.
+// counts only when its controller is the instance's FE StatefulSet.
+// want/whole raise an error naming the field of a wrong type; the try
+// turns any error into an unreadable report for this pod alone. Messages
+// are kept up to 1025 characters (cutmsg).
 const podFilter = `((.metadata.annotations // {}) | if type == "object" then .["` + agentconfig.StatusAnnotation + `"] else null end) as $raw |` +
-	` (if $raw == null then {} else (try ($raw | want("string"; "the annotation") |` +
-	` (try fromjson catch error("the agent-status annotation is not valid JSON")) |` +
+	` (if $raw == null then {} else (try ($raw | want("string"; "the annotation") | (try fromjson catch error("the agent-status annotation is not valid JSON")) |` +
 	` want("object"; "the agent status") | {` +
 	` tls: (.tls | want("object"; "tls") | if . == null then null else {ready: (.ready | want("boolean"; "tls.ready") // false), reason: (.reason | want("string"; "tls.reason") // ""), message: (.message | want("string"; "tls.message") // "" | cutmsg)} end),` +
 	` accounts: (.accounts | want("object"; "accounts") | if . == null then null else {ready: (.ready | want("boolean"; "accounts.ready") // false), reason: (.reason | want("string"; "accounts.reason") // ""), message: (.message | want("string"; "accounts.message") // "" | cutmsg)} end),` +

@@ -140,16 +140,12 @@ const (
 // (shell-operator's FactoryStore), whatever the jq filter keeps; the
 // instance label alone is a tenant's to copy onto any number of its own
 // objects, the heritage label under Deckhouse is not. Every binding of one
-// kind uses the same selector, so they share one informer. A tenant's
+// kind uses this same selector, so they share one informer. A tenant's
 // object still selected (without Deckhouse's policies) costs no more than
 // the filters keep of it: every filter of a tenant-writable kind is
-// bounded (shared.JqTypes cut).
-func ModuleObjectSelector(extra ...string) *metav1.LabelSelector {
-	m := map[string]string{LabelServiceType: ServiceTypeValue, HeritageLabel: HeritageValue}
-	for i := 0; i+1 < len(extra); i += 2 {
-		m[extra[i]] = extra[i+1]
-	}
-	return &metav1.LabelSelector{MatchLabels: m}
+// bounded (JqTypes cut and cutmsg).
+func ModuleObjectSelector() *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchLabels: map[string]string{LabelServiceType: ServiceTypeValue, HeritageLabel: HeritageValue}}
 }
 
 // MaxKeptBytes bounds a string a filter keeps of a tenant-writable object
@@ -183,7 +179,8 @@ const JqTypes = `def str: if type == "string" then . else "" end;` +
 	// that cut the same, so a tenant's long message is never kept whole.
 	` def cutmsg: if utf8bytelength > 1024 then .[:1025] else . end; `
 
-// maxKeptBytesJq is MaxKeptBytes in jq.
+// maxKeptBytesJq is MaxKeptBytes in jq (TestCutIsJqsCut holds them
+// equal).
 const maxKeptBytesJq = "128"
 
 // InstanceLabels are the labels of an object the hooks create for an
