@@ -98,7 +98,7 @@ kind: StatefulSet
 metadata:
   name: d8ms-sr-olap
   namespace: team
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
 spec: {replicas: 3}
 status: {readyReplicas: 3}
 ---

@@ -410,7 +410,8 @@ spec:
 	replicas := int32(1)
 	labels := map[string]string{"managed-services.deckhouse.io/managed-service-type": "starrocks", "app.kubernetes.io/instance": "olap", "app.kubernetes.io/component": "frontend"}
 	sts, err := client.AppsV1().StatefulSets("team").Create(ctx, &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "d8ms-sr-olap", Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: "d8ms-sr-olap", Labels: map[string]string{"heritage": "deckhouse", "managed-services.deckhouse.io/managed-service-type": "starrocks",
+			"app.kubernetes.io/instance": "olap", "app.kubernetes.io/component": "frontend"}},
 		Spec: appsv1.StatefulSetSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "x"}}}}},
 	}, metav1.CreateOptions{})

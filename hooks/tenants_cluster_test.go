@@ -85,7 +85,7 @@ func TestOneTenantNeverStallsTheOthers(t *testing.T) {
 		sc := "expandable"
 		pvc, err := client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Name: "meta-d8ms-sr-db-0", Labels: map[string]string{
-				"managed-services.deckhouse.io/managed-service-type": "starrocks", "app.kubernetes.io/instance": "db", "app.kubernetes.io/component": "frontend"}},
+				"heritage": "deckhouse", "managed-services.deckhouse.io/managed-service-type": "starrocks", "app.kubernetes.io/instance": "db", "app.kubernetes.io/component": "frontend"}},
 			Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &sc, AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}}},
 		}, metav1.CreateOptions{})

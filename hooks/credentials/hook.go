@@ -79,7 +79,10 @@ const (
 	SnapInstances = "deployed_instances"
 	SnapSecrets   = "password_secrets"
 	SnapPVCs      = "frontend_pvcs"
-	SnapNamespace = "namespaces"
+	// SnapUserSecrets are the users' connection Secrets (SnapSecrets the
+	// others).
+	SnapUserSecrets = "user_secrets"
+	SnapNamespace   = "namespaces"
 )
 
 var _ = registry.RegisterFunc(Config, Handle)
@@ -103,30 +106,38 @@ var Config = &pkg.HookConfig{
 				` {namespace: (.namespace | str), name: (.name | str), uid: (.uid | str)} + ` + usersFilter + `)`,
 		},
 		{
-			Name:       SnapSecrets,
-			APIVersion: "v1",
-			Kind:       "Secret",
-			LabelSelector: &metav1.LabelSelector{
-				MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue},
-				MatchExpressions: []metav1.LabelSelectorRequirement{{
-					Key: shared.LabelState, Operator: metav1.LabelSelectorOpIn, Values: []string{shared.StateCredentials, shared.StateAgentCredentials, shared.StateKeystore, shared.StateUserCredentials},
-				}},
-			},
-			// Names, owners, the two labels a user Secret is deleted by and
-			// its heritage label (taken off a user Secret): never data.
-			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str),` +
-				` state: (.metadata.labels["` + shared.LabelState + `"] | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str),` +
-				` heritage: (.metadata.labels.heritage | str), uid: (.metadata.uid | str),` +
-				` owners: [(.metadata.ownerReferences // [])[] | {kind: (.kind | str), name: (.name | str), uid: (.uid | str)}]}`,
+			// The Secrets the module makes labelled `heritage: deckhouse`
+			// (shared.ModuleObjectSelector: no tenant's look-alike is held
+			// by addon-operator under Deckhouse's policies).
+			Name:          SnapSecrets,
+			APIVersion:    "v1",
+			Kind:          "Secret",
+			LabelSelector: moduleSecrets,
+			JqFilter:      secretFilter,
 		},
 		{
-			Name:       SnapPVCs,
+			// The users' connection Secrets, which go without `heritage`
+			// (secretLabels): a tenant's Secret can be labelled so too, and
+			// addon-operator then holds it; the filter keeps a bounded part.
+			// Those an earlier version made with `heritage` are here too, to
+			// take the label off.
+			Name:       SnapUserSecrets,
 			APIVersion: "v1",
-			Kind:       "PersistentVolumeClaim",
+			Kind:       "Secret",
 			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
-				shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelComponent: shared.ComponentFrontend,
+				shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelState: shared.StateUserCredentials,
 			}},
-			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), uid: (.metadata.uid | str)}`,
+			JqFilter: secretFilter,
+		},
+		{
+			// Every PVC of the instances, FE and BE (the instances hook's
+			// selector: one informer for both), though only the FE's first
+			// volume is read, by its name.
+			Name:          SnapPVCs,
+			APIVersion:    "v1",
+			Kind:          "PersistentVolumeClaim",
+			LabelSelector: shared.ModuleObjectSelector(),
+			JqFilter:      shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), uid: (.metadata.uid | str)}`,
 		},
 		{
 			// No Secret is created in a namespace being deleted: the API
@@ -143,6 +154,24 @@ var Config = &pkg.HookConfig{
 }
 
 var no = false
+
+// moduleSecrets are the Secrets of an instance the module makes labelled
+// `heritage: deckhouse`.
+var moduleSecrets = func() *metav1.LabelSelector {
+	sel := shared.ModuleObjectSelector()
+	sel.MatchExpressions = []metav1.LabelSelectorRequirement{{
+		Key: shared.LabelState, Operator: metav1.LabelSelectorOpIn, Values: []string{shared.StateCredentials, shared.StateAgentCredentials, shared.StateKeystore},
+	}}
+	return sel
+}()
+
+// secretFilter keeps names, owners, the two labels a user Secret is
+// deleted by and its heritage label (taken off a user Secret): never data,
+// and at most maxSecretOwners ownerReferences (the module sets one).
+const secretFilter = shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str),` +
+	` state: (.metadata.labels["` + shared.LabelState + `"] | str | cut), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str | cut),` +
+	` heritage: (.metadata.labels.heritage | str | cut), uid: (.metadata.uid | str | cut),` +
+	` owners: [(.metadata.ownerReferences // [])[:8][] | {kind: (.kind | str | cut), name: (.name | str | cut), uid: (.uid | str | cut)}]}`
 
 // Instance is a deployed instance as the module's memory names it.
 type Instance struct {
@@ -200,7 +229,7 @@ func Handle(ctx context.Context, input *pkg.HookInput) error {
 // first one, so its tests hand the current one in.
 func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) error {
 	instances := decodeEach[Instance](input, SnapInstances)
-	secrets := decodeEach[SecretSnap](input, SnapSecrets)
+	secrets := append(decodeEach[SecretSnap](input, SnapSecrets), decodeEach[SecretSnap](input, SnapUserSecrets)...)
 	pvcs := decodeEach[PVCSnap](input, SnapPVCs)
 	terminating := map[string]bool{}
 	for _, ns := range decodeEach[NamespaceSnap](input, SnapNamespace) {

@@ -55,7 +55,7 @@ metadata:
   name: meta-d8ms-sr-olap-0
   namespace: team
   uid: pvc-uid
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
 spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}}
 `
 
@@ -211,7 +211,7 @@ kind: Secret
 metadata:
   name: team-own
   namespace: team
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, managed-starrocks.deckhouse.io/state: credentials, app.kubernetes.io/instance: olap}
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, managed-starrocks.deckhouse.io/state: credentials, app.kubernetes.io/instance: olap}
 `
 	for _, tt := range []struct{ name, state string }{
 		{"its memory names it", deployed + heldSecrets(t)},
@@ -251,7 +251,7 @@ kind: Secret
 metadata:
   name: junk
   namespace: team
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, managed-starrocks.deckhouse.io/state: credentials}
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, managed-starrocks.deckhouse.io/state: credentials}
 `},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

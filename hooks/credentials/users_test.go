@@ -232,7 +232,7 @@ kind: Secret
 metadata:
   name: d8ms-sr-olap-user.gone
   namespace: team
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, managed-starrocks.deckhouse.io/state: credentials}
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, managed-starrocks.deckhouse.io/state: credentials}
   ownerReferences: [{apiVersion: v1, kind: Starrocks, name: olap, uid: uid-olap}]
 `},
 		{"without the instance label", `

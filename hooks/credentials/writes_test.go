@@ -108,7 +108,7 @@ kind: Secret
 metadata:
   name: d8ms-sr-gone-credentials
   namespace: team-a
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, managed-starrocks.deckhouse.io/state: credentials, app.kubernetes.io/instance: gone}
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, managed-starrocks.deckhouse.io/state: credentials, app.kubernetes.io/instance: gone}
 `
 		f.KubeStateSet(namespaceYAML("team-a", true) + "---" + namespaceYAML("team-b", false) + "---" + twoTenants + "---" + held)
 		f.RunHook()

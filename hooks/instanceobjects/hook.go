@@ -116,25 +116,41 @@ var Config = &pkg.HookConfig{
 // wrote: identity, version and the metadata that selectors, NetworkPolicies
 // and garbage collection go by. The objects live in tenant namespaces, where
 // look-alikes with anything in them can exist: every field is coerced to
-// its type, so no object can fail the snapshot.
+// its type, so no object can fail the snapshot, and bounded (boundMetadata
+// is the same in Go), so none takes more than a few KiB of addon-operator's
+// memory: the module's own keys and values are short and few, a longer one
+// is kept as a marker of its length (cut), a map of more than
+// maxMetadataEntries entries as the number of its entries, more than
+// maxOwners ownerReferences as their number. What the module wrote is
+// kept as it is; anything else still differs from it, and its object is
+// restored.
 const objectFilter = shared.JqTypes +
-	`def strmap: if type == "object" then with_entries(.value |= str) else {} end;` +
-	` {namespace: (.metadata.namespace | str), name: (.metadata.name | str), uid: (.metadata.uid | str),` +
-	` generation: (.metadata.generation | if type == "number" then tostring else "" end), resourceVersion: (.metadata.resourceVersion | str),` +
-	` labels: (.metadata.labels | strmap), annotations: (.metadata.annotations | strmap),` +
-	` ownerReferences: (.metadata.ownerReferences | if type == "array" then map(select(type == "object") |` +
-	` {apiVersion: (.apiVersion | str), kind: (.kind | str), name: (.name | str), uid: (.uid | str), controller: (.controller == true), blockOwnerDeletion: (.blockOwnerDeletion == true)}) else [] end)}`
+	`def boundedmap: if type != "object" then {} elif length > ` + maxMetadataEntriesJq + ` then {"": "\(length) entries"} else with_entries(.key |= cut | .value |= (str | cut)) end;` +
+	` {namespace: (.metadata.namespace | str), name: (.metadata.name | str), uid: (.metadata.uid | str | cut),` +
+	` generation: (.metadata.generation | if type == "number" then tostring else "" end), resourceVersion: (.metadata.resourceVersion | str | cut),` +
+	` labels: (.metadata.labels | boundedmap), annotations: (.metadata.annotations | boundedmap),` +
+	` ownerReferences: (.metadata.ownerReferences | if type == "array" then [.[] | select(type == "object")] |` +
+	` if length > ` + maxOwnersJq + ` then [{apiVersion: "", kind: "", name: "\(length) ownerReferences", uid: "", controller: false, blockOwnerDeletion: false}] else map(` +
+	` {apiVersion: (.apiVersion | str | cut), kind: (.kind | str | cut), name: (.name | str | cut), uid: (.uid | str | cut), controller: (.controller == true), blockOwnerDeletion: (.blockOwnerDeletion == true)}) end else [] end)}`
+
+// The bounds of objectFilter (boundMetadata): the module renders at most
+// 10 labels and 4 annotations on an object, and one ownerReference.
+const (
+	maxMetadataEntries   = 16
+	maxMetadataEntriesJq = "16"
+	maxOwners            = 4
+	maxOwnersJq          = "4"
+)
 
 func bindings() []pkg.KubernetesConfig {
 	no := false
-	sel := &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue}}
 	out := make([]pkg.KubernetesConfig, 0, len(instanceobjects.Kinds)+4)
 	for _, k := range instanceobjects.Kinds {
 		out = append(out, pkg.KubernetesConfig{
 			Name:          snapshotName(k),
 			APIVersion:    k.APIVersion,
 			Kind:          k.Kind,
-			LabelSelector: sel,
+			LabelSelector: shared.ModuleObjectSelector(),
 			JqFilter:      objectFilter,
 		})
 	}
@@ -610,7 +626,7 @@ func objectOf(o *unstructured.Unstructured) applied.Object {
 			owners = append(owners, ownerRef{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: string(r.UID),
 				Controller: r.Controller != nil && *r.Controller, BlockOwnerDeletion: r.BlockOwnerDeletion != nil && *r.BlockOwnerDeletion})
 		}
-		out.Metadata = metadataDigest(o.GetLabels(), o.GetAnnotations(), owners)
+		out.Metadata = metadataDigest(boundMetadata(o.GetLabels(), o.GetAnnotations(), owners))
 	} else {
 		out.Version = "rv" + o.GetResourceVersion()
 	}

@@ -20,6 +20,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,6 +59,43 @@ func metadataDigest(labels, annotations map[string]string, owners []ownerRef) st
 		h.Write([]byte{1})
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// boundMetadata is objectFilter's bounding in Go, for the metadata the API
+// server returned (objectOf): the digest of the record and of the snapshot
+// are then of the same thing. The module's own metadata is within the
+// bounds and kept as it is; anything beyond them (a tenant's, or a
+// mutating webhook's) is kept as a marker both ways.
+func boundMetadata(labels, annotations map[string]string, owners []ownerRef) (map[string]string, map[string]string, []ownerRef) {
+	if len(owners) > maxOwners {
+		owners = []ownerRef{{Name: strconv.Itoa(len(owners)) + " ownerReferences"}}
+	} else {
+		cut := make([]ownerRef, 0, len(owners))
+		for _, o := range owners {
+			cut = append(cut, ownerRef{APIVersion: shared.Cut(o.APIVersion), Kind: shared.Cut(o.Kind), Name: shared.Cut(o.Name), UID: shared.Cut(o.UID),
+				Controller: o.Controller, BlockOwnerDeletion: o.BlockOwnerDeletion})
+		}
+		owners = cut
+	}
+	return boundMap(labels), boundMap(annotations), owners
+}
+
+// boundMap is jq's boundedmap: keys in order, the later one kept when two
+// cut to the same marker (from_entries).
+func boundMap(m map[string]string) map[string]string {
+	if len(m) > maxMetadataEntries {
+		return map[string]string{"": strconv.Itoa(len(m)) + " entries"}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make(map[string]string, len(m))
+	for _, k := range keys {
+		out[shared.Cut(k)] = shared.Cut(m[k])
+	}
+	return out
 }
 
 func boolString(b bool) string {

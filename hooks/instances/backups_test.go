@@ -487,8 +487,8 @@ status:
 			"restore":    restore, "updatedAt": "x"})
 		require.NoError(t, err)
 		o := readyObjectsYAML("copy", 1, 4)
-		o = strings.Replace(o, "name: d8ms-sr-copy-be\n  namespace: team\n  uid: sts-uid-copy-be\n  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: copy, app.kubernetes.io/component: backend}\nspec: {replicas: 1}",
-			"name: d8ms-sr-copy-be\n  namespace: team\n  uid: sts-uid-copy-be\n  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: copy, app.kubernetes.io/component: backend}\nspec: {replicas: 4}", 1)
+		o = strings.Replace(o, "name: d8ms-sr-copy-be\n  namespace: team\n  uid: sts-uid-copy-be\n  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: copy, app.kubernetes.io/component: backend}\nspec: {replicas: 1}",
+			"name: d8ms-sr-copy-be\n  namespace: team\n  uid: sts-uid-copy-be\n  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: copy, app.kubernetes.io/component: backend}\nspec: {replicas: 4}", 1)
 		require.Contains(t, o, "spec: {replicas: 4}")
 		i := strings.Index(o, "    managed-starrocks.deckhouse.io/agent-status: '")
 		j := strings.Index(o[i:], "\n")

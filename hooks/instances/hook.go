@@ -82,9 +82,14 @@ const (
 var _ = registry.RegisterFunc(Config, Handle)
 
 var (
-	no           = false
+	no = false
+	// instanceSel: the pods of every instance. The StatefulSet controller
+	// makes them with the template's labels, which go without `heritage:
+	// deckhouse` (the agent writes its own pod's annotation), so a tenant's
+	// pod can carry them too: both pod bindings use this one selector, so
+	// addon-operator holds such a pod once (one informer), and their
+	// filters keep a bounded part of it (podFilter).
 	instanceSel  = &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue}}
-	frontendSel  = &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelComponent: shared.ComponentFrontend}}
 	lastValidSel = &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelState: shared.StateLastValid}}
 	appliedSel   = &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelState: applied.State}}
 )
@@ -152,7 +157,7 @@ var Config = &pkg.HookConfig{
 			Name:          SnapStatefulSets,
 			APIVersion:    "apps/v1",
 			Kind:          "StatefulSet",
-			LabelSelector: instanceSel,
+			LabelSelector: shared.ModuleObjectSelector(),
 			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), uid: (.metadata.uid | str),` +
 				` instance: (.metadata.labels["` + shared.LabelInstance + `"] | str), component: (.metadata.labels["` + shared.LabelComponent + `"] | str),` +
 				` replicas: (.spec.replicas // 1 | num), readyReplicas: (.status.readyReplicas | num), updateRevision: (.status.updateRevision | str),` +
@@ -171,7 +176,7 @@ var Config = &pkg.HookConfig{
 			Name:          SnapPods,
 			APIVersion:    "v1",
 			Kind:          "Pod",
-			LabelSelector: frontendSel,
+			LabelSelector: instanceSel,
 			JqFilter:      shared.JqTypes + podFilter,
 		},
 		{
@@ -187,7 +192,7 @@ var Config = &pkg.HookConfig{
 			Name:          SnapCertificates,
 			APIVersion:    "cert-manager.io/v1",
 			Kind:          "Certificate",
-			LabelSelector: instanceSel,
+			LabelSelector: shared.ModuleObjectSelector(),
 			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str),` +
 				` ready: ([(.status.conditions // [])[] | select(.type == "Ready") | {type: (.type | str), status: (.status | str), reason: (.reason | str), message: (.message | str), lastTransitionTime: (.lastTransitionTime // null)}][0] // null),` +
 				` notAfter: (.status.notAfter // null), revision: (.status.revision | num)}`,
@@ -232,7 +237,7 @@ var Config = &pkg.HookConfig{
 			Name:          SnapPVCs,
 			APIVersion:    "v1",
 			Kind:          "PersistentVolumeClaim",
-			LabelSelector: instanceSel,
+			LabelSelector: shared.ModuleObjectSelector(),
 			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str), component: (.metadata.labels["` + shared.LabelComponent + `"] | str),` +
 				` storageClassName: (.spec.storageClassName | str), requested: (.spec.resources.requests.storage | str), capacity: (.status.capacity.storage | str), phase: (.status.phase | str)}`,
 		},
@@ -271,13 +276,17 @@ var Config = &pkg.HookConfig{
 }
 
 // podFilter reads an FE pod: its controller owner and the verdicts of its
-// agent status. want/whole raise an error naming the field of a wrong type;
-// the try turns any error into an unreadable report for this pod alone.
+// agent status. Its binding lists every pod of the instances (instanceSel,
+// the rollout's informer): only the agent of an FE pod reports, and a pod
+// counts only when its controller is the instance's FE StatefulSet.
+// want/whole raise an error naming the field of a wrong type; the try
+// turns any error into an unreadable report for this pod alone. Messages
+// are kept up to 1025 characters (cutmsg).
 const podFilter = `((.metadata.annotations // {}) | if type == "object" then .["` + agentconfig.StatusAnnotation + `"] else null end) as $raw |` +
 	` (if $raw == null then {} else (try ($raw | want("string"; "the annotation") | (try fromjson catch error("the agent-status annotation is not valid JSON")) |` +
 	` want("object"; "the agent status") | {` +
-	` tls: (.tls | want("object"; "tls") | if . == null then null else {ready: (.ready | want("boolean"; "tls.ready") // false), reason: (.reason | want("string"; "tls.reason") // ""), message: (.message | want("string"; "tls.message") // "")} end),` +
-	` accounts: (.accounts | want("object"; "accounts") | if . == null then null else {ready: (.ready | want("boolean"; "accounts.ready") // false), reason: (.reason | want("string"; "accounts.reason") // ""), message: (.message | want("string"; "accounts.message") // "")} end),` +
+	` tls: (.tls | want("object"; "tls") | if . == null then null else {ready: (.ready | want("boolean"; "tls.ready") // false), reason: (.reason | want("string"; "tls.reason") // ""), message: (.message | want("string"; "tls.message") // "" | cutmsg)} end),` +
+	` accounts: (.accounts | want("object"; "accounts") | if . == null then null else {ready: (.ready | want("boolean"; "accounts.ready") // false), reason: (.reason | want("string"; "accounts.reason") // ""), message: (.message | want("string"; "accounts.message") // "" | cutmsg)} end),` +
 	` membership: (.membership | want("object"; "membership") | if . == null then null else {leader: (.leader | want("string"; "membership.leader") // ""),` +
 	` backends: [(.backends | want("array"; "membership.backends") // [])[] | want("string"; "membership.backends[]")],` +
 	` draining: [(.draining | want("array"; "membership.draining") // [])[] | want("object"; "membership.draining[]") |` +
@@ -300,7 +309,7 @@ const replicationFilter = ` replication: (.replication | want("object"; "members
 	` maxReplicationTable: (.maxReplicationTable | want("string"; "membership.replication.maxReplicationTable") // ""),` +
 	` minReplicationNum: (.minReplicationNum | whole("membership.replication.minReplicationNum") // 0),` +
 	` minReplicationTable: (.minReplicationTable | want("string"; "membership.replication.minReplicationTable") // "")} end),` +
-	` decommissionRefused: (.decommissionRefused | want("string"; "membership.decommissionRefused") // "")`
+	` decommissionRefused: (.decommissionRefused | want("string"; "membership.decommissionRefused") // "" | cutmsg)`
 
 // cache only memoizes compiled CEL per class generation (a pure function of
 // the class): no decision depends on it surviving a restart.

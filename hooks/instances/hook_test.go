@@ -78,7 +78,7 @@ metadata:
   name: d8ms-sr-%[1]s%[2]s
   namespace: team
   uid: sts-uid-%[1]s%[2]s
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: %[1]s, app.kubernetes.io/component: %[3]s}
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: %[1]s, app.kubernetes.io/component: %[3]s}
 spec: {replicas: 1}
 status: {readyReplicas: %[4]d}
 `, name, suffix, component, ready)
@@ -89,7 +89,7 @@ kind: Certificate
 metadata:
   name: d8ms-sr-%[1]s
   namespace: team
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: %[1]s}
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: %[1]s}
 status:
   notAfter: "2027-03-01T00:00:00Z"
   conditions: [{type: Ready, status: "True", reason: Ready, message: Certificate is up to date and has not expired}]

@@ -56,7 +56,7 @@ const (
 		` imageRequestedAt: (.membership.imageRequestedAt | str),` +
 		` tablets: (if (.membership.tablets | type) == "object" then {unhealthy: (.membership.tablets.unhealthy | if type == "number" and . == floor and . >= -1 and . < 1000000000000 then . else -1 end), since: (.membership.tablets.since | str)} else null end),` +
 		` nodes: (if (.membership.nodes | type) == "array" then [.membership.nodes[] | {host: (.host | str), alive: (.alive == true), version: (.version | str)}] else null end),` +
-		` join: (if (.join | type) == "object" then {reason: (.join.reason | str), message: (.join.message | str)} else null end)}) catch null)}`
+		` join: (if (.join | type) == "object" then {reason: (.join.reason | str), message: (.join.message | str | cutmsg)} else null end)}) catch null)}`
 )
 
 var revisionName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)

@@ -64,7 +64,7 @@ metadata:
   name: d8ms-sr-olap
   namespace: team
   uid: sts-uid-olap
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
 spec: {replicas: %[1]d}
 status: {readyReplicas: %[1]d, updateRevision: fe-new}
 ---
@@ -74,7 +74,7 @@ metadata:
   name: d8ms-sr-olap-be
   namespace: team
   uid: sts-uid-olap-be
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: backend}
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: backend}
 spec: {replicas: 2}
 status: {readyReplicas: 2, updateRevision: be-new}
 `, feReplicas)

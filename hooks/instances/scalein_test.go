@@ -74,7 +74,7 @@ metadata:
   name: d8ms-sr-olap
   namespace: team
   uid: sts-uid-olap
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: frontend}
 spec: {replicas: 1}
 status: {readyReplicas: 1}
 ---
@@ -83,7 +83,7 @@ kind: StatefulSet
 metadata:
   name: d8ms-sr-olap-be
   namespace: team
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: backend}
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: olap, app.kubernetes.io/component: backend}
 spec: {replicas: %d}
 status: {readyReplicas: %d}
 ---

@@ -67,10 +67,10 @@ var databaseName = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9_]{0,255}|_[a-zA-Z0-9
 // wrong type there makes only the users report unreadable, never the
 // pod's TLS, accounts or membership.
 const usersFilter = ` users: (try (.users | want("object"; "users") | if . == null then null else {` +
-	` ready: (.ready | want("boolean"; "users.ready") // false), applied: (.applied | want("string"; "users.applied") // ""), reason: (.reason | want("string"; "users.reason") // ""), message: (.message | want("string"; "users.message") // ""),` +
+	` ready: (.ready | want("boolean"; "users.ready") // false), applied: (.applied | want("string"; "users.applied") // ""), reason: (.reason | want("string"; "users.reason") // ""), message: (.message | want("string"; "users.message") // "" | cutmsg),` +
 	` users: [(.users | want("array"; "users.users") // [])[] | want("object"; "users.users[]") |` +
 	` {name: (.name | want("string"; "users.users[].name") // ""), ready: (.ready | want("boolean"; "users.users[].ready") // false),` +
-	` reason: (.reason | want("string"; "users.users[].reason") // ""), message: (.message | want("string"; "users.users[].message") // "")}],` +
+	` reason: (.reason | want("string"; "users.users[].reason") // ""), message: (.message | want("string"; "users.users[].message") // "" | cutmsg)}],` +
 	` databases: [(.databases | want("array"; "users.databases") // [])[] | want("object"; "users.databases[]") |` +
 	` {name: (.name | want("string"; "users.databases[].name") // ""), managed: (.managed | want("boolean"; "users.databases[].managed") // false),` +
 	` exists: (.exists | want("boolean"; "users.databases[].exists") // false)}]} end)` +

@@ -85,7 +85,7 @@ kind: StatefulSet
 metadata:
   name: d8ms-sr-%[1]s%[2]s
   namespace: team
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: %[1]s, app.kubernetes.io/component: %[3]s}
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: %[1]s, app.kubernetes.io/component: %[3]s}
 spec:
   replicas: 1
   volumeClaimTemplates:
@@ -98,7 +98,7 @@ kind: PersistentVolumeClaim
 metadata:
   name: %[4]s-d8ms-sr-%[1]s%[2]s-0
   namespace: team
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: %[1]s, app.kubernetes.io/component: %[3]s}
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: %[1]s, app.kubernetes.io/component: %[3]s}
 spec: {storageClassName: %[6]s, accessModes: [ReadWriteOnce], resources: {requests: {storage: %[5]s}}}
 status: {phase: Bound, capacity: {storage: %[5]s}}
 `, name, suffix, component, claim, size, storageClass)
@@ -115,7 +115,7 @@ kind: Certificate
 metadata:
   name: d8ms-sr-%[1]s
   namespace: team
-  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: %[1]s}
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: %[1]s}
 status:
   revision: %[2]d
   notAfter: "2027-03-01T00:00:00Z"

@@ -20,6 +20,7 @@ package shared
 
 import (
 	"regexp"
+	"strconv"
 
 	"github.com/deckhouse/module-sdk/pkg"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -123,6 +124,46 @@ func LastValidConfigMapName(uid string) string { return LastValidPrefix + uid }
 // copies anywhere else are never in the snapshot.
 var ModuleNamespaceSelector = &pkg.NamespaceSelector{NameSelector: &pkg.NameSelector{MatchNames: []string{ModuleNamespace}}}
 
+// HeritageLabel is the label Deckhouse guards: its ValidatingAdmissionPolicy
+// label-objects.deckhouse.io lets only Deckhouse's own service accounts
+// create or change an object labelled `heritage: deckhouse`, and
+// deny-set-heritage-label.deckhouse.io lets nobody else set it.
+const (
+	HeritageLabel = "heritage"
+	HeritageValue = "deckhouse"
+)
+
+// ModuleObjectSelector selects the objects the module renders into tenant
+// namespaces (InstanceLabels, pkg/instanceobjects ms.instanceLabels): the
+// instance label and `heritage: deckhouse`. addon-operator holds every
+// object a binding's selector lists in full, in a client-go informer cache
+// (shell-operator's FactoryStore), whatever the jq filter keeps; the
+// instance label alone is a tenant's to copy onto any number of its own
+// objects, the heritage label under Deckhouse is not. Every binding of one
+// kind uses this same selector, so they share one informer. A tenant's
+// object still selected (without Deckhouse's policies) costs no more than
+// the filters keep of it: every filter of a tenant-writable kind is
+// bounded (JqTypes cut and cutmsg).
+func ModuleObjectSelector() *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchLabels: map[string]string{LabelServiceType: ServiceTypeValue, HeritageLabel: HeritageValue}}
+}
+
+// MaxKeptBytes bounds a string a filter keeps of a tenant-writable object
+// where the module's own value is short (a label or annotation key or
+// value, an ownerReference's field): a longer one is kept as a marker
+// naming its length (Cut in Go, cut in jq), so its object still differs
+// from what the module wrote.
+const MaxKeptBytes = 128
+
+// Cut is jq's cut (JqTypes): s, or a marker of its length when it is
+// longer than MaxKeptBytes.
+func Cut(s string) string {
+	if len(s) > MaxKeptBytes {
+		return "\u2026" + strconv.Itoa(len(s)) + " bytes"
+	}
+	return s
+}
+
 // JqTypes are jq functions the filters of tenant-writable objects use so a
 // field of the wrong type never fails the decoding of a snapshot: str and
 // num coerce (a wrong type reads as empty), want and whole raise an error
@@ -130,7 +171,17 @@ var ModuleNamespaceSelector = &pkg.NamespaceSelector{NameSelector: &pkg.NameSele
 const JqTypes = `def str: if type == "string" then . else "" end;` +
 	` def num: if type == "number" then . else 0 end;` +
 	` def want($t; $f): if . == null or type == $t then . else error("\($f) is of type \(type), want \($t)") end;` +
-	` def whole($f): want("number"; $f) | if . == null or (. == floor and . >= 0 and . < 1000000000000) then . else error("\($f) is not a whole number") end; `
+	` def whole($f): want("number"; $f) | if . == null or (. == floor and . >= 0 and . < 1000000000000) then . else error("\($f) is not a whole number") end;` +
+	` def cut: if utf8bytelength > ` + maxKeptBytesJq + ` then "\u2026\(utf8bytelength) bytes" else . end;` +
+	// cutmsg bounds a message of the agent's report: the hooks cut every
+	// such message to 1 KiB (MaxEventMessage) on its way to a status or an
+	// Event, and a cut to 1025 characters (more than 1024 bytes) leaves
+	// that cut the same, so a tenant's long message is never kept whole.
+	` def cutmsg: if utf8bytelength > 1024 then .[:1025] else . end; `
+
+// maxKeptBytesJq is MaxKeptBytes in jq (TestCutIsJqsCut holds them
+// equal).
+const maxKeptBytesJq = "128"
 
 // InstanceLabels are the labels of an object the hooks create for an
 // instance, matching the templates' ms.instanceLabels so selectors and
