@@ -246,6 +246,9 @@ func (c *Cluster) writeTLS(t testing.TB) {
 		t.Fatalf("realfe: %v", err)
 	}
 	c.TLSDir = filepath.Join(c.dir, "tls")
+	if err := os.MkdirAll(c.TLSDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := leaf.WriteFiles(c.TLSDir, c.CA); err != nil {
 		t.Fatalf("realfe: %v", err)
 	}

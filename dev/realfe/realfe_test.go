@@ -80,12 +80,12 @@ func TestLeaderAndFollower(t *testing.T) {
 			if _, err := root.ExecContext(ctx, fmt.Sprintf("SET PASSWORD = PASSWORD('%s')", c.RootPassword)); err != nil {
 				t.Fatalf("set root's password: %v", err)
 			}
-			root = c.DB(t, leader, "root", c.RootPassword, false)
-			if err := root.PingContext(ctx); err != nil {
+			if err := c.DB(t, leader, "root", c.RootPassword, false).PingContext(ctx); err != nil {
 				t.Fatalf("TLS login with root's new password: %v", err)
 			}
 			t.Logf("TLS login as root from %s to %s works", c.HostIP, leader.QueryAddr())
 		})
+		root = c.DB(t, leader, "root", c.RootPassword, false)
 		t.Run("serves HTTP and HTTPS with the instance certificate", func(t *testing.T) {
 			for _, u := range []struct {
 				url    string

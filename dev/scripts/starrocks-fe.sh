@@ -119,7 +119,7 @@ build() {
   #   and javac already uses both for fe-core.
   # -Dmaven.repo.local: the downloads stay in the cache, beside the FE.
   (cd "$work/fe" && THRIFT=/usr/bin/thrift PYTHON=python3 STARROCKS_VERSION="$STARROCKS_VERSION" \
-    STARROCKS_COMMIT_HASH="$commit" mvn -B -q -T1 -s "$settings" -Dmaven.repo.local="$cache/starrocks/m2" \
+    STARROCKS_COMMIT_HASH="$commit" mvn -B -q -Dstyle.color=never -T1 -s "$settings" -Dmaven.repo.local="$cache/starrocks/m2" \
     package -pl fe-server -am -Dmaven.test.skip=true -Dcheckstyle.skip=true) >&2
 
   # Laid out as upstream's build.sh lays out output/fe: its scripts and
