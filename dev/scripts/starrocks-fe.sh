@@ -30,8 +30,8 @@
 # (`apt-get install openjdk-17-jdk-headless maven thrift-compiler`).
 #
 # Cache: $MANAGED_STARROCKS_CACHE (default ~/.cache/managed-starrocks):
-#   starrocks/fe-<sha256 prefix>/  the FE (about 1.3 GB of jars)
-#   starrocks/m2/                  Maven's local repository (about 1 GB, kept
+#   starrocks/fe-<sha256 prefix>/  the FE (1.3 GB of jars)
+#   starrocks/m2/                  Maven's local repository (1.5 GB, kept
 #                                  so that a new archive downloads little)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -83,7 +83,7 @@ build() {
   done
   work="$cache/starrocks/build"
   rm -rf "$work" "$out.tmp" && mkdir -p "$work" "$cache/starrocks/m2"
-  say "building the FE from $(basename "$src") (first time: about 1 GB of downloads into $cache/starrocks/m2 and several minutes of compiling)"
+  say "building the FE from $(basename "$src") (first time: about 1.5 GB of downloads into $cache/starrocks/m2, then minutes of compiling; 42 min on 2 busy cores)"
   tar -xzf "$src" -C "$work" --strip-components=1
   # The archive is a `git archive` of one commit: its short hash is in the
   # archive's name (starrocks-fe-src-<branch>-<hash>.tar.gz).
