@@ -41,10 +41,8 @@ import (
 // address than 127.0.0.1; when they stop, nothing of them is left.
 func TestLeaderAndFollower(t *testing.T) {
 	var pids []int
-	var hostIP string
 	t.Run("cluster", func(t *testing.T) {
 		c := realfe.Start(t, realfe.Options{Type: v1alpha1.TypeCluster, RequireSecureTransport: true})
-		hostIP = c.HostIP.String()
 		leader := c.StartLeader(t)
 		pids = append(pids, leader.Pid())
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -168,17 +166,8 @@ func TestLeaderAndFollower(t *testing.T) {
 			t.Errorf("FE process %d still runs", pid)
 		}
 	}
-	out, _ := exec.Command("ip", "-4", "-o", "addr", "show").Output()
-	if strings.Contains(string(out), " "+hostIP+"/") {
-		t.Errorf("the host still has %s: %s", hostIP, out)
-	}
-	if out, _ := exec.Command("ps", "-eo", "pid,args").Output(); strings.Contains(string(out), "com.starrocks.StarRocksFE") {
-		for _, line := range strings.Split(string(out), "\n") {
-			if strings.Contains(line, "com.starrocks.StarRocksFE") && strings.Contains(line, os.TempDir()) {
-				t.Errorf("an FE of this test still runs: %s", line)
-			}
-		}
-	}
+	// The namespaces, links and routes: Start's cleanup checks them while
+	// the slot is still this test's (another test may take it right after).
 }
 
 // Without the FE's source archive the tests skip, naming what is missing.
