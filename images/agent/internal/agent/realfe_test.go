@@ -49,10 +49,10 @@ func TestAgentOnARealFrontend(t *testing.T) {
 	cfg.Backends, cfg.BackendConfig = nil, nil
 	require.NotEmpty(t, cfg.FrontendConfig, "the rendered agent configuration has runtime FE settings to apply")
 	dir := t.TempDir()
-	writeJSON(t, filepath.Join(dir, "config", agentconfig.FileName), cfg)
-	writeFiles(t, filepath.Join(dir, "credentials"), map[string]string{agentconfig.UsernameKey: agentconfig.AgentUser,
+	writeRealFEJSON(t, filepath.Join(dir, "config", agentconfig.FileName), cfg)
+	writeRealFEFiles(t, filepath.Join(dir, "credentials"), map[string]string{agentconfig.UsernameKey: agentconfig.AgentUser,
 		agentconfig.PasswordKey: agentPass, agentconfig.RootPasswordKey: c.RootPassword})
-	writeFiles(t, filepath.Join(dir, "admin-credentials"), map[string]string{agentconfig.UsernameKey: agentconfig.AdminUser,
+	writeRealFEFiles(t, filepath.Join(dir, "admin-credentials"), map[string]string{agentconfig.UsernameKey: agentconfig.AdminUser,
 		agentconfig.PasswordKey: adminPass})
 	logs := &logBuffer{}
 	a := agent.New(agent.Options{
@@ -132,7 +132,7 @@ func TestAgentOnARealFrontend(t *testing.T) {
 	})
 }
 
-func writeJSON(t *testing.T, path string, v any) {
+func writeRealFEJSON(t *testing.T, path string, v any) {
 	t.Helper()
 	data, err := json.Marshal(v)
 	require.NoError(t, err)
@@ -140,7 +140,7 @@ func writeJSON(t *testing.T, path string, v any) {
 	require.NoError(t, os.WriteFile(path, data, 0o644))
 }
 
-func writeFiles(t *testing.T, dir string, files map[string]string) {
+func writeRealFEFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	for name, v := range files {
