@@ -29,8 +29,10 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/realfe"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/agent"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/membership"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
@@ -45,30 +47,10 @@ func TestAgentOnARealFrontend(t *testing.T) {
 	c := realfe.Start(t, realfe.Options{RequireSecureTransport: true})
 	fe := c.StartFE(t, 0)
 
-	cfg := c.AgentConfig
-	cfg.Backends, cfg.BackendConfig = nil, nil
+	cfg := realFEAgentConfig(c)
 	require.NotEmpty(t, cfg.FrontendConfig, "the rendered agent configuration has runtime FE settings to apply")
-	dir := t.TempDir()
-	writeRealFEJSON(t, filepath.Join(dir, "config", agentconfig.FileName), cfg)
-	writeRealFEFiles(t, filepath.Join(dir, "credentials"), map[string]string{agentconfig.UsernameKey: agentconfig.AgentUser,
-		agentconfig.PasswordKey: agentPass, agentconfig.RootPasswordKey: c.RootPassword})
-	writeRealFEFiles(t, filepath.Join(dir, "admin-credentials"), map[string]string{agentconfig.UsernameKey: agentconfig.AdminUser,
-		agentconfig.PasswordKey: adminPass})
 	logs := &logBuffer{}
-	a := agent.New(agent.Options{
-		ConfigFile:          filepath.Join(dir, "config", agentconfig.FileName),
-		CAFile:              c.CAFile,
-		CertFile:            filepath.Join(c.TLSDir, "tls.crt"),
-		CredentialsDir:      filepath.Join(dir, "credentials"),
-		AdminCredentialsDir: filepath.Join(dir, "admin-credentials"),
-		SelfHost:            fe.Host,
-		HelperFile:          filepath.Join(fe.RunDir, agentconfig.HelperFileName),
-		MetaDir:             filepath.Join(fe.Home, "meta"),
-		Interval:            time.Hour, // passes are driven by the test
-		DialFunc:            c.Dial,
-		Logger:              slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
-	a.LoadCertificates()
+	a := realFEAgent(t, c, cfg, fe, logs)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*realfe.StartTimeout)
 	defer cancel()
 
@@ -130,6 +112,90 @@ func TestAgentOnARealFrontend(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A Cluster instance: the agents of FE-0 and FE-1 bring up a leader and a
+// follower from two FEs that both wait in the start script — FE-0's agent
+// lets it bootstrap and adds FE-1 (ALTER SYSTEM ADD FOLLOWER), FE-1's agent
+// finds it listed and writes the helper it starts with.
+func TestAgentsJoinAFollowerOnRealFrontends(t *testing.T) {
+	c := realfe.Start(t, realfe.Options{Type: v1alpha1.TypeCluster, RequireSecureTransport: true})
+	cfg := realFEAgentConfig(c)
+	require.Len(t, cfg.Frontends, 3)
+	// Two of the three FEs: enough for a join, and two JVMs fit beside
+	// the other tests.
+	cfg.Frontends = cfg.Frontends[:2]
+	fe0, fe1 := c.StartFE(t, 0), c.StartFE(t, 1)
+	a0, a1 := realFEAgent(t, c, cfg, fe0, &logBuffer{}), realFEAgent(t, c, cfg, fe1, &logBuffer{})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*realfe.StartTimeout)
+	defer cancel()
+
+	var fes []membership.Frontend
+	root := c.DB(t, fe0, "root", c.RootPassword, false)
+	for deadline := time.Now().Add(2 * realfe.StartTimeout); ; time.Sleep(2 * time.Second) {
+		a0.Pass(ctx)
+		a1.Pass(ctx)
+		fes, _ = membership.ShowFrontends(ctx, root)
+		if len(fes) == 2 && fes[0].Alive && fes[1].Alive {
+			break
+		}
+		if time.Now().After(deadline) {
+			report, _ := json.Marshal([]agentconfig.Status{a0.Status(), a1.Status()})
+			t.Fatalf("no leader and follower: SHOW FRONTENDS %+v\nagents: %s\nFE-0:\n%s\nFE-1:\n%s", fes, report, fe0.Tail(), fe1.Tail())
+		}
+	}
+	leader, ok := membership.Leader(fes)
+	require.True(t, ok)
+	require.Equal(t, fe0.Host, leader.Host)
+	helper, err := os.ReadFile(filepath.Join(fe1.RunDir, agentconfig.HelperFileName))
+	require.NoError(t, err)
+	require.Equal(t, fe0.Host+":9010", string(helper))
+	_, err = os.Stat(filepath.Join(fe1.RunDir, agentconfig.BootstrapFileName))
+	require.ErrorIs(t, err, os.ErrNotExist, "a follower never bootstraps")
+
+	a0.Pass(ctx)
+	st := a0.Status()
+	require.True(t, st.LastApply.Succeeded, st.LastApply.Error)
+	require.ElementsMatch(t, []string{fe0.Host, fe1.Host}, st.Membership.Frontends)
+	require.NoError(t, c.DB(t, fe1, agentconfig.AdminUser, adminPass, false).PingContext(ctx), "the follower knows the team's account")
+}
+
+// realFEAgentConfig is the rendered agent configuration without BEs: the
+// tests run none, and StarRocks answers anything that needs one with
+// "Backend node not found".
+func realFEAgentConfig(c *realfe.Cluster) agentconfig.Config {
+	cfg := c.AgentConfig
+	cfg.Backends, cfg.BackendConfig = nil, nil
+	return cfg
+}
+
+// realFEAgent is the agent of an FE's pod: its configuration, the
+// credentials Secrets, the TLS Secret and the run and meta folders it shares
+// with the FE; the client Service and the FEs' names resolved as cluster
+// DNS would.
+func realFEAgent(t *testing.T, c *realfe.Cluster, cfg agentconfig.Config, fe *realfe.FE, logs *logBuffer) *agent.Agent {
+	t.Helper()
+	dir := t.TempDir()
+	writeRealFEJSON(t, filepath.Join(dir, "config", agentconfig.FileName), cfg)
+	writeRealFEFiles(t, filepath.Join(dir, "credentials"), map[string]string{agentconfig.UsernameKey: agentconfig.AgentUser,
+		agentconfig.PasswordKey: agentPass, agentconfig.RootPasswordKey: c.RootPassword})
+	writeRealFEFiles(t, filepath.Join(dir, "admin-credentials"), map[string]string{agentconfig.UsernameKey: agentconfig.AdminUser,
+		agentconfig.PasswordKey: adminPass})
+	a := agent.New(agent.Options{
+		ConfigFile:          filepath.Join(dir, "config", agentconfig.FileName),
+		CAFile:              c.CAFile,
+		CertFile:            filepath.Join(c.TLSDir, "tls.crt"),
+		CredentialsDir:      filepath.Join(dir, "credentials"),
+		AdminCredentialsDir: filepath.Join(dir, "admin-credentials"),
+		SelfHost:            fe.Host,
+		HelperFile:          filepath.Join(fe.RunDir, agentconfig.HelperFileName),
+		MetaDir:             filepath.Join(fe.Home, "meta"),
+		Interval:            time.Hour, // passes are driven by the test
+		DialFunc:            c.Dial,
+		Logger:              slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	a.LoadCertificates()
+	return a
 }
 
 func writeRealFEJSON(t *testing.T, path string, v any) {
