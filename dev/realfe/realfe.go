@@ -267,9 +267,12 @@ func (c *Cluster) writeTLS(t testing.TB) {
 }
 
 // writeHosts writes the /etc/hosts every FE sees: the kubelet's lines for
-// a pod in a headless Service ("<ip> <fqdn> <pod>"; the first name is what
-// the FE's getCanonicalHostName finds), one for every FE host of the
-// instance, which stands in for the cluster's DNS between FEs.
+// a pod in a headless Service ("<ip> <fqdn> <pod>"), one for every FE host
+// of the instance, which stands in for the cluster's DNS between FEs. With
+// --host_type FQDN the FE takes InetAddress.getLocalHost() (the pod's
+// hostname, resolved here) and its getCanonicalHostName() (the first name
+// of the line), then insists that an interface holds that address (fe-core
+// service/FrontendOptions.java initAddrUseFqdn).
 func (c *Cluster) writeHosts(t testing.TB) {
 	t.Helper()
 	var b strings.Builder
@@ -342,7 +345,9 @@ func (c *Cluster) StartFE(t testing.TB, ordinal int) *FE {
 		t.Fatal(err)
 	}
 	// ip netns exec, unshare, both shells and start_fe.sh each exec the
-	// next, so the process started here ends up being the JVM.
+	// next (start_fe.sh without --daemon: "exec $LIMIT $JAVA ...
+	// com.starrocks.StarRocksFE", bin/start_fe.sh), so the process started
+	// here ends up being the JVM, and its parent-death signal stays set.
 	inner := `hostname "$1" && mount --bind "$2" /etc/hosts && shift 2 && exec /bin/sh "$@"`
 	fe.cmd = exec.Command("ip", "netns", "exec", c.net.ns(ordinal),
 		"unshare", "--uts", "--mount", "--propagation", "private",
