@@ -43,6 +43,16 @@ func (o objects) Backup(_ context.Context, ns, name string) (*v1alpha1.Starrocks
 	return o.backups[ns+"/"+name], nil
 }
 
+func (o objects) BackupCount(_ context.Context, ns, instance string) (int, error) {
+	n := 0
+	for _, b := range o.backups {
+		if b.Namespace == ns && b.Spec.InstanceName == instance {
+			n++
+		}
+	}
+	return n, nil
+}
+
 func backupClass() *v1alpha1.StarrocksClass {
 	cl := testClass()
 	cl.Spec.Backup = &v1alpha1.ClassBackupPolicy{Allowed: true, AllowedEndpoints: []string{"s3.example.com"},
@@ -202,5 +212,24 @@ func TestValidateBackupRefusesOneBeyondTheLimit(t *testing.T) {
 	}
 	if strings.Contains(resp.Result.Message, "\n") {
 		t.Errorf("the message spans lines: %q", resp.Result.Message)
+	}
+
+	// The class's own limit.
+	class := backupClass()
+	class.Spec.Backup.MaxBackups = ptr(int32(3))
+	low := newHandler(class)
+	low.Objects = h.Objects
+	resp, err = low.ValidateBackup(context.Background(), request(t, admissionv1.Create, backup, nil))
+	if err != nil || resp.Allowed || !strings.Contains(resp.Result.Message, `class "small" backup.maxBackups 3`) {
+		t.Fatalf("a class with maxBackups 3: %v %s", err, describe(resp))
+	}
+	// Another instance of the namespace has room of its own.
+	other := backup.DeepCopy()
+	other.Spec.InstanceName = "events"
+	events := backedInstance()
+	events.Name = "events"
+	low.Objects = objects{instances: map[string]*v1alpha1.Starrocks{"analytics/events": events}, backups: backups}
+	if resp, err := low.ValidateBackup(context.Background(), request(t, admissionv1.Create, other, nil)); err != nil || !resp.Allowed {
+		t.Fatalf("the second backup of events: %v %s", err, describe(resp))
 	}
 }
