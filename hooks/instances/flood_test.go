@@ -18,6 +18,7 @@ package instances
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/pkg/backupplan"
+	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 )
 
 const goodUID = "9a9a9a9a-1111-4222-8333-444455556666"
@@ -94,7 +97,18 @@ func TestABackupFloodIsBoundedPerRunAndSharedFairly(t *testing.T) {
 			total += len(w)
 		}
 		t.Logf("run %d: %d writes to StarrocksBackups (team %d, good %d) in %s", run, total, len(writes["team"]), len(writes["good"]), took)
-		assert.LessOrEqual(t, total, 100, "run %d: the writes of one run grew with one tenant's objects", run)
+		assert.LessOrEqual(t, total, MaxBackupWritesPerRun, "run %d: the writes of one run grew with one tenant's objects", run)
+		assert.LessOrEqual(t, len(writes["team"]), 2*backupplan.MaxObjectWrites, "run %d: finalizers and refusals of one instance", run)
+		for _, a := range writes["team"] {
+			name := actionName(a)
+			n, _ := strconv.Atoi(strings.TrimPrefix(name, "flood-"))
+			if a.(k8stesting.PatchAction).GetSubresource() == "status" {
+				assert.GreaterOrEqual(t, n, classrules.DefaultMaxBackups, "%s within the limit was refused", name)
+				assert.Contains(t, string(a.(k8stesting.PatchAction).GetPatch()), `"phase":"Refused"`)
+			} else {
+				assert.Less(t, n, classrules.DefaultMaxBackups, "%s beyond the limit got a finalizer", name)
+			}
+		}
 		good := f.KubernetesResource(v1alpha1.BackupKind, "good", "good-now")
 		require.NotNil(t, good)
 		assert.Equal(t, []string{v1alpha1.BackupFinalizer}, good.GetFinalizers(), "run %d: the other tenant's backup waited", run)
