@@ -671,8 +671,8 @@ func backupWriteTier(w BackupWrite) int {
 // a later run: tier by tier, the namespaces take turns, and within a
 // namespace its instances, each instance's writes in their order. So a
 // tenant with many objects (or many instances) gets one write in turn with
-// everyone else, never the run's whole budget while another waits. The
-// first namespace of each turn moves on every minute (from the clock, not
+// everyone else, never the run's whole budget while another waits. Which
+// namespace leads moves on by the budget every minute (from the clock, not
 // from memory), so with more namespaces than the budget none waits for
 // ever.
 func shareBackupWrites(writes []BackupWrite, budget int, now time.Time) (kept []BackupWrite, held int) {
@@ -709,7 +709,8 @@ func shareBackupWrites(writes []BackupWrite, budget int, now time.Time) (kept []
 			continue
 		}
 		sort.Strings(names)
-		shift := int(now.Unix()/60) % len(names)
+		// A minute later the next budget's worth of namespaces leads.
+		shift := int((now.Unix()/60)%int64(len(names))) * budget % len(names)
 		names = append(names[shift:], names[:shift]...)
 		queues := make([][]BackupWrite, 0, len(names))
 		for _, n := range names {
