@@ -447,7 +447,6 @@ type ClassBackupPolicy struct {
 	// their data on request. Default 100, at most 1000.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
-	// +kubebuilder:default=100
 	// +optional
 	MaxBackups *int32 `json:"maxBackups,omitempty"`
 }
