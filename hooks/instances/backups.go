@@ -364,18 +364,19 @@ func backupsVerdict(sr *v1alpha1.Starrocks, o Observed, now time.Time) (*v1alpha
 }
 
 // limitMessage says what the instance's limit on StarrocksBackups stops
-// and what to do.
+// and what to do. It names no count that moves with every object created
+// or deleted: a changed message is a status patch and an Event.
 func limitMessage(sr *v1alpha1.Starrocks, d backupplan.Decision) string {
 	var stops []string
 	if d.AtLimit && sr.Spec.Backup != nil && sr.Spec.Backup.Schedule != "" && !sr.Spec.Backup.Suspend {
 		stops = append(stops, "the schedule starts no backup")
 	}
 	if d.Refused > 0 {
-		stops = append(stops, fmt.Sprintf("%d newer StarrocksBackups are not run (phase %s)", d.Refused, v1alpha1.BackupPhaseRefused))
+		stops = append(stops, fmt.Sprintf("newer StarrocksBackups are not run (phase %s)", v1alpha1.BackupPhaseRefused))
 	}
-	return fmt.Sprintf("The instance has %d StarrocksBackup objects, and its class %q allows %d (spec.backup.maxBackups): %s. "+
-		"Delete backups no longer needed (and the refused ones), lower spec.backup.retention, or ask the platform admin to raise the limit.",
-		d.Objects, sr.Spec.StarrocksClassName, d.Limit, strings.Join(stops, "; "))
+	return fmt.Sprintf("The instance has reached the most StarrocksBackup objects its class %q allows, %d (spec.backup.maxBackups): %s. "+
+		"Delete backups no longer needed (and the refused ones: kubectl -n %s get starrocksbackups), lower spec.backup.retention, or ask the platform admin to raise the limit.",
+		sr.Spec.StarrocksClassName, d.Limit, strings.Join(stops, "; "), sr.Namespace)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -208,7 +208,7 @@ status: {phase: %s}
 
 	s, r, m := condition(statusOf(t, f, "olap"), v1alpha1.ConditionBackupsHealthy)
 	assert.Equal(t, []string{"False", ReasonBackupLimitReached}, []string{s, r}, m)
-	assert.Contains(t, m, "The instance has 5 StarrocksBackup objects, and its class \"default\" allows 2")
+	assert.Contains(t, m, `The instance has reached the most StarrocksBackup objects its class "default" allows, 2 (spec.backup.maxBackups)`)
 	assert.Contains(t, m, "the schedule starts no backup")
-	assert.Contains(t, m, "1 newer StarrocksBackups are not run")
+	assert.Contains(t, m, "newer StarrocksBackups are not run (phase Refused)")
 }
