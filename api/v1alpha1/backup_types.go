@@ -275,7 +275,7 @@ const (
 )
 
 // BackupPhase is the one-word state of a StarrocksBackup.
-// +kubebuilder:validation:Enum=Pending;Running;Completed;PartiallyFailed;Failed
+// +kubebuilder:validation:Enum=Pending;Running;Completed;PartiallyFailed;Failed;Refused
 type BackupPhase string
 
 const (
@@ -284,6 +284,9 @@ const (
 	BackupPhaseCompleted       BackupPhase = "Completed"
 	BackupPhasePartiallyFailed BackupPhase = "PartiallyFailed"
 	BackupPhaseFailed          BackupPhase = "Failed"
+	// BackupPhaseRefused: beyond its instance's limit (the class's
+	// spec.backup.maxBackups) before it started; never run, holds no data.
+	BackupPhaseRefused BackupPhase = "Refused"
 )
 
 // BackupFinalizer is removed by the module once the backup's data is
@@ -337,7 +340,8 @@ type StarrocksBackupSpec struct {
 type StarrocksBackupStatus struct {
 	// Pending (waiting for its turn), Running, Completed (every database
 	// backed up or skipped as empty), PartiallyFailed (some databases
-	// failed) or Failed.
+	// failed), Failed, or Refused (beyond the most backups the instance's
+	// class allows, spec.backup.maxBackups: never run; delete it).
 	// +optional
 	Phase BackupPhase `json:"phase,omitempty"`
 	// When the first database's backup started.
@@ -434,6 +438,17 @@ type ClassBackupPolicy struct {
 	// Largest retention instances may ask for.
 	// +optional
 	MaxRetention *ClassMaxRetention `json:"maxRetention,omitempty"`
+	// Most StarrocksBackup objects one instance may have: scheduled and
+	// created by hand, failed, refused and being deleted alike, e.g. 100.
+	// The webhook refuses a StarrocksBackup beyond it, one that got past is
+	// not run (phase `Refused`), and the schedule starts no backup while an
+	// instance has this many. Keep it above maxRetention.keepLast. Lowering
+	// it deletes nothing: existing backups are kept and still deleted with
+	// their data on request. Default 100, at most 1000.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	MaxBackups *int32 `json:"maxBackups,omitempty"`
 }
 
 // ClassMaxRetention bounds spec.backup.retention.

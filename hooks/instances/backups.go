@@ -56,6 +56,9 @@ const (
 	ReasonBackupsHealthy   = "BackupsSucceeding"
 	ReasonBackupFailed     = "BackupFailed"
 	ReasonRepositoryFailed = "RepositoryNotReady"
+	// ReasonBackupLimitReached: the instance has as many StarrocksBackups
+	// as its class allows and a schedule, or some were refused.
+	ReasonBackupLimitReached = "BackupLimitReached"
 )
 
 // backupFilter keeps what the planner and a restore need of a
@@ -134,10 +137,16 @@ func (b BackupSnap) object() *v1alpha1.StarrocksBackup {
 type backupIndex struct {
 	byInstance map[string][]BackupSnap
 	byName     map[string]BackupSnap
+	// classes are the StarrocksClasses by name, for their limit on
+	// StarrocksBackups (classrules.MaxBackups).
+	classes map[string]*v1alpha1.StarrocksClass
 }
 
-func indexBackups(all []BackupSnap) backupIndex {
-	ix := backupIndex{byInstance: map[string][]BackupSnap{}, byName: map[string]BackupSnap{}}
+func indexBackups(all []BackupSnap, classes ...*v1alpha1.StarrocksClass) backupIndex {
+	ix := backupIndex{byInstance: map[string][]BackupSnap{}, byName: map[string]BackupSnap{}, classes: map[string]*v1alpha1.StarrocksClass{}}
+	for _, cl := range classes {
+		ix.classes[cl.Name] = cl
+	}
 	for _, b := range all {
 		if b.Unreadable != "" {
 			continue
@@ -195,7 +204,8 @@ func applyBackups(sr *v1alpha1.Starrocks, ix backupIndex, o *Observed, prev v1al
 	ex.BackupHold = backupHold(sr, *o, ex.CreateImage)
 	if b := sr.Spec.Backup; b != nil {
 		in := backupplan.Instance{Namespace: sr.Namespace, Name: sr.Name, UID: string(sr.UID), Exists: sr.DeletionTimestamp == nil,
-			Created: sr.CreationTimestamp.Time, Suspend: b.Suspend, Hold: ex.BackupHold}
+			Created: sr.CreationTimestamp.Time, Suspend: b.Suspend, Hold: ex.BackupHold,
+			MaxObjects: classrules.MaxBackups(ix.classes[sr.Spec.StarrocksClassName])}
 		if b.Databases != nil {
 			in.Include, in.Exclude = b.Databases.Include, b.Databases.Exclude
 		}
@@ -340,13 +350,33 @@ func backupsVerdict(sr *v1alpha1.Starrocks, o Observed, now time.Time) (*v1alpha
 		st.LastFailure.Reason = truncate(oneLine(st.LastFailure.Reason))
 	}
 	report, _ := leaderReports(o)
+	d := o.BackupDecision
+	scheduled := !next.IsZero()
 	switch {
 	case report != nil && !report.Repository.Ready:
 		return &st, Verdict{false, ReasonRepositoryFailed, fmt.Sprintf("The backup repository cannot be used: %s: %s", oneLine(report.Repository.Reason), oneLine(agentconfig.TruncateBackupMessage(report.Repository.Message)))}, true
+	case d != nil && (d.Refused > 0 || (d.AtLimit && scheduled)):
+		return &st, Verdict{false, ReasonBackupLimitReached, limitMessage(sr, *d)}, true
 	case !healthy:
 		return &st, Verdict{false, ReasonBackupFailed, "The newest backup failed: " + st.LastFailure.Reason}, true
 	}
 	return &st, Verdict{true, ReasonBackupsHealthy, "The repository is usable and the newest finished backup completed."}, true
+}
+
+// limitMessage says what the instance's limit on StarrocksBackups stops
+// and what to do. It names no count that moves with every object created
+// or deleted: a changed message is a status patch and an Event.
+func limitMessage(sr *v1alpha1.Starrocks, d backupplan.Decision) string {
+	var stops []string
+	if d.AtLimit && sr.Spec.Backup != nil && sr.Spec.Backup.Schedule != "" && !sr.Spec.Backup.Suspend {
+		stops = append(stops, "the schedule starts no backup")
+	}
+	if d.Refused > 0 {
+		stops = append(stops, fmt.Sprintf("newer StarrocksBackups are not run (phase %s)", v1alpha1.BackupPhaseRefused))
+	}
+	return fmt.Sprintf("The instance has reached the most StarrocksBackup objects its class %q allows, %d (spec.backup.maxBackups): %s. "+
+		"Delete backups no longer needed (and the refused ones: kubectl -n %s get starrocksbackups), lower spec.backup.retention, or ask the platform admin to raise the limit.",
+		sr.Spec.StarrocksClassName, d.Limit, strings.Join(stops, "; "), sr.Namespace)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -357,7 +387,9 @@ type BackupWrite struct {
 	// Instance is "namespace/name" of the Starrocks, for the log.
 	Instance        string
 	Namespace, Name string
-	// What: create, add-finalizer, remove-finalizer, delete or status.
+	// What: create, add-finalizer, remove-finalizer, delete, status or
+	// refuse (a status patch to phase Refused, or Failed for a backup that
+	// cannot run).
 	What string
 	// Object is the StarrocksBackup to create; Patch the merge patch
 	// (of /status for What status); UID the object to delete.
@@ -412,6 +444,14 @@ func backupWrites(sr *v1alpha1.Starrocks, o Observed, e *desired.Instance) []Bac
 	for _, n := range d.Delete {
 		out = append(out, BackupWrite{Instance: key, Namespace: sr.Namespace, Name: n, What: "delete", UID: byName[n].UID})
 	}
+	if len(d.Refuse) > 0 {
+		msg := truncate(fmt.Sprintf("Not run: Starrocks %q has %d StarrocksBackup objects, and its class %q allows %d (spec.backup.maxBackups). "+
+			"Delete this one and backups no longer needed; create it again once there is room.", sr.Name, d.Objects, sr.Spec.StarrocksClassName, d.Limit))
+		data, _ := json.Marshal(map[string]any{"status": v1alpha1.StarrocksBackupStatus{Phase: v1alpha1.BackupPhaseRefused, Message: msg}})
+		for _, n := range d.Refuse {
+			out = append(out, BackupWrite{Instance: key, Namespace: sr.Namespace, Name: n, What: "refuse", Patch: data})
+		}
+	}
 	if o.BackupReport == nil || e == nil || e.AgentConfig.Backup == nil {
 		return out
 	}
@@ -448,10 +488,13 @@ func orphanBackupWrites(all []BackupSnap, instances []*v1alpha1.Starrocks) []Bac
 		live[desired.Key(sr.Namespace, sr.Name)] = true
 	}
 	var out []BackupWrite
+	perInstance := map[string]int{}
 	for _, b := range all {
-		if b.Unreadable != "" || !b.Deleting || !b.Finalizer || live[desired.Key(b.Namespace, b.Instance)] {
+		key := desired.Key(b.Namespace, b.Instance)
+		if b.Unreadable != "" || !b.Deleting || !b.Finalizer || live[key] || perInstance[key] >= backupplan.MaxObjectWrites {
 			continue
 		}
+		perInstance[key]++
 		list := []string{}
 		for _, f := range b.Finalizers {
 			if f != v1alpha1.BackupFinalizer {
@@ -474,11 +517,13 @@ func unrunnableBackupWrites(all []BackupSnap, instances []*v1alpha1.Starrocks) [
 		byKey[desired.Key(sr.Namespace, sr.Name)] = sr
 	}
 	var out []BackupWrite
+	perInstance := map[string]int{}
 	for _, b := range all {
-		if b.Unreadable != "" || b.Deleting || b.Phase != "" {
+		key := desired.Key(b.Namespace, b.Instance)
+		if b.Unreadable != "" || b.Deleting || b.Phase != "" || perInstance[key] >= backupplan.MaxObjectWrites {
 			continue
 		}
-		sr := byKey[desired.Key(b.Namespace, b.Instance)]
+		sr := byKey[key]
 		var msg string
 		switch {
 		case sr == nil:
@@ -488,8 +533,9 @@ func unrunnableBackupWrites(all []BackupSnap, instances []*v1alpha1.Starrocks) [
 		default:
 			continue
 		}
+		perInstance[key]++
 		data, _ := json.Marshal(map[string]any{"status": v1alpha1.StarrocksBackupStatus{Phase: v1alpha1.BackupPhaseFailed, Message: truncate(msg)}})
-		out = append(out, BackupWrite{Instance: desired.Key(b.Namespace, b.Instance), Namespace: b.Namespace, Name: b.Name, What: "status", Patch: data})
+		out = append(out, BackupWrite{Instance: key, Namespace: b.Namespace, Name: b.Name, What: "refuse", Patch: data})
 	}
 	return out
 }
@@ -514,7 +560,7 @@ func writeBackup(ctx context.Context, w *kubewrite.Writer, b BackupWrite) error 
 		return err
 	case "delete":
 		return w.Delete(ctx, ref, b.UID)
-	case "status":
+	case "status", "refuse":
 		return w.Patch(ctx, ref, types.MergePatchType, b.Patch, "status")
 	default:
 		return w.Patch(ctx, ref, types.MergePatchType, b.Patch)
@@ -596,4 +642,113 @@ func backupJobRunning(o Observed, now time.Time) string {
 		}
 	}
 	return ""
+}
+
+// MaxBackupWritesPerRun bounds the writes to StarrocksBackup objects in one
+// run of the hook, every instance together. Each is a round trip to the API
+// server, and the hooks of every instance wait in the module's queue while
+// a run lasts: 2000 finalizer patches of one tenant took seconds that
+// another tenant's new instance waited for its objects. backupplan bounds
+// the writes of one instance (MaxObjectWrites of each kind, as it bounds the
+// sets); this bounds their sum, shared fairly (shareBackupWrites). What is
+// left waits for the next run, which the writes themselves start (and the
+// schedule, every minute).
+const MaxBackupWritesPerRun = 100
+
+// backupWriteTier is what a run writes first: the scheduled backups and
+// the statuses the agent reported (one per set, bounded by the sets), then
+// the finalizers and deletions, then the refusals (which only report).
+func backupWriteTier(w BackupWrite) int {
+	switch w.What {
+	case "create", "status":
+		return 0
+	case "refuse":
+		return 2
+	}
+	return 1
+}
+
+// shareBackupWrites keeps at most budget of the writes, the rest held for
+// a later run: tier by tier, the namespaces take turns, and within a
+// namespace its instances, each instance's writes in their order. So a
+// tenant with many objects (or many instances) gets one write in turn with
+// everyone else, never the run's whole budget while another waits. Which
+// namespace leads moves on by the budget every minute (from the clock, not
+// from memory), so with more namespaces than the budget none waits for
+// ever.
+func shareBackupWrites(writes []BackupWrite, budget int, now time.Time) (kept []BackupWrite, held int) {
+	if len(writes) <= budget {
+		return writes, 0
+	}
+	type namespace struct {
+		instances []string
+		writes    map[string][]BackupWrite
+	}
+	var tiers [3]map[string]*namespace
+	for _, w := range writes {
+		t := backupWriteTier(w)
+		if tiers[t] == nil {
+			tiers[t] = map[string]*namespace{}
+		}
+		ns := tiers[t][w.Namespace]
+		if ns == nil {
+			ns = &namespace{writes: map[string][]BackupWrite{}}
+			tiers[t][w.Namespace] = ns
+		}
+		if _, ok := ns.writes[w.Instance]; !ok {
+			ns.instances = append(ns.instances, w.Instance)
+		}
+		ns.writes[w.Instance] = append(ns.writes[w.Instance], w)
+	}
+	kept = make([]BackupWrite, 0, budget)
+	for _, tier := range tiers {
+		names := make([]string, 0, len(tier))
+		for n := range tier {
+			names = append(names, n)
+		}
+		if len(names) == 0 {
+			continue
+		}
+		sort.Strings(names)
+		// A minute later the next budget's worth of namespaces leads.
+		shift := int((now.Unix()/60)%int64(len(names))) * budget % len(names)
+		names = append(names[shift:], names[:shift]...)
+		queues := make([][]BackupWrite, 0, len(names))
+		for _, n := range names {
+			ns := tier[n]
+			sort.Strings(ns.instances)
+			each := make([][]BackupWrite, 0, len(ns.instances))
+			for _, i := range ns.instances {
+				each = append(each, ns.writes[i])
+			}
+			queues = append(queues, takeTurns(each, -1))
+		}
+		kept = append(kept, takeTurns(queues, budget-len(kept))...)
+		if len(kept) >= budget {
+			break
+		}
+	}
+	return kept, len(writes) - len(kept)
+}
+
+// takeTurns merges the queues one item of each in turn, at most limit
+// items (all for a negative limit).
+func takeTurns[T any](queues [][]T, limit int) []T {
+	var out []T
+	for round := 0; limit < 0 || len(out) < limit; round++ {
+		took := false
+		for _, q := range queues {
+			if round < len(q) {
+				out = append(out, q[round])
+				took = true
+				if limit >= 0 && len(out) >= limit {
+					return out
+				}
+			}
+		}
+		if !took {
+			break
+		}
+	}
+	return out
 }

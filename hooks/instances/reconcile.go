@@ -306,7 +306,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 		ex.CreateImage = imageToken(rollouts[key], o.Frontend)
 		existing[key] = ex
 	}
-	backupIx := indexBackups(s.Backups)
+	backupIx := indexBackups(s.Backups, s.Classes...)
 	// Every instance, those whose objects are all gone too: what is
 	// rendered for them again must not start a second FE cluster.
 	for _, sr := range s.Instances {
@@ -413,6 +413,10 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 	}
 	plan.BackupWrites = append(plan.BackupWrites, orphanBackupWrites(s.Backups, s.Instances)...)
 	plan.BackupWrites = append(plan.BackupWrites, unrunnableBackupWrites(s.Backups, s.Instances)...)
+	var held int
+	if plan.BackupWrites, held = shareBackupWrites(plan.BackupWrites, MaxBackupWritesPerRun, now.Time); held > 0 {
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%d writes to StarrocksBackup objects wait for a later run: a run makes at most %d, shared between namespaces", held, MaxBackupWritesPerRun))
+	}
 	cache.Retain(s.Classes)
 	return plan
 }

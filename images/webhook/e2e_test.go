@@ -323,6 +323,36 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	// An instance has at most its class's spec.backup.maxBackups
+	// StarrocksBackups: the webhook lists them live and names the limit.
+	t.Run("a StarrocksBackup beyond its instance's limit is rejected", func(t *testing.T) {
+		create(ctx, t, dyn, v1alpha1.StarrocksClassGVR, "", withClass("backups", func(c *v1alpha1.StarrocksClass) {
+			c.Spec.Backup = &v1alpha1.ClassBackupPolicy{Allowed: true, MaxBackups: ptr(int32(2))}
+		}))
+		create(ctx, t, dyn, v1alpha1.StarrocksGVR, ns, instance("backed", func(sr *v1alpha1.Starrocks) {
+			sr.Spec.StarrocksClassName = "backups"
+			sr.Spec.Backup = &v1alpha1.BackupSpec{Storage: v1alpha1.BackupStorage{Endpoint: "https://s3.example.com", Bucket: "team-backups",
+				CredentialsSecretRef: v1alpha1.BackupCredentialsRef{Name: "s3-keys"}}}
+		}))
+		backup := func(name string) error {
+			b := &v1alpha1.StarrocksBackup{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.BackupKind},
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.StarrocksBackupSpec{InstanceName: "backed"}}
+			_, err := dyn.Resource(v1alpha1.StarrocksBackupGVR).Namespace(ns).Create(ctx, toUnstructured(t, b), metav1.CreateOptions{})
+			return err
+		}
+		for _, name := range []string{"backed-1", "backed-2"} {
+			if err := backup(name); err != nil {
+				t.Fatalf("StarrocksBackup %s within the limit: %v", name, err)
+			}
+		}
+		err := backup("backed-3")
+		want := `spec.instanceName: Starrocks "backed" already has 2 StarrocksBackup objects, the most its class allows`
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("admission webhook %q denied the request", validateBackupName)) ||
+			!strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `class "backups" backup.maxBackups 2`) {
+			t.Errorf("the third StarrocksBackup: %v, want a denial with %q and the limit", err, want)
+		}
+	})
+
 	t.Run("updates", func(t *testing.T) {
 		update := func(name string, edit func(sr *v1alpha1.Starrocks)) error {
 			var sr v1alpha1.Starrocks

@@ -18,6 +18,7 @@ package backupplan
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -33,6 +34,14 @@ import (
 // could not run for this long (or a hold lasted that long). A missed slot
 // is not made up later: two backups back to back would follow.
 const SlotWindow = 15 * time.Minute
+
+// MaxObjectWrites bounds each kind of write to an instance's
+// StarrocksBackup objects that one decision asks for (finalizers added,
+// finalizers removed, expired backups deleted, backups refused), oldest
+// first, as agentconfig.MaxBackupSets bounds the sets: a tenant with
+// thousands of objects, or stripping the finalizers in a loop, gets this
+// many writes a run and the rest in the next runs.
+const MaxObjectWrites = 10
 
 // Instance is what the planner needs to know of one Starrocks.
 type Instance struct {
@@ -54,6 +63,11 @@ type Instance struct {
 	// Include and Exclude are spec.backup.databases: a StarrocksBackup
 	// without spec.databases (every scheduled one) backs up these.
 	Include, Exclude []string
+	// MaxObjects is how many StarrocksBackup objects the instance may
+	// have (classrules.MaxBackups; 0: no limit). The oldest MaxObjects are
+	// within it; one beyond it that never started is refused, and the
+	// schedule creates none while the instance has this many.
+	MaxObjects int
 }
 
 // Object is one StarrocksBackup of the instance (spec.instanceName names it,
@@ -88,12 +102,20 @@ type Decision struct {
 	// Sets and Deletes go into the agent's Config (bounded).
 	Sets    []agentconfig.BackupSet
 	Deletes []agentconfig.BackupDelete
-	// AddFinalizer, RemoveFinalizer and Delete name StarrocksBackup objects.
+	// AddFinalizer, RemoveFinalizer, Delete and Refuse name StarrocksBackup
+	// objects, at most MaxObjectWrites each. Refuse are those beyond the
+	// limit that never started: they get phase Refused and no work.
 	AddFinalizer    []string
 	RemoveFinalizer []string
 	Delete          []string
+	Refuse          []string
 	// NextScheduled is the next slot (zero without a schedule).
 	NextScheduled time.Time
+	// Objects is how many StarrocksBackups the instance has, Limit its
+	// MaxObjects, and Refused how many of them are (or are being) refused.
+	// AtLimit: Objects reached Limit, so the schedule creates none.
+	Objects, Limit, Refused int
+	AtLimit                 bool
 }
 
 // Plan decides the scheduled backup due now, the sets and deletions the agent
@@ -109,11 +131,13 @@ func Plan(in Instance, objs []Object, report *agentconfig.BackupStatus, now time
 		}
 		return sorted[i].Name < sorted[j].Name
 	})
+	d.Objects, d.Limit = len(sorted), in.MaxObjects
+	d.AtLimit = in.MaxObjects > 0 && len(sorted) >= in.MaxObjects
 	if !in.Exists {
 		// Nobody can delete the data any more: let the objects go, the
 		// data stays in the bucket (docs say so).
 		for _, o := range sorted {
-			if o.Deleting && o.HasFinalizer {
+			if o.Deleting && o.HasFinalizer && len(d.RemoveFinalizer) < MaxObjectWrites {
 				d.RemoveFinalizer = append(d.RemoveFinalizer, o.Name)
 			}
 		}
@@ -128,20 +152,44 @@ func Plan(in Instance, objs []Object, report *agentconfig.BackupStatus, now time
 	var unfinished int
 	names := map[string]bool{}
 	var retained []Backup
-	for _, o := range sorted {
+	// Finalizers go first to the sets the agent is told to run, then to
+	// the others, oldest first (a tenant may strip them from old ones).
+	var unprotected []string
+	for i, o := range sorted {
 		names[o.Name] = true
 		switch {
 		case o.Deleting && o.HasFinalizer:
-			// Without a UID the agent cannot name the snapshots: let it go.
+			// Whatever the limit: a deleted backup's data is deleted and
+			// its object let go, which only makes room. Without a UID the
+			// agent cannot name the snapshots: let it go.
 			if deleted[o.UID] || o.UID == "" {
-				d.RemoveFinalizer = append(d.RemoveFinalizer, o.Name)
+				if len(d.RemoveFinalizer) < MaxObjectWrites {
+					d.RemoveFinalizer = append(d.RemoveFinalizer, o.Name)
+				}
 			} else if len(d.Deletes) < agentconfig.MaxBackupDeletes {
 				d.Deletes = append(d.Deletes, agentconfig.BackupDelete{Name: o.Name, UID: o.UID, LabelPrefix: agentconfig.BackupLabelPrefix(o.UID)})
 			}
 		case o.Deleting:
+		case o.Phase == v1alpha1.BackupPhaseRefused:
+			// Never ran, holds no data: no finalizer, no set. Retention
+			// may delete a scheduled one like any finished backup.
+			d.Refused++
+			if o.Scheduled {
+				retained = append(retained, Backup{Name: o.Name, Created: o.Created, Finished: true})
+			}
+		case o.Phase == "" && in.MaxObjects > 0 && i >= in.MaxObjects:
+			// Beyond the limit and never started: refused, whatever its
+			// finalizer (one it has stays: it may have been named to the
+			// agent before the limit was lowered). One that started
+			// before the limit was lowered goes on below: it is kept,
+			// protected and reported like any other.
+			d.Refused++
+			if len(d.Refuse) < MaxObjectWrites {
+				d.Refuse = append(d.Refuse, o.Name)
+			}
 		default:
 			if !o.HasFinalizer {
-				d.AddFinalizer = append(d.AddFinalizer, o.Name)
+				unprotected = append(unprotected, o.Name)
 			}
 			if !o.finished() {
 				unfinished++
@@ -154,6 +202,9 @@ func Plan(in Instance, objs []Object, report *agentconfig.BackupStatus, now time
 					}
 					d.Sets = append(d.Sets, agentconfig.BackupSet{Name: o.Name, UID: o.UID, LabelPrefix: agentconfig.BackupLabelPrefix(o.UID),
 						Include: include, Exclude: exclude})
+					if !o.HasFinalizer {
+						d.AddFinalizer = append(d.AddFinalizer, o.Name)
+					}
 				}
 			}
 			if o.Scheduled {
@@ -161,16 +212,26 @@ func Plan(in Instance, objs []Object, report *agentconfig.BackupStatus, now time
 			}
 		}
 	}
+	for _, n := range unprotected {
+		if len(d.AddFinalizer) >= MaxObjectWrites {
+			break
+		}
+		if !slices.Contains(d.AddFinalizer, n) {
+			d.AddFinalizer = append(d.AddFinalizer, n)
+		}
+	}
 	d.Delete = Expired(retained, in.Retention, now)
+	d.Delete = d.Delete[:min(len(d.Delete), MaxObjectWrites)]
 
 	if in.Schedule == nil {
 		return d
 	}
 	d.NextScheduled = in.Schedule.Next(now)
-	if in.Suspend || in.Hold != "" || unfinished > 0 {
+	if in.Suspend || in.Hold != "" || unfinished > 0 || d.AtLimit {
 		// One set at a time: a slot that comes while one runs (or while a
 		// rollout or scale-in holds jobs) is started when that ends, if
-		// still within SlotWindow.
+		// still within SlotWindow. At the limit no slot is started: the
+		// webhook would refuse it, and the status says why.
 		return d
 	}
 	slot := in.Schedule.Prev(now, SlotWindow)

@@ -458,3 +458,41 @@ func backupActivation(sr *v1alpha1.StarrocksSpec) map[string]any {
 	}
 	return m
 }
+
+// Bounds of a class's spec.backup.maxBackups (the CRD declares the same).
+const (
+	// DefaultMaxBackups is the limit of a class that does not set one: a
+	// daily schedule kept for three months, or hourly for four days, with
+	// room for backups made by hand.
+	DefaultMaxBackups = 100
+	// MaxMaxBackups is the largest limit a class may set: the hooks read
+	// every StarrocksBackup of every instance on every run.
+	MaxMaxBackups = 1000
+)
+
+// MaxBackups is how many StarrocksBackup objects an instance of the class
+// may have (spec.backup.maxBackups, DefaultMaxBackups when unset or without
+// a class; a value the CRD would refuse is brought within its bounds). The
+// webhook refuses a StarrocksBackup beyond it and the hooks run none beyond
+// it, counting the same objects: every StarrocksBackup of the instance's
+// namespace whose spec.instanceName names it, those being deleted included.
+func MaxBackups(class *v1alpha1.StarrocksClass) int {
+	if class == nil || class.Spec.Backup == nil || class.Spec.Backup.MaxBackups == nil || *class.Spec.Backup.MaxBackups < 1 {
+		return DefaultMaxBackups
+	}
+	return min(int(*class.Spec.Backup.MaxBackups), MaxMaxBackups)
+}
+
+// CheckBackupCount refuses a new StarrocksBackup of an instance that
+// already has count of them (counted as MaxBackups says) when that reaches
+// its class's limit. className names the class for the message.
+func CheckBackupCount(b *v1alpha1.StarrocksBackup, className string, class *v1alpha1.StarrocksClass, count int) Violations {
+	limit := MaxBackups(class)
+	if count < limit {
+		return nil
+	}
+	return Violations{{Field: "spec.instanceName", Value: quoteValue(b.Spec.InstanceName),
+		Rule: fmt.Sprintf("class %q backup.maxBackups %d", className, limit),
+		Message: fmt.Sprintf("Starrocks %q already has %d StarrocksBackup objects, the most its class allows; delete backups it no longer needs "+
+			"(kubectl -n %s get starrocksbackups), lower its spec.backup.retention, or ask the platform admin to raise the limit", b.Spec.InstanceName, count, b.Namespace)}}
+}

@@ -18,6 +18,7 @@ package admission
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -40,6 +41,16 @@ func (o objects) Instance(_ context.Context, ns, name string) (*v1alpha1.Starroc
 
 func (o objects) Backup(_ context.Context, ns, name string) (*v1alpha1.StarrocksBackup, error) {
 	return o.backups[ns+"/"+name], nil
+}
+
+func (o objects) BackupCount(_ context.Context, ns, instance string) (int, error) {
+	n := 0
+	for _, b := range o.backups {
+		if b.Namespace == ns && b.Spec.InstanceName == instance {
+			n++
+		}
+	}
+	return n, nil
 }
 
 func backupClass() *v1alpha1.StarrocksClass {
@@ -162,5 +173,63 @@ func TestValidateBackup(t *testing.T) {
 	// Deletion is the finalizer's business, never refused.
 	if resp, _ := h.ValidateBackup(context.Background(), request(t, admissionv1.Delete, backup("missing"), nil)); !resp.Allowed {
 		t.Errorf("DELETE refused: %s", describe(resp))
+	}
+}
+
+// A StarrocksBackup past its instance's limit (the class's
+// spec.backup.maxBackups, 100 when the class does not say) is refused with
+// the limit named; one of another instance or namespace is not counted.
+func TestValidateBackupRefusesOneBeyondTheLimit(t *testing.T) {
+	h := newHandler(backupClass())
+	backups := map[string]*v1alpha1.StarrocksBackup{}
+	add := func(ns, name, instance string) {
+		backups[ns+"/"+name] = &v1alpha1.StarrocksBackup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: v1alpha1.StarrocksBackupSpec{InstanceName: instance}}
+	}
+	for i := range 99 {
+		add("analytics", fmt.Sprintf("b-%d", i), "sales")
+	}
+	add("analytics", "other", "events")
+	add("elsewhere", "c", "sales")
+	h.Objects = objects{instances: map[string]*v1alpha1.Starrocks{"analytics/sales": backedInstance()}, backups: backups}
+	backup := &v1alpha1.StarrocksBackup{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.BackupKind},
+		ObjectMeta: metav1.ObjectMeta{Name: "now", Namespace: "analytics"},
+		Spec:       v1alpha1.StarrocksBackupSpec{InstanceName: "sales"},
+	}
+	if resp, err := h.ValidateBackup(context.Background(), request(t, admissionv1.Create, backup, nil)); err != nil || !resp.Allowed {
+		t.Fatalf("the 100th backup of sales: %v %s", err, describe(resp))
+	}
+	add("analytics", "b-99", "sales")
+	resp, err := h.ValidateBackup(context.Background(), request(t, admissionv1.Create, backup, nil))
+	if err != nil || resp.Allowed {
+		t.Fatalf("the 101st backup of sales was allowed: %v %s", err, describe(resp))
+	}
+	for _, want := range []string{`Starrocks "sales" already has 100 StarrocksBackup objects`, `class "small" backup.maxBackups 100`, "delete"} {
+		if !strings.Contains(resp.Result.Message, want) {
+			t.Errorf("the denial does not say %q: %s", want, resp.Result.Message)
+		}
+	}
+	if strings.Contains(resp.Result.Message, "\n") {
+		t.Errorf("the message spans lines: %q", resp.Result.Message)
+	}
+
+	// The class's own limit.
+	class := backupClass()
+	class.Spec.Backup.MaxBackups = ptr(int32(3))
+	low := newHandler(class)
+	low.Objects = h.Objects
+	resp, err = low.ValidateBackup(context.Background(), request(t, admissionv1.Create, backup, nil))
+	if err != nil || resp.Allowed || !strings.Contains(resp.Result.Message, `class "small" backup.maxBackups 3`) {
+		t.Fatalf("a class with maxBackups 3: %v %s", err, describe(resp))
+	}
+	// Another instance of the namespace has room of its own.
+	other := backup.DeepCopy()
+	other.Spec.InstanceName = "events"
+	events := backedInstance()
+	events.Name = "events"
+	low.Objects = objects{instances: map[string]*v1alpha1.Starrocks{"analytics/events": events}, backups: backups}
+	if resp, err := low.ValidateBackup(context.Background(), request(t, admissionv1.Create, other, nil)); err != nil || !resp.Allowed {
+		t.Fatalf("the second backup of events: %v %s", err, describe(resp))
 	}
 }

@@ -73,10 +73,13 @@ type InstanceLister interface {
 }
 
 // ObjectGetter reads a Starrocks or a StarrocksBackup of a namespace live;
-// nil and no error when it does not exist.
+// nil and no error when it does not exist. BackupCount counts the
+// StarrocksBackups of a namespace whose spec.instanceName is instance, those
+// being deleted included (classrules.MaxBackups).
 type ObjectGetter interface {
 	Instance(ctx context.Context, namespace, name string) (*v1alpha1.Starrocks, error)
 	Backup(ctx context.Context, namespace, name string) (*v1alpha1.StarrocksBackup, error)
+	BackupCount(ctx context.Context, namespace, instance string) (int, error)
 }
 
 // CompileFunc compiles a class: (*classrules.Cache).Get in production,
@@ -274,6 +277,27 @@ func (h *Handler) ValidateBackup(ctx context.Context, req *admissionv1.Admission
 		return nil, fmt.Errorf("validate StarrocksBackup %s/%s: %w", req.Namespace, req.Name, err)
 	}
 	if vs := classrules.CheckBackupObject(b, sr); len(vs) > 0 {
+		return denied(req, vs), nil
+	}
+	return h.validateBackupCount(ctx, req, b, sr)
+}
+
+// validateBackupCount refuses a StarrocksBackup beyond its instance's limit
+// (classrules.MaxBackups): the hooks read every StarrocksBackup on every run
+// and write to each. Counted live, the module's own scheduled backups too;
+// two CREATEs at once may both pass, and the hooks then run neither beyond
+// the limit (its phase says Refused).
+func (h *Handler) validateBackupCount(ctx context.Context, req *admissionv1.AdmissionRequest, b *v1alpha1.StarrocksBackup, sr *v1alpha1.Starrocks) (*admissionv1.AdmissionResponse, error) {
+	// A missing class is the default limit; the instance says what is wrong with it.
+	class, err := h.Classes.Get(ctx, sr.Spec.StarrocksClassName)
+	if err != nil && !errors.Is(err, classes.ErrNotFound) {
+		return nil, fmt.Errorf("validate StarrocksBackup %s/%s: %w", req.Namespace, req.Name, err)
+	}
+	n, err := h.Objects.BackupCount(ctx, req.Namespace, b.Spec.InstanceName)
+	if err != nil {
+		return nil, fmt.Errorf("validate StarrocksBackup %s/%s: %w", req.Namespace, req.Name, err)
+	}
+	if vs := classrules.CheckBackupCount(b, sr.Spec.StarrocksClassName, class, n); len(vs) > 0 {
 		return denied(req, vs), nil
 	}
 	return allowed(), nil

@@ -199,6 +199,33 @@ func (s *Source) Backup(ctx context.Context, namespace, name string) (*v1alpha1.
 	return out, nil
 }
 
+// BackupCount counts the StarrocksBackups of namespace whose
+// spec.instanceName is instance, those being deleted included, listing page
+// by page (RBAC: `list` on starrocksbackups). Asked on a CREATE only.
+func (s *Source) BackupCount(ctx context.Context, namespace, instance string) (int, error) {
+	if len(validation.IsDNS1123Label(namespace)) > 0 {
+		return 0, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	n := 0
+	opts := metav1.ListOptions{Limit: 500}
+	for {
+		list, err := s.client.Resource(v1alpha1.StarrocksBackupGVR).Namespace(namespace).List(ctx, opts)
+		if err != nil {
+			return 0, fmt.Errorf("list starrocksbackups of %s: %w", namespace, err)
+		}
+		for i := range list.Items {
+			if name, _, _ := unstructured.NestedString(list.Items[i].Object, "spec", "instanceName"); name == instance {
+				n++
+			}
+		}
+		if opts.Continue = list.GetContinue(); opts.Continue == "" {
+			return n, nil
+		}
+	}
+}
+
 func (s *Source) getLive(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, into any) (bool, error) {
 	// A name no object can have is "not found" without a request.
 	if len(validation.IsDNS1123Subdomain(name)) > 0 || len(validation.IsDNS1123Label(namespace)) > 0 {
