@@ -444,7 +444,7 @@ type ClassBackupPolicy struct {
 	// not run (phase `Refused`), and the schedule starts no backup while an
 	// instance has this many. Keep it above maxRetention.keepLast. Lowering
 	// it deletes nothing: existing backups are kept and still deleted with
-	// their data on request. Default 100, at most 1000.
+	// their data on request. Default 1000 (the largest keepLast), at most 1000.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	// +optional

@@ -461,10 +461,11 @@ func backupActivation(sr *v1alpha1.StarrocksSpec) map[string]any {
 
 // Bounds of a class's spec.backup.maxBackups (the CRD declares the same).
 const (
-	// DefaultMaxBackups is the limit of a class that does not set one: a
-	// daily schedule kept for three months, or hourly for four days, with
-	// room for backups made by hand.
-	DefaultMaxBackups = 100
+	// DefaultMaxBackups is the limit of a class that does not set one: as
+	// many as the largest keepLast an instance may ask for, so no retention
+	// accepted before the limit existed stops its schedule (an hourly
+	// schedule kept for a week already needs 168).
+	DefaultMaxBackups = 1000
 	// MaxMaxBackups is the largest limit a class may set: the hooks read
 	// every StarrocksBackup of every instance on every run.
 	MaxMaxBackups = 1000

@@ -62,7 +62,7 @@ const (
 	// sends other bytes for the second. The generated passwords are
 	// base32 (hooks/credentials: rand.Text), ASCII only.
 	unicodeUser     = "analyst"
-	unicodePassword = "Пароль-Ω-密码-über-9"
+	unicodePassword = "Passwort-Ω-密码-über-9"
 	// The Secrets' host names resolve to listenIP (or adminListenIP); see
 	// forward.
 	listenIP      = "127.0.0.2"
