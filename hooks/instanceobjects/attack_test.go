@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -520,3 +521,72 @@ func TestALongRefusalIsCut(t *testing.T) {
 	assert.True(t, utf8.ValidString(events[0].Message))
 	assert.Contains(t, events[0].Message, "NetworkPolicy team-a/")
 }
+
+// churning is a tenant's namespace with n instances, their UIDs sorting
+// before any other instance's (the order the entries' ConfigMaps are read
+// in), and one instance of another tenant, its UID sorting last.
+func churning(t *testing.T, n int) (churner []map[string]any, victim map[string]any) {
+	t.Helper()
+	examples := exampleInstances(t)
+	for i := range n {
+		inst := cloneInstances(t, examples[:1])[0]
+		inst["name"] = fmt.Sprintf("churn-%d", i)
+		inst["namespace"] = "team-churn"
+		inst["uid"] = fmt.Sprintf("00000000-0000-0000-0000-%012d", i)
+		churner = append(churner, inst)
+	}
+	victim = cloneInstances(t, examples[1:2])[0]
+	victim["namespace"] = "team-victim"
+	victim["uid"] = "ffffffff-0000-0000-0000-000000000000"
+	return churner, victim
+}
+
+// churn changes a value of every churner's spec, as a tenant in a loop
+// does with the rights it has: each of its instances is stale again.
+func churn(churner []map[string]any, round int) {
+	for _, inst := range churner {
+		inst["configuration"].(map[string]any)["catalogTrashExpireSecond"] = float64(3600 + round)
+	}
+}
+
+// A tenant that keeps BatchSize or more of its own instances stale (it
+// changes their specs in a loop, which its rights allow) does not hold
+// back another tenant's instance: a new one is written in the first run
+// after its entry appears, a changed one in the first run after its
+// change, while the churn goes on. Each run shares its batch among the
+// namespaces with stale instances, so one namespace takes at most one
+// place per round.
+func TestAChurningTenantHoldsBackNoOtherInstance(t *testing.T) {
+	churner, victim := churning(t, BatchSize)
+	c := newCluster(t, churner)
+	clock, ok := c.f.DependencyContainer().GetClock().(interface{ Advance(time.Duration) })
+	require.True(t, ok)
+	victimName := victim["name"].(string)
+	round := 0
+	next := func(entries []map[string]any) []string {
+		t.Helper()
+		round++
+		churn(churner, round)
+		setEntries(t, c.fake, entries)
+		clock.Advance(time.Second)
+		return c.run(t)
+	}
+	for range 3 {
+		next(churner) // the churner's instances written, and stale again
+	}
+
+	// Another tenant creates an instance while the churn goes on.
+	c.addStarrocks(t, victim)
+	all := append(slices.Clone(churner), victim)
+	w := next(all)
+	assert.NotEmpty(t, writtenFor(w, "team-victim", victimName), "the new instance is written in the first run after its entry appears")
+	assert.NotEmpty(t, writtenFor(w, "team-churn", ""), "the churner still gets the rest of the batch")
+	assert.NotEmpty(t, record(t, c, victim["uid"].(string)).Checksum)
+	assert.Empty(t, writtenFor(next(all), "team-victim", victimName), "then it is current")
+
+	// And changes it, while the churn goes on.
+	victim["configuration"].(map[string]any)["catalogTrashExpireSecond"] = float64(7200)
+	w = next(all)
+	assert.Contains(t, w, "ConfigMap team-victim/d8ms-sr-"+victimName+"-config", "the change is written in the first run after it")
+}
+

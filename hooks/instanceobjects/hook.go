@@ -378,6 +378,7 @@ type entry struct {
 	namespace, name, id string
 	checksum            string
 	record              *applied.Record
+	turn                turn
 }
 
 // planned is the outcome of the decision: the stale instances in the order
@@ -387,13 +388,12 @@ type planned struct {
 	failed []error
 }
 
-// plan decides which entries are stale. First those without a standing
-// refusal, in entry order; then those whose last attempt was refused, the
-// oldest refusal first, so a tenant whose writes are refused run after run
-// never holds back another instance.
+// plan decides which entries are stale and in which order they are
+// written (fairOrder): each namespace in turn, so that no tenant, whatever
+// it changes, holds back another's instances.
 func plan(module instanceobjects.Module, s *state, items []desiredItem, now time.Time) planned {
 	var p planned
-	var refused []entry
+	var stale, refused []entry
 	for _, d := range items {
 		r := d.Entry
 		var instance map[string]any
@@ -416,7 +416,8 @@ func plan(module instanceobjects.Module, s *state, items []desiredItem, now time
 		if s.terminating[e.namespace] {
 			continue // its instances are ending: nothing is created there
 		}
-		if s.starrocks[e.id].UID == "" {
+		sr := s.starrocks[e.id]
+		if sr.UID == "" {
 			// Its Starrocks is gone (the values follow a moment later):
 			// objects owned by it would be collected at once, and its
 			// record deleted.
@@ -440,25 +441,117 @@ func plan(module instanceobjects.Module, s *state, items []desiredItem, now time
 			p.failed = append(p.failed, fmt.Errorf("%s/%s: %w", e.namespace, e.name, err))
 			continue
 		}
-		if e.record != nil && e.record.Refused != nil {
+		e.turn = turnOf(e.record, len(stale)+len(refused))
+		if e.turn.class == classRefused {
 			refused = append(refused, e)
 			continue
 		}
-		p.stale = append(p.stale, e)
+		stale = append(stale, e)
 	}
+	// Refused instances wait oldest refusal first. The same refusal again
+	// leaves its record as it was, so that order alone would retry the
+	// same oldest refusals in every run; starting further down the list
+	// every minute gives each refused instance its turn when more of them
+	// than a batch wait.
 	slices.SortStableFunc(refused, func(a, b entry) int {
 		return a.record.Refused.Time.Compare(b.record.Refused.Time.Time)
 	})
-	// The same refusal again leaves its record as it was, so the order
-	// alone would retry the same oldest refusals in every run; starting
-	// further down the list every minute gives each refused instance its
-	// turn when more of them than a batch wait.
 	if n := len(refused); n > 0 {
 		start := int(now.Unix()/60) % n
 		refused = append(refused[start:], refused[:start]...)
 	}
-	p.stale = append(p.stale, refused...)
+	for i := range refused {
+		refused[i].turn.seq = i
+	}
+	p.stale = fairOrder(append(stale, refused...))
 	return p
+}
+
+// Classes of stale instances, in the order they are served within a round.
+const (
+	// classNew: nothing of the instance written yet (no record, or one
+	// without objects). A new instance never waits behind instances that
+	// already have their objects.
+	classNew = iota
+	// classChanged: the instance has its objects and something changed
+	// (its entry, the module, or one of its objects).
+	classChanged
+	// classRefused: its last attempt was refused and may well be refused
+	// again.
+	classRefused
+)
+
+// turn is where an instance stands in line. Everything in it comes from the
+// hook's own record in the module namespace, which no tenant writes: a
+// tenant can make its instances stale as often as it likes, but each write
+// stamps their records with the time of that turn, so they go behind every
+// instance that has waited longer.
+type turn struct {
+	class int
+	// since is when the hook last wrote the instance's record (classChanged
+	// only); zero for records of older versions, which then go first.
+	since time.Time
+	// seq orders the rest: the entries' order (their ConfigMaps' names),
+	// or the refusals' order.
+	seq int
+}
+
+func turnOf(rec *applied.Record, seq int) turn {
+	switch {
+	case rec != nil && rec.Refused != nil:
+		return turn{class: classRefused}
+	case rec == nil || len(rec.Objects) == 0:
+		return turn{class: classNew, seq: seq}
+	}
+	t := turn{class: classChanged, seq: seq}
+	if rec.Written != nil {
+		t.since = rec.Written.Time
+	}
+	return t
+}
+
+func compareTurns(a, b entry) int {
+	if a.turn.class != b.turn.class {
+		return a.turn.class - b.turn.class
+	}
+	if c := a.turn.since.Compare(b.turn.since); c != 0 {
+		return c
+	}
+	return a.turn.seq - b.turn.seq
+}
+
+// fairOrder is the order the stale instances are written in: round by
+// round, each round taking the first in line of every namespace that still
+// has one, the round itself in line order (new instances first, then the
+// longest waiting, refused ones last). A namespace, whatever it makes stale,
+// takes one place per round; while fewer namespaces than BatchSize wait, the
+// first in line of each is written in the next run.
+func fairOrder(stale []entry) []entry {
+	slices.SortStableFunc(stale, compareTurns)
+	queues := map[string][]entry{}
+	var namespaces []string
+	for _, e := range stale {
+		if _, ok := queues[e.namespace]; !ok {
+			namespaces = append(namespaces, e.namespace)
+		}
+		queues[e.namespace] = append(queues[e.namespace], e)
+	}
+	out := make([]entry, 0, len(stale))
+	for len(namespaces) > 0 {
+		start := len(out)
+		left := namespaces[:0]
+		for _, ns := range namespaces {
+			q := queues[ns]
+			out = append(out, q[0])
+			if len(q) > 1 {
+				queues[ns] = q[1:]
+				left = append(left, ns)
+			}
+		}
+		namespaces = left
+		slices.SortStableFunc(out[start:], compareTurns)
+	}
+	return out
 }
 
 // current: the record is of this render and every object it recorded is
@@ -561,6 +654,7 @@ func apply(ctx context.Context, w writer, module instanceobjects.Module, s *stat
 			res.written++
 			rec.Checksum = e.checksum
 		}
+		rec.Written = &metav1.Time{Time: now}
 		res.records = append(res.records, rec)
 	}
 	return res
