@@ -590,3 +590,34 @@ func TestAChurningTenantHoldsBackNoOtherInstance(t *testing.T) {
 	assert.Contains(t, w, "ConfigMap team-victim/d8ms-sr-"+victimName+"-config", "the change is written in the first run after it")
 }
 
+// An entry is rendered only into the namespace of the Starrocks its UID
+// belongs to, under that Starrocks' name: an entry that carries one
+// instance's UID but names another namespace (or name) would write objects
+// owned by that instance into another tenant's namespace, over the objects
+// of the instance there. Not rendered, logged; the other instances are.
+func TestAnEntryNamingAnotherStarrocksIsNotRendered(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(inst map[string]any)
+	}{
+		{"another namespace", func(inst map[string]any) { inst["namespace"] = "team-b" }},
+		{"another name", func(inst map[string]any) { inst["name"] = "someone-else" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			instances := twoTenants(t)
+			c := newCluster(t, instances)
+			forged := cloneInstances(t, instances)
+			tc.change(forged[0])
+			setEntries(t, c.fake, forged)
+			w := c.run(t)
+			aObjects := "d8ms-sr-" + instances[0]["name"].(string)
+			for _, x := range w {
+				assert.NotContains(t, x, aObjects, "nothing of the entry is written anywhere")
+			}
+			assert.NotEmpty(t, writtenFor(w, "team-b", instances[1]["name"].(string)), "the other instance is written")
+			assert.Contains(t, c.f.LoggerOutput().String(), "is team-a/"+instances[0]["name"].(string))
+			_, err := c.fake.Resource(kindGVR("ConfigMap")).Namespace(shared.ModuleNamespace).Get(t.Context(), "applied-"+instances[0]["uid"].(string), metav1.GetOptions{})
+			assert.True(t, apierrors.IsNotFound(err), "no record")
+		})
+	}
+}

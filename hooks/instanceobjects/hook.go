@@ -423,6 +423,15 @@ func plan(module instanceobjects.Module, s *state, items []desiredItem, now time
 			// record deleted.
 			continue
 		}
+		if sr.Namespace != e.namespace || sr.Name != e.name {
+			// The objects go into the namespace the entry names, owned by
+			// the UID it carries: both must be the one Starrocks', or an
+			// entry gone wrong would write one instance's objects over
+			// another tenant's.
+			p.failed = append(p.failed, fmt.Errorf("ConfigMap %s/%s names %s/%s, but the Starrocks of uid %s is %s/%s",
+				shared.ModuleNamespace, d.Name, e.namespace, e.name, e.id, sr.Namespace, sr.Name))
+			continue
+		}
 		sum, err := module.Checksum(instance)
 		if err != nil {
 			p.failed = append(p.failed, fmt.Errorf("%s/%s: %w", e.namespace, e.name, err))
