@@ -183,11 +183,10 @@ func bindings() []pkg.KubernetesConfig {
 
 func snapshotName(k instanceobjects.Kind) string { return "instance_" + k.Kind }
 
-// writer is what the hook writes instance objects and Events with
+// writer is what the hook writes instance objects with
 // (kubewrite.Writer).
 type writer interface {
 	CreateOrUpdate(ctx context.Context, o *unstructured.Unstructured) (*unstructured.Unstructured, error)
-	CreateIfNotExists(ctx context.Context, o *unstructured.Unstructured) (bool, error)
 	Get(ctx context.Context, r kubewrite.Ref) (*unstructured.Unstructured, error)
 	Delete(ctx context.Context, r kubewrite.Ref, uid string) error
 }
@@ -648,17 +647,16 @@ func apply(ctx context.Context, w writer, module instanceobjects.Module, s *stat
 			rec.Refused = &applied.Refusal{Object: refusedObject, Message: kubewrite.Refusal(refusal), Time: metav1.NewTime(now)}
 			if old := e.record; old != nil && old.Refused != nil && old.Refused.Object == rec.Refused.Object &&
 				(old.Refused.Message == rec.Refused.Message || now.Sub(old.Refused.Time.Time) < refusalRefresh) {
-				// The same refusal again: the record and the Event stay as
-				// they are, or each run would trigger the next.
+				// The same refusal again: the record stays as it is, or
+				// each run would trigger the next.
 				continue
 			}
+			// The record is the announcement: the instances hook turns it
+			// into condition ObjectsApplied and the one Warning Event of
+			// the refusal (reason ObjectRefused), where it already checks
+			// that the namespace takes Events. This hook writes none, so a
+			// refusal is announced once, in one wording.
 			res.logs = append(res.logs, fmt.Sprintf("instance %s/%s: %s refused: %s", e.namespace, e.name, rec.Refused.Object, rec.Refused.Message))
-			if sr, ok := s.starrocks[e.id]; ok {
-				ev := refusalEvent(sr, rec.Refused, now)
-				if _, err := w.CreateIfNotExists(ctx, ev); err != nil {
-					res.logs = append(res.logs, fmt.Sprintf("instance %s/%s: Event %s not written: %s", e.namespace, e.name, ev.GetName(), kubewrite.Refusal(err)))
-				}
-			}
 		default:
 			res.written++
 			rec.Checksum = e.checksum
