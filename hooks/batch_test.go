@@ -372,7 +372,7 @@ func TestBuiltBinaryRunsThroughAddonOperatorsBatchHookRunner(t *testing.T) {
 		for _, h := range cfg.Hooks {
 			names = append(names, h.Metadata.Name)
 		}
-		assert.ElementsMatch(t, []string{"credentials/hook", "defaultclass/hook", "instanceobjects/hook", "instances/hook", "webhookcert/hook"}, names, fmt.Sprint(names))
+		assert.ElementsMatch(t, []string{"credentials/hook", "defaultclass/hook", "instanceobjects/hook", "instanceobjects/inputs", "instances/hook", "webhookcert/hook"}, names, fmt.Sprint(names))
 	})
 }
 

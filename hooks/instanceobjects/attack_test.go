@@ -590,3 +590,4 @@ func TestAnEntryNamingAnotherStarrocksIsNotRendered(t *testing.T) {
 		})
 	}
 }
+

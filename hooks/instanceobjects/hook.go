@@ -104,12 +104,13 @@ const refusalRefresh = 10 * time.Minute
 // Config watches the desired state of every instance (the instances hook
 // writes it into ConfigMaps desired-<uid> of the module namespace), the
 // objects of every instance, their records and the Starrocks (for their
-// UIDs). It also runs before every Helm run: a module upgrade changes image
-// digests and settings, which every render reads.
+// UIDs), all in the module's own queue. A module run (new image digests,
+// settings) reaches it through the render inputs' ConfigMap the before-Helm
+// hook writes (inputs.go), never as a run of its own in the shared main
+// queue, where its writes into tenant namespaces would hold every module.
 var Config = &pkg.HookConfig{
-	Queue:        shared.Queue,
-	OnBeforeHelm: &pkg.OrderedConfig{Order: 10},
-	Kubernetes:   bindings(),
+	Queue:      shared.Queue,
+	Kubernetes: bindings(),
 }
 
 // objectFilter keeps what says whether an object is the one the hook
@@ -128,7 +129,7 @@ const objectFilter = shared.JqTypes +
 func bindings() []pkg.KubernetesConfig {
 	no := false
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue}}
-	out := make([]pkg.KubernetesConfig, 0, len(instanceobjects.Kinds)+4)
+	out := make([]pkg.KubernetesConfig, 0, len(instanceobjects.Kinds)+5)
 	for _, k := range instanceobjects.Kinds {
 		out = append(out, pkg.KubernetesConfig{
 			Name:          snapshotName(k),
@@ -168,6 +169,8 @@ func bindings() []pkg.KubernetesConfig {
 			LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelState: shared.StateDesired}},
 			JqFilter:          shared.JqTypes + `{name: (.metadata.name | str), entry: (.data["` + shared.LastValidKey + `"] | str)}`,
 		},
+		// A module run changed what every render reads (inputs.go).
+		inputsBinding(true),
 		pkg.KubernetesConfig{
 			// Nothing is created in a namespace being deleted (the API
 			// server would refuse it anyway). A snapshot only.
