@@ -591,3 +591,42 @@ func TestAnEntryNamingAnotherStarrocksIsNotRendered(t *testing.T) {
 	}
 }
 
+// A tenant replaces an instance object with a look-alike without the
+// module's labels (which the bindings select by, so it is not in any
+// snapshot) and deletes the look-alike while the hook takes the name over.
+// The object is back in that same run, with the module's labels, so its
+// next deletion is an event again; a refusal recorded for the race would
+// have left the name empty until some unrelated event ran the hook.
+func TestALookAlikeDeletedDuringTheTakeOverIsRestoredInTheSameRun(t *testing.T) {
+	instances := twoTenants(t)
+	c := newCluster(t, instances)
+	c.run(t)
+	name := "d8ms-sr-" + instances[0]["name"].(string)
+	orig := c.get(t, "Service", "team-a", name)
+	require.NoError(t, c.fake.Resource(kindGVR("Service")).Namespace("team-a").Delete(t.Context(), name, metav1.DeleteOptions{}))
+	lookAlike := &unstructured.Unstructured{}
+	lookAlike.SetAPIVersion("v1")
+	lookAlike.SetKind("Service")
+	lookAlike.SetNamespace("team-a")
+	lookAlike.SetName(name)
+	_, err := c.fake.Resource(kindGVR("Service")).Namespace("team-a").Create(t.Context(), lookAlike, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	deleted := false
+	c.refuse = func(verb string, o *unstructured.Unstructured) error {
+		if verb == "update" && o.GetKind() == "Service" && o.GetName() == name && !deleted {
+			deleted = true
+			require.NoError(t, c.fake.Tracker().Delete(kindGVR("Service"), "team-a", name))
+			return apierrors.NewNotFound(schema.GroupResource{Resource: "services"}, name)
+		}
+		return nil
+	}
+	c.run(t)
+	require.True(t, deleted, "the take-over met the deletion")
+	got := c.get(t, "Service", "team-a", name)
+	assert.Equal(t, orig.GetLabels(), got.GetLabels(), "back with the module's labels")
+	rec := record(t, c, instances[0]["uid"].(string))
+	assert.Nil(t, rec.Refused, "no refusal recorded for the race")
+	assert.NotEmpty(t, rec.Checksum)
+	assert.Empty(t, c.run(t), "and then current")
+}

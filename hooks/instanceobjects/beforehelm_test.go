@@ -88,3 +88,14 @@ func TestTheBeforeHelmRunTouchesNoTenantNamespace(t *testing.T) {
 	}
 	assert.True(t, watched, "a change of the render inputs runs the instanceobjects hook")
 }
+
+// What ends a standing refusal may be no event of the bindings (they
+// select by the module's labels): a look-alike whose take-over the tenant's
+// webhook refused, deleted afterwards, or a quota deleted. The hook runs
+// every minute too, in the module's queue, so such an instance is written
+// again within a minute.
+func TestTheHookRunsEveryMinute(t *testing.T) {
+	require.Len(t, Config.Schedule, 1)
+	assert.Equal(t, "* * * * *", Config.Schedule[0].Crontab)
+	assert.Equal(t, shared.Queue, Config.Queue)
+}

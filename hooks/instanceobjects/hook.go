@@ -66,6 +66,7 @@ import (
 	objectpatch "github.com/deckhouse/module-sdk/pkg/object-patch"
 	"github.com/deckhouse/module-sdk/pkg/registry"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -108,8 +109,13 @@ const refusalRefresh = 10 * time.Minute
 // settings) reaches it through the render inputs' ConfigMap the before-Helm
 // hook writes (inputs.go), never as a run of its own in the shared main
 // queue, where its writes into tenant namespaces would hold every module.
+// It also runs every minute: what ends a standing refusal (a quota
+// deleted, a look-alike without the module's labels deleted after its
+// take-over was refused) is no event of its bindings, which select by the
+// module's labels, and the refused instances take turns by the minute.
 var Config = &pkg.HookConfig{
 	Queue:      shared.Queue,
+	Schedule:   []pkg.ScheduleConfig{{Name: "retry", Crontab: "* * * * *"}},
 	Kubernetes: bindings(),
 }
 
@@ -619,7 +625,7 @@ func apply(ctx context.Context, w writer, module instanceobjects.Module, s *stat
 		var refusal error
 		var refusedObject string
 		for _, o := range objs {
-			stored, err := w.CreateOrUpdate(ctx, o)
+			stored, err := write(ctx, w, o)
 			if err != nil {
 				refusal, refusedObject = err, kubewrite.RefOf(o).String()
 				break
@@ -668,6 +674,33 @@ func apply(ctx context.Context, w writer, module instanceobjects.Module, s *stat
 		res.records = append(res.records, rec)
 	}
 	return res
+}
+
+// writeAttempts bounds how often write takes a name over again.
+const writeAttempts = 3
+
+// write creates or updates one object, trying again when the object under
+// its name changed between the steps of CreateOrUpdate: created by someone
+// else after the create found none (AlreadyExists), changed (Conflict) or
+// deleted (NotFound) after the get. A tenant that replaces an object with
+// a look-alike without the module's labels and then deletes it races the
+// take-over; recorded as a refusal, that race would leave the name empty,
+// and the look-alike's deletion is no event of the bindings (they select
+// by the module's labels), so nothing would run the hook again. Taken over
+// in the same run, the object carries the module's labels again, and its
+// next deletion is seen.
+func write(ctx context.Context, w writer, o *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	var err error
+	for range writeAttempts {
+		var stored *unstructured.Unstructured
+		if stored, err = w.CreateOrUpdate(ctx, o); err == nil {
+			return stored, nil
+		}
+		if !apierrors.IsAlreadyExists(err) && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	return nil, err
 }
 
 // render renders one instance and holds every object to its namespace: an
