@@ -340,7 +340,8 @@ func (sim *churnSim) longestWait(b *testing.B, churning bool, limit int) int {
 // instance is written by the next run). 10 instances of 10 other
 // namespaces turn stale one per run (5 new, 5 changed); x-floor is the
 // longest of their waits. A wait that never ends is reported as the
-// simulation's limit (40 runs).
+// simulation's length (the 10 runs that make the victims stale and 40
+// more: 50 runs).
 func BenchmarkChurn(b *testing.B) {
 	for _, n := range []int{BatchSize, 100, 1000} {
 		b.Run(fmt.Sprintf("churning=%d", n), func(b *testing.B) {
