@@ -193,7 +193,7 @@ func longestRun(b *testing.B, module instanceobjects.Module, entries []desiredIt
 	if len(p.stale) != n {
 		b.Fatalf("%d stale of %d", len(p.stale), n)
 	}
-	res := apply(b.Context(), w, module, s, p, time.Now())
+	res := apply(b.Context(), w, module, p, time.Now())
 	if res.written != min(n, BatchSize) {
 		b.Fatalf("written %d, logs %v", res.written, res.logs)
 	}

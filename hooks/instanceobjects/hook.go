@@ -222,7 +222,7 @@ func Handle(ctx context.Context, input *pkg.HookInput) error {
 	for _, err := range p.failed {
 		input.Logger.Error("instance objects not rendered", slog.String("error", err.Error()))
 	}
-	res := apply(ctx, kubewrite.New(input), module, s, p, now)
+	res := apply(ctx, kubewrite.New(input), module, p, now)
 	for _, rec := range res.records {
 		input.PatchCollector.CreateOrUpdate(recordConfigMap(rec))
 	}
@@ -607,7 +607,7 @@ type result struct {
 // first refused write stops the rest: a StatefulSet never rolls onto a
 // ConfigMap that did not land. Every other instance is written all the
 // same, and nothing a tenant does makes the run fail.
-func apply(ctx context.Context, w writer, module instanceobjects.Module, s *state, p planned, now time.Time) result {
+func apply(ctx context.Context, w writer, module instanceobjects.Module, p planned, now time.Time) result {
 	var res result
 	attempted := 0
 	for _, e := range p.stale {
