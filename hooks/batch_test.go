@@ -367,12 +367,12 @@ func TestBuiltBinaryRunsThroughAddonOperatorsBatchHookRunner(t *testing.T) {
 		}
 	})
 
-	t.Run("instanceobjects/inputs: the before-Helm run writes only the render inputs' ConfigMap", func(t *testing.T) {
+	t.Run("instanceobjects/inputs: the after-Helm run writes only the render inputs' ConfigMap", func(t *testing.T) {
 		_, h := hookID(t, cfg, "instanceobjects/inputs")
 		// Whatever the cluster holds (tenants' instances, forged memory,
 		// malformed pods): the run sees only its one ConfigMap.
-		bc := bindingcontext.BindingContext{Binding: "beforeHelm", Snapshots: snapshotsFor(t, h, parseObjects(t, clusterYAML+attackYAML))}
-		bc.Metadata.BindingType = htypes.BindingType("beforeHelm")
+		bc := bindingcontext.BindingContext{Binding: "afterHelm", Snapshots: snapshotsFor(t, h, parseObjects(t, clusterYAML+attackYAML))}
+		bc.Metadata.BindingType = htypes.BindingType("afterHelm")
 		bc.Metadata.IncludeAllSnapshots = true
 		res, _ := run(t, bin, cfg, "instanceobjects/inputs", bc, withImages(startValues()))
 		ops := describe(res.ObjectPatcherOperations)

@@ -106,7 +106,7 @@ const refusalRefresh = 10 * time.Minute
 // writes it into ConfigMaps desired-<uid> of the module namespace), the
 // objects of every instance, their records and the Starrocks (for their
 // UIDs), all in the module's own queue. A module run (new image digests,
-// settings) reaches it through the render inputs' ConfigMap the before-Helm
+// settings) reaches it through the render inputs' ConfigMap the after-Helm
 // hook writes (inputs.go), never as a run of its own in the shared main
 // queue, where its writes into tenant namespaces would hold every module.
 // It also runs every minute: what ends a standing refusal (a quota

@@ -34,23 +34,27 @@ import (
 // the hook watches. So the hook must run after every module run, yet its
 // work (renders and writes into tenant namespaces, where a tenant's
 // admission webhook may take up to 30 s to answer each write) must not run
-// in the shared main queue: addon-operator runs every before-Helm hook in
-// main, inside the module's ModuleRun, whatever the hook's Queue
+// in the shared main queue: addon-operator runs every before- and after-Helm
+// hook in main, inside the module's ModuleRun, whatever the hook's Queue
 // (addon-operator v1.24.4 pkg/module_manager/models/modules/basic.go,
 // RunHooksByBinding: "AfterHelm,BeforeHelm hooks always handle in main
-// queue"; called by module_manager.go's ModuleRun for types.BeforeHelm),
+// queue"; called by module_manager.go's module run for BeforeHelm and, after
+// the release, AfterHelm),
 // and module-sdk gives a hook no way to queue a task itself (HookInput
 // holds snapshots, values, the patch collector, metrics and a logger: no
 // binding context, no queue).
 //
 // What a hook can do is write an object another binding watches. So the
-// before-Helm run is this small hook: it writes the checksum of the render
-// inputs into ConfigMap d8-managed-starrocks/managed-starrocks-render-inputs
-// when it changed, and that change is a Kubernetes event of the
-// instanceobjects hook's binding (SnapInputs), which does the work in the
-// module's own queue. The run reads one ConfigMap of the module namespace
-// and the values, and writes at most that ConfigMap, where no tenant
-// writes: nothing a tenant controls reaches it or can lengthen it.
+// module run's part is this small hook, after Helm: it writes the checksum
+// of the render inputs into ConfigMap
+// d8-managed-starrocks/managed-starrocks-render-inputs when it changed, and
+// that change is a Kubernetes event of the instanceobjects hook's binding
+// (SnapInputs), which does the work in the module's own queue. The run reads
+// one ConfigMap of the module namespace and the values, and writes at most
+// that ConfigMap, where no tenant writes: nothing a tenant controls reaches
+// it or can lengthen it. After Helm, not before: on the first install the
+// module namespace is Helm's to create, and a write into it before would
+// fail the module's run in main, again and again.
 var _ = registry.RegisterFunc(InputsConfig, HandleInputs)
 
 const (
@@ -62,12 +66,12 @@ const (
 	inputsKey       = "checksum"
 )
 
-// InputsConfig runs before every Helm run of the module; its binding only
+// InputsConfig runs after every Helm run of the module; its binding only
 // gives it the ConfigMap to compare with.
 var InputsConfig = &pkg.HookConfig{
-	Queue:        shared.Queue,
-	OnBeforeHelm: &pkg.OrderedConfig{Order: 10},
-	Kubernetes:   []pkg.KubernetesConfig{inputsBinding(false)},
+	Queue:       shared.Queue,
+	OnAfterHelm: &pkg.OrderedConfig{Order: 10},
+	Kubernetes:  []pkg.KubernetesConfig{inputsBinding(false)},
 }
 
 // inputsBinding watches the render inputs' ConfigMap, by name, in the

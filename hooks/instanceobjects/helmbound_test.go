@@ -29,18 +29,18 @@ import (
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 )
 
-// addon-operator runs every before-Helm hook in the shared main queue,
-// inside the module's run, whatever its Queue. Whatever tenants have
-// made stale (here more instances than a batch, none written yet, and a
-// tenant whose every write is refused), the package's before-Helm run makes
+// addon-operator runs every before- and after-Helm hook in the shared main
+// queue, inside the module's run, whatever its Queue. Whatever tenants have
+// made stale (here more instances than a batch, none written yet), the
+// package's Helm-bound run makes
 // no call at all into a tenant namespace, where an admission webhook of the
 // tenant's may take 30 s to answer each: it only writes the render inputs'
 // checksum into the module namespace, once per change, and that change
 // runs the instanceobjects hook in the module's own queue.
-func TestTheBeforeHelmRunTouchesNoTenantNamespace(t *testing.T) {
+func TestTheHelmBoundRunTouchesNoTenantNamespace(t *testing.T) {
 	var found int
 	for _, h := range registry.Registry().ModuleHooks() {
-		if h.Config.OnBeforeHelm == nil {
+		if h.Config.OnBeforeHelm == nil && h.Config.OnAfterHelm == nil {
 			continue
 		}
 		found++
@@ -55,7 +55,7 @@ func TestTheBeforeHelmRunTouchesNoTenantNamespace(t *testing.T) {
 			})
 			c.refuse = func(verb string, o *unstructured.Unstructured) error {
 				if o.GetNamespace() == "team-0" {
-					t.Errorf("a write into team-0 in the before-Helm run: %s %s", verb, o.GetName())
+					t.Errorf("a write into team-0 in the Helm-bound run: %s %s", verb, o.GetName())
 				}
 				return nil
 			}
@@ -77,8 +77,10 @@ func TestTheBeforeHelmRunTouchesNoTenantNamespace(t *testing.T) {
 			assert.Empty(t, tenantCalls)
 		})
 	}
-	require.Equal(t, 1, found, "one before-Helm hook in the package")
+	require.Equal(t, 1, found, "one Helm-bound hook in the package")
 	assert.Nil(t, Config.OnBeforeHelm, "the instanceobjects hook itself runs in the module's queue only")
+	assert.Nil(t, Config.OnAfterHelm)
+	assert.Nil(t, InputsConfig.OnBeforeHelm, "after Helm: on the first install the module namespace is Helm's to create")
 	var watched bool
 	for _, b := range Config.Kubernetes {
 		if b.Name == SnapInputs {
