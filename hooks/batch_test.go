@@ -367,12 +367,26 @@ func TestBuiltBinaryRunsThroughAddonOperatorsBatchHookRunner(t *testing.T) {
 		}
 	})
 
+	t.Run("instanceobjects/inputs: the after-Helm run writes only the render inputs' ConfigMap", func(t *testing.T) {
+		_, h := hookID(t, cfg, "instanceobjects/inputs")
+		// Whatever the cluster holds (tenants' instances, forged memory,
+		// malformed pods): the run sees only its one ConfigMap.
+		bc := bindingcontext.BindingContext{Binding: "afterHelm", Snapshots: snapshotsFor(t, h, parseObjects(t, clusterYAML+attackYAML))}
+		bc.Metadata.BindingType = htypes.BindingType("afterHelm")
+		bc.Metadata.IncludeAllSnapshots = true
+		res, _ := run(t, bin, cfg, "instanceobjects/inputs", bc, withImages(startValues()))
+		ops := describe(res.ObjectPatcherOperations)
+		require.Len(t, ops, 1, "%v", ops)
+		assert.Contains(t, ops[0], "managed-starrocks-render-inputs")
+		assert.Contains(t, ops[0], "d8-managed-starrocks")
+	})
+
 	t.Run("every hook is listed with its bindings", func(t *testing.T) {
 		var names []string
 		for _, h := range cfg.Hooks {
 			names = append(names, h.Metadata.Name)
 		}
-		assert.ElementsMatch(t, []string{"credentials/hook", "defaultclass/hook", "instanceobjects/hook", "instances/hook", "webhookcert/hook"}, names, fmt.Sprint(names))
+		assert.ElementsMatch(t, []string{"credentials/hook", "defaultclass/hook", "instanceobjects/hook", "instanceobjects/inputs", "instances/hook", "webhookcert/hook"}, names, fmt.Sprint(names))
 	})
 }
 

@@ -169,8 +169,12 @@ spec:
 			assert.Regexp(t, `^rv[0-9]+$`, o.Version, "%s %s", o.Kind, o.Name)
 		}
 	}
+	// The instances hook runs on the record the refusal wrote: its
+	// condition ObjectsApplied and its one Warning Event announce it. One
+	// refused write, one Event.
+	op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
 	events := refusedEvents("team-a")
-	require.Len(t, events, 1)
+	require.Len(t, events, 1, "one Event of one refusal: %+v", events)
 	assert.Equal(t, "Warning", events[0].Type)
 	assert.Equal(t, uidOf["team-a"], string(events[0].InvolvedObject.UID))
 	assert.Contains(t, events[0].Message, "ConfigMap team-a/d8ms-sr-olap-config")
@@ -194,6 +198,7 @@ spec:
 	require.NotNil(t, r.Refused)
 	assert.Contains(t, r.Refused.Object, "Service team-a/d8ms-sr-olap", "the first Service of A")
 	assert.Contains(t, r.Refused.Message, "exceeded quota")
+	op.run("instances/hook", htypes.OnKubernetesEvent, startValues())
 	assert.Len(t, refusedEvents("team-a"), 2, "a new refusal, a new Event")
 	assert.Equal(t, bVersions, versions("team-b"), "B is current: not written again")
 

@@ -24,6 +24,7 @@ import (
 
 	"github.com/deckhouse/module-sdk/pkg"
 	"github.com/tidwall/gjson"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
@@ -192,8 +193,166 @@ func longestRun(b *testing.B, module instanceobjects.Module, entries []desiredIt
 	if len(p.stale) != n {
 		b.Fatalf("%d stale of %d", len(p.stale), n)
 	}
-	res := apply(b.Context(), w, module, s, p, time.Now())
+	res := apply(b.Context(), w, module, p, time.Now())
 	if res.written != min(n, BatchSize) {
 		b.Fatalf("written %d, logs %v", res.written, res.logs)
+	}
+}
+
+// churnSim is the hook's decision run after run over a cluster where one
+// namespace (team-churn) changes every one of its instances before every
+// run, as a tenant in a loop can, while other namespaces' instances turn
+// stale one per run: a new instance or a change. Each run writes the batch
+// plan puts first, as apply would (its records, with the run's time; no
+// render: only the order is measured). waits are the runs each other
+// instance waited, 1 being the next run.
+type churnSim struct {
+	module  instanceobjects.Module
+	s       *state
+	churner []map[string]any
+	victims []map[string]any
+	items   map[string]desiredItem
+	now     time.Time
+}
+
+const churnVictims = 10
+
+func newChurnSim(b *testing.B, n int) *churnSim {
+	b.Helper()
+	module := instanceobjects.ModuleFromValues(func(path string) gjson.Result { return gjson.Get(globals, path) })
+	examples := exampleInstances(b)
+	sim := &churnSim{module: module, items: map[string]desiredItem{}, now: time.Unix(1_800_000_000, 0),
+		s: &state{live: map[objectKey]liveObject{}, records: map[string]*applied.Record{}, starrocks: map[string]starrocksRef{}, terminating: map[string]bool{}}}
+	add := func(inst map[string]any, ns, name, uid string) map[string]any {
+		inst["namespace"], inst["name"], inst["uid"] = ns, name, uid
+		sim.s.starrocks[uid] = starrocksRef{Namespace: ns, Name: name, UID: uid}
+		return inst
+	}
+	// The churner's UIDs sort before every other: the entries' order alone
+	// would put all of them first.
+	for i := range n {
+		sim.churner = append(sim.churner, add(cloneInstances(b, examples[:1])[0], "team-churn", fmt.Sprintf("churn-%d", i), fmt.Sprintf("00000000-0000-0000-0000-%012d", i)))
+	}
+	for i := range churnVictims {
+		sim.victims = append(sim.victims, add(cloneInstances(b, examples[1:2])[0], fmt.Sprintf("team-%d", i), "olap", fmt.Sprintf("ffffffff-0000-0000-0000-%012d", i)))
+	}
+	for _, inst := range sim.churner {
+		sim.set(b, inst)
+	}
+	// Every instance current at the start, except the new victims (even
+	// ones), which get their entries later.
+	sim.write(b, sim.churner)
+	for i, inst := range sim.victims {
+		if i%2 == 1 {
+			sim.set(b, inst)
+			sim.write(b, []map[string]any{inst})
+		}
+	}
+	return sim
+}
+
+// set hands an entry to the hook, as the instances hook does.
+func (sim *churnSim) set(b *testing.B, inst map[string]any) {
+	raw, err := json.Marshal(inst)
+	if err != nil {
+		b.Fatal(err)
+	}
+	uid := inst["uid"].(string)
+	sim.items[uid] = desiredItem{Name: shared.DesiredConfigMapName(uid), Entry: string(raw), uid: uid}
+}
+
+func (sim *churnSim) entries() []desiredItem {
+	s := &state{}
+	for _, d := range sim.items {
+		s.desired = append(s.desired, d)
+	}
+	return s.entries()
+}
+
+// write records instances as written by this run: one object each, live.
+func (sim *churnSim) write(b *testing.B, insts []map[string]any) {
+	for _, inst := range insts {
+		sum, err := sim.module.Checksum(inst)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ns, name, uid := inst["namespace"].(string), inst["name"].(string), inst["uid"].(string)
+		obj := applied.Object{Kind: "ConfigMap", Name: "d8ms-sr-" + name + "-config", UID: "o-" + uid, Version: "rv1"}
+		sim.s.live[objectKey{obj.Kind, ns, obj.Name}] = liveObject{Namespace: ns, Name: obj.Name, UID: obj.UID, ResourceVersion: "1"}
+		sim.s.records[uid] = &applied.Record{Namespace: ns, Name: name, UID: uid, Checksum: sum, Objects: []applied.Object{obj}, Written: &metav1.Time{Time: sim.now}}
+	}
+}
+
+// run is one run of the hook: the batch plan puts first is written.
+func (sim *churnSim) run(b *testing.B) map[string]bool {
+	sim.now = sim.now.Add(time.Second)
+	p := plan(sim.module, sim.s, sim.entries(), sim.now)
+	if len(p.failed) > 0 {
+		b.Fatal(p.failed)
+	}
+	written := map[string]bool{}
+	var batch []map[string]any
+	for _, e := range p.stale[:min(len(p.stale), BatchSize)] {
+		batch = append(batch, e.instance)
+		written[e.id] = true
+	}
+	sim.write(b, batch)
+	return written
+}
+
+// longestWait runs the simulation: before run i the churner (if churning)
+// changes all its instances and victim i turns stale; it returns the most
+// runs a victim waited, capped at limit runs after the last victim.
+func (sim *churnSim) longestWait(b *testing.B, churning bool, limit int) int {
+	since := map[string]int{}
+	longest := 0
+	for run := 1; run <= churnVictims+limit; run++ {
+		if churning {
+			churn(sim.churner, run)
+			for _, inst := range sim.churner {
+				sim.set(b, inst)
+			}
+		}
+		if i := run - 1; i < churnVictims {
+			v := sim.victims[i]
+			if i%2 == 1 {
+				v["configuration"].(map[string]any)["catalogTrashExpireSecond"] = float64(7200 + run)
+			}
+			sim.set(b, v)
+			since[v["uid"].(string)] = run
+		}
+		for uid := range sim.run(b) {
+			if start, ok := since[uid]; ok {
+				longest = max(longest, run-start+1)
+				delete(since, uid)
+			}
+		}
+		if len(since) == 0 && run >= churnVictims {
+			return longest
+		}
+	}
+	return churnVictims + limit // some victim was never written
+}
+
+// BenchmarkChurn measures how long another namespace's instance waits
+// while one namespace keeps n instances stale, in runs of the hook, as a
+// ratio to the same wait with that namespace idle (the floor, one run: the
+// instance is written by the next run). 10 instances of 10 other
+// namespaces turn stale one per run (5 new, 5 changed); x-floor is the
+// longest of their waits. A wait that never ends is reported as the
+// simulation's length (the 10 runs that make the victims stale and 40
+// more: 50 runs).
+func BenchmarkChurn(b *testing.B) {
+	for _, n := range []int{BatchSize, 100, 1000} {
+		b.Run(fmt.Sprintf("churning=%d", n), func(b *testing.B) {
+			var floor, churned int
+			for b.Loop() {
+				floor = newChurnSim(b, n).longestWait(b, false, 40)
+				churned = newChurnSim(b, n).longestWait(b, true, 40)
+			}
+			b.ReportMetric(float64(floor), "floor-runs")
+			b.ReportMetric(float64(churned), "wait-runs")
+			b.ReportMetric(float64(churned)/float64(floor), "x-floor")
+		})
 	}
 }

@@ -66,6 +66,7 @@ import (
 	objectpatch "github.com/deckhouse/module-sdk/pkg/object-patch"
 	"github.com/deckhouse/module-sdk/pkg/registry"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -104,12 +105,18 @@ const refusalRefresh = 10 * time.Minute
 // Config watches the desired state of every instance (the instances hook
 // writes it into ConfigMaps desired-<uid> of the module namespace), the
 // objects of every instance, their records and the Starrocks (for their
-// UIDs). It also runs before every Helm run: a module upgrade changes image
-// digests and settings, which every render reads.
+// UIDs), all in the module's own queue. A module run (new image digests,
+// settings) reaches it through the render inputs' ConfigMap the after-Helm
+// hook writes (inputs.go), never as a run of its own in the shared main
+// queue, where its writes into tenant namespaces would hold every module.
+// It also runs every minute: what ends a standing refusal (a quota
+// deleted, a look-alike without the module's labels deleted after its
+// take-over was refused) is no event of its bindings, which select by the
+// module's labels, and the refused instances take turns by the minute.
 var Config = &pkg.HookConfig{
-	Queue:        shared.Queue,
-	OnBeforeHelm: &pkg.OrderedConfig{Order: 10},
-	Kubernetes:   bindings(),
+	Queue:      shared.Queue,
+	Schedule:   []pkg.ScheduleConfig{{Name: "retry", Crontab: "* * * * *"}},
+	Kubernetes: bindings(),
 }
 
 // objectFilter keeps what says whether an object is the one the hook
@@ -144,7 +151,7 @@ const (
 
 func bindings() []pkg.KubernetesConfig {
 	no := false
-	out := make([]pkg.KubernetesConfig, 0, len(instanceobjects.Kinds)+4)
+	out := make([]pkg.KubernetesConfig, 0, len(instanceobjects.Kinds)+5)
 	for _, k := range instanceobjects.Kinds {
 		out = append(out, pkg.KubernetesConfig{
 			Name:          snapshotName(k),
@@ -184,6 +191,8 @@ func bindings() []pkg.KubernetesConfig {
 			LabelSelector:     &metav1.LabelSelector{MatchLabels: map[string]string{shared.LabelServiceType: shared.ServiceTypeValue, shared.LabelState: shared.StateDesired}},
 			JqFilter:          shared.JqTypes + `{name: (.metadata.name | str), entry: (.data["` + shared.LastValidKey + `"] | str)}`,
 		},
+		// A module run changed what every render reads (inputs.go).
+		inputsBinding(true),
 		pkg.KubernetesConfig{
 			// Nothing is created in a namespace being deleted (the API
 			// server would refuse it anyway). A snapshot only.
@@ -199,11 +208,10 @@ func bindings() []pkg.KubernetesConfig {
 
 func snapshotName(k instanceobjects.Kind) string { return "instance_" + k.Kind }
 
-// writer is what the hook writes instance objects and Events with
+// writer is what the hook writes instance objects with
 // (kubewrite.Writer).
 type writer interface {
 	CreateOrUpdate(ctx context.Context, o *unstructured.Unstructured) (*unstructured.Unstructured, error)
-	CreateIfNotExists(ctx context.Context, o *unstructured.Unstructured) (bool, error)
 	Get(ctx context.Context, r kubewrite.Ref) (*unstructured.Unstructured, error)
 	Delete(ctx context.Context, r kubewrite.Ref, uid string) error
 }
@@ -230,7 +238,7 @@ func Handle(ctx context.Context, input *pkg.HookInput) error {
 	for _, err := range p.failed {
 		input.Logger.Error("instance objects not rendered", slog.String("error", err.Error()))
 	}
-	res := apply(ctx, kubewrite.New(input), module, s, p, now)
+	res := apply(ctx, kubewrite.New(input), module, p, now)
 	for _, rec := range res.records {
 		input.PatchCollector.CreateOrUpdate(recordConfigMap(rec))
 	}
@@ -394,6 +402,7 @@ type entry struct {
 	namespace, name, id string
 	checksum            string
 	record              *applied.Record
+	turn                turn
 }
 
 // planned is the outcome of the decision: the stale instances in the order
@@ -403,13 +412,12 @@ type planned struct {
 	failed []error
 }
 
-// plan decides which entries are stale. First those without a standing
-// refusal, in entry order; then those whose last attempt was refused, the
-// oldest refusal first, so a tenant whose writes are refused run after run
-// never holds back another instance.
+// plan decides which entries are stale and in which order they are
+// written (fairOrder): each namespace in turn, so that no tenant, whatever
+// it changes, holds back another's instances.
 func plan(module instanceobjects.Module, s *state, items []desiredItem, now time.Time) planned {
 	var p planned
-	var refused []entry
+	var stale, refused []entry
 	for _, d := range items {
 		r := d.Entry
 		var instance map[string]any
@@ -432,10 +440,20 @@ func plan(module instanceobjects.Module, s *state, items []desiredItem, now time
 		if s.terminating[e.namespace] {
 			continue // its instances are ending: nothing is created there
 		}
-		if s.starrocks[e.id].UID == "" {
+		sr := s.starrocks[e.id]
+		if sr.UID == "" {
 			// Its Starrocks is gone (the values follow a moment later):
 			// objects owned by it would be collected at once, and its
 			// record deleted.
+			continue
+		}
+		if sr.Namespace != e.namespace || sr.Name != e.name {
+			// The objects go into the namespace the entry names, owned by
+			// the UID it carries: both must be the one Starrocks', or an
+			// entry gone wrong would write one instance's objects over
+			// another tenant's.
+			p.failed = append(p.failed, fmt.Errorf("ConfigMap %s/%s names %s/%s, but the Starrocks of uid %s is %s/%s",
+				shared.ModuleNamespace, d.Name, e.namespace, e.name, e.id, sr.Namespace, sr.Name))
 			continue
 		}
 		sum, err := module.Checksum(instance)
@@ -456,25 +474,117 @@ func plan(module instanceobjects.Module, s *state, items []desiredItem, now time
 			p.failed = append(p.failed, fmt.Errorf("%s/%s: %w", e.namespace, e.name, err))
 			continue
 		}
-		if e.record != nil && e.record.Refused != nil {
+		e.turn = turnOf(e.record, len(stale)+len(refused))
+		if e.turn.class == classRefused {
 			refused = append(refused, e)
 			continue
 		}
-		p.stale = append(p.stale, e)
+		stale = append(stale, e)
 	}
+	// Refused instances wait oldest refusal first. The same refusal again
+	// leaves its record as it was, so that order alone would retry the
+	// same oldest refusals in every run; starting further down the list
+	// every minute gives each refused instance its turn when more of them
+	// than a batch wait.
 	slices.SortStableFunc(refused, func(a, b entry) int {
 		return a.record.Refused.Time.Compare(b.record.Refused.Time.Time)
 	})
-	// The same refusal again leaves its record as it was, so the order
-	// alone would retry the same oldest refusals in every run; starting
-	// further down the list every minute gives each refused instance its
-	// turn when more of them than a batch wait.
 	if n := len(refused); n > 0 {
 		start := int(now.Unix()/60) % n
 		refused = append(refused[start:], refused[:start]...)
 	}
-	p.stale = append(p.stale, refused...)
+	for i := range refused {
+		refused[i].turn.seq = i
+	}
+	p.stale = fairOrder(append(stale, refused...))
 	return p
+}
+
+// Classes of stale instances, in the order they are served within a round.
+const (
+	// classNew: nothing of the instance written yet (no record, or one
+	// without objects). A new instance never waits behind instances that
+	// already have their objects.
+	classNew = iota
+	// classChanged: the instance has its objects and something changed
+	// (its entry, the module, or one of its objects).
+	classChanged
+	// classRefused: its last attempt was refused and may well be refused
+	// again.
+	classRefused
+)
+
+// turn is where an instance stands in line. Everything in it comes from the
+// hook's own record in the module namespace, which no tenant writes: a
+// tenant can make its instances stale as often as it likes, but each write
+// stamps their records with the time of that turn, so they go behind every
+// instance that has waited longer.
+type turn struct {
+	class int
+	// since is when the hook last wrote the instance's record (classChanged
+	// only); zero for records of older versions, which then go first.
+	since time.Time
+	// seq orders the rest: the entries' order (their ConfigMaps' names),
+	// or the refusals' order.
+	seq int
+}
+
+func turnOf(rec *applied.Record, seq int) turn {
+	switch {
+	case rec != nil && rec.Refused != nil:
+		return turn{class: classRefused}
+	case rec == nil || len(rec.Objects) == 0:
+		return turn{class: classNew, seq: seq}
+	}
+	t := turn{class: classChanged, seq: seq}
+	if rec.Written != nil {
+		t.since = rec.Written.Time
+	}
+	return t
+}
+
+func compareTurns(a, b entry) int {
+	if a.turn.class != b.turn.class {
+		return a.turn.class - b.turn.class
+	}
+	if c := a.turn.since.Compare(b.turn.since); c != 0 {
+		return c
+	}
+	return a.turn.seq - b.turn.seq
+}
+
+// fairOrder is the order the stale instances are written in: round by
+// round, each round taking the first in line of every namespace that still
+// has one, the round itself in line order (new instances first, then the
+// longest waiting, refused ones last). A namespace, whatever it makes stale,
+// takes one place per round; while fewer namespaces than BatchSize wait, the
+// first in line of each is written in the next run.
+func fairOrder(stale []entry) []entry {
+	slices.SortStableFunc(stale, compareTurns)
+	queues := map[string][]entry{}
+	var namespaces []string
+	for _, e := range stale {
+		if _, ok := queues[e.namespace]; !ok {
+			namespaces = append(namespaces, e.namespace)
+		}
+		queues[e.namespace] = append(queues[e.namespace], e)
+	}
+	out := make([]entry, 0, len(stale))
+	for len(namespaces) > 0 {
+		start := len(out)
+		left := namespaces[:0]
+		for _, ns := range namespaces {
+			q := queues[ns]
+			out = append(out, q[0])
+			if len(q) > 1 {
+				queues[ns] = q[1:]
+				left = append(left, ns)
+			}
+		}
+		namespaces = left
+		slices.SortStableFunc(out[start:], compareTurns)
+	}
+	return out
 }
 
 // current: the record is of this render and every object it recorded is
@@ -513,7 +623,7 @@ type result struct {
 // first refused write stops the rest: a StatefulSet never rolls onto a
 // ConfigMap that did not land. Every other instance is written all the
 // same, and nothing a tenant does makes the run fail.
-func apply(ctx context.Context, w writer, module instanceobjects.Module, s *state, p planned, now time.Time) result {
+func apply(ctx context.Context, w writer, module instanceobjects.Module, p planned, now time.Time) result {
 	var res result
 	attempted := 0
 	for _, e := range p.stale {
@@ -531,7 +641,7 @@ func apply(ctx context.Context, w writer, module instanceobjects.Module, s *stat
 		var refusal error
 		var refusedObject string
 		for _, o := range objs {
-			stored, err := w.CreateOrUpdate(ctx, o)
+			stored, err := write(ctx, w, o)
 			if err != nil {
 				refusal, refusedObject = err, kubewrite.RefOf(o).String()
 				break
@@ -562,24 +672,51 @@ func apply(ctx context.Context, w writer, module instanceobjects.Module, s *stat
 			rec.Refused = &applied.Refusal{Object: refusedObject, Message: kubewrite.Refusal(refusal), Time: metav1.NewTime(now)}
 			if old := e.record; old != nil && old.Refused != nil && old.Refused.Object == rec.Refused.Object &&
 				(old.Refused.Message == rec.Refused.Message || now.Sub(old.Refused.Time.Time) < refusalRefresh) {
-				// The same refusal again: the record and the Event stay as
-				// they are, or each run would trigger the next.
+				// The same refusal again: the record stays as it is, or
+				// each run would trigger the next.
 				continue
 			}
+			// The record is the announcement: the instances hook turns it
+			// into condition ObjectsApplied and the one Warning Event of
+			// the refusal (reason ObjectRefused), where it already checks
+			// that the namespace takes Events. This hook writes none, so a
+			// refusal is announced once, in one wording.
 			res.logs = append(res.logs, fmt.Sprintf("instance %s/%s: %s refused: %s", e.namespace, e.name, rec.Refused.Object, rec.Refused.Message))
-			if sr, ok := s.starrocks[e.id]; ok {
-				ev := refusalEvent(sr, rec.Refused, now)
-				if _, err := w.CreateIfNotExists(ctx, ev); err != nil {
-					res.logs = append(res.logs, fmt.Sprintf("instance %s/%s: Event %s not written: %s", e.namespace, e.name, ev.GetName(), kubewrite.Refusal(err)))
-				}
-			}
 		default:
 			res.written++
 			rec.Checksum = e.checksum
 		}
+		rec.Written = &metav1.Time{Time: now}
 		res.records = append(res.records, rec)
 	}
 	return res
+}
+
+// writeAttempts bounds how often write takes a name over again.
+const writeAttempts = 3
+
+// write creates or updates one object, trying again when the object under
+// its name changed between the steps of CreateOrUpdate: created by someone
+// else after the create found none (AlreadyExists), changed (Conflict) or
+// deleted (NotFound) after the get. A tenant that replaces an object with
+// a look-alike without the module's labels and then deletes it races the
+// take-over; recorded as a refusal, that race would leave the name empty,
+// and the look-alike's deletion is no event of the bindings (they select
+// by the module's labels), so nothing would run the hook again. Taken over
+// in the same run, the object carries the module's labels again, and its
+// next deletion is seen.
+func write(ctx context.Context, w writer, o *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	var err error
+	for range writeAttempts {
+		var stored *unstructured.Unstructured
+		if stored, err = w.CreateOrUpdate(ctx, o); err == nil {
+			return stored, nil
+		}
+		if !apierrors.IsAlreadyExists(err) && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	return nil, err
 }
 
 // render renders one instance and holds every object to its namespace: an

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/deckhouse/module-sdk/pkg"
 	"github.com/deckhouse/module-sdk/testing/framework"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -115,7 +116,13 @@ var generationKinds = map[string]bool{"StatefulSet": true, "PodDisruptionBudget"
 
 func newCluster(t *testing.T, instances []map[string]any) *cluster {
 	t.Helper()
-	f := framework.NewHookExecutionConfig(t, Config, Handle, framework.WithInitialValues(globals))
+	return newClusterFor(t, Config, Handle, instances)
+}
+
+// newClusterFor is newCluster running another hook of the package.
+func newClusterFor(t *testing.T, config *pkg.HookConfig, handle func(context.Context, *pkg.HookInput) error, instances []map[string]any) *cluster {
+	t.Helper()
+	f := framework.NewHookExecutionConfig(t, config, handle, framework.WithInitialValues(globals))
 	f.RegisterCRD("cert-manager.io", "v1", "Certificate", true)
 	f.RegisterCRD("cert-manager.io", "v1", "Issuer", true)
 	f.RegisterCRD("managed-services.deckhouse.io", "v1alpha1", "Starrocks", true)

@@ -22,14 +22,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/deckhouse/managed-starrocks/hooks/internal/applied"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 )
 
@@ -103,20 +96,4 @@ func boolString(b bool) string {
 		return "t"
 	}
 	return "f"
-}
-
-// ReasonObjectRefused is the reason of the Warning Event on a Starrocks
-// whose object the API server refused.
-const ReasonObjectRefused = "ObjectRefused"
-
-// refusalEvent is the Warning Event of a refusal, named like the other
-// Events of the hooks (shared.InstanceEvent), so the same refusal computed
-// twice creates nothing new. The message names the object and quotes the API
-// server (kubewrite.Refusal: its status message, never object data).
-func refusalEvent(sr starrocksRef, r *applied.Refusal, now time.Time) *unstructured.Unstructured {
-	msg := "The API server refused the write of " + r.Object + ", so the instance's remaining objects were not written: " + r.Message
-	ev := shared.InstanceEvent(shared.InstanceRef{Namespace: sr.Namespace, Name: sr.Name, UID: sr.UID}, corev1.EventTypeWarning, ReasonObjectRefused, msg,
-		metav1.NewTime(now), r.Object, r.Message)
-	obj, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(ev) // a typed Event: cannot fail
-	return &unstructured.Unstructured{Object: obj}
 }

@@ -61,6 +61,12 @@ type Record struct {
 	// Refused is the write the API server refused, if the last attempt
 	// had one; nil once a render is applied completely.
 	Refused *Refusal `json:"refused,omitempty"`
+	// Written is when the hook last wrote this record, that is when it
+	// last took the instance's turn: the hook serves first what has waited
+	// longest. Only the hook writes it, in the module namespace, so no
+	// tenant can move its instance forward. Records of older versions have
+	// none and count as waiting the longest.
+	Written *metav1.Time `json:"written,omitempty"`
 }
 
 // Object is one written object as the API server stored it.
