@@ -57,7 +57,7 @@ type usersMap map[string][]string
 
 func (m usersMap) Users(_ context.Context, class string) ([]string, error) { return m[class], nil }
 
-func (m usersMap) Decide(_ context.Context, c desired.Placed, _ bool, decide func(instances.View) bool) error {
+func (m usersMap) Decide(_ context.Context, c desired.Placed, _ string, _ bool, decide func(instances.View) bool) error {
 	var keys []string
 	for _, users := range m {
 		keys = append(keys, users...)

@@ -70,7 +70,7 @@ type ClassGetter interface {
 // count.
 type InstanceLister interface {
 	Users(ctx context.Context, class string) ([]string, error)
-	Decide(ctx context.Context, c desired.Placed, remember bool, decide func(instances.View) bool) error
+	Decide(ctx context.Context, c desired.Placed, class string, remember bool, decide func(instances.View) bool) error
 }
 
 // ObjectGetter reads a Starrocks or a StarrocksBackup of a namespace live;
@@ -311,7 +311,7 @@ func (h *Handler) validatePlace(ctx context.Context, req *admissionv1.AdmissionR
 		c.Created = metav1.Now()
 	}
 	var resp *admissionv1.AdmissionResponse
-	err := h.Instances.Decide(ctx, c, req.DryRun == nil || !*req.DryRun, func(v instances.View) bool {
+	err := h.Instances.Decide(ctx, c, sr.Spec.StarrocksClassName, req.DryRun == nil || !*req.DryRun, func(v instances.View) bool {
 		resp = h.place(req, c, v)
 		return resp.Allowed
 	})

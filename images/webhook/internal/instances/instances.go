@@ -89,6 +89,7 @@ type Source struct {
 
 type pending struct {
 	placed desired.Placed
+	class  string
 	until  time.Time
 }
 
@@ -142,21 +143,33 @@ func (s *Source) Start(ctx context.Context) { s.factory.Start(ctx.Done()) }
 // HasSynced reports whether both first lists completed (readiness).
 func (s *Source) HasSynced() bool { return s.starrocks.HasSynced() && s.namespaces.HasSynced() }
 
-// Users returns "namespace/name" of every Starrocks of the class, sorted;
+// Users returns "namespace/name" of every Starrocks of the class, sorted,
+// those admitted a moment ago that the cache does not show yet included;
 // instances being deleted do not count.
 func (s *Source) Users(_ context.Context, class string) ([]string, error) {
 	if !s.HasSynced() {
 		return nil, ErrNotSynced
 	}
+	seen := map[string]bool{}
 	var users []string
 	for _, u := range s.objects() {
+		key := desired.Key(u.GetNamespace(), u.GetName())
+		seen[key] = true
 		if u.GetDeletionTimestamp() != nil {
 			continue
 		}
 		if name, _, _ := unstructured.NestedString(u.Object, "spec", "starrocksClassName"); name == class {
-			users = append(users, u.GetNamespace()+"/"+u.GetName())
+			users = append(users, key)
 		}
 	}
+	s.mu.Lock()
+	now := s.now()
+	for key, p := range s.pending {
+		if !seen[key] && p.class == class && !now.After(p.until) {
+			users = append(users, key)
+		}
+	}
+	s.mu.Unlock()
 	sort.Strings(users)
 	return users, nil
 }
@@ -164,8 +177,9 @@ func (s *Source) Users(_ context.Context, class string) ([]string, error) {
 // Decide calls decide with what the instances are now, one call at a time.
 // When decide admits c and remember is true (not a dry run), c counts in
 // every later View until the cache shows an object of its namespace and
-// name (no other can exist while it does), or PendingFor has passed.
-func (s *Source) Decide(_ context.Context, c desired.Placed, remember bool, decide func(View) bool) error {
+// name (no other can exist while it does), or PendingFor has passed; until
+// then Users counts it under class.
+func (s *Source) Decide(_ context.Context, c desired.Placed, class string, remember bool, decide func(View) bool) error {
 	if !s.HasSynced() {
 		return ErrNotSynced
 	}
@@ -211,7 +225,7 @@ func (s *Source) Decide(_ context.Context, c desired.Placed, remember bool, deci
 	}
 	sort.Strings(v.Names)
 	if decide(v) && remember && !seen[self] {
-		s.pending[self] = pending{placed: c, until: now.Add(PendingFor)}
+		s.pending[self] = pending{placed: c, class: class, until: now.Add(PendingFor)}
 	}
 	return nil
 }

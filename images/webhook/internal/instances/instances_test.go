@@ -93,7 +93,7 @@ func started(t *testing.T, objs ...*unstructured.Unstructured) *Source {
 func view(t *testing.T, s *Source, c desired.Placed, remember bool, admit bool) View {
 	t.Helper()
 	var got View
-	if err := s.Decide(context.Background(), c, remember, func(v View) bool { got = v; return admit }); err != nil {
+	if err := s.Decide(context.Background(), c, "small", remember, func(v View) bool { got = v; return admit }); err != nil {
 		t.Fatal(err)
 	}
 	return got
@@ -178,6 +178,9 @@ func TestDecideRemembersWhatItAdmitted(t *testing.T) {
 	if got := keys(view(t, s, desired.Placed{Namespace: "team-a", Name: "b"}, false, false).Live); got != "[team-a/a]" {
 		t.Fatalf("Live after admitting a = %s, want [team-a/a] (not the dry run, not the refused one)", got)
 	}
+	if users, _ := s.Users(context.Background(), "small"); fmt.Sprint(users) != "[team-a/a]" {
+		t.Fatalf("Users(small) after admitting a = %v, want [team-a/a]: a class deleted right after its first instance's CREATE is in use", users)
+	}
 	clock = clock.Add(PendingFor + time.Second)
 	if got := view(t, s, desired.Placed{Namespace: "team-a", Name: "b"}, false, false).Live; len(got) != 0 {
 		t.Fatalf("Live after PendingFor = %v, want none", keys(got))
@@ -193,7 +196,7 @@ func TestDecideSerialises(t *testing.T) {
 	admitted := 0
 	for i := range 50 {
 		wg.Go(func() {
-			_ = s.Decide(context.Background(), desired.Placed{Namespace: "team-a", Name: fmt.Sprintf("db%02d", i)}, true, func(v View) bool {
+			_ = s.Decide(context.Background(), desired.Placed{Namespace: "team-a", Name: fmt.Sprintf("db%02d", i)}, "small", true, func(v View) bool {
 				ok := len(v.Live) < 2
 				if ok {
 					mu.Lock()
