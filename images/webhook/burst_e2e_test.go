@@ -145,4 +145,16 @@ func TestEndToEndInstancesBeyondALimitTakeNoPlace(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("team-a past its share: got %v\nwant %s", err, want)
 	}
+
+	// StarRocks' system databases are refused by the CRD already.
+	sys := withAccounts("sys", func(sr *v1alpha1.Starrocks) {
+		sr.Namespace = "team-b"
+		sr.Spec.Databases = append(sr.Spec.Databases, v1alpha1.Database{Name: "information_schema"})
+		sr.Spec.Roles[0].Privileges = append(sr.Spec.Roles[0].Privileges, v1alpha1.Privilege{Database: "sys", Object: v1alpha1.OnDatabase, Privileges: []string{"DROP"}})
+	})
+	_, err = dyn.Resource(v1alpha1.StarrocksGVR).Namespace("team-b").Create(ctx, toUnstructured(t, sys), metav1.CreateOptions{})
+	if err == nil || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.databases[1]: Invalid value: \"object\": name: information_schema and sys are StarRocks system databases, reserved") ||
+		!strings.Contains(err.Error(), "spec.roles[0].privileges[1]: Invalid value: \"object\": database: information_schema and sys are StarRocks system databases, reserved") {
+		t.Fatalf("system databases declared: got %v, want the CRD's refusal of both", err)
+	}
 }
