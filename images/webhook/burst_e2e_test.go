@@ -153,8 +153,8 @@ func TestEndToEndInstancesBeyondALimitTakeNoPlace(t *testing.T) {
 		sr.Spec.Roles[0].Privileges = append(sr.Spec.Roles[0].Privileges, v1alpha1.Privilege{Database: "sys", Object: v1alpha1.OnDatabase, Privileges: []string{"DROP"}})
 	})
 	_, err = dyn.Resource(v1alpha1.StarrocksGVR).Namespace("team-b").Create(ctx, toUnstructured(t, sys), metav1.CreateOptions{})
-	if err == nil || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.databases[1]: Invalid value: \"object\": name: information_schema and sys are StarRocks system databases, reserved") ||
-		!strings.Contains(err.Error(), "spec.roles[0].privileges[1]: Invalid value: \"object\": database: information_schema and sys are StarRocks system databases, reserved") {
+	if err == nil || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.databases[1]: Invalid value: name: information_schema and sys are StarRocks system databases, reserved") ||
+		!strings.Contains(err.Error(), "spec.roles[0].privileges[1]: Invalid value: database: information_schema and sys are StarRocks system databases, reserved") {
 		t.Fatalf("system databases declared: got %v, want the CRD's refusal of both", err)
 	}
 }
