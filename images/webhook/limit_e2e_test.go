@@ -99,7 +99,8 @@ func limitsClusterWith(t *testing.T, flags string, before func(context.Context, 
 	cfg.QPS, cfg.Burst = -1, 0 // the burst tests send their CREATEs at once
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	kube := kubernetes.NewForConfigOrDie(cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// The inflated-metadata test writes about 50 MB first: minutes on a busy machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	t.Cleanup(cancel)
 
 	for _, name := range append([]string{ns}, namespaces...) { // waitWebhooksActive probes in ns

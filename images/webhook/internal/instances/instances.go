@@ -30,10 +30,13 @@ package instances
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -76,6 +79,7 @@ type View struct {
 
 // Source answers from the informers' caches.
 type Source struct {
+	client     dynamic.Interface
 	factory    dynamicinformer.DynamicSharedInformerFactory
 	starrocks  cache.SharedIndexInformer
 	namespaces cache.SharedIndexInformer
@@ -103,11 +107,17 @@ func New(client dynamic.Interface) *Source {
 		}
 		o.Limit = listPage
 	})
-	s := &Source{factory: factory, pending: map[string]pending{}, now: time.Now}
+	s := &Source{client: client, factory: factory, pending: map[string]pending{}, now: time.Now}
 	s.starrocks = factory.ForResource(v1alpha1.StarrocksGVR).Informer()
 	s.namespaces = factory.ForResource(namespacesGVR).Informer()
 	_ = s.starrocks.SetTransform(strip(true))
 	_ = s.namespaces.SetTransform(strip(false))
+	// Once the cache has shown an admitted instance it counts from there
+	// (and stops counting when it is deleted).
+	_, _ = s.starrocks.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    s.shown,
+		UpdateFunc: func(_, obj any) { s.shown(obj) },
+	})
 	return s
 }
 
@@ -137,6 +147,14 @@ func strip(class bool) cache.TransformFunc {
 	}
 }
 
+func (s *Source) shown(obj any) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		s.mu.Lock()
+		delete(s.pending, desired.Key(u.GetNamespace(), u.GetName()))
+		s.mu.Unlock()
+	}
+}
+
 // Start runs the informers until ctx is done.
 func (s *Source) Start(ctx context.Context) { s.factory.Start(ctx.Done()) }
 
@@ -145,8 +163,10 @@ func (s *Source) HasSynced() bool { return s.starrocks.HasSynced() && s.namespac
 
 // Users returns "namespace/name" of every Starrocks of the class, sorted,
 // those admitted a moment ago that the cache does not show yet included;
-// instances being deleted do not count.
-func (s *Source) Users(_ context.Context, class string) ([]string, error) {
+// instances being deleted do not count. The cache's answer is confirmed
+// live (confirmed): a class is deleted right after its last instance, and
+// an instance the cache still shows would refuse it.
+func (s *Source) Users(ctx context.Context, class string) ([]string, error) {
 	if !s.HasSynced() {
 		return nil, ErrNotSynced
 	}
@@ -162,6 +182,12 @@ func (s *Source) Users(_ context.Context, class string) ([]string, error) {
 			users = append(users, key)
 		}
 	}
+	sort.Strings(users)
+	users, err := s.confirmed(ctx, users)
+	if err != nil {
+		return nil, err
+	}
+	// Admitted, maybe not stored yet: a live GET would not find them.
 	s.mu.Lock()
 	now := s.now()
 	for key, p := range s.pending {
@@ -228,6 +254,31 @@ func (s *Source) Decide(_ context.Context, c desired.Placed, class string, remem
 		s.pending[self] = pending{placed: c, class: class, until: now.Add(PendingFor)}
 	}
 	return nil
+}
+
+// maxConfirmed bounds the live GETs of one Users call.
+const maxConfirmed = 10
+
+// confirmed drops from users (sorted) those a live GET finds gone or being
+// deleted, until one is found still there: one is enough to refuse a class
+// deletion, and the cache may still show an instance deleted a moment
+// before the class. Past maxConfirmed GETs the rest stay as the cache says.
+func (s *Source) confirmed(ctx context.Context, users []string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	for i := 0; i < len(users) && i < maxConfirmed; {
+		ns, name, _ := strings.Cut(users[i], "/")
+		u, err := s.client.Resource(v1alpha1.StarrocksGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err) || err == nil && u.GetDeletionTimestamp() != nil:
+			users = append(users[:i], users[i+1:]...)
+		case err != nil:
+			return nil, fmt.Errorf("get Starrocks %s: %w", users[i], err)
+		default:
+			return users, nil
+		}
+	}
+	return users, nil
 }
 
 func (s *Source) objects() []*unstructured.Unstructured {
