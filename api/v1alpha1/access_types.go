@@ -26,9 +26,11 @@ package v1alpha1
 // A database of the instance. The module creates it if missing and never
 // drops it: removing it from the list only stops managing it, its data
 // stays.
+// +kubebuilder:validation:XValidation:rule="!(self.name in ['information_schema', 'sys'])",message="name: information_schema and sys are StarRocks system databases, reserved"
 type Database struct {
 	// Name of the database: a lower-case letter, then up to 63 lower-case
-	// letters, digits or '_'. Not on or to (words of the GRANT statement).
+	// letters, digits or '_'. Not on or to (words of the GRANT statement),
+	// nor a StarRocks system database (information_schema, sys).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9_]{0,63}$`
@@ -93,8 +95,10 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.object != 'AllTables' || self.privileges.all(p, p in ['ALTER', 'DROP', 'SELECT', 'INSERT', 'EXPORT', 'UPDATE', 'DELETE'])",message="privileges on AllTables must be among ALTER, DROP, SELECT, INSERT, EXPORT, UPDATE, DELETE"
 // +kubebuilder:validation:XValidation:rule="self.object != 'AllViews' || self.privileges.all(p, p in ['SELECT', 'ALTER', 'DROP'])",message="privileges on AllViews must be among SELECT, ALTER, DROP"
 // +kubebuilder:validation:XValidation:rule="self.object != 'AllMaterializedViews' || self.privileges.all(p, p in ['SELECT', 'ALTER', 'REFRESH', 'DROP'])",message="privileges on AllMaterializedViews must be among SELECT, ALTER, REFRESH, DROP"
+// +kubebuilder:validation:XValidation:rule="!(self.database in ['information_schema', 'sys'])",message="database: information_schema and sys are StarRocks system databases, reserved"
 type Privilege struct {
-	// Database the privileges are on: one of spec.databases.
+	// Database the privileges are on: one of spec.databases, never a
+	// StarRocks system database (information_schema, sys).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9_]{0,63}$`

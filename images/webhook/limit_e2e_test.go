@@ -85,24 +85,41 @@ func TestEndToEndInstanceLimit(t *testing.T) {
 // class "small": what the end-to-end tests of the CREATE limits start from.
 func limitsCluster(t *testing.T, flags string, namespaces ...string) (context.Context, dynamic.Interface) {
 	t.Helper()
+	return limitsClusterWith(t, flags, nil, namespaces...)
+}
+
+// limitsClusterWith is limitsCluster where before, when not nil, runs once
+// the namespaces and the class exist and before the webhook is registered:
+// the objects it makes are what a cluster holds from before the webhook
+// (or from while it was down).
+func limitsClusterWith(t *testing.T, flags string, before func(context.Context, dynamic.Interface), namespaces ...string) (context.Context, dynamic.Interface) {
+	t.Helper()
 	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir()}})
 	cfg := cp.RESTConfig()
+	cfg.QPS, cfg.Burst = -1, 0 // the burst tests send their CREATEs at once
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	kube := kubernetes.NewForConfigOrDie(cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// The inflated-metadata test writes about 50 MB first: minutes on a busy machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	t.Cleanup(cancel)
 
-	ca := testpki.MustCA(t, "managed-starrocks-webhook test CA")
-	certs := testpki.NewSecretVolume(t, ca.MustIssue(t, webhookDNSNames...).SecretData(ca))
-	wh := startWebhook(ctx, t, cp.KubeconfigPath(), certs, flags)
-	t.Cleanup(func() { _ = wh.stop() })
-	registerWebhooks(ctx, t, kube, wh.webhookAddr, ca.CertPEM)
 	for _, name := range append([]string{ns}, namespaces...) { // waitWebhooksActive probes in ns
 		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create namespace %s: %v", name, err)
 		}
 	}
+	if before != nil {
+		create(ctx, t, dyn, v1alpha1.StarrocksClassGVR, "", smallClass("small"))
+		before(ctx, dyn)
+	}
+	ca := testpki.MustCA(t, "managed-starrocks-webhook test CA")
+	certs := testpki.NewSecretVolume(t, ca.MustIssue(t, webhookDNSNames...).SecretData(ca))
+	wh := startWebhook(ctx, t, cp.KubeconfigPath(), certs, strings.Fields(flags)...)
+	t.Cleanup(func() { _ = wh.stop() })
+	registerWebhooks(ctx, t, kube, wh.webhookAddr, ca.CertPEM)
 	waitWebhooksActive(ctx, t, dyn)
-	create(ctx, t, dyn, v1alpha1.StarrocksClassGVR, "", smallClass("small"))
+	if before == nil {
+		create(ctx, t, dyn, v1alpha1.StarrocksClassGVR, "", smallClass("small"))
+	}
 	return ctx, dyn
 }

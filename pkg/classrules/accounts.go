@@ -64,6 +64,16 @@ var InheritableRoles = []string{"db_admin", "user_admin", "public"}
 // account and the team's admin account.
 var ReservedUsers = []string{agentconfig.RootUser, agentconfig.AgentUser, agentconfig.AdminUser}
 
+// SystemDatabases are the databases StarRocks makes itself (fe-core
+// catalog/Database.java: isSystemDatabase, information_schema and sys, each
+// a catalog/system/*Db.java; isStatisticsDatabase, _statistics_ of
+// statistic/StatsConstants.java): never a declared database, so no role
+// gets a privilege on them (DROP on sys would reach the FE's own tables).
+// StarRocks compares them ignoring case; NamePattern allows lower case
+// only, and _statistics_ already breaks it: listed for the agent's check,
+// which must not rely on the pattern.
+var SystemDatabases = []string{"information_schema", "sys", "_statistics_"}
+
 // GrammarWords are refused as names of every kind: SHOW GRANTS prints
 // names unquoted, and a name "on" or "to" could not be told from the
 // statement's own words.
@@ -132,6 +142,10 @@ func CheckAccounts(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass) Viola
 		f := fmt.Sprintf("spec.databases[%d].name", i)
 		if v, ok := checkName(f, "database", d.Name, nameRE, ruleName); !ok {
 			vs = append(vs, v)
+			continue
+		}
+		if slices.Contains(SystemDatabases, d.Name) {
+			vs = append(vs, systemDatabase(f, d.Name))
 			continue
 		}
 		if dbs[d.Name] {
@@ -301,6 +315,11 @@ func checkName(field, kind, name string, re *regexp.Regexp, rule string) (Violat
 	return Violation{}, true
 }
 
+func systemDatabase(field, name string) Violation {
+	return Violation{Field: field, Value: quoteValue(name), Rule: "not a StarRocks system database " + stringList(SystemDatabases),
+		Message: fmt.Sprintf("database %s is reserved: StarRocks makes and keeps it itself, and no declared role may get privileges on it; choose another name", name)}
+}
+
 func duplicate(field, kind, name string) Violation {
 	return Violation{Field: field, Value: quoteValue(name), Rule: "unique names",
 		Message: fmt.Sprintf("%s %s is declared twice", kind, name)}
@@ -344,6 +363,8 @@ func checkPrivilege(field string, p v1alpha1.Privilege, dbs map[string]bool) Vio
 	if !nameRE.MatchString(p.Database) {
 		vs = append(vs, Violation{Field: field + ".database", Value: quoteValue(p.Database), Rule: ruleName,
 			Message: "a database name must be " + ruleName})
+	} else if slices.Contains(SystemDatabases, p.Database) {
+		vs = append(vs, systemDatabase(field+".database", p.Database))
 	} else if !dbs[p.Database] {
 		vs = append(vs, Violation{Field: field + ".database", Value: quoteValue(p.Database), Rule: "a database of spec.databases",
 			Message: fmt.Sprintf("database %s is not declared in spec.databases; privileges are granted on declared databases only", p.Database)})

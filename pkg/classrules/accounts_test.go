@@ -96,6 +96,14 @@ func TestAccountsViolations(t *testing.T) {
 		{"built-in role as a name", func(sr *v1alpha1.Starrocks) { sr.Spec.Roles[1].Name = "db_admin" }, "spec.roles[1].name", "role db_admin is reserved", nil},
 		{"role cluster_admin", func(sr *v1alpha1.Starrocks) { sr.Spec.Roles[1].Name = "cluster_admin" }, "spec.roles[1].name", "reserved", nil},
 		{"database on", func(sr *v1alpha1.Starrocks) { sr.Spec.Databases[1].Name = "on" }, "spec.databases[1].name", "may not be called on", nil},
+		{"system database information_schema", func(sr *v1alpha1.Starrocks) { sr.Spec.Databases[1].Name = "information_schema" },
+			"spec.databases[1].name", "database information_schema is reserved: StarRocks makes and keeps it itself", nil},
+		{"system database sys", func(sr *v1alpha1.Starrocks) { sr.Spec.Databases[1].Name = "sys" }, "spec.databases[1].name", "database sys is reserved", nil},
+		{"DROP on a system database", func(sr *v1alpha1.Starrocks) {
+			sr.Spec.Roles[1].Privileges[0].Database, sr.Spec.Roles[1].Privileges[0].Privileges = "sys", []string{"DROP"}
+		}, "spec.roles[1].privileges[0].database", "database sys is reserved", nil},
+		{"all tables of information_schema", func(sr *v1alpha1.Starrocks) { sr.Spec.Roles[0].Privileges[0].Database = "information_schema" },
+			"spec.roles[0].privileges[0].database", "database information_schema is reserved", nil},
 		{"role to", func(sr *v1alpha1.Starrocks) { sr.Spec.Roles[1].Name = "to" }, "spec.roles[1].name", "may not be called to", nil},
 		{"duplicate database", func(sr *v1alpha1.Starrocks) { sr.Spec.Databases[1].Name = "sales" }, "spec.databases[1].name", "database sales is declared twice", nil},
 		{"duplicate role", func(sr *v1alpha1.Starrocks) { sr.Spec.Roles[1].Name = "reader"; sr.Spec.Roles[1].Roles = nil }, "spec.roles[1].name", "role reader is declared twice", nil},

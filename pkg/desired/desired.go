@@ -47,6 +47,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
@@ -292,18 +293,51 @@ func Compute(in Input) Output {
 }
 
 // exclusions are the results (Conflict, NamespaceOverLimit, OverLimit only)
-// of the instances that get no entry, by key. Decided by creation time
-// (ties by namespace and name), so the oldest keep their place and a newer
-// instance never displaces one that is already managed: first an instance
-// sharing an object name with an older one of its namespace, then, of the
-// rest, those past the first maxPerNamespace of their namespace, then those
-// past the first maxInstances of the cluster (0: no limit). An instance
-// excluded by one rule takes no place under the next.
+// of the instances that get no entry, by key (Exclusions).
 func exclusions(objs []*v1alpha1.Starrocks, maxPerNamespace, maxInstances int) map[string]Result {
-	byAge := make([]*v1alpha1.Starrocks, len(objs))
-	copy(byAge, objs) // sorted by namespace/name: a stable sort keeps that for ties
-	sort.SliceStable(byAge, func(i, j int) bool {
-		return byAge[i].CreationTimestamp.Before(&byAge[j].CreationTimestamp)
+	placed := make([]Placed, len(objs))
+	for i, sr := range objs {
+		placed[i] = PlacedOf(sr)
+	}
+	return Exclusions(placed, maxPerNamespace, maxInstances)
+}
+
+// Placed is what the instance limits read of a Starrocks: where it is and
+// when it was made. Nothing else decides whether it holds a place, so the
+// webhook can decide from object metadata alone.
+type Placed struct {
+	Namespace, Name string
+	Created         metav1.Time
+}
+
+// PlacedOf is the Placed of an instance.
+func PlacedOf(sr *v1alpha1.Starrocks) Placed {
+	return Placed{Namespace: sr.Namespace, Name: sr.Name, Created: sr.CreationTimestamp}
+}
+
+// Exclusions are the results (Conflict, NamespaceOverLimit, OverLimit only)
+// of the instances that get no entry, by key: the one rule both the hooks
+// (Compute) and the webhook (Admit) count by. objs are the instances that
+// are not ending (being deleted, or in a namespace being deleted). Decided
+// by creation time (ties by namespace and name), so the oldest keep their
+// place and a newer instance never displaces one that is already managed:
+// first an instance sharing an object name with an older one of its
+// namespace, then, of the rest, those past the first maxPerNamespace of
+// their namespace, then those past the first maxInstances of the cluster
+// (0: no limit). An instance excluded by one rule takes no place under the
+// next.
+func Exclusions(objs []Placed, maxPerNamespace, maxInstances int) map[string]Result {
+	byAge := make([]Placed, len(objs))
+	copy(byAge, objs)
+	sort.Slice(byAge, func(i, j int) bool {
+		a, b := byAge[i], byAge[j]
+		if !a.Created.Equal(&b.Created) {
+			return a.Created.Before(&b.Created)
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
 	})
 	out := map[string]Result{}
 	for key, c := range conflicts(byAge) {
@@ -311,16 +345,16 @@ func exclusions(objs []*v1alpha1.Starrocks, maxPerNamespace, maxInstances int) m
 	}
 	perNamespace := map[string]int{}
 	managed := 0
-	for _, sr := range byAge {
-		key := Key(sr.Namespace, sr.Name)
+	for _, p := range byAge {
+		key := Key(p.Namespace, p.Name)
 		if _, ok := out[key]; ok {
 			continue
 		}
-		if maxPerNamespace > 0 && perNamespace[sr.Namespace] >= maxPerNamespace {
+		if maxPerNamespace > 0 && perNamespace[p.Namespace] >= maxPerNamespace {
 			out[key] = Result{NamespaceOverLimit: maxPerNamespace}
 			continue
 		}
-		perNamespace[sr.Namespace]++
+		perNamespace[p.Namespace]++
 		if maxInstances > 0 && managed >= maxInstances {
 			out[key] = Result{OverLimit: maxInstances}
 			continue
@@ -328,6 +362,53 @@ func exclusions(objs []*v1alpha1.Starrocks, maxPerNamespace, maxInstances int) m
 		managed++
 	}
 	return out
+}
+
+// Admission is the webhook's answer to a new instance under the limits
+// (Admit).
+type Admission struct {
+	// Allowed: the new instance would hold a place, and no instance that
+	// holds one now would lose it.
+	Allowed bool
+	// NamespaceFull: refused by the namespace's share (maxPerNamespace),
+	// else, when not Allowed, by the cluster's limit (maxInstances).
+	NamespaceFull bool
+	// InNamespace and Managed count the instances that hold a place now:
+	// of the new one's namespace, and of the cluster.
+	InNamespace, Managed int
+}
+
+// Admit decides a new instance c against the instances objs that exist
+// (not ending) with Exclusions, the hooks' rule: c is admitted only if it
+// would get a place and take none from an instance that has one. The
+// second part matters when c ties with an existing instance's creation
+// second and sorts before it: the hooks would then manage c instead, and a
+// burst could hold more than the limit for a moment.
+func Admit(objs []Placed, c Placed, maxPerNamespace, maxInstances int) Admission {
+	before := Exclusions(objs, maxPerNamespace, maxInstances)
+	var a Admission
+	for _, p := range objs {
+		if _, out := before[Key(p.Namespace, p.Name)]; out {
+			continue
+		}
+		a.Managed++
+		if p.Namespace == c.Namespace {
+			a.InNamespace++
+		}
+	}
+	with := append(append(make([]Placed, 0, len(objs)+1), objs...), c)
+	after := Exclusions(with, maxPerNamespace, maxInstances)
+	a.Allowed = true
+	for key, r := range after {
+		if _, was := before[key]; was && key != Key(c.Namespace, c.Name) {
+			continue
+		}
+		a.Allowed = false
+		if r.NamespaceOverLimit > 0 {
+			a.NamespaceFull = true
+		}
+	}
+	return a
 }
 
 // NamesFor are the object names of an instance.

@@ -19,8 +19,6 @@ package desired
 import (
 	"sort"
 	"strings"
-
-	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 )
 
 // ObjectName is one name the objects of an instance use in its namespace:
@@ -244,7 +242,7 @@ func ConflictWith(name string, others []string) (Conflict, bool) {
 // new one with every existing one: a newer instance never takes the names
 // of an older one, so deleting the oldest never takes the entry of one
 // that has it.
-func conflicts(byAge []*v1alpha1.Starrocks) map[string]Conflict {
+func conflicts(byAge []Placed) map[string]Conflict {
 	type member struct {
 		name string
 		rank int

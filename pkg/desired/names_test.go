@@ -287,7 +287,11 @@ func TestSharedAgreesWithEveryConcreteName(t *testing.T) {
 			}
 		}
 	}
-	got := conflicts(byAge)
+	placed := make([]Placed, len(byAge))
+	for i, sr := range byAge {
+		placed[i] = PlacedOf(sr)
+	}
+	got := conflicts(placed)
 	for _, n := range names {
 		if _, ok := got[Key("team", n)]; ok != collides[n] {
 			t.Errorf("%s: conflicts says %v, the names say %v", n, ok, collides[n])

@@ -46,6 +46,7 @@ func TestClassRulesAndModelValidateAgree(t *testing.T) {
 	sameSet("inheritable roles", Inheritable, classrules.InheritableRoles)
 	sameSet("reserved users", ReservedUsers, classrules.ReservedUsers)
 	sameSet("grammar words", grammarWords, classrules.GrammarWords)
+	sameSet("system databases", SystemDatabases, classrules.SystemDatabases)
 	if MarkerRole != classrules.MarkerRole {
 		t.Errorf("marker role: grants %s, classrules %s", MarkerRole, classrules.MarkerRole)
 	}
@@ -69,7 +70,7 @@ func TestClassRulesAndModelValidateAgree(t *testing.T) {
 	// or refused by both (classrules may refuse more: a user name ending
 	// with '_' would make an ambiguous Secret name).
 	names := []string{"sales", "a", "a1_b", "x" + strings.Repeat("y", 63), "x" + strings.Repeat("y", 64), "app_",
-		"on", "to", "root", "d8_agent", "admin", "d8ms_managed", "db_admin", "public", "cluster_admin",
+		"on", "to", "information_schema", "sys", "_statistics_", "root", "d8_agent", "admin", "d8ms_managed", "db_admin", "public", "cluster_admin",
 		"a'b", "a`b", "a;b", "Sales", "1st", "_x", "", "\u0431\u0430\u0437\u0430", strings.Repeat("a", 1000)}
 	class := &v1alpha1.StarrocksClass{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
 	for _, kind := range []string{"database", "role", "user"} {

@@ -70,6 +70,11 @@ var ReservedUsers = []string{"root", "d8_agent", "admin"}
 
 var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
+// SystemDatabases are StarRocks' own databases (fe-core catalog/
+// Database.java isSystemDatabase and isStatisticsDatabase): never declared,
+// so never granted on, whatever the caller sends.
+var SystemDatabases = []string{"information_schema", "sys", "_statistics_"}
+
 // grammarWords are refused as names: SHOW GRANTS prints names unquoted, and
 // a name "on" or "to" could not be told from the statement's own words.
 var grammarWords = []string{"on", "to"}

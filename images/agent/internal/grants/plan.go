@@ -122,6 +122,9 @@ func (m Model) Validate() error {
 		if err := ValidateName("databases["+fmt.Sprint(i)+"]", d); err != nil {
 			errs = append(errs, err)
 		}
+		if contains(SystemDatabases, strings.ToLower(d)) {
+			errs = append(errs, fmt.Errorf("databases[%d]: %s is a StarRocks system database", i, short(d)))
+		}
 		if dbs[d] {
 			errs = append(errs, fmt.Errorf("databases[%d]: %s declared twice", i, d))
 		}

@@ -226,6 +226,8 @@ func TestValidate(t *testing.T) {
 		{"undeclared database", func(m *Model) { m.Roles[0].Grants[0].Database = "x" }, `roles[0].grants[0].database: "x" is not a declared database`},
 		{"short password", func(m *Model) { m.Users[0].Password = "short" }, "users[0].password: must be 8 to 1024 bytes long, is 5"},
 		{"upper case", func(m *Model) { m.Databases[0] = "Sales" }, "databases[0] name"},
+		{"system database", func(m *Model) { m.Databases = append(m.Databases, "information_schema") }, "databases[2]: information_schema is a StarRocks system database"},
+		{"sys", func(m *Model) { m.Databases = append(m.Databases, "sys") }, "is a StarRocks system database"},
 		{"a word of GRANT", func(m *Model) { m.Roles[0].Name = "to" }, `roles[0] name "to": must not be one of on, to`},
 		{"pending and declared", func(m *Model) { m.Pending = []string{"app"} }, "pending[0]: app declared twice"},
 		{"pending reserved", func(m *Model) { m.Pending = []string{"root"} }, "pending[0]: root is reserved"},

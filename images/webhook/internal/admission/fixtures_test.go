@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -34,7 +35,9 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/images/webhook/internal/classes"
+	"github.com/deckhouse/managed-starrocks/images/webhook/internal/instances"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
 // classMap stands in for the informer: the e2e test runs the real one.
@@ -47,32 +50,30 @@ func (m classMap) Get(_ context.Context, name string) (*v1alpha1.StarrocksClass,
 	return nil, classes.ErrNotFound
 }
 
-// usersMap stands in for the live list of instances: class -> "ns/name".
+// usersMap stands in for the instances cache: class -> "ns/name". Its
+// instances are older than any new one, in the order of their keys, and
+// none is being deleted.
 type usersMap map[string][]string
 
 func (m usersMap) Users(_ context.Context, class string) ([]string, error) { return m[class], nil }
 
-// Count counts the instances of every class.
-func (m usersMap) Count(context.Context) (int, error) {
-	n := 0
+func (m usersMap) Decide(_ context.Context, c desired.Placed, _ string, _ bool, decide func(instances.View) bool) error {
+	var keys []string
 	for _, users := range m {
-		n += len(users)
+		keys = append(keys, users...)
 	}
-	return n, nil
-}
-
-// InNamespace lists the instances of namespace, none being deleted.
-func (m usersMap) InNamespace(_ context.Context, namespace string) ([]string, int, error) {
-	var names []string
-	for _, users := range m {
-		for _, u := range users {
-			if ns, name, _ := strings.Cut(u, "/"); ns == namespace {
-				names = append(names, name)
-			}
+	sort.Strings(keys)
+	var v instances.View
+	for i, k := range keys {
+		ns, name, _ := strings.Cut(k, "/")
+		if ns == c.Namespace {
+			v.Names = append(v.Names, name)
 		}
+		v.Live = append(v.Live, desired.Placed{Namespace: ns, Name: name, Created: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC))})
 	}
-	sort.Strings(names)
-	return names, len(names), nil
+	sort.Strings(v.Names)
+	decide(v)
+	return nil
 }
 
 func newHandler(cls ...*v1alpha1.StarrocksClass) *Handler {

@@ -37,6 +37,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/images/webhook/internal/classes"
+	"github.com/deckhouse/managed-starrocks/images/webhook/internal/instances"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 	"github.com/deckhouse/managed-starrocks/pkg/plural"
@@ -61,15 +62,15 @@ type ClassGetter interface {
 	Get(ctx context.Context, name string) (*v1alpha1.StarrocksClass, error)
 }
 
-// InstanceLister finds the Starrocks of a class ("namespace/name", sorted)
-// and counts the Starrocks of the cluster; instances being deleted do not
-// count in either. InNamespace lists the names of the Starrocks of a
-// namespace, sorted, those being deleted included (their objects stay
-// until garbage collection removes them), and counts those that are not.
+// InstanceLister finds the Starrocks of a class ("namespace/name", sorted;
+// instances being deleted do not count), and decides a new instance with
+// what exists (instances.View), one decision at a time: Decide remembers
+// an instance decide admitted (unless remember is false: a dry run) until
+// the list shows it, so CREATEs arriving together do not all see the same
+// count.
 type InstanceLister interface {
 	Users(ctx context.Context, class string) ([]string, error)
-	Count(ctx context.Context) (int, error)
-	InNamespace(ctx context.Context, namespace string) (names []string, live int, err error)
+	Decide(ctx context.Context, c desired.Placed, class string, remember bool, decide func(instances.View) bool) error
 }
 
 // ObjectGetter reads a Starrocks or a StarrocksBackup of a namespace live;
@@ -214,6 +215,14 @@ func (h *Handler) ValidateStarrocks(ctx context.Context, req *admissionv1.Admiss
 	if err != nil {
 		return denied(req, classrules.Violations{{Field: "", Value: "-", Rule: "object must decode as Starrocks", Message: err.Error()}}), nil
 	}
+	// Before skipUnchanged: growing the labels is a metadata-only update.
+	var oldMeta *metav1.ObjectMeta
+	if old != nil {
+		oldMeta = &old.ObjectMeta
+	}
+	if vs := classrules.CheckMetadataSize(&sr.ObjectMeta, oldMeta); len(vs) > 0 && sr.DeletionTimestamp == nil {
+		return denied(req, vs), nil
+	}
 	if skipUnchanged(sr, old) {
 		return allowed(), nil
 	}
@@ -249,10 +258,7 @@ func (h *Handler) ValidateStarrocks(ctx context.Context, req *admissionv1.Admiss
 		return denied(req, vs), nil
 	}
 	if req.Operation == admissionv1.Create {
-		if resp, err := h.validateNamespace(ctx, req); resp != nil || err != nil {
-			return resp, err
-		}
-		return h.validateInstanceCount(ctx, req)
+		return h.validatePlace(ctx, req, sr)
 	}
 	return allowed(), nil
 }
@@ -303,53 +309,65 @@ func (h *Handler) validateBackupCount(ctx context.Context, req *admissionv1.Admi
 	return allowed(), nil
 }
 
-// validateInstanceCount refuses a new instance once the cluster has
-// MaxInstances: the hooks' run time, the memory of their snapshots and the
-// module's ConfigMaps (three per instance) grow with every instance managed.
-// Checked last, so an invalid spec hears about
-// its spec first and only a valid CREATE pays for the list. Two CREATEs at
-// once may both pass; the hooks then manage only the oldest MaxInstances.
-func (h *Handler) validateInstanceCount(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
-	if h.MaxInstances <= 0 {
-		return allowed(), nil
+// validatePlace decides a new instance by the rules the hooks apply to
+// every instance (desired.Exclusions), so that the webhook's answer is the
+// hooks' one, only earlier: refused when it would use an object name of an
+// instance already in its namespace (desired.ObjectNames: the two would
+// fight over the object; those being deleted count, their objects stay
+// until garbage collection), or when it would get no place under the
+// namespace's share (MaxPerNamespace, so that one tenant cannot take every
+// place under MaxInstances) or the cluster's limit (MaxInstances: the
+// hooks' run time, the memory of their snapshots and the module's
+// ConfigMaps grow with every instance managed), or take one from an
+// instance that has it. Instances the hooks leave unmanaged take no place.
+// Checked last, so an invalid spec hears about its spec first.
+//
+// The decisions are serialised and each admitted instance counts until the
+// cache shows it (instances.Source.Decide): CREATEs sent together cannot
+// all pass. With more than one webhook replica each serialises its own;
+// the hooks manage only the instances the rule gives a place either way.
+func (h *Handler) validatePlace(ctx context.Context, req *admissionv1.AdmissionRequest, sr *v1alpha1.Starrocks) (*admissionv1.AdmissionResponse, error) {
+	c := desired.PlacedOf(sr)
+	c.Namespace, c.Name = req.Namespace, req.Name
+	if c.Created.IsZero() {
+		// The apiserver sets it before validating admission; a review
+		// without it is of an object made now.
+		c.Created = metav1.Now()
 	}
-	n, err := h.Instances.Count(ctx)
+	var resp *admissionv1.AdmissionResponse
+	err := h.Instances.Decide(ctx, c, sr.Spec.StarrocksClassName, req.DryRun == nil || !*req.DryRun, func(v instances.View) bool {
+		resp = h.place(req, c, v)
+		return resp.Allowed
+	})
 	if err != nil {
 		return nil, fmt.Errorf("create Starrocks %s/%s: %w", req.Namespace, req.Name, err)
 	}
-	if n < h.MaxInstances {
-		return allowed(), nil
-	}
-	msg := fmt.Sprintf("Starrocks %q cannot be created: the cluster already has %d Starrocks instances, the most the module manages "+
-		"(ModuleConfig managed-starrocks settings.instances.maxCount: %d); ask your cluster admin.",
-		req.Namespace+"/"+req.Name, n, h.MaxInstances)
-	return forbidden(req, msg, nil), nil
+	return resp, nil
 }
 
-// validateNamespace refuses a new instance that would use an object name of
-// an instance already in its namespace (desired.ObjectNames: the two would
-// fight over the object), or one past the namespace's share
-// (MaxPerNamespace), so that one tenant cannot take every place under
-// MaxInstances. nil when the CREATE passes both. Two CREATEs at once may
-// both pass; the hooks then manage only the older one (desired.Compute).
-func (h *Handler) validateNamespace(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
-	names, live, err := h.Instances.InNamespace(ctx, req.Namespace)
-	if err != nil {
-		return nil, fmt.Errorf("create Starrocks %s/%s: %w", req.Namespace, req.Name, err)
-	}
-	if c, ok := desired.ConflictWith(req.Name, names); ok {
+func (h *Handler) place(req *admissionv1.AdmissionRequest, c desired.Placed, v instances.View) *admissionv1.AdmissionResponse {
+	key := req.Namespace + "/" + req.Name
+	if other, ok := desired.ConflictWith(req.Name, v.Names); ok {
 		msg := fmt.Sprintf("Starrocks %q cannot be created: Starrocks %q of this namespace already uses the name of %s, which this instance would use too "+
 			"(two instances of a namespace never share an object name); choose another name.",
-			req.Namespace+"/"+req.Name, c.Other, c.Object)
-		return forbidden(req, msg, []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueDuplicate, Field: "metadata.name", Message: msg}}), nil
+			key, other.Other, other.Object)
+		return forbidden(req, msg, []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueDuplicate, Field: "metadata.name", Message: msg}})
 	}
-	if h.MaxPerNamespace > 0 && live >= h.MaxPerNamespace {
-		msg := fmt.Sprintf("Starrocks %q cannot be created: namespace %q already has %s, the most the module manages in one namespace "+
+	if h.MaxPerNamespace <= 0 && h.MaxInstances <= 0 {
+		return allowed()
+	}
+	a := desired.Admit(v.Live, c, h.MaxPerNamespace, h.MaxInstances)
+	switch {
+	case a.Allowed:
+		return allowed()
+	case a.NamespaceFull:
+		return forbidden(req, fmt.Sprintf("Starrocks %q cannot be created: namespace %q already has %s, the most the module manages in one namespace "+
 			"(ModuleConfig managed-starrocks settings.instances.maxPerNamespace: %d); ask your cluster admin.",
-			req.Namespace+"/"+req.Name, req.Namespace, plural.Count(live, "Starrocks instance"), h.MaxPerNamespace)
-		return forbidden(req, msg, nil), nil
+			key, req.Namespace, plural.Count(a.InNamespace, "Starrocks instance"), h.MaxPerNamespace), nil)
 	}
-	return nil, nil
+	return forbidden(req, fmt.Sprintf("Starrocks %q cannot be created: the cluster already has %d Starrocks instances, the most the module manages "+
+		"(ModuleConfig managed-starrocks settings.instances.maxCount: %d); ask your cluster admin.",
+		key, a.Managed, h.MaxInstances), nil)
 }
 
 // MutateStarrocks writes the class defaults the user left out into the spec,

@@ -21,6 +21,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -448,8 +449,8 @@ func TestValidateStarrocksRefusesACreateBeyondMaxInstances(t *testing.T) {
 		{name: "refuses a create at the limit, counting every class", max: 3, users: three, op: admissionv1.Create,
 			want: `Starrocks "analytics/sales" cannot be created: the cluster already has 3 Starrocks instances, the most the module manages ` +
 				`(ModuleConfig managed-starrocks settings.instances.maxCount: 3); ask your cluster admin.`},
-		{name: "refuses a create beyond the limit (admitted while the webhook was down)", max: 2, users: three, op: admissionv1.Create,
-			want: `the cluster already has 3 Starrocks instances, the most the module manages (ModuleConfig managed-starrocks settings.instances.maxCount: 2)`},
+		{name: "refuses a create beyond the limit (admitted while the webhook was down): the hooks manage 2 of the 3", max: 2, users: three, op: admissionv1.Create,
+			want: `the cluster already has 2 Starrocks instances, the most the module manages (ModuleConfig managed-starrocks settings.instances.maxCount: 2)`},
 		{name: "allows an update at the limit: the instance exists", max: 3, users: three, op: admissionv1.Update},
 		{name: "no limit", max: 0, users: three, op: admissionv1.Create},
 	}
@@ -488,6 +489,7 @@ func TestValidateStarrocksRefusesACreateThatSharesANameOrPassesTheNamespaceShare
 	tests := []struct {
 		name     string
 		perNS    int
+		max      int
 		users    usersMap
 		instance string
 		op       admissionv1.Operation
@@ -503,13 +505,20 @@ func TestValidateStarrocksRefusesACreateThatSharesANameOrPassesTheNamespaceShare
 		{name: "refuses a create at the namespace share", perNS: 2, users: usersMap{"small": {"analytics/a", "other/c"}, "large": {"analytics/b"}}, instance: "sales", op: admissionv1.Create,
 			want: `Starrocks "analytics/sales" cannot be created: namespace "analytics" already has 2 Starrocks instances, the most the module manages in one namespace ` +
 				`(ModuleConfig managed-starrocks settings.instances.maxPerNamespace: 2); ask your cluster admin.`},
+		// The hooks leave a/b and a/c unmanaged (past the share of 1):
+		// they take no place under maxCount.
+		{name: "instances past a namespace's share take no place under maxCount", perNS: 1, max: 2,
+			users: usersMap{"small": {"a/a", "a/b", "a/c"}}, instance: "sales", op: admissionv1.Create},
+		{name: "refuses past maxCount counting the managed only", perNS: 1, max: 2,
+			users: usersMap{"small": {"a/a", "a/b", "a/c", "b/x"}}, instance: "sales", op: admissionv1.Create,
+			want: `the cluster already has 2 Starrocks instances, the most the module manages (ModuleConfig managed-starrocks settings.instances.maxCount: 2)`},
 		{name: "allows a create below the namespace share", perNS: 2, users: usersMap{"small": {"analytics/a", "other/c", "other/d"}}, instance: "sales", op: admissionv1.Create},
 		{name: "allows an update at the share", perNS: 1, users: usersMap{"small": {"analytics/sales"}}, instance: "sales", op: admissionv1.Update},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHandler(testClass())
-			h.Instances, h.MaxPerNamespace = tt.users, tt.perNS
+			h.Instances, h.MaxPerNamespace, h.MaxInstances = tt.users, tt.perNS, tt.max
 			var old runtime.Object
 			sr := testInstance()
 			sr.Name = tt.instance
@@ -533,6 +542,62 @@ func TestValidateStarrocksRefusesACreateThatSharesANameOrPassesTheNamespaceShare
 			}
 			if resp.Result.Code != http.StatusForbidden {
 				t.Errorf("code %d, want 403", resp.Result.Code)
+			}
+		})
+	}
+}
+
+func TestValidateStarrocksBoundsTheMetadata(t *testing.T) {
+	labels := func(n int) map[string]string {
+		out := map[string]string{}
+		for i := 0; i*(6+63) < n; i++ {
+			out[fmt.Sprintf("k%05d", i)] = strings.Repeat("v", 63)
+		}
+		return out
+	}
+	big, small := labels(300<<10), labels(1<<10)
+	tests := []struct {
+		name     string
+		op       admissionv1.Operation
+		old, new map[string]string
+		deleting bool
+		refused  bool
+	}{
+		{name: "refuses a create past the bound", op: admissionv1.Create, new: big, refused: true},
+		{name: "allows a create within it", op: admissionv1.Create, new: small},
+		{name: "refuses labels grown past it (a metadata-only update)", op: admissionv1.Update, old: small, new: big, refused: true},
+		{name: "allows an object from before the rule to keep its labels", op: admissionv1.Update, old: big, new: big},
+		{name: "allows an object from before the rule to shrink", op: admissionv1.Update, old: big, new: labels(290 << 10)},
+		{name: "allows an object being deleted", op: admissionv1.Update, old: small, new: big, deleting: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHandler(testClass())
+			sr := testInstance()
+			sr.Labels = tt.new
+			if tt.deleting {
+				now := metav1.Now()
+				sr.DeletionTimestamp = &now
+			}
+			var old runtime.Object
+			if tt.op == admissionv1.Update {
+				o := testInstance()
+				o.Labels = tt.old
+				old = o
+			}
+			resp, err := h.ValidateStarrocks(context.Background(), request(t, tt.op, sr, old))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.refused {
+				if !resp.Allowed {
+					t.Fatalf("want allowed, got %s", describe(resp))
+				}
+				return
+			}
+			want := `Starrocks "analytics/sales" is invalid: metadata.labels, metadata.annotations: the labels and annotations take `
+			if resp.Allowed || !strings.HasPrefix(resp.Result.Message, want) || !strings.HasSuffix(resp.Result.Message, "bytes; at most 262144 bytes of keys and values together)") {
+				t.Fatalf("got %s\nwant denied with %s…", describe(resp), want)
 			}
 		})
 	}

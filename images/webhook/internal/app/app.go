@@ -41,6 +41,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/images/webhook/internal/admission"
 	"github.com/deckhouse/managed-starrocks/images/webhook/internal/certwatch"
 	"github.com/deckhouse/managed-starrocks/images/webhook/internal/classes"
+	"github.com/deckhouse/managed-starrocks/images/webhook/internal/instances"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 )
 
@@ -67,15 +68,17 @@ type Options struct {
 
 // App is a bound, not yet running webhook.
 type App struct {
-	opts     Options
-	log      *slog.Logger
-	certs    *certwatch.Watcher
-	classes  *classes.Source
-	webhook  *http.Server
-	health   *http.Server
-	webLn    net.Listener
-	healthLn net.Listener
-	stopping atomic.Bool
+	opts    Options
+	log     *slog.Logger
+	certs   *certwatch.Watcher
+	classes *classes.Source
+	// instances: what a CREATE is counted with (and a class DELETE).
+	instances *instances.Source
+	webhook   *http.Server
+	health    *http.Server
+	webLn     net.Listener
+	healthLn  net.Listener
+	stopping  atomic.Bool
 }
 
 // New loads the certificate, binds both listeners and prepares the class
@@ -95,10 +98,11 @@ func New(opts Options, cfg *rest.Config, log *slog.Logger) (*App, error) {
 		return nil, fmt.Errorf("create Kubernetes client: %w", err)
 	}
 	src := classes.New(client)
+	insts := instances.New(client)
 	cache := classrules.NewCache()
-	h := &admission.Handler{Classes: src, Instances: src, Objects: src, Compile: cache.Get, Log: log, Metrics: admission.NewMetrics(reg), MaxInstances: opts.MaxInstances, MaxPerNamespace: opts.MaxPerNamespace}
+	h := &admission.Handler{Classes: src, Instances: insts, Objects: src, Compile: cache.Get, Log: log, Metrics: admission.NewMetrics(reg), MaxInstances: opts.MaxInstances, MaxPerNamespace: opts.MaxPerNamespace}
 
-	a := &App{opts: opts, log: log, certs: certs, classes: src}
+	a := &App{opts: opts, log: log, certs: certs, classes: src, instances: insts}
 	mux := http.NewServeMux()
 	h.Register(mux)
 	a.webhook = &http.Server{
@@ -148,6 +152,8 @@ func (a *App) healthMux(reg *prometheus.Registry) *http.ServeMux {
 			http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		case !a.classes.HasSynced():
 			http.Error(w, "StarrocksClass cache not synced yet", http.StatusServiceUnavailable)
+		case !a.instances.HasSynced():
+			http.Error(w, "Starrocks and Namespace caches not synced yet", http.StatusServiceUnavailable)
 		default:
 			_, _ = w.Write([]byte("ok\n"))
 		}
@@ -162,6 +168,7 @@ func (a *App) Run(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a.classes.Start(runCtx)
+	a.instances.Start(runCtx)
 
 	errs := make(chan error, 3)
 	var wg sync.WaitGroup

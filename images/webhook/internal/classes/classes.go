@@ -22,7 +22,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -100,80 +99,6 @@ func (s *Source) Get(ctx context.Context, name string) (*v1alpha1.StarrocksClass
 		return nil, fmt.Errorf("decode StarrocksClass %q: %w", name, err)
 	}
 	return class, nil
-}
-
-// Users returns "namespace/name" of every Starrocks of the class, sorted;
-// instances being deleted do not count. It lists live, page by page: a class
-// is deleted rarely, and the webhook keeps no cache of instances.
-func (s *Source) Users(ctx context.Context, class string) ([]string, error) {
-	var users []string
-	err := s.eachLive(ctx, func(u *unstructured.Unstructured) {
-		if name, _, _ := unstructured.NestedString(u.Object, "spec", "starrocksClassName"); name == class {
-			users = append(users, u.GetNamespace()+"/"+u.GetName())
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(users)
-	return users, nil
-}
-
-// Count returns how many Starrocks exist in the cluster, those being
-// deleted left out. Listed live like Users: it is asked on a CREATE only.
-func (s *Source) Count(ctx context.Context) (int, error) {
-	n := 0
-	err := s.eachLive(ctx, func(*unstructured.Unstructured) { n++ })
-	return n, err
-}
-
-// InNamespace returns the names of the Starrocks of namespace, sorted,
-// those being deleted included, and how many are not being deleted. Listed
-// live like Count: it is asked on a CREATE only.
-func (s *Source) InNamespace(ctx context.Context, namespace string) ([]string, int, error) {
-	var names []string
-	live := 0
-	err := s.each(ctx, namespace, func(u *unstructured.Unstructured) {
-		names = append(names, u.GetName())
-		if u.GetDeletionTimestamp() == nil {
-			live++
-		}
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	sort.Strings(names)
-	return names, live, nil
-}
-
-// eachLive calls fn for every Starrocks that is not being deleted, listing
-// page by page.
-func (s *Source) eachLive(ctx context.Context, fn func(*unstructured.Unstructured)) error {
-	return s.each(ctx, metav1.NamespaceAll, func(u *unstructured.Unstructured) {
-		if u.GetDeletionTimestamp() == nil {
-			fn(u)
-		}
-	})
-}
-
-// each calls fn for every Starrocks of namespace (every namespace for
-// metav1.NamespaceAll), listing page by page.
-func (s *Source) each(ctx context.Context, namespace string, fn func(*unstructured.Unstructured)) error {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	opts := metav1.ListOptions{Limit: 500}
-	for {
-		list, err := s.client.Resource(v1alpha1.StarrocksGVR).Namespace(namespace).List(ctx, opts)
-		if err != nil {
-			return fmt.Errorf("list Starrocks: %w", err)
-		}
-		for i := range list.Items {
-			fn(&list.Items[i])
-		}
-		if opts.Continue = list.GetContinue(); opts.Continue == "" {
-			return nil
-		}
-	}
 }
 
 // Instance reads a Starrocks live (nil when it does not exist): a

@@ -19,10 +19,8 @@ package classes
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,20 +28,6 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 )
-
-func instance(namespace, name, class string, deleting bool) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": v1alpha1.SchemeGroupVersion.String(), "kind": v1alpha1.StarrocksKind,
-		"metadata": map[string]any{"namespace": namespace, "name": name},
-		"spec":     map[string]any{"starrocksClassName": class},
-	}}
-	if deleting {
-		now := metav1.Now()
-		u.SetDeletionTimestamp(&now)
-		u.SetFinalizers([]string{"example.com/keep"})
-	}
-	return u
-}
 
 func newFake(t *testing.T, objs ...*unstructured.Unstructured) *dynamicfake.FakeDynamicClient {
 	t.Helper()
@@ -58,37 +42,6 @@ func newFake(t *testing.T, objs ...*unstructured.Unstructured) *dynamicfake.Fake
 		}
 	}
 	return client
-}
-
-func TestUsersListsTheInstancesOfTheClassSorted(t *testing.T) {
-	client := newFake(t,
-		instance("team-b", "warehouse", "small", false),
-		instance("team-a", "dev", "small", false),
-		instance("team-a", "other", "large", false),
-		instance("team-c", "going", "small", true),
-	)
-	got, err := New(client).Users(context.Background(), "small")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(got) != "[team-a/dev team-b/warehouse]" {
-		t.Fatalf("Users(small) = %v, want [team-a/dev team-b/warehouse] (other classes and instances being deleted left out)", got)
-	}
-}
-
-func TestCountLeavesOutInstancesBeingDeleted(t *testing.T) {
-	client := newFake(t,
-		instance("team-b", "warehouse", "small", false),
-		instance("team-a", "other", "large", false),
-		instance("team-c", "going", "small", true),
-	)
-	n, err := New(client).Count(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n != 2 {
-		t.Fatalf("Count() = %d, want 2 (every class, the instance being deleted left out)", n)
-	}
 }
 
 func TestGetAnswersNotFoundForANameNoObjectCanHave(t *testing.T) {
