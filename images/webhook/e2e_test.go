@@ -346,7 +346,7 @@ func TestEndToEnd(t *testing.T) {
 			}
 		}
 		err := backup("backed-3")
-		want := `spec.instanceName: Starrocks "backed" already has 2 StarrocksBackup objects, the most its class allows`
+		want := `spec.instanceName: Starrocks "backed" has 2 StarrocksBackups, the most its class allows`
 		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("admission webhook %q denied the request", validateBackupName)) ||
 			!strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `class "backups" backup.maxBackups 2`) {
 			t.Errorf("the third StarrocksBackup: %v, want a denial with %q and the limit", err, want)

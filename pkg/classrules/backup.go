@@ -494,6 +494,6 @@ func CheckBackupCount(b *v1alpha1.StarrocksBackup, className string, class *v1al
 	}
 	return Violations{{Field: "spec.instanceName", Value: quoteValue(b.Spec.InstanceName),
 		Rule: fmt.Sprintf("class %q backup.maxBackups %d", className, limit),
-		Message: fmt.Sprintf("Starrocks %q already has %d StarrocksBackup objects, the most its class allows; delete backups it no longer needs "+
-			"(kubectl -n %s get starrocksbackups), lower its spec.backup.retention, or ask the platform admin to raise the limit", b.Spec.InstanceName, count, b.Namespace)}}
+		Message: fmt.Sprintf("Starrocks %q has %d StarrocksBackups, the most its class allows; delete some or ask the platform admin to raise the limit",
+			b.Spec.InstanceName, count)}}
 }

@@ -177,10 +177,12 @@ func TestValidateBackup(t *testing.T) {
 }
 
 // A StarrocksBackup past its instance's limit (the class's
-// spec.backup.maxBackups, 100 when the class does not say) is refused with
-// the limit named; one of another instance or namespace is not counted.
+// spec.backup.maxBackups) is refused with the limit named; one of another
+// instance or namespace is not counted.
 func TestValidateBackupRefusesOneBeyondTheLimit(t *testing.T) {
-	h := newHandler(backupClass())
+	class := backupClass()
+	class.Spec.Backup.MaxBackups = ptr(int32(100))
+	h := newHandler(class)
 	backups := map[string]*v1alpha1.StarrocksBackup{}
 	add := func(ns, name, instance string) {
 		backups[ns+"/"+name] = &v1alpha1.StarrocksBackup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
@@ -205,7 +207,7 @@ func TestValidateBackupRefusesOneBeyondTheLimit(t *testing.T) {
 	if err != nil || resp.Allowed {
 		t.Fatalf("the 101st backup of sales was allowed: %v %s", err, describe(resp))
 	}
-	for _, want := range []string{`Starrocks "sales" already has 100 StarrocksBackup objects`, `class "small" backup.maxBackups 100`, "delete"} {
+	for _, want := range []string{`Starrocks "sales" has 100 StarrocksBackups`, `class "small" backup.maxBackups 100`, "delete"} {
 		if !strings.Contains(resp.Result.Message, want) {
 			t.Errorf("the denial does not say %q: %s", want, resp.Result.Message)
 		}
@@ -214,10 +216,10 @@ func TestValidateBackupRefusesOneBeyondTheLimit(t *testing.T) {
 		t.Errorf("the message spans lines: %q", resp.Result.Message)
 	}
 
-	// The class's own limit.
-	class := backupClass()
-	class.Spec.Backup.MaxBackups = ptr(int32(3))
-	low := newHandler(class)
+	// A lower limit of the class.
+	lowClass := backupClass()
+	lowClass.Spec.Backup.MaxBackups = ptr(int32(3))
+	low := newHandler(lowClass)
 	low.Objects = h.Objects
 	resp, err = low.ValidateBackup(context.Background(), request(t, admissionv1.Create, backup, nil))
 	if err != nil || resp.Allowed || !strings.Contains(resp.Result.Message, `class "small" backup.maxBackups 3`) {
