@@ -251,7 +251,8 @@ func (s *Server) DroppedFollowers() []string {
 	return append([]string(nil), s.dropped...)
 }
 
-// nullable is how StarRocks prints an unknown value.
+// nullable is how StarRocks prints an FE's unknown version: the text NULL
+// (fe-core common/proc/FrontendsProcNode).
 func nullable(v string) string {
 	if v == "" {
 		return "NULL"
