@@ -180,12 +180,12 @@ func (a answer) String() string {
 // Standalone instance (dev/realfe) with a BE that never answers, then sends
 // sameAnswers to it and to this package's server and compares the answers.
 func TestAnswersAsTheRealFEDoes(t *testing.T) {
-	c := realfe.Start(t, realfe.Options{})
+	c := realfe.Start(t, realfe.Options{RequireSecureTransport: true})
 	fe := c.StartLeader(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	mustExec(t, c.DB(t, fe, "root", "", true), fmt.Sprintf("SET PASSWORD = PASSWORD('%s')", rootPassword))
-	real := func(user, password string) *sql.DB { return c.DB(t, fe, user, password, true) }
+	mustExec(t, c.DB(t, fe, "root", "", false), fmt.Sprintf("SET PASSWORD = PASSWORD('%s')", rootPassword))
+	real := func(user, password string) *sql.DB { return c.DB(t, fe, user, password, false) }
 	// A BE that never answers its heartbeat: the FE's own name, where no
 	// BE listens.
 	mustExec(t, real("root", rootPassword), fmt.Sprintf(`ALTER SYSTEM ADD BACKEND "%s"`, net.JoinHostPort(fe.Host, "9050")))
@@ -223,6 +223,18 @@ func TestAnswersAsTheRealFEDoes(t *testing.T) {
 		if diff := compare(r, f); diff != "" {
 			t.Errorf("%s as %s: %s\n  real FE: %s\n  fake:    %s", q.stmt, q.user, diff, r, f)
 		}
+	}
+
+	// A plaintext client from another address than 127.0.0.1, which both
+	// exempt from ssl_force_secure_transport: the fake listens on the
+	// host's address on the FEs' segment, the test's connections come
+	// from it.
+	forced := fakefe.Start(t, fakefe.Options{RootPassword: rootPassword, ForceSecureTransport: true,
+		ListenAddr: net.JoinHostPort(c.HostIP.String(), "0")})
+	r := ask(ctx, c.DB(t, fe, "root", rootPassword, true), "SELECT 1")
+	f := ask(ctx, fakeLogin(t, forced)("root", rootPassword), "SELECT 1")
+	if r.err != f.err || !strings.HasPrefix(r.err, "5205 ") {
+		t.Errorf("a plaintext client: the real FE says %s, the fake %s", r, f)
 	}
 }
 
