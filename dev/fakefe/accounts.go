@@ -18,6 +18,7 @@ package fakefe
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -219,33 +220,52 @@ func rolesOf(list string) []string {
 	return out
 }
 
-func denied(priv string) error {
-	return sqlerror.NewSQLErrorf(ErrAccessDenied, "42000",
-		"Access denied; you need (at least one of) the %s privilege(s) on SYSTEM for this operation", priv)
+// denied refuses a statement that needs a SYSTEM privilege a does not
+// hold; a is nil for an unknown user.
+func (a *account) denied(priv string) error {
+	return a.deniedOn(priv, "SYSTEM", "")
+}
+
+// deniedOn is accessDenied with the account's active roles and those it
+// holds but has not activated (fe-core authorization/
+// AccessDeniedException.reportAccessDenied).
+func (a *account) deniedOn(priv, objType, obj string) error {
+	if a == nil {
+		return accessDenied(priv, objType, obj, nil, nil)
+	}
+	active := a.active()
+	var inactive []string
+	for r := range a.roles {
+		if !slices.Contains(active, r) {
+			inactive = append(inactive, r)
+		}
+	}
+	sort.Strings(inactive)
+	return accessDenied(priv, objType, obj, active, inactive)
 }
 
 // authorize checks the privilege a non-account statement needs.
 func (s *Server) authorize(user, q string) error {
 	u := s.users[user]
 	if u == nil {
-		return denied("ANY")
+		return (*account)(nil).denied("ANY")
 	}
 	switch {
 	case reNeedsNode.MatchString(q):
 		if !u.has(PrivNode) {
-			return denied(PrivNode)
+			return u.denied(PrivNode)
 		}
 	case reNeedsNodeOp.MatchString(q):
 		if !u.has(PrivNode) && !u.has(PrivOperate) {
-			return denied(PrivOperate + " or " + PrivNode)
+			return u.denied(PrivOperate + " OR " + PrivNode)
 		}
 	case reNeedsOperate.MatchString(q):
 		if !u.has(PrivOperate) {
-			return denied(PrivOperate)
+			return u.denied(PrivOperate)
 		}
 	case reNeedsUpdate.MatchString(q):
 		if !u.has(PrivUpdate) {
-			return denied(PrivUpdate)
+			return u.denied(PrivUpdate)
 		}
 	}
 	return nil
@@ -256,7 +276,7 @@ func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, han
 	ok := &sqltypes.Result{}
 	me := s.users[c.User]
 	if me == nil {
-		return nil, true, denied("ANY")
+		return nil, true, (*account)(nil).denied("ANY")
 	}
 	// Changing someone else's account needs GRANT (user_admin); root's
 	// password can only be changed by root itself (SET_PASSWORD.md).
@@ -268,7 +288,7 @@ func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, han
 			return sqlerror.NewSQLErrorf(ErrAccessDenied, "42000", "Access denied: only root can change root")
 		}
 		if !me.has(PrivGrant) {
-			return denied(PrivGrant)
+			return me.denied(PrivGrant)
 		}
 		return nil
 	}
@@ -292,7 +312,10 @@ func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, han
 		if active == "" {
 			active = "NONE"
 		}
-		return &sqltypes.Result{Fields: fields("current_role()"), Rows: [][]sqltypes.Value{row(active)}}, true, nil
+		// The column is named as the query wrote the call, as for any
+		// expression StarRocks selects.
+		name := q[strings.Index(strings.ToLower(q), "current_role"):]
+		return &sqltypes.Result{Fields: fields(name), Rows: [][]sqltypes.Value{row(active)}}, true, nil
 	case reSetOwnPass.MatchString(q):
 		me.password, me.hash = unescape(reSetOwnPass.FindStringSubmatch(q)[1]), nil
 		return ok, true, nil
@@ -318,15 +341,15 @@ func (s *Server) execAccount(c *mysql.Conn, q string) (res *sqltypes.Result, han
 		}
 		name := userOf(m, 2)
 		if !me.has(PrivGrant) {
-			return nil, true, denied(PrivGrant)
+			return nil, true, me.denied(PrivGrant)
 		}
 		u, err := lookup(name)
 		if err != nil {
 			return nil, true, err
 		}
 		for _, r := range rolesOf(m[1]) {
-			if _, known := rolePrivileges[r]; !known || r == RoleRoot {
-				return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "role %s cannot be granted here", r)
+			if known := isBuiltinRole(r) || s.grantState().roles[r] != nil; !known || r == RoleRoot {
+				return nil, true, analyzing("Can not granted/revoke role to/from user: cannot find role %s!", r)
 			}
 			if grant {
 				u.roles[r] = true

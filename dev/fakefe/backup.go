@@ -361,7 +361,7 @@ func isRepositoryStatement(toks []tok) bool {
 func (s *Server) needRepository(user string) error {
 	u := s.users[user]
 	if u == nil {
-		return denied("REPOSITORY")
+		return u.denied("REPOSITORY")
 	}
 	roles := s.grantState().effectiveRoles(u)
 	for _, r := range roles {
@@ -369,7 +369,7 @@ func (s *Server) needRepository(user string) error {
 			return nil
 		}
 	}
-	return accessDenied("REPOSITORY", "SYSTEM", "", u.active(), nil)
+	return u.denied("REPOSITORY")
 }
 
 func errBusy() error {
@@ -654,7 +654,9 @@ func (s *Server) showSnapshot(p *parser) (*sqltypes.Result, bool, error) {
 	}
 	r := s.backupState().repos[name]
 	if r == nil {
-		return nil, true, commonErr("Repository %s does not exist", name)
+		// fe-core sql/analyzer/BackupRestoreAnalyzer: ERR_COMMON_ERROR
+		// through reportSemanticException, so the analyzer's frame.
+		return nil, true, commonErr("Getting analyzing error. Detail message: Repository [%s] does not exist.", name)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()

@@ -63,11 +63,21 @@ func (s *Server) TableRows(db, table string) [][]string {
 // ERR_ACCESS_DENIED_HINT_MSG_FORMAT; authz/authorization/
 // AccessDeniedException.java).
 func accessDenied(priv, objType, obj string, active, inactive []string) error {
+	if obj != "" {
+		obj = " " + obj
+	}
+	// The role lists are Java's List.toString, NONE for an empty one.
+	list := func(roles []string) string {
+		if len(roles) == 0 {
+			return "NONE"
+		}
+		return "[" + strings.Join(roles, ", ") + "]"
+	}
 	return sqlerror.NewSQLErrorf(ErrAccessDenied, "42000",
-		"Access denied; you need (at least one of) the %s privilege(s) on %s %s for this operation. "+
+		"Access denied; you need (at least one of) the %s privilege(s) on %s%s for this operation. "+
 			"Please ask the admin to grant permission(s) or try activating existing roles using <set [default] role>. "+
-			"Current role(s): [%s]. Inactivated role(s): [%s].",
-		priv, objType, obj, strings.Join(active, ", "), strings.Join(inactive, ", "))
+			"Current role(s): %s. Inactivated role(s): %s.",
+		priv, objType, obj, list(active), list(inactive))
 }
 
 // effectiveRoles are the active roles and every role they inherit, public

@@ -28,6 +28,15 @@ limitations under the License.
 // result columns are deliberately not in StarRocks' order, so a client that
 // reads them by position fails. Built on vitess.io/vitess/go/mysql; test
 // tooling, never linked into the agent.
+//
+// What the FE alone decides is tested on the real FE (dev/realfe); the fake
+// stays for what needs a BE (the tests run none: BE membership, tablets,
+// BE configuration, backups), for FEs that come and go, and for machines
+// without the FE's source archive, root or a JDK, where the real-FE tests
+// skip. It is kept honest by TestAnswersAsTheRealFEDoes: the FE answers the
+// agent relies on (strict_test.go) run against a real FE, and the
+// statements both answer (conformance_test.go) are sent to both and must
+// agree in error numbers and texts, columns, rows and the shape of values.
 package fakefe
 
 import (
@@ -573,11 +582,14 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	}
 	if reShowBackends.MatchString(q) {
 		// StarRocks order: BackendId, IP, HeartbeatPort, BePort, ..., Alive, SystemDecommissioned, ..., TabletNum, ...
+		// A BE's Version is empty until its first heartbeat (fe-core
+		// system/ComputeNode starts it as ""); an FE's reads NULL
+		// (common/proc/FrontendsProcNode).
 		r := &sqltypes.Result{Fields: fields("TabletNum", "SystemDecommissioned", "Alive", "HeartbeatPort", "IP", "BackendId", "BePort", "Version", "ErrMsg")}
 		for _, b := range s.backends {
 			alive, errMsg := s.backendAlive(b)
 			r.Rows = append(r.Rows, row(strconv.FormatInt(b.TabletNum, 10), boolStr(b.Decommissioned), boolStr(alive),
-				strconv.Itoa(b.HeartbeatPort), b.Host, strconv.FormatInt(b.ID, 10), "9060", nullable(b.Version), errMsg))
+				strconv.Itoa(b.HeartbeatPort), b.Host, strconv.FormatInt(b.ID, 10), "9060", b.Version, errMsg))
 		}
 		return r, nil
 	}
@@ -648,11 +660,12 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 	}
 	if m := reSetFEConfig.FindStringSubmatch(q); m != nil {
 		cfg, found := s.feConfig[m[1]]
-		switch {
-		case !found:
-			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "Config '%s' does not exist", m[1])
-		case !cfg.Mutable:
-			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "Config '%s' is not mutable", m[1])
+		if !found || !cfg.Mutable {
+			// fe-core common/ConfigBase.setMutableConfig looks the key up
+			// among the mutable ones only: ErrorCode.ERROR_CONFIG_NOT_EXIST's
+			// text, sent as 1064 (InvalidConfException carries no code to
+			// the client).
+			return nil, sqlerror.NewSQLErrorf(1064, "HY000", "Config '%s' does not exist or is not mutable", m[1])
 		}
 		// fe-core common/ConfigBase.setConfig: the FE sets the value, then
 		// forwards it to every other FE it lists (one shared value here);

@@ -126,7 +126,9 @@ type optKey struct {
 
 func newGrantState() *grantState {
 	g := &grantState{
-		databases: map[string]bool{"information_schema": true, "_statistics_": true},
+		// The FE's own databases: information_schema, _statistics_ and
+		// sys (fe-core catalog/system/sys/SysDb.DATABASE_NAME).
+		databases: map[string]bool{"information_schema": true, "_statistics_": true, "sys": true},
 		roles:     map[string]*fakeRole{},
 		userPrivs: map[string]map[privObject]map[string]bool{},
 		options:   map[optKey]bool{},
@@ -385,13 +387,13 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 	p := &parser{toks: toks}
 	me := s.users[c.User]
 	if me == nil {
-		return nil, true, denied("ANY")
+		return nil, true, (*account)(nil).denied("ANY")
 	}
 	g := s.grantState()
 	ok := &sqltypes.Result{}
 	needGrant := func() error {
 		if !me.has(PrivGrant) {
-			return denied(PrivGrant)
+			return me.denied(PrivGrant)
 		}
 		return nil
 	}
@@ -434,7 +436,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 			return nil, true, err
 		}
 		if !me.has(PrivOperate) { // db_admin or root
-			return nil, true, denied("CREATE DATABASE")
+			return nil, true, me.deniedOn("CREATE DATABASE", "CATALOG", "default_catalog")
 		}
 		if !reDBName.MatchString(d) {
 			return nil, true, sqlerror.NewSQLErrorf(1102, "42000", "Incorrect database name '%s'", d)
@@ -450,12 +452,23 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		}
 		// StarRocks order: Name, Builtin, Comment (fe-core qe/
 		// ShowResultMetaFactory.visitShowRolesStatement); here shuffled.
+		// The built-in roles and their comments are fe-core authorization/
+		// AuthorizationMgr's (initBuiltinRoleUnlocked); a created role has
+		// none, which getRoleComment prints as FeConstants.NULL_STRING, NULL
+		// on the wire.
 		r := &sqltypes.Result{Fields: fields("Comment", "Name", "Builtin")}
-		for _, n := range []string{RoleRoot, RoleDBAdmin, RoleClusterAdmin, RoleUserAdmin, RolePublic} {
-			r.Rows = append(r.Rows, row("built-in role", n, "true"))
+		for _, b := range [][2]string{
+			{RoleRoot, "built-in root role which has all privileges on all objects"},
+			{RoleDBAdmin, "built-in database administration role"},
+			{RoleClusterAdmin, "built-in cluster administration role"},
+			{RoleUserAdmin, "built-in user administration role"},
+			{"security_admin", "built-in security administration role"},
+			{RolePublic, "built-in public role which is owned by any user"},
+		} {
+			r.Rows = append(r.Rows, row(b[1], b[0], "true"))
 		}
 		for _, n := range sortedSet(g.roles) {
-			r.Rows = append(r.Rows, row("", n, "false"))
+			r.Rows = append(r.Rows, []sqltypes.Value{sqltypes.NULL, sqltypes.NewVarChar(n), sqltypes.NewVarChar("false")})
 		}
 		return r, true, end()
 	case p.kw("SHOW", "USERS"):
@@ -479,7 +492,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		}
 		r := g.roles[name]
 		if r == nil {
-			return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "role %s does not exist", name)
+			return nil, true, analyzing("There is no such grant defined for role %s: cannot find role %s!", name, name)
 		}
 		// StarRocks order: UserIdentity, Catalog, Grants, for a role too
 		// (fe-core qe/ShowResultMetaFactory.visitShowGrantsStatement has
@@ -501,7 +514,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		}
 		u := s.users[name]
 		if u == nil {
-			return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "user '%s'@'%%' does not exist", name)
+			return nil, true, analyzing("cannot find user '%s'@'%%'!", name)
 		}
 		// StarRocks order: UserIdentity, Catalog, Grants; here shuffled.
 		roles := map[string]bool{RolePublic: true}
@@ -526,7 +539,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 			return nil, true, syntaxErr("catalog name")
 		}
 		if !me.has(PrivCreateExternalCatalog) {
-			return nil, true, denied(PrivCreateExternalCatalog)
+			return nil, true, me.denied(PrivCreateExternalCatalog)
 		}
 		if g.catalogs[name] || name == defaultCatalog {
 			if ifNot {
@@ -556,7 +569,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 			return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "invalid role format: %s", name)
 		}
 		if g.roles[name] != nil || isBuiltinRole(name) {
-			return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "Role %s already exists", name)
+			return nil, true, analyzing("Operation CREATE ROLE failed for %s : role already exists", name)
 		}
 		g.roles[name] = &fakeRole{inherits: map[string]bool{}, privs: map[privObject]map[string]bool{}}
 		return ok, true, nil
@@ -569,7 +582,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 			return nil, true, err
 		}
 		if g.roles[name] == nil {
-			return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "Role %s doesn't exist", name)
+			return nil, true, analyzing("Operation DROP ROLE failed for %s : role not exists", name)
 		}
 		delete(g.roles, name)
 		g.dropOptions("ROLE " + name)
@@ -605,7 +618,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 			if ifNot {
 				return ok, true, nil
 			}
-			return nil, true, sqlerror.NewSQLErrorf(1396, "HY000", "Operation CREATE USER failed for '%s'@'%%'", name)
+			return nil, true, analyzing("user '%s'@'%%' already exists!", name)
 		}
 		for _, r := range defaults {
 			if (!isBuiltinRole(r) && g.roles[r] == nil) || r == RoleRoot {
@@ -639,7 +652,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		}
 		u := s.users[name]
 		if u == nil {
-			return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "user '%s'@'%%' does not exist", name)
+			return nil, true, analyzing("cannot find user '%s'@'%%'!", name)
 		}
 		u.password, u.hash = a.password, a.hash
 		return ok, true, nil
@@ -653,7 +666,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 			return nil, true, err
 		}
 		if name == RootUser {
-			return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "Operation DROP USER failed for 'root'")
+			return nil, true, analyzing("Operation DROP USER failed for 'root'@'%%' : cannot drop user 'root'@'%%'")
 		}
 		if err := needGrant(); err != nil {
 			return nil, true, err
@@ -662,7 +675,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 			if ifExists {
 				return ok, true, nil
 			}
-			return nil, true, sqlerror.NewSQLErrorf(1396, "HY000", "Operation DROP USER failed for '%s'@'%%'", name)
+			return nil, true, analyzing("cannot find user '%s'@'%%'!", name)
 		}
 		delete(s.users, name)
 		delete(g.userPrivs, name)
@@ -697,7 +710,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		}
 		u := s.users[name]
 		if u == nil {
-			return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "user '%s'@'%%' does not exist", name)
+			return nil, true, analyzing("cannot find user '%s'@'%%'!", name)
 		}
 		u.defaults = map[string]bool{}
 		for _, r := range roles {
@@ -813,7 +826,12 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 			// catalog.db names a database of another catalog; a bare
 			// name is the session's catalog, default_catalog here
 			// (sql/analyzer/AuthorizationAnalyzer for DATABASE objects,
-			// DbPEntryObject.generate).
+			// DbPEntryObject.generate). ALL ... IN DATABASE takes one
+			// identifier (StarRocks.g4 grantOnAll: IN DATABASE
+			// identifierOrString): a catalog there is a syntax error.
+			if kind != objDatabase && p.i < len(p.toks) && p.toks[p.i].kind == 'p' && p.toks[p.i].text == "." {
+				return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "Getting syntax error: unexpected input '.', expecting TO")
+			}
 			if p.punct(".") {
 				if obj.db, good = p.name(); !good {
 					return nil, true, syntaxErr("database name")
@@ -860,7 +878,7 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 		return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "Getting syntax error at %q", p.toks[p.i].text)
 	}
 	if me := s.users[c.User]; !me.has(PrivGrant) {
-		return nil, true, denied(PrivGrant)
+		return nil, true, me.denied(PrivGrant)
 	}
 	if obj == nil {
 		for _, r := range items {
@@ -1018,4 +1036,14 @@ func (c grantCell) row(role string) []sqltypes.Value {
 		rw = append(rw, sqltypes.NewVarChar(role))
 	}
 	return rw
+}
+
+// analyzing is how StarRocks reports what its analyzer refuses: a
+// SemanticException's message, "Getting analyzing error. Detail message: "
+// and the detail with a full stop (fe-core sql/analyzer/
+// SemanticException.getMessage), sent with 1064 as ErrorReport does for an
+// exception without an ErrorCode. The details are fe-core sql/analyzer/
+// AuthenticationAnalyzer's and AuthorizationAnalyzer's.
+func analyzing(format string, args ...any) error {
+	return sqlerror.NewSQLErrorf(1064, "42000", "Getting analyzing error. Detail message: %s.", fmt.Sprintf(format, args...))
 }

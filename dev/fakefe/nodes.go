@@ -82,7 +82,13 @@ func (s *Server) backendAlive(b Backend) (bool, string) {
 	if b.ClusterID != 0 && b.ClusterID != ClusterID {
 		return false, fmt.Sprintf("invalid cluster id %d, expected %d", b.ClusterID, ClusterID)
 	}
-	return b.Alive, ""
+	if !b.Alive {
+		// A BE whose heartbeat fails shows the exception's message
+		// (fe-core system/HeartbeatMgr: BackendHbResponse with
+		// e.getMessage()); the fake's BEs have no socket, so a typical one.
+		return false, "java.net.ConnectException: Connection refused"
+	}
+	return true, ""
 }
 
 // noBackendAlive is the error of a statement that needs a live BE while
@@ -219,7 +225,11 @@ var reShowStatistic = regexp.MustCompile(`(?i)^show\s+proc\s+'/statistic'$`)
 func (s *Server) showStatistic() *sqltypes.Result {
 	r := &sqltypes.Result{Fields: fields("DbId", "DbName", "TableNum", "PartitionNum", "IndexNum", "TabletNum",
 		"ReplicaNum", "UnhealthyTabletNum", "InconsistentTabletNum", "CloningTabletNum", "ErrorStateTabletNum")}
-	dbs := []string{"_statistics_"}
+	// Every database of the local metastore but the one of id 0, which
+	// 4.1 no longer has: information_schema is SystemId
+	// .INFORMATION_SCHEMA_DB_ID = 1, so it and sys are listed too (fe-core
+	// common/proc/StatisticProcDir, server/LocalMetastore).
+	dbs := sortedSet(s.grantState().databases)
 	for _, t := range s.tables {
 		if !slices.Contains(dbs, t.DB) {
 			dbs = append(dbs, t.DB)
@@ -251,7 +261,8 @@ func (s *Server) DroppedFollowers() []string {
 	return append([]string(nil), s.dropped...)
 }
 
-// nullable is how StarRocks prints an unknown value.
+// nullable is how StarRocks prints an FE's unknown version: the text NULL
+// (fe-core common/proc/FrontendsProcNode).
 func nullable(v string) string {
 	if v == "" {
 		return "NULL"

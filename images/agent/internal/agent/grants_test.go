@@ -81,7 +81,7 @@ func TestGrantsConverge(t *testing.T) {
 
 	first := e.converge(t, c, m)
 	require.Contains(t, first, "CREATE USER `reader_app` IDENTIFIED BY PASSWORD '<redacted>' DEFAULT ROLE `d8ms_managed`, `reader`")
-	require.Equal(t, []string{"_statistics_", "information_schema", "logs", "sales"}, e.fe.Databases())
+	require.Equal(t, []string{"_statistics_", "information_schema", "logs", "sales", "sys"}, e.fe.Databases())
 	require.ElementsMatch(t, []string{"GRANT 'd8ms_managed', 'reader' TO  ROLE writer",
 		"GRANT CREATE TABLE ON DATABASE sales TO ROLE 'writer'",
 		"GRANT DELETE, INSERT ON ALL TABLES IN DATABASE sales TO ROLE 'writer'"}, e.fe.RoleGrants("writer"))
@@ -157,7 +157,7 @@ func TestGrantsConverge(t *testing.T) {
 			for _, stmt := range []string{"CREATE ROLE ", "DROP ROLE ", "CREATE DATABASE IF NOT EXISTS ", "DROP USER IF EXISTS "} {
 				err := e.as(t, "root", rootPass, stmt+grants.QuoteIdent(h))
 				require.Error(t, err, "%s%q", stmt, h)
-				require.Regexp(t, `invalid|Incorrect|does not exist|doesn't exist`, err.Error())
+				require.Regexp(t, `invalid|Incorrect|not exists|cannot find`, err.Error())
 			}
 		}
 		// A name that is valid for StarRocks but not for the module is
@@ -186,6 +186,7 @@ func TestGrantsOfAnotherCatalogAreNotTheDeclared(t *testing.T) {
 	m := grants.Model{
 		Databases: []string{"sales"},
 		Roles: []grants.Role{{Name: "reader", Grants: []grants.Grant{
+			{Scope: grants.ScopeDatabase, Database: "sales", Privileges: []string{"ALTER"}},
 			{Scope: grants.ScopeAllTables, Database: "sales", Privileges: []string{"SELECT"}}}}},
 		Protected: []string{"team_admin"},
 	}
@@ -202,21 +203,25 @@ func TestGrantsOfAnotherCatalogAreNotTheDeclared(t *testing.T) {
 			team: []string{"GRANT ALTER ON DATABASE ext.sales TO ROLE reader"},
 			rows: [][2]string{
 				{"", "GRANT 'd8ms_managed' TO  ROLE reader"},
+				{"default_catalog", "GRANT ALTER ON DATABASE sales TO ROLE 'reader'"},
 				{"default_catalog", "GRANT SELECT ON ALL TABLES IN DATABASE sales TO ROLE 'reader'"},
 				{"ext", "GRANT ALTER ON DATABASE sales TO ROLE 'reader'"},
 			},
 		},
 		{
+			// ALL TABLES IN DATABASE takes no catalog (StarRocks.g4
+			// grantOnAll: IN DATABASE identifierOrString), DATABASE does.
 			name: "a declared grant that exists only in the other catalog is restored",
 			team: []string{
-				"REVOKE SELECT ON ALL TABLES IN DATABASE sales FROM ROLE reader",
-				"GRANT SELECT ON ALL TABLES IN DATABASE ext.sales TO ROLE reader",
+				"REVOKE ALTER ON DATABASE sales FROM ROLE reader",
+				"GRANT ALTER ON DATABASE ext.sales TO ROLE reader",
 			},
-			ran: []string{"GRANT SELECT ON ALL TABLES IN DATABASE `sales` TO ROLE `reader`"},
+			ran: []string{"GRANT ALTER ON DATABASE `sales` TO ROLE `reader`"},
 			rows: [][2]string{
 				{"", "GRANT 'd8ms_managed' TO  ROLE reader"},
+				{"default_catalog", "GRANT ALTER ON DATABASE sales TO ROLE 'reader'"},
 				{"default_catalog", "GRANT SELECT ON ALL TABLES IN DATABASE sales TO ROLE 'reader'"},
-				{"ext", "GRANT SELECT ON ALL TABLES IN DATABASE sales TO ROLE 'reader'"},
+				{"ext", "GRANT ALTER ON DATABASE sales TO ROLE 'reader'"},
 			},
 		},
 	} {

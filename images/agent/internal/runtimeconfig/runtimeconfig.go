@@ -150,11 +150,25 @@ func showFrontendConfig(ctx context.Context, q Querier, key string) (value strin
 		for i, c := range cols {
 			m[c] = vals[i].String
 		}
-		if m["Key"] == key {
+		if m["Key"] == key || slices.Contains(aliasNames(m["AliasNames"]), key) {
 			return m["Value"], strings.EqualFold(m["IsMutable"], "true"), true, rows.Err()
 		}
 	}
 	return "", false, false, rows.Err()
+}
+
+// aliasNames reads column AliasNames of ADMIN SHOW FRONTEND CONFIG, the
+// old names of a key as Java's Arrays.toString prints them ("[a, b]", "[]"
+// for none). A key renamed in StarRocks keeps its old name as an alias:
+// LIKE matches the alias, the row is listed under the new name (fe-core
+// common/ConfigBase.getConfigInfo), and ADMIN SET FRONTEND CONFIG takes
+// either (ConfigBase.allMutableConfigs holds both).
+func aliasNames(col string) []string {
+	col = strings.TrimSuffix(strings.TrimPrefix(col, "["), "]")
+	if col == "" {
+		return nil
+	}
+	return strings.Split(col, ", ")
 }
 
 // ApplyBackend makes every BE hold desired through information_schema,
