@@ -267,6 +267,37 @@ func worstMetadata(kind string, o *unstructured.Unstructured) {
 	o.SetOwnerReferences(owners)
 }
 
+// oversizedReports are agent reports of about 250 KB, each beyond one
+// bound of the pod filters.
+func oversizedReports() map[string]string {
+	host := strings.Repeat("h", 200)
+	var hosts, nodes []any
+	for range floodAnnotationBytes / (len(host) + 3) {
+		hosts = append(hosts, host)
+	}
+	for range floodAnnotationBytes / (len(host) + 12) {
+		nodes = append(nodes, map[string]any{"host": host})
+	}
+	long := strings.Repeat("n", floodAnnotationBytes)
+	reports := map[string]any{
+		"list of backends":          map[string]any{"membership": map[string]any{"backends": hosts}},
+		"list of drains":            map[string]any{"membership": map[string]any{"draining": []any{map[string]any{"host": long}}}},
+		"leader's name":             map[string]any{"membership": map[string]any{"leader": long}},
+		"list of nodes":             map[string]any{"membership": map[string]any{"nodes": nodes}},
+		"user's name":               map[string]any{"users": map[string]any{"users": []any{map[string]any{"name": long}}}},
+		"backup report":             map[string]any{"backup": map[string]any{"sets": []any{map[string]any{"message": long}}}},
+		"restore report":            map[string]any{"restore": map[string]any{"databases": []any{map[string]any{"name": long}}}},
+		"replication table's name":  map[string]any{"membership": map[string]any{"replication": map[string]any{"maxReplicationTable": long}}},
+		"reason of the TLS verdict": map[string]any{"tls": map[string]any{"reason": long}},
+	}
+	out := map[string]string{}
+	for what, r := range reports {
+		data, _ := json.Marshal(r)
+		out[what] = string(data)
+	}
+	return out
+}
+
 func kbytes(n int) string { return fmt.Sprintf("%.1f KiB", float64(n)/1024) }
 
 // A tenant labels its own objects of every watched kind like the module's
@@ -294,6 +325,26 @@ func TestATenantsLabelledObjectsStayOutOfAddonOperatorsMemory(t *testing.T) {
 					assert.LessOrEqual(t, len(h.informers), 1, "at most one informer holds the tenant's %s", what)
 				}
 				assert.LessOrEqual(t, h.filterBytes, maxFloodFilterBytes, "the filter results of %s are %s", what, kbytes(h.filterBytes))
+			}
+		})
+	}
+	// A report beyond the bounds of the pod filters (a list longer than
+	// shared.MaxReportEntries, a name longer than shared.MaxNameBytes, a
+	// backup or restore report longer than shared.MaxReportBytes) is kept
+	// as an unreadable marker, not as what it says.
+	for what, report := range oversizedReports() {
+		t.Run("a pod's "+what, func(t *testing.T) {
+			for _, o := range floods(t, cfg, false, func(kind string, o *unstructured.Unstructured) {
+				bigAnnotation(kind, o)
+				if kind == "Pod" {
+					o.SetAnnotations(map[string]string{agentconfig.StatusAnnotation: report})
+				}
+			}) {
+				if o.GetKind() != "Pod" {
+					continue
+				}
+				h := holdingsOf(t, cfg, o)
+				assert.LessOrEqual(t, h.filterBytes, maxFloodFilterBytes, "the filter results of a pod with %s are %s", what, kbytes(h.filterBytes))
 			}
 		})
 	}

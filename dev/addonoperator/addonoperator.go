@@ -515,6 +515,9 @@ func (o *Operator) Stop() {
 	})
 }
 
+// Pid is addon-operator's process id (its memory: /proc/<pid>/status).
+func (o *Operator) Pid() int { return o.cmd.Process.Pid }
+
 // Exited reports whether addon-operator has ended (it should not before Stop).
 func (o *Operator) Exited() bool {
 	select {

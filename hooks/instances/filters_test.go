@@ -19,12 +19,15 @@ package instances
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/deckhouse/module-sdk/testing/helpers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
@@ -174,6 +177,72 @@ func TestPodFilterMarksAWrongTypeUnreadableNamingTheField(t *testing.T) {
 		require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapPods), pod(`{"accounts":{"ready":false,"reason":"RootPasswordRefused","message":"m"},"updatedAt":"x"}`), &got))
 		assert.Equal(t, &AgentAccounts{Reason: "RootPasswordRefused", Message: "m"}, got.Accounts)
 		assert.Nil(t, got.AgentTLS, "no tls report: not reported")
+	})
+}
+
+// A report beyond the bounds of what the filter keeps (a tenant's pod
+// labelled like an instance's can carry 256 KiB of it) is unreadable for
+// its pod alone, naming the field; the rollout reads it as no report.
+func TestPodFilterMarksAReportBeyondItsBoundsUnreadable(t *testing.T) {
+	pod := func(report any) string {
+		status, _ := json.Marshal(report)
+		data, _ := json.Marshal(string(status))
+		return `{"metadata":{"name":"p-0","namespace":"team","labels":{"app.kubernetes.io/instance":"olap"},` +
+			`"annotations":{"managed-starrocks.deckhouse.io/agent-status":` + string(data) + `}}}`
+	}
+	long := strings.Repeat("n", shared.MaxNameBytes+1)
+	many := make([]string, shared.MaxReportEntries+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("be-%d", i)
+	}
+	backup := map[string]any{"repository": map[string]any{"message": strings.Repeat("m", shared.MaxReportBytes)}}
+	restore := map[string]any{"message": strings.Repeat("m", shared.MaxReportBytes)}
+	backupJSON, _ := json.Marshal(backup)
+	restoreJSON, _ := json.Marshal(restore)
+	for _, tt := range []struct {
+		name   string
+		report map[string]any
+		why    string
+	}{
+		{"a leader's name", map[string]any{"membership": map[string]any{"leader": long}}, "membership.leader is longer than 320 bytes"},
+		{"a backend's name", map[string]any{"membership": map[string]any{"backends": []string{long}}}, "membership.backends[] is longer than 320 bytes"},
+		{"a drain's host", map[string]any{"membership": map[string]any{"draining": []any{map[string]any{"host": long}}}}, "membership.draining[].host is longer than 320 bytes"},
+		{"the backends", map[string]any{"membership": map[string]any{"backends": many}}, "membership.backends has more than 128 entries"},
+		{"the backup report", map[string]any{"backup": backup}, fmt.Sprintf("the backup report is %d bytes of JSON, more than 131072", len(backupJSON))},
+		{"the restore report", map[string]any{"restore": restore}, fmt.Sprintf("the restore report is %d bytes of JSON, more than 131072", len(restoreJSON))},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got PodSnap
+			require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapPods), pod(tt.report), &got))
+			assert.Equal(t, &AgentTLS{Reason: ReasonAgentStatusUnreadable, Message: tt.why}, got.AgentTLS)
+			assert.Equal(t, &MembershipSnap{Unreadable: true}, got.Membership)
+			assert.Empty(t, got.BackupRaw+got.RestoreRaw, "nothing of an unreadable report is kept")
+		})
+	}
+	t.Run("within the bounds: kept", func(t *testing.T) {
+		var got PodSnap
+		atBound := strings.Repeat("n", shared.MaxNameBytes)
+		report := map[string]any{"membership": map[string]any{"leader": atBound, "backends": many[:shared.MaxReportEntries]},
+			"backup": map[string]any{"repository": map[string]any{"message": strings.Repeat("m", shared.MaxReportBytes-42)}}}
+		require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapPods), pod(report), &got))
+		require.NotNil(t, got.Membership)
+		assert.Equal(t, atBound, got.Membership.Leader)
+		assert.Len(t, got.Membership.Backends, shared.MaxReportEntries)
+		assert.Equal(t, shared.MaxReportBytes-42+len(`{"repository":{"message":""}}`), len(got.BackupRaw))
+	})
+	t.Run("a user's name: only the users report is unreadable", func(t *testing.T) {
+		var got PodSnap
+		report := map[string]any{"tls": map[string]any{"ready": true}, "users": map[string]any{"users": []any{map[string]any{"name": long}}}}
+		require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapPods), pod(report), &got))
+		assert.Equal(t, &AgentTLS{Ready: true}, got.AgentTLS)
+		require.NotNil(t, got.Users)
+		assert.Equal(t, "users.users[].name is longer than 320 bytes", got.Users.Unreadable)
+	})
+	t.Run("the rollout reads a node's long host as no report", func(t *testing.T) {
+		var got RolloutPodSnap
+		report := map[string]any{"membership": map[string]any{"leader": "fe-0", "nodes": []any{map[string]any{"host": long, "alive": true}}}}
+		require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapRolloutPods), pod(report), &got))
+		assert.Nil(t, got.Agent)
 	})
 }
 

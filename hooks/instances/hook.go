@@ -280,21 +280,25 @@ var Config = &pkg.HookConfig{
 // the rollout's informer): only the agent of an FE pod reports, and a pod
 // counts only when its controller is the instance's FE StatefulSet.
 // want/whole raise an error naming the field of a wrong type; the try
-// turns any error into an unreadable report for this pod alone. Messages
-// are kept up to 1025 characters (cutmsg).
+// turns any error into an unreadable report for this pod alone. Messages,
+// reasons and table names are kept up to 1025 characters (cutmsg: the
+// hooks check a reason and cut a message to 1 KiB, which that cut leaves
+// the same); names and lists within shared.MaxNameBytes and
+// shared.MaxReportEntries, or the report is unreadable (name, few).
 const podFilter = `((.metadata.annotations // {}) | if type == "object" then .["` + agentconfig.StatusAnnotation + `"] else null end) as $raw |` +
 	` (if $raw == null then {} else (try ($raw | want("string"; "the annotation") | (try fromjson catch error("the agent-status annotation is not valid JSON")) |` +
 	` want("object"; "the agent status") | {` +
-	` tls: (.tls | want("object"; "tls") | if . == null then null else {ready: (.ready | want("boolean"; "tls.ready") // false), reason: (.reason | want("string"; "tls.reason") // ""), message: (.message | want("string"; "tls.message") // "" | cutmsg)} end),` +
-	` accounts: (.accounts | want("object"; "accounts") | if . == null then null else {ready: (.ready | want("boolean"; "accounts.ready") // false), reason: (.reason | want("string"; "accounts.reason") // ""), message: (.message | want("string"; "accounts.message") // "" | cutmsg)} end),` +
-	` membership: (.membership | want("object"; "membership") | if . == null then null else {leader: (.leader | want("string"; "membership.leader") // ""),` +
-	` backends: [(.backends | want("array"; "membership.backends") // [])[] | want("string"; "membership.backends[]")],` +
-	` draining: [(.draining | want("array"; "membership.draining") // [])[] | want("object"; "membership.draining[]") |` +
-	` {host: (.host | want("string"; "membership.draining[].host") // ""), tabletNum: (.tabletNum | whole("membership.draining[].tabletNum") // 0)}],` +
+	` tls: (.tls | want("object"; "tls") | if . == null then null else {ready: (.ready | want("boolean"; "tls.ready") // false), reason: (.reason | want("string"; "tls.reason") // "" | cutmsg), message: (.message | want("string"; "tls.message") // "" | cutmsg)} end),` +
+	` accounts: (.accounts | want("object"; "accounts") | if . == null then null else {ready: (.ready | want("boolean"; "accounts.ready") // false), reason: (.reason | want("string"; "accounts.reason") // "" | cutmsg), message: (.message | want("string"; "accounts.message") // "" | cutmsg)} end),` +
+	` membership: (.membership | want("object"; "membership") | if . == null then null else {leader: (.leader | name("membership.leader") // ""),` +
+	` backends: [(.backends | few("membership.backends") // [])[] | name("membership.backends[]")],` +
+	` draining: [(.draining | few("membership.draining") // [])[] | want("object"; "membership.draining[]") |` +
+	` {host: (.host | name("membership.draining[].host") // ""), tabletNum: (.tabletNum | whole("membership.draining[].tabletNum") // 0)}],` +
 	replicationFilter + `} end),` + usersFilter + `,` +
-	// The backup and restore reports (issue 26) pass as JSON text, decoded
-	// and checked in Go (backups.go): a string always decodes here.
-	` backupRaw: ((.backup // null) | tojson), restoreRaw: ((.restore // null) | tojson)})` +
+	// The backup and restore reports pass as JSON text, decoded and
+	// checked in Go (backups.go): a string always decodes here. Each is
+	// kept up to shared.MaxReportBytes; a longer one is not the agent's.
+	` backupRaw: ((.backup // null) | report("the backup report")), restoreRaw: ((.restore // null) | report("the restore report"))})` +
 	` catch {unreadable: (if type == "string" then . else "the agent-status annotation is not readable" end)}) end) as $agent |` +
 	` {namespace: (.metadata.namespace | str), name: (.metadata.name | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str),` +
 	` owner: ([(.metadata.ownerReferences // [])[] | select(.controller == true and .kind == "StatefulSet") | {name: (.name | str), uid: (.uid | str)}][0] // null)} +` +
@@ -306,9 +310,9 @@ const podFilter = `((.metadata.annotations // {}) | if type == "object" then .["
 // decommission of the leader's membership report (replication.go).
 const replicationFilter = ` replication: (.replication | want("object"; "membership.replication") | if . == null then null else {` +
 	` maxReplicationNum: (.maxReplicationNum | whole("membership.replication.maxReplicationNum") // 0),` +
-	` maxReplicationTable: (.maxReplicationTable | want("string"; "membership.replication.maxReplicationTable") // ""),` +
+	` maxReplicationTable: (.maxReplicationTable | want("string"; "membership.replication.maxReplicationTable") // "" | cutmsg),` +
 	` minReplicationNum: (.minReplicationNum | whole("membership.replication.minReplicationNum") // 0),` +
-	` minReplicationTable: (.minReplicationTable | want("string"; "membership.replication.minReplicationTable") // "")} end),` +
+	` minReplicationTable: (.minReplicationTable | want("string"; "membership.replication.minReplicationTable") // "" | cutmsg)} end),` +
 	` decommissionRefused: (.decommissionRefused | want("string"; "membership.decommissionRefused") // "" | cutmsg)`
 
 // cache only memoizes compiled CEL per class generation (a pure function of

@@ -46,17 +46,18 @@ const (
 		` ready: ([(.status.conditions // [])[] | select(.type == "Ready") | .status == "True"][0] // false),` +
 		` terminating: (.metadata.deletionTimestamp != null),` +
 		// The agent's report of the nodes and of its FE's join; anything
-		// unreadable reads as no report (the rollout then waits).
+		// unreadable, or beyond the bounds of a report (name, few), reads as
+		// no report (the rollout then waits).
 		` agent: (try ((.metadata.annotations // {})["` + agentconfig.StatusAnnotation + `"] | fromjson |` +
-		` {leader: (.membership.leader | str), imageCreated: (.membership.imageCreated | str),` +
+		` {leader: (.membership.leader | str | name("membership.leader")), imageCreated: (.membership.imageCreated | str | name("membership.imageCreated")),` +
 		// Numbers outside what the agent writes read as none (images) or
 		// unknown (-1, tablets), never as a decoding error.
 		` image: (.imageJournalId | num | if . == floor and . >= 0 and . < 1000000000000 then . else 0 end),` +
 		` imageBaseline: (.membership.imageBaseline | num | if . == floor and . >= 0 and . < 1000000000000 then . else 0 end),` +
-		` imageRequestedAt: (.membership.imageRequestedAt | str),` +
-		` tablets: (if (.membership.tablets | type) == "object" then {unhealthy: (.membership.tablets.unhealthy | if type == "number" and . == floor and . >= -1 and . < 1000000000000 then . else -1 end), since: (.membership.tablets.since | str)} else null end),` +
-		` nodes: (if (.membership.nodes | type) == "array" then [.membership.nodes[] | {host: (.host | str), alive: (.alive == true), version: (.version | str)}] else null end),` +
-		` join: (if (.join | type) == "object" then {reason: (.join.reason | str), message: (.join.message | str | cutmsg)} else null end)}) catch null)}`
+		` imageRequestedAt: (.membership.imageRequestedAt | str | name("membership.imageRequestedAt")),` +
+		` tablets: (if (.membership.tablets | type) == "object" then {unhealthy: (.membership.tablets.unhealthy | if type == "number" and . == floor and . >= -1 and . < 1000000000000 then . else -1 end), since: (.membership.tablets.since | str | name("membership.tablets.since"))} else null end),` +
+		` nodes: (if (.membership.nodes | type) == "array" then [.membership.nodes | few("membership.nodes")[] | {host: (.host | str | name("membership.nodes[].host")), alive: (.alive == true), version: (.version | str | name("membership.nodes[].version"))}] else null end),` +
+		` join: (if (.join | type) == "object" then {reason: (.join.reason | str | cutmsg), message: (.join.message | str | cutmsg)} else null end)}) catch null)}`
 )
 
 var revisionName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)

@@ -63,16 +63,19 @@ var usersReason = regexp.MustCompile(`^[A-Z][A-Za-z0-9]{0,63}$`)
 // report is not a database and is left out.
 var databaseName = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9_]{0,255}|_[a-zA-Z0-9][a-zA-Z0-9_]{0,254})$`)
 
-// usersFilter reads the users part of the agent status, on its own: a
+// usersFilter reads the users part of the agent status, on its own (names
+// bounded as in the rest of the report: podFilter; the users list cut where
+// usersReady stops reading it, the databases at twice as many as it keeps,
+// since it skips names StarRocks refuses and repeats): a
 // wrong type there makes only the users report unreadable, never the
 // pod's TLS, accounts or membership.
 const usersFilter = ` users: (try (.users | want("object"; "users") | if . == null then null else {` +
-	` ready: (.ready | want("boolean"; "users.ready") // false), applied: (.applied | want("string"; "users.applied") // ""), reason: (.reason | want("string"; "users.reason") // ""), message: (.message | want("string"; "users.message") // "" | cutmsg),` +
-	` users: [(.users | want("array"; "users.users") // [])[] | want("object"; "users.users[]") |` +
-	` {name: (.name | want("string"; "users.users[].name") // ""), ready: (.ready | want("boolean"; "users.users[].ready") // false),` +
-	` reason: (.reason | want("string"; "users.users[].reason") // ""), message: (.message | want("string"; "users.users[].message") // "" | cutmsg)}],` +
-	` databases: [(.databases | want("array"; "users.databases") // [])[] | want("object"; "users.databases[]") |` +
-	` {name: (.name | want("string"; "users.databases[].name") // ""), managed: (.managed | want("boolean"; "users.databases[].managed") // false),` +
+	` ready: (.ready | want("boolean"; "users.ready") // false), applied: (.applied | name("users.applied") // ""), reason: (.reason | want("string"; "users.reason") // "" | cutmsg), message: (.message | want("string"; "users.message") // "" | cutmsg),` +
+	` users: [(.users | want("array"; "users.users") // [])[:64][] | want("object"; "users.users[]") |` +
+	` {name: (.name | name("users.users[].name") // ""), ready: (.ready | want("boolean"; "users.users[].ready") // false),` +
+	` reason: (.reason | want("string"; "users.users[].reason") // "" | cutmsg), message: (.message | want("string"; "users.users[].message") // "" | cutmsg)}],` +
+	` databases: [(.databases | want("array"; "users.databases") // [])[:256][] | want("object"; "users.databases[]") |` +
+	` {name: (.name | name("users.databases[].name") // ""), managed: (.managed | want("boolean"; "users.databases[].managed") // false),` +
 	` exists: (.exists | want("boolean"; "users.databases[].exists") // false)}]} end)` +
 	` catch {unreadable: (if type == "string" then . else "the users report is not readable" end)})`
 

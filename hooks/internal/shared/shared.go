@@ -177,11 +177,44 @@ const JqTypes = `def str: if type == "string" then . else "" end;` +
 	// such message to 1 KiB (MaxEventMessage) on its way to a status or an
 	// Event, and a cut to 1025 characters (more than 1024 bytes) leaves
 	// that cut the same, so a tenant's long message is never kept whole.
-	` def cutmsg: if utf8bytelength > 1024 then .[:1025] else . end; `
+	` def cutmsg: if utf8bytelength > 1024 then .[:1025] else . end;` +
+	// name, few and report bound what a filter keeps of an agent's report
+	// where a cut would change its meaning (a host, a list of backends):
+	// beyond the bound they raise an error naming the field, which the
+	// filter turns into an unreadable report of that pod alone.
+	` def name($f): want("string"; $f) | if . != null and utf8bytelength > ` + maxNameBytesJq + ` then error("\($f) is longer than ` + maxNameBytesJq + ` bytes") else . end;` +
+	` def few($f): want("array"; $f) | if . != null and length > ` + maxReportEntriesJq + ` then error("\($f) has more than ` + maxReportEntriesJq + ` entries") else . end;` +
+	` def report($f): tojson | if utf8bytelength > ` + maxReportBytesJq + ` then error("\($f) is \(utf8bytelength) bytes of JSON, more than ` + maxReportBytesJq + `") else . end; `
 
 // maxKeptBytesJq is MaxKeptBytes in jq (TestCutIsJqsCut holds them
 // equal).
 const maxKeptBytesJq = "128"
+
+// Bounds of what the filters keep of an agent's report (the agent-status
+// annotation of an instance pod, which a tenant can write on a pod of its
+// own with the instance's labels; the API server bounds it only by 256 KiB
+// of annotations). Each is far above what the agent writes, so a real
+// report never reaches one.
+const (
+	// MaxNameBytes bounds a name in the report: a host with its port (a
+	// DNS name is at most 253 bytes), a user, a database, a checksum.
+	MaxNameBytes = 320
+	// MaxReportEntries bounds a list in the report: backends and their
+	// drains (the CRD allows 100 BEs), users (64) and databases.
+	MaxReportEntries = 128
+	// MaxReportBytes bounds the backup and the restore report each, as
+	// JSON text: the agent reports at most 3 sets, of which only the
+	// running one lists databases, at most 100, each message cut to 512
+	// bytes by the agent (about 70 KB at most).
+	MaxReportBytes = 128 << 10
+)
+
+// The bounds in jq (TestTheReportBoundsAreJqs holds them equal).
+const (
+	maxNameBytesJq     = "320"
+	maxReportEntriesJq = "128"
+	maxReportBytesJq   = "131072"
+)
 
 // InstanceLabels are the labels of an object the hooks create for an
 // instance, matching the templates' ms.instanceLabels so selectors and

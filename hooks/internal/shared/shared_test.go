@@ -58,3 +58,32 @@ func TestCutmsgLeavesTheHooksCutAsItWas(t *testing.T) {
 		assert.Equal(t, Truncate(s, MaxEventMessage), Truncate(got, MaxEventMessage), "%d bytes", len(s))
 	}
 }
+
+// name, few and report let through what is within their bound and raise
+// an error naming the field beyond it (the pod filter's try catches it).
+func TestTheReportBoundsAreJqs(t *testing.T) {
+	raised := func(fn string, v any) string {
+		data, err := json.Marshal(map[string]any{"v": v})
+		require.NoError(t, err)
+		var out struct{ E string }
+		require.NoError(t, helpers.JQRunOnString(context.Background(), JqTypes+`{e: (try (.v | `+fn+` | "") catch .)}`, string(data), &out))
+		return out.E
+	}
+	for _, tt := range []struct {
+		fn             string
+		within, beyond any
+		raises         string
+	}{
+		{`name("f")`, strings.Repeat("é", MaxNameBytes/2), strings.Repeat("a", MaxNameBytes+1), "f is longer than 320 bytes"},
+		{`few("f")`, make([]int, MaxReportEntries), make([]int, MaxReportEntries+1), "f has more than 128 entries"},
+		{`report("the backup report")`, map[string]string{"m": strings.Repeat("a", MaxReportBytes-10)}, map[string]string{"m": strings.Repeat("a", MaxReportBytes)},
+			"the backup report is 131080 bytes of JSON, more than 131072"},
+	} {
+		t.Run(tt.fn, func(t *testing.T) {
+			assert.Empty(t, raised(tt.fn, tt.within))
+			assert.Equal(t, tt.raises, raised(tt.fn, tt.beyond))
+		})
+	}
+	assert.Empty(t, raised(`name("f")`, nil), "a missing name is for the filter to default")
+	assert.Equal(t, "f is of type number, want string", raised(`name("f")`, 7))
+}
