@@ -82,7 +82,8 @@ type Options struct {
 	// Host is the address to listen on, 127.0.0.1 when empty. A real FE
 	// runs in a network namespace of its own, where 127.0.0.1 is its own
 	// loopback: it reaches the server at the host's address on its bridge
-	// (realfe's Cluster.HostIP).
+	// (realfe's Cluster.HostIP); net.IPv4zero listens on every host
+	// address, for the FEs of several instances.
 	Host net.IP
 	// PlainHTTP serves http:// (no TLS), as a team's endpoint may.
 	PlainHTTP bool
