@@ -103,6 +103,9 @@ type Options struct {
 	// RequireSecureTransport is spec.tls.requireSecureTransport
 	// (fe.conf ssl_force_secure_transport).
 	RequireSecureTransport bool
+	// Name is the instance's name in namespace team-a ("realfe" when
+	// empty): it names the FEs' hosts and the certificate's DNS names.
+	Name string
 	// Backup is spec.backup.storage; with a caSecretRef the FEs get
 	// Cluster.BackupCA in their trusted-cas volume, as the pod mounts the
 	// Secret. Only what the rendering of the FE needs counts: the test
@@ -206,7 +209,11 @@ func Start(t testing.TB, opts Options) *Cluster {
 	if opts.Type == "" {
 		opts.Type = v1alpha1.TypeStandalone
 	}
-	r, err := render("team-a", "realfe", opts)
+	name := opts.Name
+	if name == "" {
+		name = "realfe"
+	}
+	r, err := render("team-a", name, opts)
 	if err != nil {
 		t.Fatalf("realfe: %v", err)
 	}
