@@ -281,7 +281,7 @@ const probeSuffix = "_probe"
 // repository of another name at the same location: CREATE REPOSITORY
 // lists the location with the given settings and fails on what the FE
 // cannot reach (backup/Repository.initRepository). StarRocks allows one
-// repository of a name (BackupHandler.createRepository), and a repository's
+// repository of a name (backup/RepositoryMgr.addAndInitRepoIfNotExist: "repository with same name already exist"), and a repository's
 // snapshots live under its name (__starrocks_repository_<name>/,
 // Repository.assembleRepoInfoFilePath), so the replacement proper can only
 // take r's name once r is gone; the probe is dropped again at once, and
