@@ -178,7 +178,12 @@ func (s *Server) backupState() *backupState {
 	return s.bk
 }
 
-// SetS3RootCAs is the trust store the FE (and its BEs) use for S3 over TLS.
+// SetS3RootCAs is the trust store the FE uses for S3 over TLS: a real FE
+// trusts the JDK's CAs and, when spec.backup or the restore source names a
+// caSecretRef, that CA too (images/starrocks-fe/fe-start.sh builds
+// conf/trusted-cas.p12 from the trusted-cas volume). Give it the endpoint's
+// CA only for an instance that names it. The real BEs are not covered: they
+// upload with their own S3 client and trust store.
 func (s *Server) SetS3RootCAs(pool *x509.CertPool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

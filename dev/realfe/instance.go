@@ -49,7 +49,8 @@ const frontendMemory = "2Gi"
 // (desired.Compute, against a class that allows it) and renders its objects
 // with the instance templates (instanceobjects), exactly as the
 // instanceobjects hook does.
-func render(namespace, name string, typ v1alpha1.InstanceType, requireSecureTransport bool) (*rendered, error) {
+func render(namespace, name string, opts Options) (*rendered, error) {
+	typ, requireSecureTransport := opts.Type, opts.RequireSecureTransport
 	sr := &v1alpha1.Starrocks{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "managed-services.deckhouse.io/v1alpha1", Kind: "Starrocks"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: types.UID("uid-" + namespace + "-" + name), Generation: 1},
@@ -60,6 +61,9 @@ func render(namespace, name string, typ v1alpha1.InstanceType, requireSecureTran
 			Backend:            v1alpha1.BackendSpec{ComponentSpec: component("4Gi")},
 			TLS:                &v1alpha1.TLSSpec{RequireSecureTransport: requireSecureTransport},
 		},
+	}
+	if opts.Backup != nil {
+		sr.Spec.Backup = &v1alpha1.BackupSpec{Storage: *opts.Backup}
 	}
 	if typ == v1alpha1.TypeCluster {
 		one := int32(1)
@@ -136,7 +140,8 @@ func component(memory string) v1alpha1.ComponentSpec {
 	}
 }
 
-// class allows the small instances of these tests and every configuration key.
+// class allows the small instances of these tests, every configuration key
+// and backups to any endpoint.
 func class() *v1alpha1.StarrocksClass {
 	step := resource.MustParse("1Gi")
 	return &v1alpha1.StarrocksClass{
@@ -153,6 +158,7 @@ func class() *v1alpha1.StarrocksClass {
 				CoreFractions: []int32{50, 100},
 			}},
 			OverridableConfiguration: v1alpha1.AllConfigurationKeys,
+			Backup:                   &v1alpha1.ClassBackupPolicy{Allowed: true},
 		},
 	}
 }

@@ -87,9 +87,12 @@ const (
 // Pod paths of the FE container that the rendered fe.conf names, and the
 // start script the FE image carries (images/starrocks-fe/werf.inc.yaml).
 const (
-	podFEHome   = "/opt/starrocks/fe"
-	podTLSDir   = "/etc/starrocks/tls"
-	startScript = "images/starrocks-fe/fe-start.sh"
+	podFEHome = "/opt/starrocks/fe"
+	podTLSDir = "/etc/starrocks/tls"
+	// The FE container's trusted-cas volume, which fe-start.sh reads from
+	// TRUSTED_CAS_DIR in tests.
+	podTrustedCAsDir = "/etc/starrocks/trusted-cas"
+	startScript      = "images/starrocks-fe/fe-start.sh"
 )
 
 // Options shape the instance the cluster is rendered for.
@@ -100,6 +103,14 @@ type Options struct {
 	// RequireSecureTransport is spec.tls.requireSecureTransport
 	// (fe.conf ssl_force_secure_transport).
 	RequireSecureTransport bool
+	// Name is the instance's name in namespace team-a ("realfe" when
+	// empty): it names the FEs' hosts and the certificate's DNS names.
+	Name string
+	// Backup is spec.backup.storage; with a caSecretRef the FEs get
+	// Cluster.BackupCA in their trusted-cas volume, as the pod mounts the
+	// Secret. Only what the rendering of the FE needs counts: the test
+	// gives the agent's repository the S3 server's endpoint itself.
+	Backup *v1alpha1.BackupStorage
 }
 
 // Cluster is the frame of one instance's FEs: the rendered configuration,
@@ -126,10 +137,15 @@ type Cluster struct {
 	// HostIP is the host's address on the FEs' segment; the test's
 	// connections come from it.
 	HostIP net.IP
+	// BackupCA is the content of the Secret key Options.Backup's
+	// caSecretRef names (PEM), set before StartFE.
+	BackupCA []byte
 
 	home string // the built FE (bin/, conf/, lib/, webroot/)
 	dir  string
-	net  *network
+	// trustedCAs stands for the FE container's trusted-cas volume.
+	trustedCAs string
+	net        *network
 
 	mu  sync.Mutex
 	fes map[int]*FE
@@ -193,7 +209,11 @@ func Start(t testing.TB, opts Options) *Cluster {
 	if opts.Type == "" {
 		opts.Type = v1alpha1.TypeStandalone
 	}
-	r, err := render("team-a", "realfe", opts.Type, opts.RequireSecureTransport)
+	name := opts.Name
+	if name == "" {
+		name = "realfe"
+	}
+	r, err := render("team-a", name, opts)
 	if err != nil {
 		t.Fatalf("realfe: %v", err)
 	}
@@ -266,6 +286,25 @@ func (c *Cluster) writeTLS(t testing.TB) {
 	c.CAFile = filepath.Join(c.TLSDir, "ca.crt")
 }
 
+// writeTrustedCAs fills the trusted-cas volume as the kubelet projects it:
+// each rendered bundle under its file name, here all BackupCA.
+func (c *Cluster) writeTrustedCAs(t testing.TB) {
+	t.Helper()
+	ca := c.BackupCA
+	c.trustedCAs = filepath.Join(c.dir, "trusted-cas")
+	if err := os.MkdirAll(c.trustedCAs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range c.Entry.Frontend.TrustedCAs {
+		if len(ca) == 0 {
+			t.Fatalf("realfe: the instance trusts the CA of Secret %s, but Cluster.BackupCA is empty", b.SecretName)
+		}
+		if err := os.WriteFile(filepath.Join(c.trustedCAs, b.File), ca, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // writeHosts writes the /etc/hosts every FE sees: the kubelet's lines for
 // a pod in a headless Service ("<ip> <fqdn> <pod>"), one for every FE host
 // of the instance, which stands in for the cluster's DNS between FEs. With
@@ -324,6 +363,7 @@ func (c *Cluster) StartFE(t testing.TB, ordinal int) *FE {
 	fe := &FE{Ordinal: ordinal, Host: host, PodName: podName(host), IP: c.net.IP(ordinal), exited: make(chan struct{})}
 	base := filepath.Join(c.dir, "fe-"+strconv.Itoa(ordinal))
 	fe.Home, fe.RunDir, fe.Log = filepath.Join(base, "fe"), filepath.Join(base, "agent-run"), filepath.Join(base, "fe.out")
+	c.writeTrustedCAs(t)
 	if err := c.layOut(fe); err != nil {
 		t.Fatalf("realfe: %v", err)
 	}
@@ -363,6 +403,7 @@ func (c *Cluster) StartFE(t testing.TB, ordinal int) *FE {
 		"FE_HOME=" + fe.Home,
 		"AGENT_RUN_DIR=" + fe.RunDir,
 		"FE_CONF_SOURCE=" + confSource,
+		"TRUSTED_CAS_DIR=" + c.trustedCAs,
 	}
 	if jh := os.Getenv("JAVA_HOME"); jh != "" {
 		fe.cmd.Env = append(fe.cmd.Env, "JAVA_HOME="+jh)

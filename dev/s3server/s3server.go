@@ -55,7 +55,8 @@ const Region = "us-east-1"
 
 // Server is a running versitygw.
 type Server struct {
-	// Endpoint is host:port on loopback, without a scheme.
+	// Endpoint is host:port (loopback unless Options.Host), without a
+	// scheme.
 	Endpoint string
 	// AccessKey and SecretKey are the root user's keys.
 	AccessKey, SecretKey string
@@ -64,18 +65,48 @@ type Server struct {
 	RootCAs *x509.CertPool
 	// Dir holds the buckets (posix backend: one directory per bucket).
 	Dir string
+
+	plain bool
 }
 
-// Start runs versitygw until t ends. The keys are random, passed in the
-// environment (never on the command line, where ps shows them).
+// Start runs versitygw on loopback with TLS until t ends. The keys are
+// random, passed in the environment (never on the command line, where ps
+// shows them).
 func Start(t testing.TB) *Server {
+	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// Options say where versitygw listens and how.
+type Options struct {
+	// Host is the address to listen on, 127.0.0.1 when empty. A real FE
+	// runs in a network namespace of its own, where 127.0.0.1 is its own
+	// loopback: it reaches the server at the host's address on its bridge
+	// (realfe's Cluster.HostIP); net.IPv4zero listens on every host
+	// address, for the FEs of several instances.
+	Host net.IP
+	// PlainHTTP serves http:// (no TLS), as a team's endpoint may.
+	PlainHTTP bool
+}
+
+// StartWith runs versitygw as opts say until t ends; with TLS its
+// certificate is for localhost, 127.0.0.1 and opts.Host, from a CA of its
+// own (CA, RootCAs) that nothing else trusts.
+func StartWith(t testing.TB, opts Options) *Server {
 	t.Helper()
 	bin, err := controlplane.Tool("versitygw")
 	if err != nil {
 		t.Fatalf("s3server: %v", err)
 	}
+	host := opts.Host
+	if host == nil {
+		host = net.ParseIP("127.0.0.1")
+	}
 	ca := testpki.MustCA(t, "s3server test CA")
-	leaf := ca.MustIssue(t, "localhost")
+	leaf, err := ca.Issue("localhost", []string{"localhost"}, []net.IP{net.ParseIP("127.0.0.1"), host}, 0)
+	if err != nil {
+		t.Fatalf("s3server: %v", err)
+	}
 	work := t.TempDir()
 	certFile, keyFile := filepath.Join(work, "tls.crt"), filepath.Join(work, "tls.key")
 	if err := os.WriteFile(certFile, leaf.CertPEM, 0o600); err != nil {
@@ -84,11 +115,14 @@ func Start(t testing.TB) *Server {
 	if err := os.WriteFile(keyFile, leaf.KeyPEM, 0o600); err != nil {
 		t.Fatalf("s3server: %v", err)
 	}
+	if opts.PlainHTTP {
+		certFile, keyFile = "", ""
+	}
 	data := filepath.Join(work, "data")
 	if err := os.Mkdir(data, 0o700); err != nil {
 		t.Fatalf("s3server: %v", err)
 	}
-	s := &Server{AccessKey: "AK" + randomHex(t, 8), SecretKey: randomHex(t, 20), CA: ca, RootCAs: x509.NewCertPool(), Dir: data}
+	s := &Server{AccessKey: "AK" + randomHex(t, 8), SecretKey: randomHex(t, 20), CA: ca, RootCAs: x509.NewCertPool(), Dir: data, plain: opts.PlainHTTP}
 	s.RootCAs.AddCert(ca.Cert)
 	// A port FreePorts found may be taken by a test running beside this
 	// one before versitygw binds it: try again with another.
@@ -98,7 +132,7 @@ func Start(t testing.TB) *Server {
 		if err != nil {
 			t.Fatalf("s3server: %v", err)
 		}
-		s.Endpoint = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
+		s.Endpoint = net.JoinHostPort(host.String(), strconv.Itoa(ports[0]))
 		if lastErr = s.run(t, bin, certFile, keyFile); lastErr == nil {
 			return s
 		}
@@ -109,7 +143,11 @@ func Start(t testing.TB) *Server {
 
 func (s *Server) run(t testing.TB, bin, certFile, keyFile string) error {
 	var out bytes.Buffer
-	cmd := exec.Command(bin, "--port", s.Endpoint, "--cert", certFile, "--key", keyFile, "--quiet", "posix", s.Dir)
+	args := []string{"--port", s.Endpoint}
+	if certFile != "" {
+		args = append(args, "--cert", certFile, "--key", keyFile)
+	}
+	cmd := exec.Command(bin, append(args, "--quiet", "posix", s.Dir)...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"ROOT_ACCESS_KEY=" + s.AccessKey, "ROOT_SECRET_KEY=" + s.SecretKey}
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -150,8 +188,13 @@ func (s *Server) ready() bool {
 	return err == nil
 }
 
-// URL is the endpoint with its https scheme.
-func (s *Server) URL() string { return "https://" + s.Endpoint }
+// URL is the endpoint with its scheme.
+func (s *Server) URL() string {
+	if s.plain {
+		return "http://" + s.Endpoint
+	}
+	return "https://" + s.Endpoint
+}
 
 // Client is an S3 client of the server with the given keys, path-style, and
 // trusting only the test CA.

@@ -48,6 +48,35 @@ ordinal="${POD_NAME##*-}"
 # /etc/starrocks/fe/conf); a fresh copy at every start does the same on
 # every version, and a restart never piles up appended lines.
 cp "${FE_CONF_SOURCE:-/etc/starrocks/fe/conf/fe.conf}" "$fe_home/conf/fe.conf"
+# The backup and restore endpoints' CA bundles (the pod's trusted-cas volume,
+# rendered only when the instance names one): StarRocks reaches S3 through
+# Hadoop S3A with the JVM's default trust store (fe-core
+# credential/aws/AwsCloudConfiguration sets no trust material, CREATE
+# REPOSITORY has no CA property), so the rendered JAVA_OPTS names
+# conf/trusted-cas.p12, built here at every start from the JDK's cacerts and
+# every certificate of the bundles. Built fresh, a changed or removed CA never
+# lingers.
+trusted_cas="${TRUSTED_CAS_DIR:-/etc/starrocks/trusted-cas}"
+store="$fe_home/conf/trusted-cas.p12"
+rm -f "$store"
+if ls "$trusted_cas"/*.crt >/dev/null 2>&1; then
+  java_home="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}"
+  "$java_home/bin/keytool" -importkeystore -noprompt -srckeystore "$java_home/lib/security/cacerts" \
+    -srcstorepass changeit -destkeystore "$store" -deststoretype PKCS12 -deststorepass changeit >/dev/null
+  split="$(mktemp -d)"
+  for bundle in "$trusted_cas"/*.crt; do
+    # keytool -importcert reads one certificate of a file: one file each.
+    awk -v out="$split/$(basename "$bundle" .crt)" \
+      '/-----BEGIN CERTIFICATE-----/ { n++; f = out "-" n ".pem" } f { print > f } /-----END CERTIFICATE-----/ { close(f); f = "" }' "$bundle"
+  done
+  for cert in "$split"/*.pem; do
+    [ -f "$cert" ] || continue
+    "$java_home/bin/keytool" -importcert -noprompt -alias "managed-starrocks-$(basename "$cert" .pem)" \
+      -file "$cert" -keystore "$store" -storetype PKCS12 -storepass changeit >/dev/null
+  done
+  rm -rf "$split"
+  echo "trusting the JDK's CAs and $(ls "$trusted_cas"/*.crt | tr '\n' ' ')for S3"
+fi
 # An FE with metadata already knows its peers and must not be given a helper again.
 if [ -f "$meta/image/VERSION" ]; then
   exec "$fe_home/bin/start_fe.sh" --host_type FQDN --logconsole

@@ -120,6 +120,9 @@ func TestRestoreKeepsClientPortsClosed(t *testing.T) {
 	require.NoError(t, out.Instances[0].AgentConfig.Validate())
 	requireEntriesValid(t, out.Instances)
 	assert.Equal(t, []string{"s3-keys", "s3-ca", "s3-keys", "s3-ca"}, BackupSecretNames(&out.Instances[0].AgentConfig))
+	// Both repositories' CAs reach the FE's trust store, in a fixed order.
+	assert.Equal(t, []TrustedCA{{SecretName: "s3-ca", Key: "ca.crt", File: "backup.crt"}, {SecretName: "s3-ca", Key: "ca.crt", File: "restore.crt"}},
+		out.Instances[0].Frontend.TrustedCAs)
 
 	// The source of a restore by location derives its labels from the backup's UID.
 	sr.Spec.Restore = &v1alpha1.RestoreSpec{Source: &v1alpha1.RestoreSource{Storage: sr.Spec.Backup.Storage, Namespace: "team-a", InstanceName: "olap",

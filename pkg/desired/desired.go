@@ -160,7 +160,32 @@ func applyExisting(e Instance, ex Existing) Instance {
 	}
 	e.AgentConfig.BackupHold = ex.BackupHold
 	e.AgentConfig.Restore = ex.Restore
+	e.Frontend.TrustedCAs = trustedCAs(e.AgentConfig)
+	if len(e.Frontend.TrustedCAs) > 0 {
+		// The JVM reads its trust store only at start: another CA Secret
+		// restarts the FEs. Instances without one keep their checksum, so
+		// a module upgrade restarts nothing.
+		refs, _ := json.Marshal(e.Frontend.TrustedCAs) // strings always encode
+		e.Frontend.ConfigChecksum = checksum(map[string]string{"config": e.Frontend.ConfigChecksum, "trustedCAs": string(refs)})
+	}
 	return e
+}
+
+// trustedCAs are the CA Secrets of the repositories the agent configures.
+func trustedCAs(c agentconfig.Config) []TrustedCA {
+	var out []TrustedCA
+	add := func(r agentconfig.Repository, file string) {
+		if r.CA != nil && r.CA.Name != "" {
+			out = append(out, TrustedCA{SecretName: r.CA.Name, Key: r.CA.Key, File: file})
+		}
+	}
+	if c.Backup != nil {
+		add(c.Backup.Repository, "backup.crt")
+	}
+	if c.Restore != nil {
+		add(c.Restore.Repository, "restore.crt")
+	}
+	return out
 }
 
 // Output is the desired state.

@@ -75,6 +75,23 @@ type Frontend struct {
 	Storage        Storage   `json:"storage"`
 	ConfigChecksum string    `json:"configChecksum"`
 	Hosts          []string  `json:"hosts"`
+	// TrustedCAs are the CA bundles of the backup and restore
+	// repositories' endpoints (spec.backup.storage.caSecretRef and the
+	// restore source's), in that order: the FE container mounts them and
+	// its start script adds them to the JVM's trust store, because
+	// StarRocks reaches S3 with the JVM's default trust store and has no
+	// repository property for a CA.
+	TrustedCAs []TrustedCA `json:"trustedCAs,omitempty"`
+}
+
+// TrustedCA is one CA bundle the FE trusts besides the JDK's: a key of a
+// Secret of the instance's namespace, mounted as File.
+type TrustedCA struct {
+	SecretName string `json:"secretName"`
+	Key        string `json:"key"`
+	// File is the bundle's name in the FE's trust folder (backup.crt,
+	// restore.crt).
+	File string `json:"file"`
 }
 
 // Backend is the desired BE StatefulSet.

@@ -20,14 +20,17 @@ limitations under the License.
 // trust store made with the JDK's keytool) and Python with PyMySQL. The
 // recipes are cut out of the pages' code blocks, so the docs and the test
 // cannot drift. Each reads a user Secret with the content the agent writes
-// (pkg/usersecret) and connects with full verification to the FE-dialect
-// server (dev/fakefe) with secure transport forced; the same recipe with a
-// foreign CA or a host name the certificate does not cover must fail.
+// (pkg/usersecret) and connects with full verification to a real StarRocks
+// FE (dev/realfe) rendered by the module for the instance with
+// requireSecureTransport; the same recipe with a foreign CA or a host name
+// the certificate does not cover must fail. Each test starts its FE (about
+// 1 GiB, 15 s), so they run one after another.
 //
 // The Secret's host is the cluster FQDN of the client Service. Each client
 // runs in a mount namespace of its own whose /etc/hosts points that name at
-// 127.0.0.2 (a loopback address the FE does not exempt from secure
-// transport, as it exempts 127.0.0.1); the machine's /etc/hosts is left
+// the FE's address in its network namespace; the connection comes from the
+// host's address on the FE's bridge, which the FE does not exempt from
+// secure transport (it exempts 127.0.0.1); the machine's /etc/hosts is left
 // alone. The only substitutions are the ones a Pod makes: the paths where the
 // recipe mounts the Secret become the test's folder, and the mysql client's
 // --ssl-mode becomes the MariaDB options the page names.
@@ -38,7 +41,6 @@ limitations under the License.
 package clients_test
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,7 +52,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/deckhouse/managed-starrocks/dev/fakefe"
 	"github.com/deckhouse/managed-starrocks/dev/testpki"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
@@ -76,11 +77,10 @@ var (
 // page execs in it, with Debian's mysql client (MariaDB: the page says which
 // options replace --ssl-mode).
 func TestMysqlClientRecipe(t *testing.T) {
-	t.Parallel()
 	needCommand(t, "mysql", "apt-get install mariadb-client")
 	needCommand(t, "unshare", "apt-get install util-linux")
 	mariadb := isMariaDB(t)
-	f := newFixture(t, listenIP+":0")
+	f := newFixture(t)
 	for _, page := range pages {
 		t.Run(page, func(t *testing.T) {
 			var pod corev1.Pod
@@ -154,9 +154,8 @@ func podEnvironment(t *testing.T, page string, pod *corev1.Pod, secrets map[stri
 // TestGoRecipe builds the page's open function with a main that calls it
 // on the mounted Secret and runs SELECT 1.
 func TestGoRecipe(t *testing.T) {
-	t.Parallel()
 	needCommand(t, "unshare", "apt-get install util-linux")
-	f := newFixture(t, listenIP+":0")
+	f := newFixture(t)
 	for _, page := range pages {
 		t.Run(page, func(t *testing.T) {
 			// Inside the repository's module, so the build uses its
@@ -215,12 +214,11 @@ func main() {
 // TestJavaRecipe makes the trust store with the page's keytool command and
 // runs the page's Java program with the Connector/J version it names.
 func TestJavaRecipe(t *testing.T) {
-	t.Parallel()
 	needCommand(t, "unshare", "apt-get install util-linux")
 	needCommand(t, "java", "apt-get install openjdk-17-jdk-headless")
 	needCommand(t, "keytool", "apt-get install openjdk-17-jdk-headless")
 	jar := clientPath(t, "java")
-	f := newFixture(t, listenIP+":0")
+	f := newFixture(t)
 	for _, page := range pages {
 		t.Run(page, func(t *testing.T) {
 			keytool := recipe(t, page, "shell", "keytool -importcert")
@@ -257,11 +255,10 @@ func TestJavaRecipe(t *testing.T) {
 
 // TestPythonRecipe runs the page's PyMySQL script.
 func TestPythonRecipe(t *testing.T) {
-	t.Parallel()
 	needCommand(t, "unshare", "apt-get install util-linux")
 	needCommand(t, "python3", "apt-get install python3")
 	lib := clientPath(t, "python")
-	f := newFixture(t, listenIP+":0")
+	f := newFixture(t)
 	for _, page := range pages {
 		t.Run(page, func(t *testing.T) {
 			script := recipe(t, page, "python", "pymysql.connect")
@@ -315,13 +312,12 @@ var (
 // status.endpoints.query, the page's port 9030; then the plaintext check of
 // "Require TLS from every client", which must get error 5205.
 func TestAdminMysqlRecipe(t *testing.T) {
-	t.Parallel()
 	needCommand(t, "mysql", "apt-get install mariadb-client")
 	needCommand(t, "unshare", "apt-get install util-linux")
 	mariadb := isMariaDB(t)
 	// The recipe names the Service's port: the FE is reached there, at an
 	// address of its own.
-	f := newFixture(t, net.JoinHostPort(adminListenIP, strconv.Itoa(agentconfig.QueryPort)))
+	f := newFixture(t)
 	names := desired.NamesFor(instance)
 	creds := map[string][]byte{agentconfig.UsernameKey: []byte(agentconfig.AdminUser), agentconfig.PasswordKey: []byte(adminPassword)}
 	otherCA := testpki.MustCA(t, "another-ca").CertPEM
@@ -379,8 +375,8 @@ func TestAdminMysqlRecipe(t *testing.T) {
 				// The connect recipe sets HOST for the shell the check runs in.
 				host := strings.SplitN(script(instance, connect), "\n", 2)[0]
 				out, err := f.exec(env, "", "sh", "-c", host+"\n"+script(instance, plaintext))
-				if err == nil || !strings.Contains(out.String(), strconv.Itoa(fakefe.ErrSecureTransportRequired)) {
-					t.Fatalf("the plaintext check: %v, want error %d:\n%s", err, fakefe.ErrSecureTransportRequired, out)
+				if err == nil || !strings.Contains(out.String(), strconv.Itoa(errSecureTransportRequired)) {
+					t.Fatalf("the plaintext check: %v, want error %d:\n%s", err, errSecureTransportRequired, out)
 				}
 			})
 		})

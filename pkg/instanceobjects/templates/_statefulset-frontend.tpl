@@ -161,6 +161,13 @@ spec:
             - name: agent-run
               mountPath: /opt/starrocks/agent-run
               readOnly: true
+            {{- if $i.frontend.trustedCAs }}
+            {{- /* The backup and restore endpoints' CA bundles, which
+            fe-start.sh adds to the JVM's trust store (see fe.conf JAVA_OPTS). */}}
+            - name: trusted-cas
+              mountPath: /etc/starrocks/trusted-cas
+              readOnly: true
+            {{- end }}
         - name: agent
           image: {{ include "ms.image" (list $root "agent") | quote }}
           args:
@@ -301,6 +308,19 @@ spec:
           secret:
             secretName: {{ $i.tls.secretName | quote }}
             defaultMode: 0440
+        {{- with $i.frontend.trustedCAs }}
+        - name: trusted-cas
+          projected:
+            defaultMode: 0444
+            sources:
+              {{- range . }}
+              - secret:
+                  name: {{ .secretName | quote }}
+                  items:
+                    - key: {{ .key | quote }}
+                      path: {{ .file | quote }}
+              {{- end }}
+        {{- end }}
         - name: agent-run
           emptyDir:
             medium: Memory

@@ -222,6 +222,13 @@ func EnsureRepository(ctx context.Context, q Querier, r Repository, applied stri
 		if err != nil {
 			return Ensured{Fingerprint: applied}, fmt.Errorf("the repository keeps its current settings: the new ones do not reach the bucket: %w", err)
 		}
+		// The agent's S3 client is not StarRocks': the FE trusts only the
+		// JDK's CAs and those its trust store had when it started, and
+		// reaches S3 through Hadoop S3A. StarRocks itself must accept the
+		// new settings before the working repository goes.
+		if err := probe(ctx, q, r, repos); err != nil {
+			return Ensured{Fingerprint: applied}, fmt.Errorf("the repository keeps its current settings: StarRocks refuses the new ones: %w", err)
+		}
 		// fe-core BackupHandler.dropRepository refuses while a job runs on
 		// it ("Backup or restore job is running on this repository"): the
 		// check above makes that the rare race, reported as an error.
@@ -265,6 +272,49 @@ func EnsureRepository(ctx context.Context, q Querier, r Repository, applied stri
 		Replaced:    exists,
 		Fingerprint: want,
 	}, nil
+}
+
+// probeSuffix names the probe repository of a replacement.
+const probeSuffix = "_probe"
+
+// probe creates the replacement of r before r is dropped, as a READ ONLY
+// repository of another name at the same location: CREATE REPOSITORY
+// lists the location with the given settings and fails on what the FE
+// cannot reach (backup/Repository.initRepository). StarRocks allows one
+// repository of a name (backup/RepositoryMgr.addAndInitRepoIfNotExist: "repository with same name already exist"), and a repository's
+// snapshots live under its name (__starrocks_repository_<name>/,
+// Repository.assembleRepoInfoFilePath), so the replacement proper can only
+// take r's name once r is gone; the probe is dropped again at once, and
+// the __repo_info file StarRocks wrote for it (even READ ONLY) deleted.
+func probe(ctx context.Context, q Querier, r Repository, repos map[string]repoRow) error {
+	p := r
+	p.Name, p.ReadOnly = r.Name+probeSuffix, true
+	drop := func() error {
+		if _, err := q.ExecContext(ctx, "DROP REPOSITORY `"+p.Name+"`"); err != nil {
+			return fmt.Errorf("drop the probe repository %s: %s", p.Name, r.scrub(err.Error()))
+		}
+		return nil
+	}
+	// One a pass that ended early left behind.
+	if _, ok := repos[p.Name]; ok {
+		if err := drop(); err != nil {
+			return err
+		}
+	}
+	_, createErr := q.ExecContext(ctx, p.createStatement())
+	if createErr == nil {
+		if err := drop(); err != nil {
+			return err
+		}
+	}
+	store, err := NewStore(p)
+	if err == nil {
+		err = store.removeRepoDir(ctx)
+	}
+	if createErr != nil {
+		return fmt.Errorf("create repository %s at %s: %s", p.Name, r.Storage.Location(), r.scrub(createErr.Error()))
+	}
+	return err
 }
 
 type repoRow struct {

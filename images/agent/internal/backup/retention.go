@@ -238,6 +238,21 @@ func (s *Store) DeleteSnapshots(ctx context.Context, q Querier, labels []string)
 	return out, nil
 }
 
+// removeRepoDir deletes everything under the repository's directory; only
+// for the probe of a replacement, which holds its __repo_info alone.
+func (s *Store) removeRepoDir(ctx context.Context) error {
+	keys, _, err := s.list(ctx, s.repoDir(), "")
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.repo.Storage.Bucket), Key: aws.String(k)}); err != nil {
+			return s.err("delete "+k, err)
+		}
+	}
+	return nil
+}
+
 // SetLabels are the labels in the bucket of the set with this label prefix
 // (agentconfig.BackupLabelPrefix): its databases' snapshots.
 func (s *Store) SetLabels(ctx context.Context, labelPrefix string) ([]string, error) {

@@ -1,0 +1,256 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package backup_test
+
+import (
+	"context"
+	"database/sql"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/dev/realfe"
+	"github.com/deckhouse/managed-starrocks/dev/s3server"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/backup"
+)
+
+// realRepo is the instance's repository on a versitygw the FE reaches from
+// its network namespace (the host's address on the FEs' bridge).
+func realRepo(s3 *s3server.Server, name string) backup.Repository {
+	return backup.Repository{
+		Name: name,
+		Storage: backup.Storage{Endpoint: s3.URL(), Region: s3server.Region, Bucket: bucket, Prefix: prefix,
+			PathStyle: true, CAPEM: s3.CA.CertPEM},
+		Keys: backup.Keys{AccessKey: s3.AccessKey, SecretKey: s3.SecretKey},
+	}
+}
+
+func repositories(t *testing.T, db *sql.DB) map[string]string {
+	t.Helper()
+	rows, err := db.Query("SHOW REPOSITORIES")
+	if err != nil {
+		t.Fatalf("show repositories: %v", err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	out := map[string]string{}
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for i, c := range cols {
+			m[c] = vals[i].String
+		}
+		out[m["RepoName"]] = m["Location"]
+	}
+	return out
+}
+
+// The agent's repository code against a real StarRocks FE rendered for an
+// instance whose spec.backup names a CA Secret: the FE's start script
+// builds its trust store from the JDK's CAs and that bundle, so CREATE
+// REPOSITORY reaches an S3 endpoint of a private CA; an endpoint over plain
+// HTTP needs none; an endpoint of a CA the FE was not given fails with
+// StarRocks' PKIX error, and a replacement with such settings leaves the
+// working repository in place.
+func TestRepositoryOnARealFrontend(t *testing.T) {
+	c := realfe.Start(t, realfe.Options{Backup: &v1alpha1.BackupStorage{
+		// The rendering needs only the CA's Secret; the repositories
+		// below name the S3 servers' real endpoints.
+		Endpoint: "https://s3.realfe.invalid", Bucket: bucket, PathStyle: true,
+		CASecretRef:          &v1alpha1.BackupSecretKeyRef{Name: "team-s3-ca"},
+		CredentialsSecretRef: v1alpha1.BackupCredentialsRef{Name: "team-s3-keys"},
+	}})
+	private := s3server.StartWith(t, s3server.Options{Host: c.HostIP})
+	plain := s3server.StartWith(t, s3server.Options{Host: c.HostIP, PlainHTTP: true})
+	// Its own CA, which the FE was never given.
+	stranger := s3server.StartWith(t, s3server.Options{Host: c.HostIP})
+	for _, s := range []*s3server.Server{private, plain, stranger} {
+		s.CreateBucket(t, bucket)
+	}
+	c.BackupCA = private.CA.CertPEM
+	fe := c.StartLeader(t)
+	if !strings.Contains(fe.Output(), "trusting the JDK's CAs and") {
+		t.Fatalf("fe-start.sh built no trust store:\n%s", fe.Tail())
+	}
+	db := c.DB(t, fe, "root", "", false)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	t.Run("creates the repository on a plain HTTP endpoint", func(t *testing.T) {
+		got, err := backup.EnsureRepository(ctx, db, realRepo(plain, "d8ms_plain"), "")
+		if err != nil || !got.Created {
+			t.Fatalf("EnsureRepository = %+v, %v", got, err)
+		}
+		if keys := plain.Keys(t, bucket, prefix+"/__starrocks_repository_d8ms_plain/"); len(keys) != 1 {
+			t.Fatalf("the repository's directory holds %v, want its __repo_info", keys)
+		}
+	})
+
+	t.Run("creates the repository on an endpoint of the private CA in the trust store", func(t *testing.T) {
+		got, err := backup.EnsureRepository(ctx, db, realRepo(private, "d8ms_private"), "")
+		if err != nil || !got.Created {
+			t.Fatalf("EnsureRepository = %+v, %v", got, err)
+		}
+	})
+
+	t.Run("an endpoint of a CA the FE was not given fails with StarRocks' PKIX error", func(t *testing.T) {
+		_, err := backup.EnsureRepository(ctx, db, realRepo(stranger, "d8ms_stranger"), "")
+		if err == nil || !strings.Contains(err.Error(), "PKIX") {
+			t.Fatalf("EnsureRepository: %v, want StarRocks' PKIX error", err)
+		}
+		if _, ok := repositories(t, db)["d8ms_stranger"]; ok {
+			t.Fatal("a repository StarRocks cannot reach was created")
+		}
+	})
+
+	t.Run("new settings replace the repository; settings StarRocks refuses leave it in place", func(t *testing.T) {
+		r := realRepo(plain, "d8ms_plain")
+		applied := r.Fingerprint()
+		// Another prefix: DROP + CREATE, as for new keys (versitygw has
+		// one user here).
+		r.Storage.Prefix += "/moved"
+		got, err := backup.EnsureRepository(ctx, db, r, applied)
+		if err != nil || !got.Replaced {
+			t.Fatalf("EnsureRepository = %+v, %v", got, err)
+		}
+		applied = got.Fingerprint
+
+		// The same repository moved to the stranger's endpoint: the agent
+		// has its CA and reaches it, StarRocks does not.
+		moved := realRepo(stranger, "d8ms_plain")
+		moved.Storage.Prefix = r.Storage.Prefix
+		got, err = backup.EnsureRepository(ctx, db, moved, applied)
+		if err == nil || !strings.Contains(err.Error(), "keeps its current settings") || !strings.Contains(err.Error(), "PKIX") {
+			t.Fatalf("EnsureRepository = %+v, %v; want the repository kept and StarRocks' PKIX error", got, err)
+		}
+		repos := repositories(t, db)
+		if loc, ok := repos["d8ms_plain"]; !ok || loc != r.Storage.Location() {
+			t.Fatalf("the working repository is gone: %v", repos)
+		}
+		if _, ok := repos["d8ms_plain_probe"]; ok {
+			t.Fatalf("the probe repository was left: %v", repos)
+		}
+		for _, s := range []*s3server.Server{plain, stranger} {
+			if keys := s.Keys(t, bucket, r.Storage.Prefix+"/__starrocks_repository_d8ms_plain_probe/"); len(keys) != 0 {
+				t.Fatalf("the probe left %v", keys)
+			}
+		}
+	})
+}
+
+// runSteps drives a backup or restore step until every database is done,
+// as the agent's passes do.
+func runSteps(t *testing.T, step func([]backup.Database) ([]backup.Database, error), dbs []backup.Database) []backup.Database {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(time.Second) {
+		var err error
+		if dbs, err = step(dbs); err != nil {
+			t.Fatalf("step: %v", err)
+		}
+		done := true
+		for _, d := range dbs {
+			done = done && d.State.Done()
+		}
+		if done {
+			return dbs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not done after 3 minutes: %+v", dbs)
+		}
+	}
+}
+
+// What needs no BE, backed up by the agent's steps on one real FE and
+// restored on another: a database of views only. BACKUP DATABASE without
+// ON takes every table of the database, views included
+// (sql/analyzer/BackupRestoreAnalyzer, BackupStmt: "Backup all
+// table/mv/view without ON clause"), so the database is not refused as
+// empty (AuthorizerStmtVisitor.visitBackupStatement: "Database: %s is
+// empty" only when no table and no function is named).
+func TestViewsBackupAndRestoreOnRealFrontends(t *testing.T) {
+	src := realfe.Start(t, realfe.Options{})
+	dst := realfe.Start(t, realfe.Options{})
+	// Each instance's FEs reach the host only on their own bridge: the
+	// server listens on every host address, and each repository names
+	// the one its FE reaches (the same bucket and location).
+	s3 := s3server.StartWith(t, s3server.Options{Host: net.IPv4zero, PlainHTTP: true})
+	s3.CreateBucket(t, bucket)
+	_, port, _ := net.SplitHostPort(s3.Endpoint)
+	on := func(c *realfe.Cluster) backup.Repository {
+		r := realRepo(s3, "d8ms_views")
+		r.Storage.Endpoint = "http://" + net.JoinHostPort(c.HostIP.String(), port)
+		return r
+	}
+	fe := src.StartLeader(t)
+	db := src.DB(t, fe, "root", "", false)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	r := on(src)
+	if _, err := backup.EnsureRepository(ctx, db, r, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"CREATE DATABASE shop",
+		"CREATE VIEW shop.answers AS SELECT 42 AS answer, 'forty-two' AS spelled",
+		"CREATE VIEW shop.doubled AS SELECT answer * 2 AS twice FROM shop.answers",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	var lim backup.Limits
+	dbs := runSteps(t, func(d []backup.Database) ([]backup.Database, error) {
+		return backup.BackupStep(ctx, db, r, d, false, time.Now(), lim)
+	}, []backup.Database{{Name: "shop", Label: backup.LabelPrefix + "views_1"}})
+	if dbs[0].State != backup.StateCompleted || dbs[0].Timestamp == "" {
+		t.Fatalf("backup of the views: %+v\nFE:\n%s", dbs[0], fe.Tail())
+	}
+	t.Logf("backup: %+v", dbs[0])
+
+	fe2 := dst.StartLeader(t)
+	db2 := dst.DB(t, fe2, "root", "", false)
+	ro := on(dst)
+	ro.ReadOnly = true
+	if _, err := backup.EnsureRepository(ctx, db2, ro, ""); err != nil {
+		t.Fatalf("the second FE attaches the repository: %v", err)
+	}
+	restored := runSteps(t, func(d []backup.Database) ([]backup.Database, error) {
+		return backup.RestoreStep(ctx, db2, ro, d, 1, false, time.Now(), lim)
+	}, []backup.Database{{Name: "shop", Label: dbs[0].Label, Timestamp: dbs[0].Timestamp}})
+	if restored[0].State != backup.StateCompleted {
+		t.Fatalf("restore of the views: %+v\nFE:\n%s", restored[0], fe2.Tail())
+	}
+	for _, v := range []string{"answers", "doubled"} {
+		// Name, Create View, character_set_client, collation_connection.
+		var name, create, cs, cc sql.NullString
+		if err := db2.QueryRowContext(ctx, "SHOW CREATE VIEW shop."+v).Scan(&name, &create, &cs, &cc); err != nil {
+			t.Fatalf("SHOW CREATE VIEW shop.%s on the second FE: %v", v, err)
+		}
+		if !strings.Contains(create.String, "answer") {
+			t.Fatalf("view %s restored as %q", v, create.String)
+		}
+	}
+}
