@@ -17,6 +17,7 @@ limitations under the License.
 package fakefe_test
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -26,6 +27,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/deckhouse/managed-starrocks/dev/fakefe"
+	"github.com/deckhouse/managed-starrocks/dev/realfe"
 )
 
 // feBehaviour are answers of the real FE (branch-4.1) the agent depends
@@ -81,26 +83,12 @@ var feBehaviour = []struct {
 			`CREATE EXTERNAL CATALOG cat_ext PROPERTIES ("type" = "hive", "hive.metastore.uris" = "thrift://127.0.0.1:1")`,
 			"GRANT ALTER ON DATABASE cat_ext.cat_db TO ROLE cat_r", "GRANT DROP ON DATABASE cat_db TO ROLE cat_r")
 		t.Cleanup(func() { _, _ = root.Exec("DROP ROLE cat_r") })
-		rows, err := root.Query("SHOW GRANTS FOR ROLE cat_r")
+		rows, err := realfe.QueryMaps(context.Background(), root, "SHOW GRANTS FOR ROLE cat_r")
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer rows.Close()
-		cols, _ := rows.Columns()
 		got := map[string]string{}
-		for rows.Next() {
-			vals := make([]sql.NullString, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			m := map[string]string{}
-			for i, c := range cols {
-				m[c] = vals[i].String
-			}
+		for _, m := range rows {
 			got[m["Grants"]] = m["Catalog"]
 		}
 		for grant, catalog := range map[string]string{

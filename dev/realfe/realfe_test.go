@@ -18,7 +18,6 @@ package realfe_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net/http"
@@ -111,7 +110,7 @@ func TestLeaderAndFollower(t *testing.T) {
 			deadline := time.Now().Add(2 * time.Minute)
 			for {
 				var err error
-				fes, err = rows(ctx, root, "SHOW FRONTENDS")
+				fes, err = realfe.QueryMaps(ctx, root, "SHOW FRONTENDS")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -142,7 +141,7 @@ func TestLeaderAndFollower(t *testing.T) {
 			fdb := c.DB(t, follower, "root", c.RootPassword, false)
 			deadline := time.Now().Add(time.Minute)
 			for {
-				dbs, err := rows(ctx, fdb, "SHOW DATABASES")
+				dbs, err := realfe.QueryMaps(ctx, fdb, "SHOW DATABASES")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -197,34 +196,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// rows reads a result as column-name maps.
-func rows(ctx context.Context, db *sql.DB, query string) ([]map[string]string, error) {
-	r, err := db.QueryContext(ctx, query)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", query, err)
-	}
-	defer r.Close()
-	cols, err := r.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out []map[string]string
-	for r.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := r.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		m := map[string]string{}
-		for i, c := range cols {
-			m[c] = vals[i].String
-		}
-		out = append(out, m)
-	}
-	return out, r.Err()
 }

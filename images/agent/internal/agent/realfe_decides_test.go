@@ -356,27 +356,14 @@ func showGrants(t *testing.T, db *sql.DB, who string) []string {
 // KILL), as an FE restart would.
 func killSessions(t *testing.T, db *sql.DB, user string) {
 	t.Helper()
-	rows, err := db.Query("SHOW PROCESSLIST")
-	require.NoError(t, err)
-	cols, err := rows.Columns()
+	rows, err := realfe.QueryMaps(context.Background(), db, "SHOW PROCESSLIST")
 	require.NoError(t, err)
 	var ids []string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		require.NoError(t, rows.Scan(ptrs...))
-		m := map[string]string{}
-		for i, c := range cols {
-			m[c] = vals[i].String
-		}
+	for _, m := range rows {
 		if m["User"] == user {
 			ids = append(ids, m["Id"])
 		}
 	}
-	require.NoError(t, rows.Close())
 	require.NotEmpty(t, ids, "no session of %s", user)
 	for _, id := range ids {
 		mustRealFE(t, db, "KILL "+id)

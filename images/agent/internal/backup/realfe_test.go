@@ -43,26 +43,12 @@ func realRepo(s3 *s3server.Server, name string) backup.Repository {
 
 func repositories(t *testing.T, db *sql.DB) map[string]string {
 	t.Helper()
-	rows, err := db.Query("SHOW REPOSITORIES")
+	rows, err := realfe.QueryMaps(context.Background(), db, "SHOW REPOSITORIES")
 	if err != nil {
-		t.Fatalf("show repositories: %v", err)
+		t.Fatal(err)
 	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
 	out := map[string]string{}
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		m := map[string]string{}
-		for i, c := range cols {
-			m[c] = vals[i].String
-		}
+	for _, m := range rows {
 		out[m["RepoName"]] = m["Location"]
 	}
 	return out
