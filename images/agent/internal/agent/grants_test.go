@@ -39,8 +39,15 @@ func (e *env) converge(t *testing.T, c *conn.Client, m grants.Model) []string {
 		}
 		return err == nil, err
 	}
+	return convergeGrants(ctxT(t), t, c, m, check)
+}
+
+// convergeGrants runs one pass of the grants package (observe, plan,
+// apply) through c and returns the statements it ran.
+func convergeGrants(ctx context.Context, t *testing.T, c *conn.Client, m grants.Model, check grants.PasswordCheck) []string {
+	t.Helper()
 	var ran []string
-	require.NoError(t, c.Do(ctxT(t), "converge", func(ctx context.Context, db *sql.DB) error {
+	require.NoError(t, c.Do(ctx, "converge", func(ctx context.Context, db *sql.DB) error {
 		o, err := grants.Observe(ctx, db, m, check)
 		if err != nil {
 			return err

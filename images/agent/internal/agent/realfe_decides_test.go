@@ -128,23 +128,7 @@ func TestWhatTheRealFrontendDecides(t *testing.T) {
 	}
 	converged := func(t *testing.T, m grants.Model) []string {
 		t.Helper()
-		var ran []string
-		require.NoError(t, rootClient.Do(ctx, "converge", func(ctx context.Context, db *sql.DB) error {
-			o, err := grants.Observe(ctx, db, m, check)
-			if err != nil {
-				return err
-			}
-			stmts, err := grants.Plan(m, o)
-			if err != nil {
-				return err
-			}
-			for _, s := range stmts {
-				ran = append(ran, s.String())
-			}
-			_, err = grants.Apply(ctx, db, stmts)
-			return err
-		}))
-		return ran
+		return convergeGrants(ctx, t, rootClient, m, check)
 	}
 
 	t.Run("keyword and 64-character names, views and materialized views: nothing on the second pass", func(t *testing.T) {
