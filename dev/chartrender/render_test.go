@@ -709,7 +709,7 @@ func TestModuleObjects(t *testing.T) {
 			}
 			cr := mustFind(t, objs, "ClusterRole", "", "d8:managed-starrocks:webhook")
 			rules, _, _ := unstructured.NestedSlice(cr.Object, "rules")
-			if mustJSON(rules) != `[{"apiGroups":["managed-services.deckhouse.io"],"resources":["starrocksclasses"],"verbs":["get","list","watch"]},{"apiGroups":["managed-services.deckhouse.io"],"resources":["starrocks"],"verbs":["list","get"]},{"apiGroups":["managed-services.deckhouse.io"],"resources":["starrocksbackups"],"verbs":["get","list"]}]` {
+			if mustJSON(rules) != `[{"apiGroups":["managed-services.deckhouse.io"],"resources":["starrocksclasses"],"verbs":["get","list","watch"]},{"apiGroups":["managed-services.deckhouse.io"],"resources":["starrocks"],"verbs":["list","watch","get"]},{"apiGroups":[""],"resources":["namespaces"],"verbs":["list","watch"]},{"apiGroups":["managed-services.deckhouse.io"],"resources":["starrocksbackups"],"verbs":["get","list"]}]` {
 				t.Errorf("webhook ClusterRole rules %s", mustJSON(rules))
 			}
 		})
