@@ -176,9 +176,15 @@ func (n *network) remove() error {
 			errs = append(errs, err)
 		}
 	}
-	if _, err := os.Stat("/sys/class/net/" + n.hostLink()); err == nil {
+	// The host's end of the hub's veth goes with the hub's namespace, but
+	// the kernel destroys it a moment later: it may vanish between the
+	// look and the delete, which is what was asked.
+	link := "/sys/class/net/" + n.hostLink()
+	if _, err := os.Stat(link); err == nil {
 		if err := run("ip", "link", "delete", n.hostLink()); err != nil {
-			errs = append(errs, err)
+			if _, gone := os.Stat(link); gone == nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)
