@@ -120,9 +120,17 @@ func TestRestoreKeepsClientPortsClosed(t *testing.T) {
 	require.NoError(t, out.Instances[0].AgentConfig.Validate())
 	requireEntriesValid(t, out.Instances)
 	assert.Equal(t, []string{"s3-keys", "s3-ca", "s3-keys", "s3-ca"}, BackupSecretNames(&out.Instances[0].AgentConfig))
-	// Both repositories' CAs reach the FE's trust store, in a fixed order.
-	assert.Equal(t, []TrustedCA{{SecretName: "s3-ca", Key: "ca.crt", File: "backup.crt"}, {SecretName: "s3-ca", Key: "ca.crt", File: "restore.crt"}},
-		out.Instances[0].Frontend.TrustedCAs)
+	// The backup storage's CA reaches the FE's trust store; a restore from
+	// a StarrocksBackup reads that same storage.
+	assert.Equal(t, []TrustedCA{{SecretName: "s3-ca", Key: "ca.crt", File: "backup.crt"}}, out.Instances[0].Frontend.TrustedCAs)
+	// Once the restore has ended the FE keeps its trust store and its
+	// checksum: a change would restart the FEs, and the rollout would hold
+	// every backup until it ends.
+	restored := Compute(Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{backupClassDesired()},
+		Existing: map[string]Existing{"team-a/copy": {AccountsReady: true}}})
+	require.Len(t, restored.Instances, 1)
+	assert.Equal(t, out.Instances[0].Frontend.TrustedCAs, restored.Instances[0].Frontend.TrustedCAs)
+	assert.Equal(t, out.Instances[0].Frontend.ConfigChecksum, restored.Instances[0].Frontend.ConfigChecksum, "the FEs restart once the restore ends")
 
 	// The source of a restore by location derives its labels from the backup's UID.
 	sr.Spec.Restore = &v1alpha1.RestoreSpec{Source: &v1alpha1.RestoreSource{Storage: sr.Spec.Backup.Storage, Namespace: "team-a", InstanceName: "olap",
@@ -132,6 +140,15 @@ func TestRestoreKeepsClientPortsClosed(t *testing.T) {
 	require.NotNil(t, src)
 	assert.Equal(t, "d8ms_1111222233334444_sales", src.Databases[0].Label)
 	assert.Equal(t, "s3://team-backups/sr/prod/team-a/olap-99998888", src.Repository.Location)
+	// Its storage's CA is the FE's too, before and after the restore (the
+	// source is immutable), in a fixed order after the backup's.
+	for _, ex := range []Existing{{AccountsReady: true, Restore: RestoreConfig(string(sr.UID), src, 1), RestorePending: true}, {AccountsReady: true}} {
+		out := Compute(Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{backupClassDesired()},
+			Existing: map[string]Existing{"team-a/copy": ex}})
+		require.Len(t, out.Instances, 1, "%v", out.Results[0].Violations)
+		assert.Equal(t, []TrustedCA{{SecretName: "s3-ca", Key: "ca.crt", File: "backup.crt"}, {SecretName: "s3-ca", Key: "ca.crt", File: "restore.crt"}},
+			out.Instances[0].Frontend.TrustedCAs)
+	}
 }
 
 // Every string of the backup part of an entry has a pattern in the schema:

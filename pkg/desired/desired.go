@@ -160,32 +160,41 @@ func applyExisting(e Instance, ex Existing) Instance {
 	}
 	e.AgentConfig.BackupHold = ex.BackupHold
 	e.AgentConfig.Restore = ex.Restore
-	e.Frontend.TrustedCAs = trustedCAs(e.AgentConfig)
-	if len(e.Frontend.TrustedCAs) > 0 {
-		// The JVM reads its trust store only at start: another CA Secret
-		// restarts the FEs. Instances without one keep their checksum, so
-		// a module upgrade restarts nothing.
-		refs, _ := json.Marshal(e.Frontend.TrustedCAs) // strings always encode
-		e.Frontend.ConfigChecksum = checksum(map[string]string{"config": e.Frontend.ConfigChecksum, "trustedCAs": string(refs)})
-	}
 	return e
 }
 
-// trustedCAs are the CA Secrets of the repositories the agent configures.
-func trustedCAs(c agentconfig.Config) []TrustedCA {
+// trustedCAs are the CA Secrets of the instance's repositories, from its
+// spec: spec.backup's storage, and the storage of spec.restore.source
+// (immutable; a restore from a StarrocksBackup reads spec.backup's
+// storage). Not from the restore the agent is told to run, which ends with
+// the restore: the list would shrink then, and the FEs restart for it.
+func trustedCAs(sr *v1alpha1.Starrocks) []TrustedCA {
 	var out []TrustedCA
-	add := func(r agentconfig.Repository, file string) {
-		if r.CA != nil && r.CA.Name != "" {
-			out = append(out, TrustedCA{SecretName: r.CA.Name, Key: r.CA.Key, File: file})
+	add := func(ca *v1alpha1.BackupSecretKeyRef, file string) {
+		if ca != nil && ca.Name != "" {
+			out = append(out, TrustedCA{SecretName: ca.Name, Key: orDefault(ca.Key, "ca.crt"), File: file})
 		}
 	}
-	if c.Backup != nil {
-		add(c.Backup.Repository, "backup.crt")
+	if b := sr.Spec.Backup; b != nil {
+		add(b.Storage.CASecretRef, "backup.crt")
 	}
-	if c.Restore != nil {
-		add(c.Restore.Repository, "restore.crt")
+	if r := sr.Spec.Restore; r != nil && r.Source != nil {
+		add(r.Source.Storage.CASecretRef, "restore.crt")
 	}
 	return out
+}
+
+// withTrustedCAs records the instance's CA Secrets in its FE. The JVM reads
+// its trust store only at start: another CA Secret restarts the FEs.
+// Instances without one keep their checksum, so a module upgrade restarts
+// nothing.
+func withTrustedCAs(f Frontend, sr *v1alpha1.Starrocks) Frontend {
+	f.TrustedCAs = trustedCAs(sr)
+	if len(f.TrustedCAs) > 0 {
+		refs, _ := json.Marshal(f.TrustedCAs) // strings always encode
+		f.ConfigChecksum = checksum(map[string]string{"config": f.ConfigChecksum, "trustedCAs": string(refs)})
+	}
+	return f
 }
 
 // Output is the desired state.
@@ -524,14 +533,14 @@ func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules
 		Generation: sr.Generation,
 		Topology:   string(r.Topology),
 		Zones:      r.Zones,
-		Frontend: Frontend{
+		Frontend: withTrustedCAs(Frontend{
 			JavaHeapMb:     heap,
 			Replicas:       r.Frontend.Replicas,
 			Resources:      resources(r.Frontend),
 			Storage:        Storage{Size: r.Frontend.Storage.String(), StorageClassName: r.Frontend.StorageClass},
 			ConfigChecksum: checksum(map[string]string{"requireSecureTransport": strconv.FormatBool(r.RequireSecureTransport), "javaHeapMb": strconv.FormatInt(heap, 10)}),
 			Hosts:          feHosts,
-		},
+		}, sr),
 		Backend: Backend{
 			MemLimitBytes:  memLimit,
 			JavaHeapMb:     beMem.JavaHeapMb,

@@ -274,7 +274,14 @@ spec: {instanceName: %s}
 				return true, ""
 			}
 		}
-		return false, fmt.Sprintf("scheduled backups %v\nagent logs:\n%s", scheduled(), tail(c.logs.String()))
+		cs, cr, cm := e.condition(ns, copyName, "BackupsHealthy")
+		failing, _ := e.dyn.Resource(v1alpha1.StarrocksBackupGVR).Namespace(ns).Get(context.Background(), "copy-failing", metav1.GetOptions{})
+		var failingStatus any
+		if failing != nil {
+			failingStatus = failing.Object["status"]
+		}
+		return false, fmt.Sprintf("scheduled backups %v; BackupsHealthy %s %s: %s; copy-failing status %v\nagent logs:\n%s",
+			scheduled(), cs, cr, cm, failingStatus, tail(c.logs.String()))
 	})
 	copyPrefix := strings.TrimPrefix(firstLocation, "s3://"+bucket+"/")
 	before := s3.Keys(t, bucket, copyPrefix)
