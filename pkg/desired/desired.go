@@ -577,8 +577,9 @@ func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules
 			BackendConfig: map[string]string{
 				"streaming_load_max_mb": strconv.FormatInt(cfg.StreamingLoadMaxMb, 10),
 			},
-			Grants: GrantsFor(sr),
-			Backup: backupConfig(sr),
+			Grants:                  GrantsFor(sr),
+			Backup:                  backupConfig(sr),
+			BackupJobTimeoutSeconds: backupJobTimeoutSeconds(class),
 		},
 		Network: Network{AllowedNamespaces: allowedNamespaces(sr.Spec.Network)},
 		Names:   names,
