@@ -56,7 +56,6 @@ type setRun struct {
 // heldMessage says what a held set waits for.
 const heldMessage = "the next database starts once the instance's pod restarts or BE scale-in are done (they do not wait for the whole set, only for a running database's job)"
 
-
 type restoreRun struct {
 	token     string
 	dbs       []Database
