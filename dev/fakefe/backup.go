@@ -188,8 +188,10 @@ func (s *Server) backupState() *backupState {
 // trusts the JDK's CAs and, when spec.backup or the restore source names a
 // caSecretRef, that CA too (images/starrocks-fe/fe-start.sh builds
 // conf/trusted-cas.p12 from the trusted-cas volume). Give it the endpoint's
-// CA only for an instance that names it. The real BEs are not covered: they
-// upload with their own S3 client and trust store.
+// CA only for an instance whose FE the module gives it (test/e2e builds the
+// pool from the FE StatefulSet's trusted-cas volume). The BEs' S3 client
+// gets the same CAs from be-start.sh (images/starrocks-be), which the fake
+// does not model: it uploads in the FE's place.
 func (s *Server) SetS3RootCAs(pool *x509.CertPool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
