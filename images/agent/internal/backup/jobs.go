@@ -18,6 +18,8 @@ package backup
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
@@ -58,8 +60,8 @@ type Database struct {
 	JobState string
 	// Message is StarRocks' message (scrubbed of the keys).
 	Message string
-	// Progress is what the job last showed of its work: its State,
-	// UnfinishedTasks and Progress (see watch).
+	// Progress is a digest of what the job last showed of its work: its
+	// State, UnfinishedTasks and Progress (see watch).
 	Progress string
 	// Since is when Progress last changed (stuck detection); Submitted is
 	// when the job was submitted (or adopted after a restart).
@@ -309,7 +311,10 @@ func watch(ctx context.Context, q Querier, r Repository, j job, d *Database, now
 	// both are columns of SHOW BACKUP and SHOW RESTORE (BackupJob.getInfo,
 	// RestoreJob.getInfo). A change of any of the three is progress.
 	// The first look only records it: the clock runs from the submission.
-	if p := st + "\n" + row["UnfinishedTasks"] + "\n" + row["Progress"]; p != d.Progress {
+	// Kept as a digest: while snapshots are taken UnfinishedTasks lists
+	// every tablet.
+	sum := sha256.Sum256([]byte(st + "\n" + row["UnfinishedTasks"] + "\n" + row["Progress"]))
+	if p := hex.EncodeToString(sum[:]); p != d.Progress {
 		if d.Progress != "" {
 			d.Since = now
 		}
