@@ -449,6 +449,16 @@ type ClassBackupPolicy struct {
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
 	MaxBackups *int32 `json:"maxBackups,omitempty"`
+	// Longest one database's BACKUP or RESTORE job may run, in whole hours
+	// from 1h to 168h, e.g. `48h`: StarRocks cancels a job that runs longer,
+	// and a job holds the instance's pod restarts at most this long. A job
+	// that shows no progress (no upload or download task done) for 6 hours
+	// is cancelled sooner. Raise it for databases whose upload or download
+	// takes longer than a day. Default `24h` (StarRocks' own default).
+	// +kubebuilder:validation:MaxLength=4
+	// +kubebuilder:validation:Pattern=`^([1-9]|[1-9][0-9]|1[0-5][0-9]|16[0-8])h$`
+	// +optional
+	JobTimeout string `json:"jobTimeout,omitempty"`
 }
 
 // ClassMaxRetention bounds spec.backup.retention.

@@ -135,7 +135,12 @@ func TestEveryWritablePathIsBounded(t *testing.T) {
 			t.Errorf("be.conf %s %q is not on a bounded emptyDir", k, beConf[k])
 		}
 	}
-	if !strings.Contains(strings.Join(container(t, be.Spec.Template.Spec, "starrocks").Command, " "), "--logconsole") {
+	// The BE command is be-start.sh, which starts the BE.
+	wrapper, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), "images/starrocks-be/be-start.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(wrapper), `exec "$be_home/bin/start_be.sh" --be --logconsole`) {
 		t.Errorf("the BE does not log to the console")
 	}
 
@@ -152,9 +157,10 @@ func TestEveryWritablePathIsBounded(t *testing.T) {
 		t.Errorf("be.conf spill_local_storage_dir %q is not a directory of the data volume %q beside storage_root_path %q", spill, dataMount, beConf["storage_root_path"])
 	}
 	// The BE refuses to start unless the spill directory exists (be
-	// spill/dir_manager.cpp checks it is writable before creating it).
-	if cmd := strings.Join(container(t, be.Spec.Template.Spec, "starrocks").Command, " "); !strings.Contains(cmd, "mkdir -p "+spill+" && exec ") {
-		t.Errorf("the BE command %q does not create %s before the BE starts", cmd, spill)
+	// spill/dir_manager.cpp checks it is writable before creating it):
+	// be-start.sh creates the directory it is given (TestBackendStartWrapper).
+	if cmd := container(t, be.Spec.Template.Spec, "starrocks").Command; len(cmd) != 3 || cmd[1] != "/opt/managed-starrocks/be-start.sh" || cmd[2] != spill {
+		t.Errorf("the BE command %q does not have be-start.sh create %s before the BE starts", cmd, spill)
 	}
 	if r, err := strconv.ParseFloat(beConf["spill_max_dir_bytes_ratio"], 64); err != nil || r <= 0 || r > 0.5 {
 		t.Errorf("be.conf spill_max_dir_bytes_ratio %q, want a share of at most half the data volume", beConf["spill_max_dir_bytes_ratio"])

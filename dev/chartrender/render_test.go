@@ -188,7 +188,7 @@ func TestInstanceObjects(t *testing.T) {
 				}
 			}
 			beMain := container(t, be.Spec.Template.Spec, "starrocks")
-			if strings.Join(beMain.Command, " ") != "/bin/sh -c mkdir -p /opt/starrocks/be/storage/spill && exec /opt/starrocks/be/bin/start_be.sh --be --logconsole" {
+			if strings.Join(beMain.Command, " ") != "/bin/sh /opt/managed-starrocks/be-start.sh /opt/starrocks/be/storage/spill" {
 				t.Errorf("BE command %q", beMain.Command)
 			}
 			if got := fe.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests.Storage().String(); got != e.Frontend.Storage.Size {

@@ -75,3 +75,45 @@ func TestBackupCAReachesTheFrontend(t *testing.T) {
 		t.Error("the FE config checksum does not cover the CA Secret: the FEs would not restart to trust it")
 	}
 }
+
+// The same CA Secret reaches the BE container, where be-start.sh builds the
+// bundle its S3 client reads, and moves the BE config checksum so the BEs
+// restart to read it; without one nothing is mounted and the BE checksum
+// stays.
+func TestBackupCAReachesTheBackend(t *testing.T) {
+	render := func(withCA bool) (sts, checksum string) {
+		t.Helper()
+		sr := backupInstance()
+		if !withCA {
+			sr.Spec.Backup.Storage.CASecretRef = nil
+		}
+		objs, rejected, err := layers(t, backupClass(), sr)
+		if err != nil || rejected != "" {
+			t.Fatalf("the instance does not render: %v %s", err, rejected)
+		}
+		for _, o := range objs {
+			if o.GetKind() == "StatefulSet" && o.GetName() == desired.NamesFor(sr.Name).BackendStatefulSet {
+				b, _ := json.Marshal(o.Object)
+				sts = string(b)
+				checksum, _, _ = unstructured.NestedString(o.Object, "spec", "template", "metadata", "annotations", "checksum/config")
+			}
+		}
+		if sts == "" {
+			t.Fatal("no BE StatefulSet rendered")
+		}
+		return sts, checksum
+	}
+	sts, withSum := render(true)
+	for _, want := range []string{`"name":"trusted-cas"`, `"mountPath":"/etc/starrocks/trusted-cas"`, `"secret":{"items":[{"key":"ca.crt","path":"backup.crt"}],"name":"s3-ca"}`} {
+		if !strings.Contains(sts, want) {
+			t.Errorf("the BE StatefulSet lacks %s", want)
+		}
+	}
+	sts, withoutSum := render(false)
+	if strings.Contains(sts, "trusted-cas") {
+		t.Error("an instance without a CA Secret mounts one into its BEs")
+	}
+	if withSum == withoutSum {
+		t.Error("the BE config checksum does not cover the CA Secret: the BEs would not restart to trust it")
+	}
+}

@@ -54,7 +54,7 @@ import (
 //     repository re-attaches what another FE wrote (fe-core
 //     backup/Repository.java; BackupHandler.createRepository answers a
 //     failure "Failed to create repository: " + the storage's message).
-//   - BACKUP DATABASE d SNAPSHOT l TO r [ON (t, ...)]: BackupHandler.process
+//   - BACKUP DATABASE d SNAPSHOT l TO r [ON (t, ...)] [PROPERTIES ("timeout" = s)]: BackupHandler.process
 //     (one job per database: "Can only run one backup or restore job of a
 //     database at same time"; the submission lock: "Another backup or
 //     restore job is being submitted. Please wait and try again"),
@@ -139,6 +139,12 @@ type backupJob struct {
 	status         string
 	cancelled      bool
 	finished       time.Time
+	// timeoutSec is the job's timeout property (the Timeout column),
+	// StarRocks' backup_job_default_timeout_ms (a day) when not given.
+	timeoutSec int64
+	// unfinished and progress are the UnfinishedTasks and Progress
+	// columns (SetJobProgress): the BEs' reports of a real FE.
+	unfinished, progress string
 }
 
 func (j *backupJob) stateName() string {
@@ -182,8 +188,10 @@ func (s *Server) backupState() *backupState {
 // trusts the JDK's CAs and, when spec.backup or the restore source names a
 // caSecretRef, that CA too (images/starrocks-fe/fe-start.sh builds
 // conf/trusted-cas.p12 from the trusted-cas volume). Give it the endpoint's
-// CA only for an instance that names it. The real BEs are not covered: they
-// upload with their own S3 client and trust store.
+// CA only for an instance whose FE the module gives it (test/e2e builds the
+// pool from the FE StatefulSet's trusted-cas volume). The BEs' S3 client
+// gets the same CAs from be-start.sh (images/starrocks-be), which the fake
+// does not model: it uploads in the FE's place.
 func (s *Server) SetS3RootCAs(pool *x509.CertPool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -225,6 +233,28 @@ func (s *Server) HoldJobs(hold bool) {
 	s.backupState().held = hold
 }
 
+// SetJobProgress sets the UnfinishedTasks and Progress columns of db's
+// last job, as a real FE's do when the BEs report their upload or download
+// tasks (fe-core backup/BackupJob.getInfo: "<signature>=<beId>, ...";
+// "[<signature>: <finished>/<total>], ..." from BackupHandler.report).
+func (s *Server) SetJobProgress(db, unfinished, progress string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if j := s.backupState().jobs[db]; j != nil {
+		j.unfinished, j.progress = unfinished, progress
+	}
+}
+
+// JobTimeout is the Timeout column of db's last job (seconds; 0 when none).
+func (s *Server) JobTimeout(db string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if j := s.backupState().jobs[db]; j != nil {
+		return j.timeoutSec
+	}
+	return 0
+}
+
 // Repositories lists the repository names, sorted.
 func (s *Server) Repositories() []string {
 	s.mu.Lock()
@@ -240,6 +270,22 @@ func (s *Server) JobState(db string) string {
 		return j.stateName()
 	}
 	return ""
+}
+
+// defaultJobTimeoutSec is Config.backup_job_default_timeout_ms (a day).
+const defaultJobTimeoutSec = 86400
+
+// jobTimeout reads the timeout property as
+// BackupRestoreAnalyzer.setPropTimeout does: seconds, at least 10 minutes.
+func jobTimeout(v string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, commonErr("Invalid timeout format: %s", v)
+	}
+	if n*1000 < 600_000 {
+		return 0, commonErr("timeout must be at least 10 min")
+	}
+	return n, nil
 }
 
 func commonErr(format string, args ...any) error {
@@ -780,8 +826,28 @@ func (s *Server) submitBackup(p *parser) (*sqltypes.Result, bool, error) {
 	if err != nil {
 		return nil, true, err
 	}
-	if !p.done() {
-		return nil, true, syntaxErr("end of statement")
+	props, err := p.properties()
+	if err != nil || !p.done() {
+		return nil, true, syntaxErr("PROPERTIES (...) or end of statement")
+	}
+	// BackupRestoreAnalyzer.analyzeBackupProperties: timeout and type,
+	// nothing else.
+	timeout := int64(defaultJobTimeoutSec)
+	var unknown []string
+	for k, v := range props {
+		switch k {
+		case "timeout":
+			if timeout, err = jobTimeout(v); err != nil {
+				return nil, true, err
+			}
+		case "type":
+		default:
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, true, commonErr("Unknown backup job properties: [%s]", strings.Join(unknown, ", "))
 	}
 	b := s.backupState()
 	g := s.grantState()
@@ -831,7 +897,7 @@ func (s *Server) submitBackup(p *parser) (*sqltypes.Result, bool, error) {
 		}
 	}
 	j := &backupJob{id: b.nextID, label: label, db: db, repo: r, tables: tables, created: time.Now(),
-		stepTimes: map[string]time.Time{}, status: "[OK]"}
+		stepTimes: map[string]time.Time{}, status: "[OK]", timeoutSec: timeout}
 	b.nextID++
 	b.jobs[db] = j
 	s.startJob(j)
@@ -864,10 +930,15 @@ func (s *Server) submitRestore(p *parser) (*sqltypes.Result, bool, error) {
 		return nil, true, commonErr("Missing backup_timestamp property")
 	}
 	replicas := 3 // RunMode.defaultReplicationNum in shared-nothing
+	timeout := int64(defaultJobTimeoutSec)
 	var unknown []string
 	for k, v := range props {
 		switch k {
-		case "backup_timestamp", "timeout", "allow_load":
+		case "timeout":
+			if timeout, err = jobTimeout(v); err != nil {
+				return nil, true, err
+			}
+		case "backup_timestamp", "allow_load":
 		case "replication_num":
 			n, err := strconv.Atoi(v)
 			if err != nil {
@@ -920,7 +991,7 @@ func (s *Server) submitRestore(p *parser) (*sqltypes.Result, bool, error) {
 		tables = only
 	}
 	j := &backupJob{restore: true, id: b.nextID, label: label, db: db, repo: r, tables: tables, timestamp: ts,
-		replicationNum: replicas, created: time.Now(), stepTimes: map[string]time.Time{}, status: "[OK]"}
+		replicationNum: replicas, created: time.Now(), stepTimes: map[string]time.Time{}, status: "[OK]", timeoutSec: timeout}
 	b.nextID++
 	b.jobs[db] = j
 	s.startJob(j)
@@ -1209,12 +1280,13 @@ func (s *Server) showJobs(p *parser, restore bool) (*sqltypes.Result, bool, erro
 			res.Rows = append(res.Rows, []sqltypes.Value{v(j.stateName()), v(j.label), v(j.db), v(j.timestamp),
 				v(strconv.FormatInt(j.id, 10)), v("false"), v(strconv.Itoa(j.replicationNum)), v(string(objs)),
 				timeCell(j.created), timeCell(j.stepTimes["SNAPSHOTING"]), timeCell(j.stepTimes["DOWNLOAD"]),
-				timeCell(j.stepTimes["COMMIT"]), timeCell(j.finished), v("[]"), v("[]"), v("[]"), v(j.status), v("86400")})
+				timeCell(j.stepTimes["COMMIT"]), timeCell(j.finished), v(j.unfinished), v(j.progress), v("[]"), v(j.status),
+				v(strconv.FormatInt(j.timeoutSec, 10))})
 			continue
 		}
 		res.Rows = append(res.Rows, []sqltypes.Value{v(j.stateName()), v(j.label), v(j.db), v(strconv.FormatInt(j.id, 10)),
 			v(string(objs)), timeCell(j.created), timeCell(j.stepTimes["UPLOAD_SNAPSHOT"]), timeCell(j.stepTimes["SAVE_META"]),
-			timeCell(j.finished), v("[]"), v("[]"), v("[]"), v(j.status), v("86400")})
+			timeCell(j.finished), v(j.unfinished), v(j.progress), v("[]"), v(j.status), v(strconv.FormatInt(j.timeoutSec, 10))})
 	}
 	return res, true, nil
 }

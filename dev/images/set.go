@@ -52,13 +52,16 @@ const (
 // into /opt/starrocks/{fe,be}, all owned by user and group starrocks, uid
 // and gid 1000, fe/meta and be/storage created, cn a link to be). Upstream's k8s scripts beside them
 // (fe_entrypoint.sh and the like) are left out: the module runs its own
-// fe-start.sh and the bin/ scripts.
+// fe-start.sh and be-start.sh and the bin/ scripts.
 const (
 	FEHome = "/opt/starrocks/fe"
 	BEHome = "/opt/starrocks/be"
 	// FEStartWrapper is where werf adds the module's fe-start.sh
 	// (images/starrocks-fe/werf.inc.yaml).
 	FEStartWrapper = "/opt/managed-starrocks/fe-start.sh"
+	// BEStartWrapper is where werf adds the module's be-start.sh
+	// (images/starrocks-be/werf.inc.yaml).
+	BEStartWrapper = "/opt/managed-starrocks/be-start.sh"
 	// StandinFEBinary and StandinBEBinary are the stand-in servers, started
 	// by the stand-in start scripts.
 	StandinFEBinary = FEHome + "/lib/starrocks-fe-standin"
@@ -145,7 +148,7 @@ func setSpecs(root, bin string) ([]Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	be, err := beFiles(filepath.Join(bin, "fakebe"))
+	be, err := beFiles(filepath.Join(bin, "fakebe"), filepath.Join(root, "images/starrocks-be/be-start.sh"))
 	if err != nil {
 		return nil, err
 	}
@@ -174,10 +177,12 @@ func feFiles(server, wrapper string) ([]File, error) {
 		File{Path: "/opt/starrocks/agent-run", Dir: true, UID: starrocksUID, GID: starrocksUID})
 }
 
-// beFiles is the BE stand-in's own layer.
-func beFiles(server string) ([]File, error) {
+// beFiles is the BE stand-in's own layer: server is the stand-in binary,
+// wrapper the module's be-start.sh (images/starrocks-be).
+func beFiles(server, wrapper string) ([]File, error) {
 	return starrocksLayer("be", BEHome, server, []string{"bin", "conf", "storage", "log", "lib"},
 		File{Path: BEHome + "/conf/be.conf", Data: []byte(defaultBEConf), UID: starrocksUID, GID: starrocksUID},
+		File{Path: BEStartWrapper, Source: wrapper},
 		// be-ubuntu links cn to be (the same binary starts a CN).
 		File{Path: "/opt/starrocks/cn", Link: "be"})
 }
@@ -272,7 +277,7 @@ func StandinPaths(component string) ([]string, error) {
 	case "fe":
 		own, err = feFiles("", "")
 	case "be":
-		own, err = beFiles("")
+		own, err = beFiles("", "")
 	default:
 		return nil, fmt.Errorf("component %q: want fe or be", component)
 	}

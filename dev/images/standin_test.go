@@ -247,9 +247,9 @@ func TestStandinsStartProbeAndStopGracefully(t *testing.T) {
 		return p
 	}
 	// The BE StatefulSet's command, with its paths.
-	beCmd := fmt.Sprintf("mkdir -p %s/storage/spill && exec %s/bin/start_be.sh --be --logconsole", beHome, beHome)
+	beStart := filepath.Join(root, strings.TrimPrefix(BEStartWrapper, "/"))
 	startBE := func() *process {
-		p := startProcess(t, nil, "/bin/sh", "-c", beCmd)
+		p := startProcess(t, []string{"BE_HOME=" + beHome}, "/bin/sh", beStart, filepath.Join(beHome, "storage/spill"))
 		eventually(t, "BE /api/health answers 200", func() (bool, string) {
 			code, body := health(beHTTP)
 			return code == 200, body

@@ -17,9 +17,11 @@ limitations under the License.
 package instances
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -202,6 +204,7 @@ func applyBackups(sr *v1alpha1.Starrocks, ix backupIndex, o *Observed, prev v1al
 	o.Backups = ix.byInstance[desired.Key(sr.Namespace, sr.Name)]
 	report, restoreReport := leaderReports(*o)
 	ex.BackupHold = backupHold(sr, *o, ex.CreateImage)
+	o.BackupJobTimeout = classrules.BackupJobTimeout(ix.classes[sr.Spec.StarrocksClassName])
 	if b := sr.Spec.Backup; b != nil {
 		in := backupplan.Instance{Namespace: sr.Namespace, Name: sr.Name, UID: string(sr.UID), Exists: sr.DeletionTimestamp == nil,
 			Created: sr.CreationTimestamp.Time, Suspend: b.Suspend, Hold: ex.BackupHold,
@@ -611,24 +614,46 @@ func boolFloat(b bool) float64 {
 	return 0
 }
 
-// MaxJobWait bounds how long a rollout waits for a running backup or
-// restore job: a job stuck longer is reported in the rollout's message and
-// no longer waited on.
-const MaxJobWait = 6 * time.Hour
+// jobStateRE: StarRocks' job states (BackupJob.BackupJobState,
+// RestoreJob.RestoreJobState), upper case and underscores.
+var jobStateRE = regexp.MustCompile(`^[A-Z_]{1,32}$`)
 
-// backupJobRunning says which job of the leader's reports runs (started
-// less than MaxJobWait ago), "" when none does. It holds pod restarts and
-// the start of a BE decommission (the job's BEs upload or download files).
-func backupJobRunning(o Observed, now time.Time) string {
-	running := func(phase, start string) bool {
-		if phase != agentconfig.BackupPhaseRunning {
+// backupJobRunning says which BACKUP or RESTORE job of the leader's
+// reports runs and until when it may hold the instance ("" when none
+// does). A running job holds pod restarts and the start of a BE
+// decommission: its BEs upload or download files. The hold is one
+// database's job, not its whole set: while a rollout or a scale-in waits
+// the agent starts no next database (backupHold), so the rollout goes on
+// between two databases. It lasts at most the job's timeout from the job's
+// start (o.BackupJobTimeout, the class's spec.backup.jobTimeout): StarRocks
+// cancels a job that runs longer (fe-core backup/BackupJob.run and
+// RestoreJob.run: now - createTime > timeoutMs), so a report that still
+// says it runs is stale (an agent that stopped reporting).
+func backupJobRunning(o Observed, now time.Time) (why string, until time.Time) {
+	bound := o.BackupJobTimeout
+	if bound <= 0 {
+		bound = classrules.DefaultBackupJobTimeout
+	}
+	// The report comes from a pod of the tenant's namespace: only a
+	// StarRocks job state and a bounded name reach the message (quoted).
+	running := func(name, state, start string) bool {
+		if !agentconfig.JobRunning(state) || !jobStateRE.MatchString(state) || len(name) > 256 {
 			return false
 		}
 		t, err := time.Parse(time.RFC3339, start)
-		return err == nil && now.Sub(t) < MaxJobWait
+		if err != nil || now.Sub(t) >= bound {
+			return false
+		}
+		until = t.Add(bound)
+		return true
 	}
-	if r := o.RestoreReport; r != nil && running(r.Phase, r.StartTime) {
-		return fmt.Sprintf("A restore runs since %s", r.StartTime)
+	if r := o.RestoreReport; r != nil && r.Phase == agentconfig.BackupPhaseRunning {
+		for _, d := range r.Databases[:min(len(r.Databases), agentconfig.MaxBackupDatabases)] {
+			// An agent of before the job's own start time: the restore's.
+			if start := cmp.Or(d.JobStartTime, r.StartTime); running(d.Name, d.State, start) {
+				return fmt.Sprintf("The RESTORE of database %q is in %s since %s", d.Name, d.State, start), until
+			}
+		}
 	}
 	if b := o.BackupReport; b != nil && o.BackupDecision != nil {
 		named := map[string]string{}
@@ -636,12 +661,18 @@ func backupJobRunning(o Observed, now time.Time) string {
 			named[s.UID] = s.Name
 		}
 		for _, s := range b.Sets[:min(len(b.Sets), agentconfig.MaxBackupSets)] {
-			if name, ok := named[s.UID]; ok && running(s.Phase, s.StartTime) {
-				return fmt.Sprintf("StarrocksBackup %s runs since %s", name, s.StartTime)
+			name, ok := named[s.UID]
+			if !ok || s.Phase != agentconfig.BackupPhaseRunning {
+				continue
+			}
+			for _, d := range s.Databases[:min(len(s.Databases), agentconfig.MaxBackupDatabases)] {
+				if start := cmp.Or(d.JobStartTime, s.StartTime); running(d.Name, d.State, start) {
+					return fmt.Sprintf("The BACKUP of database %q (StarrocksBackup %s) is in %s since %s", d.Name, name, d.State, start), until
+				}
 			}
 		}
 	}
-	return ""
+	return "", time.Time{}
 }
 
 // MaxBackupWritesPerRun bounds the writes to StarrocksBackup objects in one

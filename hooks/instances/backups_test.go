@@ -361,17 +361,61 @@ func TestBackupEvents(t *testing.T) {
 	assert.Len(t, instanceEvents(sr, st(restoring), st(restored)), 1)
 }
 
+// A running job holds pod restarts while it runs, for as long as
+// StarRocks lets it run (the class's job timeout, a day by default), and
+// no longer: not between two databases of its set, not past its timeout.
 func TestARunningJobHoldsTheRolloutForABoundedTime(t *testing.T) {
 	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
-	o := Observed{BackupDecision: &backupplan.Decision{Sets: []agentconfig.BackupSet{{Name: "olap-now", UID: setUID}}},
-		BackupReport: &agentconfig.BackupStatus{Sets: []agentconfig.BackupSetStatus{{UID: setUID, Phase: agentconfig.BackupPhaseRunning, StartTime: "2026-12-05T11:00:00Z"}}}}
-	assert.Contains(t, backupJobRunning(o, now), "StarrocksBackup olap-now runs since")
-	assert.Empty(t, backupJobRunning(o, now.Add(6*time.Hour)), "a job stuck for longer than MaxJobWait is not waited on")
+	set := func(dbs ...agentconfig.BackupDatabaseStatus) Observed {
+		return Observed{BackupDecision: &backupplan.Decision{Sets: []agentconfig.BackupSet{{Name: "olap-now", UID: setUID}}},
+			BackupReport: &agentconfig.BackupStatus{Sets: []agentconfig.BackupSetStatus{{UID: setUID, Phase: agentconfig.BackupPhaseRunning,
+				StartTime: "2026-12-05T09:00:00Z", Databases: dbs}}}}
+	}
+	finished := agentconfig.BackupDatabaseStatus{Name: "crm", State: agentconfig.BackupStateFinished}
+	uploading := agentconfig.BackupDatabaseStatus{Name: "sales", State: "UPLOADING", JobStartTime: "2026-12-05T11:00:00Z"}
+	waiting := agentconfig.BackupDatabaseStatus{Name: "web", State: agentconfig.BackupDatabaseWaiting}
+
+	o := set(finished, uploading, waiting)
+	why, until := backupJobRunning(o, now)
+	assert.Contains(t, why, "The BACKUP of database \"sales\" (StarrocksBackup olap-now) is in UPLOADING since 2026-12-05T11:00:00Z")
+	assert.Equal(t, "2026-12-06T11:00:00Z", until.Format(time.RFC3339), "StarRocks' day from the job's start")
+	why, _ = backupJobRunning(o, now.Add(7*time.Hour))
+	assert.NotEmpty(t, why, "a job uploading for 8 hours still runs: StarRocks allows it a day")
+	why, _ = backupJobRunning(o, now.Add(23*time.Hour))
+	assert.Empty(t, why, "past its timeout StarRocks has cancelled the job: the report is stale")
+
+	o.BackupJobTimeout = 2 * time.Hour
+	why, until = backupJobRunning(o, now)
+	assert.Equal(t, "2026-12-05T13:00:00Z", until.Format(time.RFC3339), "the class's timeout")
+	why, _ = backupJobRunning(o, now.Add(time.Hour))
+	assert.Empty(t, why)
+
+	why, _ = backupJobRunning(set(finished, waiting), now)
+	assert.Empty(t, why, "between two databases of a set nothing runs: the rollout goes on, the next database waits for it")
+
+	// An agent of before the job's start time: the set's start bounds it.
+	old := uploading
+	old.JobStartTime = ""
+	why, until = backupJobRunning(set(old), now)
+	assert.Contains(t, why, "since 2026-12-05T09:00:00Z")
+	assert.Equal(t, "2026-12-06T09:00:00Z", until.Format(time.RFC3339))
+
 	// A report of a set this instance did not name holds nothing.
+	o = set(uploading)
 	o.BackupReport.Sets[0].UID = "99998888-7777-6666-5555-444433332222"
-	assert.Empty(t, backupJobRunning(o, now))
-	o = Observed{RestoreReport: &agentconfig.RestoreStatus{Phase: agentconfig.BackupPhaseRunning, StartTime: "2026-12-05T11:30:00Z"}}
-	assert.Contains(t, backupJobRunning(o, now), "A restore runs")
+	why, _ = backupJobRunning(o, now)
+	assert.Empty(t, why)
+
+	o = Observed{RestoreReport: &agentconfig.RestoreStatus{Phase: agentconfig.BackupPhaseRunning, StartTime: "2026-12-05T10:00:00Z",
+		Databases: []agentconfig.RestoreDatabaseStatus{{Name: "crm", State: agentconfig.BackupStateFinished},
+			{Name: "sales", State: "DOWNLOADING", JobStartTime: "2026-12-05T11:30:00Z"}}}}
+	why, _ = backupJobRunning(o, now)
+	assert.Contains(t, why, "The RESTORE of database \"sales\" is in DOWNLOADING since 2026-12-05T11:30:00Z")
+	why, _ = backupJobRunning(o, now.Add(20*time.Hour))
+	assert.NotEmpty(t, why, "a download of 20 hours is within StarRocks' day")
+	o.RestoreReport.Databases[1].State = "DOWNLOADING: forged\nlines"
+	why, _ = backupJobRunning(o, now)
+	assert.Empty(t, why, "a state that is not StarRocks' reaches no message")
 }
 
 func TestABackupThatCannotRunIsFailedAndOneThatRanIsKept(t *testing.T) {
@@ -523,7 +567,7 @@ status:
 	assert.EqualValues(t, 4, e.Backend.Replicas)
 	s, r, m := condition(statusOf(t, f, "copy"), v1alpha1.ConditionBackendScaleIn)
 	assert.Equal(t, []string{"False", ReasonBackupJobRunning}, []string{s, r}, m)
-	assert.Contains(t, m, "A restore runs since")
+	assert.Contains(t, m, "The RESTORE of database \"sales\" is in DOWNLOADING since")
 
 	// Once it completed the scale-in goes on.
 	running["phase"] = "Completed"

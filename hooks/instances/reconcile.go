@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -317,10 +318,10 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 		ex := existing[key]
 		ex.AccountsReady = accountsReady(o, s.InstanceStatus[key]).OK
 		applyBackups(sr, backupIx, &o, s.InstanceStatus[key], &ex, now.Time)
-		if why := backupJobRunning(o, now.Time); why != "" {
+		if why, until := backupJobRunning(o, now.Time); why != "" {
 			// No BE decommission starts under a running BACKUP or RESTORE;
-			// bounded by MaxJobWait (issue 26).
-			ex.ScaleInHold = fmt.Sprintf("%s: the removed BEs are decommissioned once it finished (at most %s).", why, MaxJobWait)
+			// bounded by the job's timeout.
+			ex.ScaleInHold = fmt.Sprintf("%s: the removed BEs are decommissioned once it ends (StarRocks ends it by %s at the latest; no next database starts meanwhile).", why, until.UTC().Format(time.RFC3339))
 		}
 		obs[key] = o
 		existing[key] = ex
@@ -369,10 +370,10 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 				o.Volumes = expandVolumes(w, res.Key, expand, o.Volumes, &plan)
 			}
 			o.Rollout = planRollout(res.Entry, rollouts[res.Key], o.Frontend, o.Backend, domain, now.Time)
-			if why := backupJobRunning(o, now.Time); why != "" && o.Rollout.Delete != "" {
+			if why, until := backupJobRunning(o, now.Time); why != "" && o.Rollout.Delete != "" {
 				// No pod restarts under a running BACKUP or RESTORE (its
-				// BEs upload or download files); bounded by MaxJobWait.
-				o.Rollout.Delete, o.Rollout.Message = "", fmt.Sprintf("%s: the next pod restarts once it finished (at most %s). %s", why, MaxJobWait, o.Rollout.Message)
+				// BEs upload or download files); bounded by the job's timeout.
+				o.Rollout.Delete, o.Rollout.Message = "", fmt.Sprintf("%s: the next pod restarts once it ends (StarRocks ends it by %s at the latest; no next database starts meanwhile). %s", why, until.UTC().Format(time.RFC3339), o.Rollout.Message)
 			}
 			if o.Rollout.Delete != "" {
 				r := PodRestart{Namespace: sr.Namespace, Name: o.Rollout.Delete, UID: podUIDs[desired.Key(sr.Namespace, o.Rollout.Delete)]}

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -121,6 +122,9 @@ type Observed struct {
 	// BackupReport the leader's backup report (set by Reconcile).
 	BackupDecision *backupplan.Decision
 	BackupReport   *agentconfig.BackupStatus
+	// BackupJobTimeout is the class's bound of one BACKUP or RESTORE job
+	// (classrules.BackupJobTimeout; set by Reconcile).
+	BackupJobTimeout time.Duration
 	// PVCs of the instance.
 	PVCs []PVCSnap
 	// Volumes is the verdict of planVolumes over PVCs (set by Reconcile).

@@ -105,6 +105,11 @@ type Config struct {
 	// BackupHold, when set (BackupHold* reason), starts no new BACKUP or
 	// RESTORE job: a rollout or a BE scale-in is pending.
 	BackupHold string `json:"backupHold,omitempty"`
+	// BackupJobTimeoutSeconds is the timeout property of every BACKUP and
+	// RESTORE job (the class's spec.backup.jobTimeout); 0: StarRocks'
+	// default of a day. Between MinBackupJobTimeoutSeconds and
+	// MaxBackupJobTimeoutSeconds.
+	BackupJobTimeoutSeconds int64 `json:"backupJobTimeoutSeconds,omitempty"`
 }
 
 // Grants is what the team declares, in the form the agent applies.

@@ -73,6 +73,14 @@ const (
 	S3PropSSL       = "aws.s3.enable_ssl"
 )
 
+// Bounds of Config.BackupJobTimeoutSeconds: StarRocks' least timeout
+// (fe-core sql/analyzer/BackupRestoreAnalyzer.setPropTimeout, "timeout
+// must be at least 10 min") and the week a class may set.
+const (
+	MinBackupJobTimeoutSeconds = 600
+	MaxBackupJobTimeoutSeconds = 168 * 3600
+)
+
 // BackupHold reasons (Config.BackupHold): while one is set the agent starts
 // no new BACKUP or RESTORE job. A job already running goes on; the hooks in
 // turn hold a rollout or a BE scale-in while a job runs (bounded: a job
@@ -273,6 +281,10 @@ type BackupDatabaseStatus struct {
 	BackupTimestamp string `json:"backupTimestamp,omitempty"`
 	State           string `json:"state"`
 	Message         string `json:"message,omitempty"`
+	// JobStartTime is when the database's running job was submitted (RFC
+	// 3339), set while it runs: the hooks hold pod restarts for it at most
+	// the job timeout from then.
+	JobStartTime string `json:"jobStartTime,omitempty"`
 }
 
 // BackupDeleteError is a deletion that failed this pass.
@@ -300,6 +312,18 @@ type RestoreDatabaseStatus struct {
 	Name    string `json:"name"`
 	State   string `json:"state"`
 	Message string `json:"message,omitempty"`
+	// JobStartTime: as BackupDatabaseStatus.JobStartTime.
+	JobStartTime string `json:"jobStartTime,omitempty"`
+}
+
+// JobRunning reports whether a database's State is that of a job
+// StarRocks runs (neither waiting for its turn nor final).
+func JobRunning(state string) bool {
+	switch state {
+	case "", BackupDatabaseWaiting, BackupDatabaseSkipped, BackupDatabaseFailed, BackupStateFinished, BackupStateCancelled:
+		return false
+	}
+	return true
 }
 
 var (
@@ -409,6 +433,9 @@ func RepositoryToken(r Repository) string {
 func (c *Config) validateBackup() error {
 	if c.BackupHold != "" && c.BackupHold != BackupHoldRollout && c.BackupHold != BackupHoldScaleIn {
 		return fmt.Errorf("backupHold %q is not %s or %s", c.BackupHold, BackupHoldRollout, BackupHoldScaleIn)
+	}
+	if t := c.BackupJobTimeoutSeconds; t != 0 && (t < MinBackupJobTimeoutSeconds || t > MaxBackupJobTimeoutSeconds) {
+		return fmt.Errorf("backupJobTimeoutSeconds %d: must be %d to %d", t, MinBackupJobTimeoutSeconds, MaxBackupJobTimeoutSeconds)
 	}
 	if b := c.Backup; b != nil {
 		if err := b.Repository.validate("backup.repository"); err != nil {

@@ -87,6 +87,8 @@ func TestBackupConfigValidate(t *testing.T) {
 		want   string
 	}{
 		{"refuses an unknown hold", func(c *Config) { c.BackupHold = "Whenever" }, "backupHold"},
+		{"refuses a job timeout StarRocks refuses", func(c *Config) { c.BackupJobTimeoutSeconds = 599 }, "backupJobTimeoutSeconds"},
+		{"refuses a job timeout beyond a week", func(c *Config) { c.BackupJobTimeoutSeconds = 168*3600 + 1 }, "backupJobTimeoutSeconds"},
 		{"refuses a repository name that is not the module's", func(c *Config) {
 			c.Backup.Repository.Name = "repo; DROP DATABASE x"
 		}, "backup.repository.name"},

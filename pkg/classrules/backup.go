@@ -47,7 +47,10 @@ var (
 	backupDBRE   = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 	uidRE        = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 	timestampRE  = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{2}(-[0-9]{3})?$`)
-	allowedHost  = regexp.MustCompile(`^([*][.])?[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	// jobTimeout: spec.backup.jobTimeout of a class, whole hours 1h to
+	// 168h (the CRD declares the same pattern).
+	jobTimeout  = regexp.MustCompile(`^([1-9]|[1-9][0-9]|1[0-5][0-9]|16[0-8])h$`)
+	allowedHost = regexp.MustCompile(`^([*][.])?[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 )
 
 // MaxBackupDatabases bounds include, exclude and restore lists (the CRD
@@ -334,6 +337,9 @@ func checkClassBackup(class *v1alpha1.StarrocksClass) Violations {
 			vs = append(vs, stringViolation(fmt.Sprintf("spec.backup.allowedEndpoints[%d]", i), a, "a host name, or *. and a domain, e.g. s3.example.com or *.storage.svc", nil))
 		}
 	}
+	if p.JobTimeout != "" && !jobTimeout.MatchString(p.JobTimeout) {
+		vs = append(vs, stringViolation("spec.backup.jobTimeout", p.JobTimeout, "whole hours from 1h to 168h, e.g. 48h", nil))
+	}
 	for _, f := range []struct{ field, v string }{
 		{"spec.backup.minScheduleInterval", p.MinScheduleInterval},
 		{"spec.backup.maxRetention.keepWithin", func() string {
@@ -496,4 +502,22 @@ func CheckBackupCount(b *v1alpha1.StarrocksBackup, className string, class *v1al
 		Rule: fmt.Sprintf("class %q backup.maxBackups %d", className, limit),
 		Message: fmt.Sprintf("Starrocks %q has %d StarrocksBackups, the most its class allows; delete some or ask the platform admin to raise the limit",
 			b.Spec.InstanceName, count)}}
+}
+
+// DefaultBackupJobTimeout is the job timeout of a class that sets none:
+// StarRocks' own default (fe-core common/Config
+// .backup_job_default_timeout_ms, a day).
+const DefaultBackupJobTimeout = 24 * time.Hour
+
+// BackupJobTimeout is how long one database's BACKUP or RESTORE job of an
+// instance of the class may run (spec.backup.jobTimeout,
+// DefaultBackupJobTimeout when unset, invalid or without a class): the
+// agent passes it as the job's timeout property, and the hooks hold pod
+// restarts for a running job no longer.
+func BackupJobTimeout(class *v1alpha1.StarrocksClass) time.Duration {
+	if class == nil || class.Spec.Backup == nil || !jobTimeout.MatchString(class.Spec.Backup.JobTimeout) {
+		return DefaultBackupJobTimeout
+	}
+	h, _ := strconv.Atoi(strings.TrimSuffix(class.Spec.Backup.JobTimeout, "h"))
+	return time.Duration(h) * time.Hour
 }

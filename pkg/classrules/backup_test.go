@@ -19,6 +19,7 @@ package classrules
 import (
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -164,12 +165,30 @@ func TestClassBackupPolicyIsChecked(t *testing.T) {
 	cl := backupClass()
 	cl.Spec.Backup.AllowedEndpoints = []string{"https://s3.example.com"}
 	cl.Spec.Backup.MinScheduleInterval = "1d"
+	cl.Spec.Backup.JobTimeout = "169h"
 	_, vs := Compile(cl)
 	got := vs.Error()
-	for _, want := range []string{"spec.backup.allowedEndpoints[0]", "spec.backup.minScheduleInterval"} {
+	for _, want := range []string{"spec.backup.allowedEndpoints[0]", "spec.backup.minScheduleInterval", "spec.backup.jobTimeout"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("class problems %q lack %s", got, want)
 		}
+	}
+}
+
+// A class's job timeout: whole hours within StarRocks' sense (at least
+// its 10-minute minimum) and a week at most; anything else is the default
+// day, as an unset one.
+func TestBackupJobTimeout(t *testing.T) {
+	for in, want := range map[string]time.Duration{"": 24 * time.Hour, "1h": time.Hour, "48h": 48 * time.Hour, "168h": 168 * time.Hour,
+		"169h": 24 * time.Hour, "0h": 24 * time.Hour, "90m": 24 * time.Hour, "2d": 24 * time.Hour} {
+		cl := backupClass()
+		cl.Spec.Backup.JobTimeout = in
+		if got := BackupJobTimeout(cl); got != want {
+			t.Errorf("jobTimeout %q: %s, want %s", in, got, want)
+		}
+	}
+	if got := BackupJobTimeout(nil); got != DefaultBackupJobTimeout {
+		t.Errorf("without a class: %s", got)
 	}
 }
 

@@ -20,9 +20,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+	"time"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 )
 
 // The backup part of an instance entry (issue 26). Build puts the
@@ -50,6 +52,16 @@ func backupConfig(sr *v1alpha1.Starrocks) *agentconfig.BackupConfig {
 		return nil
 	}
 	return &agentconfig.BackupConfig{Repository: *r}
+}
+
+// backupJobTimeoutSeconds is agentConfig.backupJobTimeoutSeconds: the
+// class's job timeout where the class allows backups and restores (0, the
+// agent's default of a day, where it does not: no job runs there).
+func backupJobTimeoutSeconds(class *v1alpha1.StarrocksClass) int64 {
+	if class == nil || class.Spec.Backup == nil {
+		return 0
+	}
+	return int64(classrules.BackupJobTimeout(class) / time.Second)
 }
 
 // RestoreRepository is the source's repository of a restore by location:

@@ -79,6 +79,7 @@ func TestBackupEntry(t *testing.T) {
 	assert.Len(t, b.Sets, agentconfig.MaxBackupSets)
 	assert.Len(t, b.Deletes, agentconfig.MaxBackupDeletes)
 	assert.Equal(t, agentconfig.BackupHoldRollout, e.AgentConfig.BackupHold)
+	assert.Equal(t, int64(86400), e.AgentConfig.BackupJobTimeoutSeconds, "StarRocks' day, explicitly, where the class sets none")
 	require.NoError(t, e.AgentConfig.Validate())
 	requireEntriesValid(t, out.Instances)
 	assert.Equal(t, []string{"s3-keys", "s3-ca"}, BackupSecretNames(&e.AgentConfig))
@@ -89,6 +90,17 @@ func TestBackupEntry(t *testing.T) {
 	applied := applyExisting(last, Existing{BackupSets: sets[:1]})
 	assert.Empty(t, last.AgentConfig.Backup.Sets)
 	assert.Len(t, applied.AgentConfig.Backup.Sets, 1)
+}
+
+// The class's job timeout reaches the agent, which passes it to every job.
+func TestBackupJobTimeoutComesFromTheClass(t *testing.T) {
+	class := backupClassDesired()
+	class.Spec.Backup.JobTimeout = "72h"
+	out := Compute(Input{Instances: []*v1alpha1.Starrocks{backedUp("team-a", "olap")}, Classes: []*v1alpha1.StarrocksClass{class},
+		Existing: map[string]Existing{"team-a/olap": {AccountsReady: true}}})
+	require.Len(t, out.Instances, 1, "%v", out.Results[0].Violations)
+	assert.Equal(t, int64(72*3600), out.Instances[0].AgentConfig.BackupJobTimeoutSeconds)
+	require.NoError(t, out.Instances[0].AgentConfig.Validate())
 }
 
 func TestRestoreKeepsClientPortsClosed(t *testing.T) {

@@ -190,11 +190,26 @@ func trustedCAs(sr *v1alpha1.Starrocks) []TrustedCA {
 // nothing.
 func withTrustedCAs(f Frontend, sr *v1alpha1.Starrocks) Frontend {
 	f.TrustedCAs = trustedCAs(sr)
-	if len(f.TrustedCAs) > 0 {
-		refs, _ := json.Marshal(f.TrustedCAs) // strings always encode
-		f.ConfigChecksum = checksum(map[string]string{"config": f.ConfigChecksum, "trustedCAs": string(refs)})
-	}
+	f.ConfigChecksum = trustedCAsChecksum(f.ConfigChecksum, f.TrustedCAs)
 	return f
+}
+
+// backendWithTrustedCAs does the same for the BEs, whose start script
+// builds their S3 client's CA bundle only at start.
+func backendWithTrustedCAs(b Backend, sr *v1alpha1.Starrocks) Backend {
+	b.TrustedCAs = trustedCAs(sr)
+	b.ConfigChecksum = trustedCAsChecksum(b.ConfigChecksum, b.TrustedCAs)
+	return b
+}
+
+// trustedCAsChecksum is a component's config checksum with its CA Secrets
+// (unchanged without any).
+func trustedCAsChecksum(sum string, cas []TrustedCA) string {
+	if len(cas) == 0 {
+		return sum
+	}
+	refs, _ := json.Marshal(cas) // strings always encode
+	return checksum(map[string]string{"config": sum, "trustedCAs": string(refs)})
 }
 
 // Output is the desired state.
@@ -541,7 +556,7 @@ func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules
 			ConfigChecksum: checksum(map[string]string{"requireSecureTransport": strconv.FormatBool(r.RequireSecureTransport), "javaHeapMb": strconv.FormatInt(heap, 10)}),
 			Hosts:          feHosts,
 		}, sr),
-		Backend: Backend{
+		Backend: backendWithTrustedCAs(Backend{
 			MemLimitBytes:  memLimit,
 			JavaHeapMb:     beMem.JavaHeapMb,
 			Replicas:       r.Backend.Replicas,
@@ -549,7 +564,7 @@ func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules
 			Storage:        Storage{Size: r.Backend.Storage.String(), StorageClassName: r.Backend.StorageClass},
 			ConfigChecksum: checksum(map[string]string{"loadProcessMaxMemoryLimitPercent": strconv.FormatInt(cfg.LoadProcessMaxMemoryLimitPercent, 10), "memLimitBytes": strconv.FormatInt(memLimit, 10), "javaHeapMb": strconv.FormatInt(beMem.JavaHeapMb, 10)}),
 			Hosts:          beHosts,
-		},
+		}, sr),
 		Configuration: cfg,
 		TLS: TLS{
 			RequireSecureTransport:     r.RequireSecureTransport,
@@ -577,8 +592,9 @@ func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules
 			BackendConfig: map[string]string{
 				"streaming_load_max_mb": strconv.FormatInt(cfg.StreamingLoadMaxMb, 10),
 			},
-			Grants: GrantsFor(sr),
-			Backup: backupConfig(sr),
+			Grants:                  GrantsFor(sr),
+			Backup:                  backupConfig(sr),
+			BackupJobTimeoutSeconds: backupJobTimeoutSeconds(class),
 		},
 		Network: Network{AllowedNamespaces: allowedNamespaces(sr.Spec.Network)},
 		Names:   names,

@@ -103,6 +103,11 @@ type Backend struct {
 	Storage        Storage   `json:"storage"`
 	ConfigChecksum string    `json:"configChecksum"`
 	Hosts          []string  `json:"hosts"`
+	// TrustedCAs are the FE's (Frontend.TrustedCAs): the BEs upload and
+	// download the snapshots with their own S3 client, which reads one CA
+	// bundle; the BE container mounts these and its start script builds
+	// that bundle of the system's CAs and these.
+	TrustedCAs []TrustedCA `json:"trustedCAs,omitempty"`
 }
 
 // Resources of a container.

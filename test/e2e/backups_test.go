@@ -18,6 +18,7 @@ package e2e_test
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -32,6 +33,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/dev/s3server"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/backupplan"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
 // backupClass allows backups to the test's S3 server only (by host), with
@@ -115,7 +117,7 @@ stringData: {ca.crt: %s}
 	// The source: rows in a table, backed up by a StarrocksBackup of the
 	// team ("backup now"). The schedule does not fire during the test.
 	e.apply(backupInstance(ns, name, "  databases: [{name: sales}]\n  backup:"+ok+"\n    schedule: \"0 3 1 1 *\"\n    retention: {keepLast: 2}"))
-	a := startBackupSidecar(t, e, s3, ns, name)
+	a := startBackupSidecar(t, e, ns, name)
 	e.eventually("AccountsReady of "+name, func() (bool, string) {
 		s, r, m := e.condition(ns, name, "AccountsReady")
 		return s == "True", fmt.Sprintf("%s %s: %s\nagent logs:\n%s", s, r, m, tail(a.logs.String()))
@@ -169,7 +171,7 @@ spec: {instanceName: %s}
 	// A new instance restores it. The FE holds its jobs at first: the
 	// client ports stay closed while the restore runs.
 	e.apply(backupInstance(ns, copyName, "  restore: {backupName: olap-now}\n  backup:"+ok+"\n    retention: {keepLast: 2}"))
-	c := startBackupSidecar(t, e, s3, ns, copyName)
+	c := startBackupSidecar(t, e, ns, copyName)
 	c.fe.HoldJobs(true)
 	e.eventually("Restored=False Restoring of "+copyName, func() (bool, string) {
 		s, r, m := e.condition(ns, copyName, "Restored")
@@ -378,9 +380,10 @@ spec:
 }
 
 // startBackupSidecar runs the real agent of the instance's first FE pod
-// against a fake FE that trusts the S3 server, following the instance's
-// agent configuration as the kubelet would.
-func startBackupSidecar(t *testing.T, e *env, s3 *s3server.Server, namespace, name string) *sidecar {
+// against a fake FE that trusts what the module gives the real one (see
+// frontendTrustStore), following the instance's agent configuration as the
+// kubelet would.
+func startBackupSidecar(t *testing.T, e *env, namespace, name string) *sidecar {
 	t.Helper()
 	pod := e.waitFirstFrontendPod(namespace, name)
 	fe := "d8ms-sr-" + name
@@ -389,11 +392,46 @@ func startBackupSidecar(t *testing.T, e *env, s3 *s3server.Server, namespace, na
 		t.Fatal(err)
 	}
 	a := startSidecar(t, e.agentKubeconfig(namespace, pod), namespace, name, pod, rendered.Frontends[0])
-	a.fe.SetS3RootCAs(s3.RootCAs)
+	a.fe.SetS3RootCAs(e.frontendTrustStore(namespace, name))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go a.followConfigMap(ctx, e, namespace, fe+"-config")
 	return a
+}
+
+// frontendTrustStore is what a real FE of the instance trusts for S3:
+// the JDK's CAs (here the system's) and the certificates of the CA
+// Secrets the module mounts into the FE StatefulSet's trusted-cas volume,
+// which fe-start.sh adds to the JVM's trust store. Nothing the module does
+// not render: the test's S3 CA is trusted only when the instance's FE gets
+// it as StarRocks would.
+func (e *env) frontendTrustStore(namespace, name string) *x509.CertPool {
+	e.t.Helper()
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	sts, err := e.kube.AppsV1().StatefulSets(namespace).Get(context.Background(), desired.NamesFor(name).FrontendStatefulSet, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, v := range sts.Spec.Template.Spec.Volumes {
+		if v.Name != "trusted-cas" || v.Projected == nil {
+			continue
+		}
+		for _, src := range v.Projected.Sources {
+			if src.Secret == nil {
+				continue
+			}
+			data := e.secretData(namespace, src.Secret.Name)
+			for _, item := range src.Secret.Items {
+				if !pool.AppendCertsFromPEM(data[item.Key]) {
+					e.t.Fatalf("Secret %s key %s the FE mounts holds no certificate", src.Secret.Name, item.Key)
+				}
+			}
+		}
+	}
+	return pool
 }
 
 // clientPortsOpen: the instance's NetworkPolicy admits clients to 9030.

@@ -55,16 +55,15 @@ spec:
       containers:
         - name: starrocks
           image: {{ include "ms.image" (list $root "starrocksBe") | quote }}
-          {{- /* --be picks be.conf (the script also starts CNs); --logconsole sends
-          glog to stderr so kubectl logs shows the BE log. */}}
-          {{- /* The 4.1 images start tini as their ENTRYPOINT; command
-          replaces the ENTRYPOINT, so tini does not run here: the shell execs
-          start_be.sh, which execs starrocks_be, so the BE is PID 1 and gets
-          the kubelet's SIGTERM itself (StarRocks/starrocks
-          bin/start_backend.sh). The spill directory (be.conf) must exist: the
-          BE checks it is writable before it would create it and refuses to
-          start otherwise (be spill/dir_manager.cpp DirManager::init). */}}
-          command: ["/bin/sh", "-c", "mkdir -p /opt/starrocks/be/storage/spill && exec /opt/starrocks/be/bin/start_be.sh --be --logconsole"]
+          {{- /* be-start.sh (images/starrocks-be, added by werf) creates the
+          spill directory (be.conf spill_local_storage_dir), builds the CA bundle of the backup and restore
+          endpoints when the instance names one and execs start_be.sh --be
+          --logconsole. The 4.1 images start tini as their ENTRYPOINT;
+          command replaces the ENTRYPOINT, so tini does not run here: the
+          shell execs start_be.sh, which execs starrocks_be, so the BE is
+          PID 1 and gets the kubelet's SIGTERM itself
+          (StarRocks/starrocks bin/start_backend.sh). */}}
+          command: ["/bin/sh", "/opt/managed-starrocks/be-start.sh", "/opt/starrocks/be/storage/spill"]
           {{- /* What the StarRocks operator runs before a stop for BE 3.3.19,
           3.4.8, 3.5.6 and later: stop_be.sh -g, the graceful exit, waiting
           for the process (StarRocks/starrocks-kubernetes-operator
@@ -124,6 +123,13 @@ spec:
               readOnly: true
             - name: log
               mountPath: /opt/starrocks/be/log
+            {{- if $i.backend.trustedCAs }}
+            {{- /* The backup and restore endpoints' CA bundles, which
+            be-start.sh adds to the BE's S3 client's CA bundle. */}}
+            - name: trusted-cas
+              mountPath: /etc/starrocks/trusted-cas
+              readOnly: true
+            {{- end }}
       volumes:
         - name: config
           configMap:
@@ -133,6 +139,19 @@ spec:
               - key: be.conf
                 path: be.conf
         {{- include "ms.logVolume" . | nindent 8 }}
+        {{- with $i.backend.trustedCAs }}
+        - name: trusted-cas
+          projected:
+            defaultMode: 0444
+            sources:
+              {{- range . }}
+              - secret:
+                  name: {{ .secretName | quote }}
+                  items:
+                    - key: {{ .key | quote }}
+                      path: {{ .file | quote }}
+              {{- end }}
+        {{- end }}
   volumeClaimTemplates:
     - metadata:
         name: storage

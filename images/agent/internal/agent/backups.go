@@ -20,6 +20,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"time"
 
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
@@ -37,6 +38,8 @@ func (a *Agent) runBackups(ctx context.Context, cfg *agentconfig.Config, version
 	if a.opts.Secrets != nil {
 		a.backups.Secrets = a.opts.Secrets
 	}
+	// The class's bound of each job (0: the backup package's default).
+	a.backups.Limits.JobTimeout = time.Duration(cfg.BackupJobTimeoutSeconds) * time.Second
 	var bst *agentconfig.BackupStatus
 	var rst *agentconfig.RestoreStatus
 	err := a.service.Do(ctx, "backup and restore", func(ctx context.Context, db *sql.DB) error {

@@ -435,7 +435,46 @@ func TestBackupSetsAndRetention(t *testing.T) {
 		if progress, err = backup.BackupStep(ctx, f.db, r, progress, false, start.Add(61*time.Minute), lim); err != nil {
 			t.Fatal(err)
 		}
-		if progress[0].State != backup.StateFailed || !strings.Contains(progress[0].Message, "stuck in PENDING") || f.fe.JobState("web") != "CANCELLED" {
+		if progress[0].State != backup.StateFailed || !strings.Contains(progress[0].Message, "no progress in PENDING") || f.fe.JobState("web") != "CANCELLED" {
+			t.Fatalf("%+v, job %s", progress[0], f.fe.JobState("web"))
+		}
+	})
+	t.Run("a job that uploads for hours in one state is watched by its tasks, with the timeout it was given", func(t *testing.T) {
+		f.fe.HoldJobs(true)
+		defer f.fe.HoldJobs(false)
+		progress := []backup.Database{{Name: "web", Label: label("s_long", "web")}}
+		start := time.Now()
+		lim := backup.Limits{StuckAfter: time.Hour, JobTimeout: 30 * time.Hour}
+		progress, err := backup.BackupStep(ctx, f.db, r, progress, false, start, lim)
+		if err != nil || progress[0].State != backup.StateRunning {
+			t.Fatalf("%+v, %v", progress, err)
+		}
+		if got := f.fe.JobTimeout("web"); got != 30*3600 {
+			t.Fatalf("the job's Timeout is %d s, want the 30 h it was given", got)
+		}
+		// The BEs report: a file of a task done, then a task done; the
+		// state stays the same all along.
+		for i, p := range []struct {
+			at                   time.Duration
+			unfinished, progress string
+		}{
+			{50 * time.Minute, "30101=10001, 30102=10002", "[30101: 3/40], [30102: 0/40]"},
+			{100 * time.Minute, "30102=10002", "[30102: 12/40]"},
+		} {
+			f.fe.SetJobProgress("web", p.unfinished, p.progress)
+			if progress, err = backup.BackupStep(ctx, f.db, r, progress, false, start.Add(p.at), lim); err != nil || progress[0].State != backup.StateRunning {
+				t.Fatalf("report %d: %+v, %v", i, progress, err)
+			}
+		}
+		// 150 min after the start, 50 after the last report: going on.
+		if progress, err = backup.BackupStep(ctx, f.db, r, progress, false, start.Add(150*time.Minute), lim); err != nil || progress[0].State != backup.StateRunning {
+			t.Fatalf("a job reporting progress was cancelled: %+v, %v, job %s", progress[0], err, f.fe.JobState("web"))
+		}
+		// An hour without a report: cancelled.
+		if progress, err = backup.BackupStep(ctx, f.db, r, progress, false, start.Add(161*time.Minute), lim); err != nil {
+			t.Fatal(err)
+		}
+		if progress[0].State != backup.StateFailed || !strings.Contains(progress[0].Message, "no progress in PENDING since") || f.fe.JobState("web") != "CANCELLED" {
 			t.Fatalf("%+v, job %s", progress[0], f.fe.JobState("web"))
 		}
 	})

@@ -18,6 +18,8 @@ package backup
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
@@ -58,8 +60,12 @@ type Database struct {
 	JobState string
 	// Message is StarRocks' message (scrubbed of the keys).
 	Message string
-	// Since is when JobState last changed (stuck detection).
-	Since time.Time
+	// Progress is a digest of what the job last showed of its work: its
+	// State, UnfinishedTasks and Progress (see watch).
+	Progress string
+	// Since is when Progress last changed (stuck detection); Submitted is
+	// when the job was submitted (or adopted after a restart).
+	Since, Submitted time.Time
 	// Attempts counts submissions refused as busy; NotBefore is when the
 	// next one may go.
 	Attempts  int
@@ -72,10 +78,25 @@ type Limits struct {
 	MaxAttempts int
 	// Backoff before the first retry, doubled each time (default 5s).
 	Backoff time.Duration
-	// StuckAfter: a job whose state has not changed for this long is
+	// StuckAfter: a job that has shown no progress for this long (its
+	// state, unfinished tasks and per-task progress unchanged) is
 	// cancelled and reported failed (default 6h).
 	StuckAfter time.Duration
+	// JobTimeout is StarRocks' own bound of each job, passed as its
+	// "timeout" property (default DefaultJobTimeout; see timeoutProperty).
+	JobTimeout time.Duration
 }
+
+// DefaultJobTimeout is StarRocks' default timeout of a BACKUP or RESTORE
+// job (fe-core common/Config.backup_job_default_timeout_ms = 86400*1000,
+// a day), passed explicitly so that what the module promises does not
+// move with the FE's configuration.
+const DefaultJobTimeout = 24 * time.Hour
+
+// MinJobTimeout is the least "timeout" StarRocks accepts
+// (sql/analyzer/BackupRestoreAnalyzer.setPropTimeout: "timeout must be at
+// least 10 min").
+const MinJobTimeout = 10 * time.Minute
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxAttempts == 0 {
@@ -87,7 +108,21 @@ func (l Limits) withDefaults() Limits {
 	if l.StuckAfter == 0 {
 		l.StuckAfter = 6 * time.Hour
 	}
+	if l.JobTimeout == 0 {
+		l.JobTimeout = DefaultJobTimeout
+	}
+	l.JobTimeout = max(l.JobTimeout, MinJobTimeout)
 	return l
+}
+
+// timeoutProperty is the jobs' "timeout" property: seconds
+// (BackupRestoreAnalyzer reads it for BACKUP, analyzeBackupProperties, and
+// RESTORE, analyzeRestoreProperties, through setPropTimeout, which takes
+// seconds). StarRocks cancels a job that has run longer (BackupJob.run and
+// RestoreJob.run: System.currentTimeMillis() - createTime > timeoutMs),
+// whatever state it is in.
+func (l Limits) timeoutProperty() string {
+	return fmt.Sprintf("\"timeout\" = \"%d\"", int64(l.JobTimeout/time.Second))
 }
 
 // LabelPrefix starts every snapshot label the module makes
@@ -210,7 +245,7 @@ func BackupStep(ctx context.Context, q Querier, r Repository, dbs []Database, ho
 			d.State, d.Message = StateSkipped, "the database has no tables; StarRocks does not back up an empty database"
 			continue
 		}
-		_, err = q.ExecContext(ctx, "BACKUP DATABASE `"+d.Name+"` SNAPSHOT `"+d.Label+"` TO `"+r.Name+"`")
+		_, err = q.ExecContext(ctx, "BACKUP DATABASE `"+d.Name+"` SNAPSHOT `"+d.Label+"` TO `"+r.Name+"` PROPERTIES ("+lim.timeoutProperty()+")")
 		if submitted(d, err, r, now, lim) {
 			return out, nil
 		}
@@ -224,7 +259,7 @@ func BackupStep(ctx context.Context, q Querier, r Repository, dbs []Database, ho
 // submitted records a submission's outcome; it reports whether a job now runs.
 func submitted(d *Database, err error, r Repository, now time.Time, lim Limits) bool {
 	if err == nil {
-		d.State, d.JobState, d.Message, d.Since = StateRunning, "PENDING", "", now
+		d.State, d.JobState, d.Message, d.Progress, d.Since, d.Submitted = StateRunning, "PENDING", "", "", now, now
 		return true
 	}
 	msg := r.scrub(serverMessage(err))
@@ -264,8 +299,26 @@ func watch(ctx context.Context, q Querier, r Repository, j job, d *Database, now
 		return nil
 	}
 	st := row["State"]
-	if st != d.JobState {
-		d.JobState, d.Since = st, now
+	d.JobState = st
+	// A job's progress is more than its state: a backup uploads every
+	// tablet in the one state UPLOADING (fe-core backup/BackupJob
+	// .uploadSnapshot sends every upload task, waitingAllUploadingFinished
+	// leaves the state once none is unfinished), a restore downloads in
+	// DOWNLOADING (RestoreJob.downloadSnapshots), for hours on a large
+	// database. Each task done leaves UnfinishedTasks ("<signature>=<beId>,
+	// ..."), and the BEs report the files of a task done in Progress
+	// ("[<signature>: <finished>/<total>], ...", BackupHandler.report);
+	// both are columns of SHOW BACKUP and SHOW RESTORE (BackupJob.getInfo,
+	// RestoreJob.getInfo). A change of any of the three is progress.
+	// The first look only records it: the clock runs from the submission.
+	// Kept as a digest: while snapshots are taken UnfinishedTasks lists
+	// every tablet.
+	sum := sha256.Sum256([]byte(st + "\n" + row["UnfinishedTasks"] + "\n" + row["Progress"]))
+	if p := hex.EncodeToString(sum[:]); p != d.Progress {
+		if d.Progress != "" {
+			d.Since = now
+		}
+		d.Progress = p
 	}
 	switch st {
 	case "FINISHED":
@@ -288,7 +341,7 @@ func watch(ctx context.Context, q Querier, r Repository, j job, d *Database, now
 				return fmt.Errorf("cancel the stuck job of %s: %s", d.Name, r.scrub(serverMessage(err)))
 			}
 			d.State = StateFailed
-			d.Message = fmt.Sprintf("stuck in %s since %s: cancelled", st, d.Since.UTC().Format(time.RFC3339))
+			d.Message = fmt.Sprintf("no progress in %s since %s (no task finished, no file uploaded or downloaded): cancelled", st, d.Since.UTC().Format(time.RFC3339))
 		}
 	}
 	return nil
@@ -304,7 +357,7 @@ func adopt(ctx context.Context, q Querier, r Repository, j job, d *Database, now
 	}
 	for _, rw := range rows {
 		if rw[j.labelOf] == d.Label && (j == restoreJob || rw["State"] != "CANCELLED") {
-			d.State, d.Since = StateRunning, now
+			d.State, d.Since, d.Submitted, d.Progress = StateRunning, now, now, ""
 			return true, watch(ctx, q, r, j, d, now, lim)
 		}
 	}
@@ -377,8 +430,8 @@ func RestoreStep(ctx context.Context, q Querier, r Repository, dbs []Database, r
 			d.State, d.Message = StateFailed, "create the database: "+r.scrub(serverMessage(err))
 			continue
 		}
-		_, err := q.ExecContext(ctx, fmt.Sprintf("RESTORE SNAPSHOT `%s` FROM `%s` DATABASE `%s` PROPERTIES (\"backup_timestamp\" = \"%s\", \"replication_num\" = \"%d\")",
-			d.Label, r.Name, d.Name, d.Timestamp, replicationNum))
+		_, err := q.ExecContext(ctx, fmt.Sprintf("RESTORE SNAPSHOT `%s` FROM `%s` DATABASE `%s` PROPERTIES (\"backup_timestamp\" = \"%s\", \"replication_num\" = \"%d\", %s)",
+			d.Label, r.Name, d.Name, d.Timestamp, replicationNum, lim.timeoutProperty()))
 		if submitted(d, err, r, now, lim) || d.State == StatePending {
 			return out, nil
 		}

@@ -207,7 +207,8 @@ func TestViewsBackupAndRestoreOnRealFrontends(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	var lim backup.Limits
+	// Not StarRocks' default of a day: the job must carry the one given.
+	lim := backup.Limits{JobTimeout: 2 * time.Hour}
 	dbs := runSteps(t, func(d []backup.Database) ([]backup.Database, error) {
 		return backup.BackupStep(ctx, db, r, d, false, time.Now(), lim)
 	}, []backup.Database{{Name: "shop", Label: backup.LabelPrefix + "views_1"}})
@@ -215,6 +216,7 @@ func TestViewsBackupAndRestoreOnRealFrontends(t *testing.T) {
 		t.Fatalf("backup of the views: %+v\nFE:\n%s", dbs[0], fe.Tail())
 	}
 	t.Logf("backup: %+v", dbs[0])
+	checkJobColumns(t, db, "SHOW BACKUP FROM shop", "SnapshotName", dbs[0].Label)
 
 	fe2 := dst.StartLeader(t)
 	db2 := dst.DB(t, fe2, "root", "", false)
@@ -229,6 +231,7 @@ func TestViewsBackupAndRestoreOnRealFrontends(t *testing.T) {
 	if restored[0].State != backup.StateCompleted {
 		t.Fatalf("restore of the views: %+v\nFE:\n%s", restored[0], fe2.Tail())
 	}
+	checkJobColumns(t, db2, "SHOW RESTORE FROM shop", "Label", dbs[0].Label)
 	for _, v := range []string{"answers", "doubled"} {
 		// Name, Create View, character_set_client, collation_connection.
 		var name, create, cs, cc sql.NullString
@@ -239,4 +242,31 @@ func TestViewsBackupAndRestoreOnRealFrontends(t *testing.T) {
 			t.Fatalf("view %s restored as %q", v, create.String)
 		}
 	}
+}
+
+// checkJobColumns: the job of label ran with the 2-hour timeout the steps
+// gave it (the Timeout column, seconds: BackupJob.getInfo and
+// RestoreJob.getInfo, timeoutMs / 1000), and shows the columns the agent
+// judges progress by.
+func checkJobColumns(t *testing.T, db *sql.DB, show, labelColumn, label string) {
+	t.Helper()
+	rows, err := realfe.QueryMaps(context.Background(), db, show)
+	if err != nil {
+		t.Fatalf("%s: %v", show, err)
+	}
+	for _, m := range rows {
+		if m[labelColumn] != label {
+			continue
+		}
+		if m["Timeout"] != "7200" {
+			t.Errorf("%s: Timeout %q, want the 7200 s the job was given", show, m["Timeout"])
+		}
+		for _, c := range []string{"UnfinishedTasks", "Progress"} {
+			if _, ok := m[c]; !ok {
+				t.Errorf("%s has no column %s: %v", show, c, m)
+			}
+		}
+		return
+	}
+	t.Fatalf("%s shows no job %s: %v", show, label, rows)
 }

@@ -48,7 +48,13 @@ type setRun struct {
 	completed time.Time
 	version   string
 	message   string
+	// held: the next database waits for a rollout or a BE scale-in
+	// (Config.BackupHold), nothing of the set runs.
+	held bool
 }
+
+// heldMessage says what a held set waits for.
+const heldMessage = "the next database starts once the instance's pod restarts or BE scale-in are done (they do not wait for the whole set, only for a running database's job)"
 
 type restoreRun struct {
 	token     string
@@ -179,7 +185,7 @@ func (r *Runner) Backup(ctx context.Context, q Querier, c *agentconfig.BackupCon
 func (r *Runner) stepSet(ctx context.Context, q Querier, repo Repository, s agentconfig.BackupSet, run *setRun, hold bool, version string) {
 	now := r.now()
 	if run.dbs == nil {
-		if hold {
+		if run.held = hold; hold {
 			return
 		}
 		dbs, extra, err := databases(ctx, q, s)
@@ -199,6 +205,10 @@ func (r *Runner) stepSet(ctx context.Context, q Querier, repo Repository, s agen
 	}
 	dbs, err := BackupStep(ctx, q, repo, run.dbs, hold, now, r.Limits)
 	run.dbs = dbs
+	run.held = hold
+	for _, d := range dbs {
+		run.held = run.held && d.State != StateRunning
+	}
 	if err != nil {
 		run.message = agentconfig.TruncateBackupMessage(repo.scrub(err.Error()))
 	}
@@ -313,6 +323,7 @@ func setStatus(uid string, run *setRun) agentconfig.BackupSetStatus {
 			if ds.State == "" {
 				ds.State = "PENDING" // submitted, not seen in SHOW BACKUP yet
 			}
+			ds.JobStartTime = jobStartTime(d)
 			running++
 		default:
 			ds.State = agentconfig.BackupDatabaseWaiting
@@ -333,6 +344,8 @@ func setStatus(uid string, run *setRun) agentconfig.BackupSetStatus {
 	}
 	if !run.completed.IsZero() {
 		st.CompletionTime = run.completed.UTC().Format(time.RFC3339)
+	} else if run.held {
+		st.Message = strings.TrimSpace(st.Message + " " + heldMessage)
 	}
 	return st
 }
@@ -414,6 +427,10 @@ func (r *Runner) Restore(ctx context.Context, q Querier, c *agentconfig.RestoreC
 			failed++
 		case StateRunning:
 			ds.State = d.JobState
+			if ds.State == "" {
+				ds.State = "PENDING" // submitted, not seen in SHOW RESTORE yet
+			}
+			ds.JobStartTime = jobStartTime(d)
 		default:
 			ds.State = agentconfig.BackupDatabaseWaiting
 		}
@@ -428,4 +445,12 @@ func (r *Runner) Restore(ctx context.Context, q Querier, c *agentconfig.RestoreC
 		}
 	}
 	return st
+}
+
+// jobStartTime is when d's running job was submitted, as a report says it.
+func jobStartTime(d Database) string {
+	if d.Submitted.IsZero() {
+		return ""
+	}
+	return d.Submitted.UTC().Format(time.RFC3339)
 }

@@ -86,6 +86,9 @@ func TestRunnerFollowsTheContract(t *testing.T) {
 		if !st.Repository.Ready || st.Sets[0].Phase != agentconfig.BackupPhasePending {
 			t.Fatalf("%+v", st)
 		}
+		if !strings.Contains(st.Sets[0].Message, "the next database starts once the instance's pod restarts or BE scale-in are done") {
+			t.Fatalf("a held set does not say what it waits for: %+v", st.Sets[0])
+		}
 	})
 
 	var st *agentconfig.BackupStatus

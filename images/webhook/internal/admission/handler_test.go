@@ -275,6 +275,11 @@ func TestValidateStarrocksClass(t *testing.T) {
 		{name: "rejects a default topology that is not allowed",
 			edit: func(c *v1alpha1.StarrocksClass) { c.Spec.Topology.DefaultTopology = v1alpha1.TopologyTransZonal },
 			want: []string{"spec.topology.defaultTopology", "TransZonal"}},
+		{name: "rejects a backup job timeout beyond a week",
+			edit: func(c *v1alpha1.StarrocksClass) {
+				c.Spec.Backup = &v1alpha1.ClassBackupPolicy{Allowed: true, JobTimeout: "200h"}
+			},
+			want: []string{"spec.backup.jobTimeout", "whole hours from 1h to 168h"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
