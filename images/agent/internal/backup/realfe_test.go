@@ -145,6 +145,10 @@ func TestRepositoryOnARealFrontend(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("a database of views backed up here is restored on another FE", func(t *testing.T) {
+		viewsBackupAndRestore(t, c, fe, db)
+	})
 }
 
 // runSteps drives a backup or restore step until every database is done,
@@ -169,15 +173,16 @@ func runSteps(t *testing.T, step func([]backup.Database) ([]backup.Database, err
 	}
 }
 
-// What needs no BE, backed up by the agent's steps on one real FE and
-// restored on another: a database of views only. BACKUP DATABASE without
-// ON takes every table of the database, views included
-// (sql/analyzer/BackupRestoreAnalyzer, BackupStmt: "Backup all
-// table/mv/view without ON clause"), so the database is not refused as
-// empty (AuthorizerStmtVisitor.visitBackupStatement: "Database: %s is
-// empty" only when no table and no function is named).
-func TestViewsBackupAndRestoreOnRealFrontends(t *testing.T) {
-	src := realfe.Start(t, realfe.Options{})
+// What needs no BE, backed up by the agent's steps on one real FE (fe of
+// src, db its root) and restored on a new one: a database of views only.
+// The source is TestRepositoryOnARealFrontend's FE: its repositories are
+// other names in other places, and an FE's start costs more CPU than
+// the backup. BACKUP DATABASE without ON takes every table of the
+// database, views included (sql/analyzer/BackupRestoreAnalyzer, BackupStmt:
+// "Backup all table/mv/view without ON clause"), so the database is not
+// refused as empty (AuthorizerStmtVisitor.visitBackupStatement: "Database:
+// %s is empty" only when no table and no function is named).
+func viewsBackupAndRestore(t *testing.T, src *realfe.Cluster, fe *realfe.FE, db *sql.DB) {
 	dst := realfe.Start(t, realfe.Options{})
 	// Each instance's FEs reach the host only on their own bridge: the
 	// server listens on every host address, and each repository names
@@ -190,8 +195,6 @@ func TestViewsBackupAndRestoreOnRealFrontends(t *testing.T) {
 		r.Storage.Endpoint = "http://" + net.JoinHostPort(c.HostIP.String(), port)
 		return r
 	}
-	fe := src.StartLeader(t)
-	db := src.DB(t, fe, "root", "", false)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	r := on(src)
