@@ -60,7 +60,8 @@ func repositories(t *testing.T, db *sql.DB) map[string]string {
 // REPOSITORY reaches an S3 endpoint of a private CA; an endpoint over plain
 // HTTP needs none; an endpoint of a CA the FE was not given fails with
 // StarRocks' PKIX error, and a replacement with such settings leaves the
-// working repository in place.
+// working repository in place. Then the same FE is the source of a backup
+// restored on another (viewsBackupAndRestore).
 func TestRepositoryOnARealFrontend(t *testing.T) {
 	c := realfe.Start(t, realfe.Options{Backup: &v1alpha1.BackupStorage{
 		// The rendering needs only the CA's Secret; the repositories
