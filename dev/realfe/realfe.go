@@ -95,6 +95,10 @@ const (
 	startScript      = "images/starrocks-fe/fe-start.sh"
 )
 
+// testJVMOptions are HotSpot options for the test FEs only (see StartFE):
+// -XX:TieredStopAtLevel=1 stops the tiered compiler at C1.
+const testJVMOptions = "-XX:TieredStopAtLevel=1"
+
 // Options shape the instance the cluster is rendered for.
 type Options struct {
 	// Type is Standalone (one FE host) by default; Cluster renders three
@@ -404,6 +408,15 @@ func (c *Cluster) StartFE(t testing.TB, ordinal int) *FE {
 		"AGENT_RUN_DIR=" + fe.RunDir,
 		"FE_CONF_SOURCE=" + confSource,
 		"TRUSTED_CAS_DIR=" + c.trustedCAs,
+		// The test harness's only JVM option, beside the rendered
+		// JAVA_OPTS (fe.conf stays the module's): the JVM reads
+		// JAVA_TOOL_OPTIONS itself, before the command line, so
+		// start_fe.sh and fe.conf are untouched. A test FE lives for
+		// seconds to minutes, where C2's compiling costs far more CPU
+		// than it wins back: with C1 alone an FE's start to its first
+		// query took about 5 CPU-seconds instead of 9-12 on this
+		// 2-core machine, and tests start many FEs side by side.
+		"JAVA_TOOL_OPTIONS=" + testJVMOptions,
 	}
 	if jh := os.Getenv("JAVA_HOME"); jh != "" {
 		fe.cmd.Env = append(fe.cmd.Env, "JAVA_HOME="+jh)

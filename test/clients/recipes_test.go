@@ -23,8 +23,9 @@ limitations under the License.
 // (pkg/usersecret) and connects with full verification to a real StarRocks
 // FE (dev/realfe) rendered by the module for the instance with
 // requireSecureTransport; the same recipe with a foreign CA or a host name
-// the certificate does not cover must fail. Each test starts its FE (about
-// 1 GiB, 15 s), so they run one after another.
+// the certificate does not cover must fail. The recipes are subtests of
+// TestRecipes and share its one FE: they only log in and run SELECT 1, and
+// an FE's start costs more CPU than all of them.
 //
 // The Secret's host is the cluster FQDN of the client Service. Each client
 // runs in a mount namespace of its own whose /etc/hosts points that name at
@@ -72,15 +73,25 @@ var (
 	reJavaRun   = regexp.MustCompile("`java -cp (\\S+\\.jar) (\\w+\\.java)`")
 )
 
-// TestMysqlClientRecipe runs "Connect with the mysql client": the pod's
+// TestRecipes runs every recipe against one FE of the instance (newFixture).
+// A recipe that lacks its client skips alone.
+func TestRecipes(t *testing.T) {
+	f := newFixture(t)
+	t.Run("mysql client", func(t *testing.T) { testMysqlClientRecipe(t, f) })
+	t.Run("Go", func(t *testing.T) { testGoRecipe(t, f) })
+	t.Run("Java", func(t *testing.T) { testJavaRecipe(t, f) })
+	t.Run("Python", func(t *testing.T) { testPythonRecipe(t, f) })
+	t.Run("admin with the mysql client", func(t *testing.T) { testAdminMysqlRecipe(t, f) })
+}
+
+// testMysqlClientRecipe runs "Connect with the mysql client": the pod's
 // environment and mounted ca.crt from the user Secret, then the command the
 // page execs in it, with Debian's mysql client (MariaDB: the page says which
 // options replace --ssl-mode).
-func TestMysqlClientRecipe(t *testing.T) {
+func testMysqlClientRecipe(t *testing.T, f *fixture) {
 	needCommand(t, "mysql", "apt-get install mariadb-client")
 	needCommand(t, "unshare", "apt-get install util-linux")
 	mariadb := isMariaDB(t)
-	f := newFixture(t)
 	for _, page := range pages {
 		t.Run(page, func(t *testing.T) {
 			var pod corev1.Pod
@@ -151,11 +162,10 @@ func podEnvironment(t *testing.T, page string, pod *corev1.Pod, secrets map[stri
 	return env, mounts
 }
 
-// TestGoRecipe builds the page's open function with a main that calls it
+// testGoRecipe builds the page's open function with a main that calls it
 // on the mounted Secret and runs SELECT 1.
-func TestGoRecipe(t *testing.T) {
+func testGoRecipe(t *testing.T, f *fixture) {
 	needCommand(t, "unshare", "apt-get install util-linux")
-	f := newFixture(t)
 	for _, page := range pages {
 		t.Run(page, func(t *testing.T) {
 			// Inside the repository's module, so the build uses its
@@ -211,14 +221,13 @@ func main() {
 }
 `
 
-// TestJavaRecipe makes the trust store with the page's keytool command and
+// testJavaRecipe makes the trust store with the page's keytool command and
 // runs the page's Java program with the Connector/J version it names.
-func TestJavaRecipe(t *testing.T) {
+func testJavaRecipe(t *testing.T, f *fixture) {
 	needCommand(t, "unshare", "apt-get install util-linux")
 	needCommand(t, "java", "apt-get install openjdk-17-jdk-headless")
 	needCommand(t, "keytool", "apt-get install openjdk-17-jdk-headless")
 	jar := clientPath(t, "java")
-	f := newFixture(t)
 	for _, page := range pages {
 		t.Run(page, func(t *testing.T) {
 			keytool := recipe(t, page, "shell", "keytool -importcert")
@@ -253,12 +262,11 @@ func TestJavaRecipe(t *testing.T) {
 	}
 }
 
-// TestPythonRecipe runs the page's PyMySQL script.
-func TestPythonRecipe(t *testing.T) {
+// testPythonRecipe runs the page's PyMySQL script.
+func testPythonRecipe(t *testing.T, f *fixture) {
 	needCommand(t, "unshare", "apt-get install util-linux")
 	needCommand(t, "python3", "apt-get install python3")
 	lib := clientPath(t, "python")
-	f := newFixture(t)
 	for _, page := range pages {
 		t.Run(page, func(t *testing.T) {
 			script := recipe(t, page, "python", "pymysql.connect")
@@ -306,18 +314,17 @@ var (
 	reKubectlExec     = regexp.MustCompile(`kubectl -n team-a exec (?:-it )?mysql-client -- `)
 )
 
-// TestAdminMysqlRecipe runs "Connect over TLS with the mysql client" with
+// testAdminMysqlRecipe runs "Connect over TLS with the mysql client" with
 // the admin account: the client pod of the page's heredoc (its Secrets named
 // as the instance status names them), the host cut from
 // status.endpoints.query, the page's port 9030; then the plaintext check of
 // "Require TLS from every client", which must get error 5205.
-func TestAdminMysqlRecipe(t *testing.T) {
+func testAdminMysqlRecipe(t *testing.T, f *fixture) {
 	needCommand(t, "mysql", "apt-get install mariadb-client")
 	needCommand(t, "unshare", "apt-get install util-linux")
 	mariadb := isMariaDB(t)
 	// The recipe names the Service's port: the FE is reached there, at an
 	// address of its own.
-	f := newFixture(t)
 	names := desired.NamesFor(instance)
 	creds := map[string][]byte{agentconfig.UsernameKey: []byte(agentconfig.AdminUser), agentconfig.PasswordKey: []byte(adminPassword)}
 	otherCA := testpki.MustCA(t, "another-ca").CertPEM

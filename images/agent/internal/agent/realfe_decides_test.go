@@ -35,15 +35,15 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
-// What the FE alone decides, on one real FE (dev/realfe) of a new
-// Standalone instance with requireSecureTransport and no BE: the declared
-// databases, roles, users and grants, FE configuration by an alias, the
-// agent's own account repaired through root, grants in another catalog,
-// the metadata image and tablet health. Each subtest starts from the
-// converged instance of the one before.
-func TestWhatTheRealFrontendDecides(t *testing.T) {
-	c := realfe.Start(t, realfe.Options{RequireSecureTransport: true})
-	fe := c.StartFE(t, 0)
+// What the FE alone decides, on the real FE of the Standalone instance
+// with requireSecureTransport and no BE that TestAgentOnARealFrontend's
+// agent brought up (an FE's start costs more CPU than all of this): the
+// declared databases, roles, users and grants, FE configuration by an
+// alias, the agent's own account repaired through root, grants in another
+// catalog, the metadata image and tablet health. A new agent of the same
+// pod (its own files, a Secrets store) drives it; each subtest starts from
+// the converged instance of the one before.
+func whatTheRealFrontendDecides(t *testing.T, c *realfe.Cluster, fe *realfe.FE) {
 	cfg := realFEAgentConfig(c)
 	store := newMemSecrets()
 	dir := t.TempDir()
@@ -53,8 +53,6 @@ func TestWhatTheRealFrontendDecides(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	a.Pass(ctx) // lets the FE bootstrap
-	fe.WaitReady(t, realfe.StartTimeout)
 	converge := func(t *testing.T) agentconfig.Status {
 		t.Helper()
 		var st agentconfig.Status

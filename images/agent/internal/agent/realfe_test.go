@@ -112,6 +112,8 @@ func TestAgentOnARealFrontend(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("what the real FE decides", func(t *testing.T) { whatTheRealFrontendDecides(t, c, fe) })
 }
 
 // A Cluster instance: the agents of FE-0 and FE-1 bring up a leader and a
