@@ -159,7 +159,6 @@ type Server struct {
 	refused    []ConnInfo
 	// sessions by connection id: the roles each activated at login.
 	sessions   map[uint32]*session
-	live       map[uint32]*mysql.Conn
 	statements []string
 	// tables (replication.go), sorted by database and name.
 	tables  []Table
@@ -217,7 +216,6 @@ func New(opts Options) (*Server, error) {
 		users:          map[string]*account{RootUser: newAccount(opts.RootPassword, RoleRoot)},
 		feConfig:       map[string]FEConfig{},
 		sessions:       map[uint32]*session{},
-		live:           map[uint32]*mysql.Conn{},
 		beConfig:       map[int64]map[string]string{},
 		beDefaults:     map[string]string{},
 		nextBackID:     10001,
@@ -451,7 +449,6 @@ func (s *Server) ConnectionReady(c *mysql.Conn) {
 		sess.roles = u.loginRoles()
 	}
 	s.sessions[c.ConnectionID] = sess
-	s.live[c.ConnectionID] = c
 }
 
 // ConnectionClosed forgets the session.
@@ -459,25 +456,6 @@ func (s *Server) ConnectionClosed(c *mysql.Conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.sessions, c.ConnectionID)
-	delete(s.live, c.ConnectionID)
-}
-
-// CloseSessions closes every connection of user from the server's side,
-// as an FE does on KILL CONNECTION or when it restarts: the client's pool
-// finds them dead and opens new sessions, which activate the roles the
-// user has then.
-func (s *Server) CloseSessions(user string) {
-	s.mu.Lock()
-	var conns []*mysql.Conn
-	for _, c := range s.live {
-		if c.User == user {
-			conns = append(conns, c)
-		}
-	}
-	s.mu.Unlock()
-	for _, c := range conns {
-		c.Close()
-	}
 }
 
 var (

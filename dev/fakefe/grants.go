@@ -77,13 +77,12 @@ var privilegesOn = map[objKind][]string{
 	objMVs:      {"ALTER", "REFRESH", "DROP", "SELECT"},
 }
 
-// privObject is a privilege's object; catalog is empty for
-// default_catalog, the internal one, else an external catalog's name
-// (authorization/DbPEntryObject and TablePEntryObject keep a catalog id).
+// privObject is a privilege's object, always in default_catalog: the fake
+// has no external catalogs (the agent's handling of them is tested on the
+// real FE).
 type privObject struct {
-	catalog string
-	kind    objKind
-	db      string
+	kind objKind
+	db   string
 }
 
 // defaultCatalog is fe-core InternalCatalog.DEFAULT_INTERNAL_CATALOG_NAME.
@@ -112,9 +111,6 @@ type grantState struct {
 	options map[optKey]bool
 	// tables by "db.table" (data.go).
 	tables map[string]*fakeTable
-	// catalogs are the external catalogs (CREATE EXTERNAL CATALOG): only
-	// their names, enough to grant on their databases.
-	catalogs map[string]bool
 }
 
 // optKey: grantee is "ROLE name" or "USER name".
@@ -133,7 +129,6 @@ func newGrantState() *grantState {
 		userPrivs: map[string]map[privObject]map[string]bool{},
 		options:   map[optKey]bool{},
 		tables:    map[string]*fakeTable{},
-		catalogs:  map[string]bool{},
 	}
 	return g
 }
@@ -174,27 +169,11 @@ func (s *Server) RoleGrants(role string) []string {
 	return out
 }
 
-// RoleGrantRows returns a role's SHOW GRANTS rows as (Catalog, Grants);
-// Catalog is empty where StarRocks prints NULL (role grants).
-func (s *Server) RoleGrantRows(role string) [][2]string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.grantState().roles[role]
-	if r == nil {
-		return nil
-	}
-	var out [][2]string
-	for _, c := range s.grantState().cells(r.inherits, r.privs, "ROLE "+role, roleGrantee(role), "ROLE '"+role+"'") {
-		out = append(out, [2]string{c.catalog, c.text})
-	}
-	return out
-}
-
 // roleGrantee and userGrantee are the grantee of a role grant as fe-core
-// prints it (sql/analyzer/AstToSQLBuilder.visitGrantRevokeRoleStatement:
-// "TO " then " ROLE " and the bare name, so two spaces; a user identity is
+// prints it (sql/formatter/AST2StringVisitor.visitGrantRevokeRoleStatement:
+// "TO ", then "ROLE " and the bare name; a user identity is
 // UserIdentity.toString, 'name'@'host').
-func roleGrantee(role string) string { return " ROLE " + role }
+func roleGrantee(role string) string { return "ROLE " + role }
 
 func userIdentity(user string) string { return "'" + user + "'@'%'" }
 
@@ -517,7 +496,10 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 			return nil, true, analyzing("cannot find user '%s'@'%%'!", name)
 		}
 		// StarRocks order: UserIdentity, Catalog, Grants; here shuffled.
-		roles := map[string]bool{RolePublic: true}
+		// The roles granted to the user, public only if granted
+		// (authorization/AuthorizationMgr.getGranteeRoleForUser reads the
+		// user's own collection).
+		roles := map[string]bool{}
 		for r := range u.roles {
 			roles[r] = true
 		}
@@ -527,36 +509,6 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 			res.Rows = append(res.Rows, []sqltypes.Value{rw[0], sqltypes.NewVarChar(userIdentity(name)), rw[1]})
 		}
 		return res, true, nil
-	case p.kw("CREATE", "EXTERNAL", "CATALOG"):
-		// CREATE EXTERNAL CATALOG [IF NOT EXISTS] name [COMMENT ...]
-		// PROPERTIES (...): only the name is kept; the properties are not
-		// checked (StarRocks connects to the metastore lazily). SYSTEM
-		// CREATE EXTERNAL CATALOG, which db_admin holds
-		// (AuthorizationMgr's built-in db_admin).
-		ifNot := p.kw("IF", "NOT", "EXISTS")
-		name, good := p.name()
-		if !good {
-			return nil, true, syntaxErr("catalog name")
-		}
-		if !me.has(PrivCreateExternalCatalog) {
-			return nil, true, me.denied(PrivCreateExternalCatalog)
-		}
-		if g.catalogs[name] || name == defaultCatalog {
-			if ifNot {
-				return ok, true, nil
-			}
-			return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "Catalog '%s' already exists", name)
-		}
-		g.catalogs[name] = true
-		return ok, true, nil
-	case p.kw("SHOW", "CATALOGS"):
-		// Catalog, Type, Comment (fe-core qe/ShowResultMetaFactory).
-		r := &sqltypes.Result{Fields: fields("Catalog", "Type", "Comment")}
-		r.Rows = append(r.Rows, row(defaultCatalog, "Internal", "An internal catalog contains this cluster's self-managed tables."))
-		for _, n := range sortedSet(g.catalogs) {
-			r.Rows = append(r.Rows, row(n, "Hive", ""))
-		}
-		return r, true, end()
 	case p.kw("CREATE", "ROLE"):
 		name, err := roleName()
 		if err != nil {
@@ -837,17 +789,13 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 					return nil, true, syntaxErr("database name")
 				}
 				if d != defaultCatalog {
-					obj.catalog = d
+					// The fake has no external catalog:
+					// DbPEntryObject.generate's PrivObjNotFoundException.
+					return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "cannot find catalog: %s", d)
 				}
 			}
 		}
-		switch {
-		case obj.catalog != "" && !g.catalogs[obj.catalog]:
-			// DbPEntryObject.generate's PrivObjNotFoundException.
-			return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "cannot find catalog: %s", obj.catalog)
-		case obj.catalog == "" && !g.databases[obj.db]:
-			// An external catalog's database is taken by name, unchecked
-			// (DbPEntryObject.getDatabaseUUID); an internal one must exist.
+		if !g.databases[obj.db] {
 			return nil, true, sqlerror.NewSQLErrorf(1049, "42000", "Unknown database '%s'", obj.db)
 		}
 	}
@@ -980,9 +928,6 @@ func (g *grantState) cells(roles map[string]bool, privs map[privObject]map[strin
 		objs = append(objs, o)
 	}
 	sort.Slice(objs, func(i, j int) bool {
-		if objs[i].catalog != objs[j].catalog {
-			return objs[i].catalog < objs[j].catalog
-		}
 		if objs[i].db != objs[j].db {
 			return objs[i].db < objs[j].db
 		}
@@ -999,15 +944,11 @@ func (g *grantState) cells(roles map[string]bool, privs map[privObject]map[strin
 				list = append(list, printed)
 			}
 		}
-		catalog := o.catalog
-		if catalog == "" {
-			catalog = defaultCatalog
-		}
 		if len(list) > 0 {
-			out = append(out, grantCell{catalog: catalog, text: fmt.Sprintf("GRANT %s ON %s TO %s", strings.Join(list, ", "), o, privTo)})
+			out = append(out, grantCell{catalog: defaultCatalog, text: fmt.Sprintf("GRANT %s ON %s TO %s", strings.Join(list, ", "), o, privTo)})
 		}
 		if len(withOption) > 0 {
-			out = append(out, grantCell{catalog: catalog, text: fmt.Sprintf("GRANT %s ON %s TO %s WITH GRANT OPTION", strings.Join(withOption, ", "), o, privTo)})
+			out = append(out, grantCell{catalog: defaultCatalog, text: fmt.Sprintf("GRANT %s ON %s TO %s WITH GRANT OPTION", strings.Join(withOption, ", "), o, privTo)})
 		}
 	}
 	return out

@@ -168,9 +168,12 @@ func build(spec Image, dir string) (Built, v1.Image, error) {
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
 	for i, files := range spec.Layers {
-		l, err := Layer(files)
+		var l v1.Layer
+		var err error
 		if spec.Uncompressed {
 			l, err = plainLayer(files, dir)
+		} else {
+			l, err = Layer(files)
 		}
 		if err != nil {
 			return Built{}, nil, fmt.Errorf("layer %d: %w", i, err)

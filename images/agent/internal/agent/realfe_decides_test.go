@@ -230,6 +230,7 @@ func TestWhatTheRealFrontendDecides(t *testing.T) {
 		stmts []string
 	}{
 		{"its roles revoked", []string{"REVOKE cluster_admin FROM USER 'd8_agent'", "REVOKE db_admin FROM USER 'd8_agent'"}},
+		{"its default roles cleared", []string{"SET DEFAULT ROLE NONE TO 'd8_agent'"}},
 		{"its user dropped and created again without roles", []string{"DROP USER 'd8_agent'", "CREATE USER 'd8_agent' IDENTIFIED BY '" + agentPass + "'"}},
 	} {
 		t.Run("after root repairs the agent's account ("+tc.name+") the next pass succeeds", func(t *testing.T) {
