@@ -37,6 +37,35 @@ limitations under the License.
 // agent relies on (strict_test.go) run against a real FE, and the
 // statements both answer (conformance_test.go) are sent to both and must
 // agree in error numbers and texts, columns, rows and the shape of values.
+//
+// What it does not check, so a test on it cannot show it (the real FE's
+// tests do, where they can):
+//   - statements beyond those above (1064 "fakefe: unsupported
+//     statement"), prepared statements, several statements at once, session
+//     variables, and SQL beyond the shapes it parses: StarRocks' grammar
+//     accepts and refuses more;
+//   - privileges beyond the built-in roles' NODE, OPERATE, GRANT and UPDATE
+//     and the object privileges on databases, all tables, all views and all
+//     materialized views of default_catalog: no external catalog (a
+//     catalog-qualified name is an unknown catalog), no function, resource
+//     or warehouse privileges, no IMPERSONATE, no row or column policies;
+//   - passwords other than mysql_native_password, LDAP or other
+//     authentication plugins, password policies and locks;
+//   - the values of FE configuration keys a test did not set (it knows no
+//     defaults, aliases included), and whether a change reaches other FEs
+//     beyond the 5101 of a forwarded ADMIN SET;
+//   - leader election: the FE that bootstrapped stays the leader; no edit
+//     log, no image but the file CREATE IMAGE names, nothing replayed;
+//   - query planning and execution: tables and partitions are names with
+//     replication numbers and tablet counts, no data, no scans, no load
+//     jobs; a BE's liveness is what a test sets or, with Heartbeat, whether
+//     its heartbeat port accepts a connection (a real FE needs its Thrift
+//     answer);
+//   - backups: snapshots are objects on the S3 server with the names and
+//     metadata the agent reads, not StarRocks' snapshot format; timing and
+//     retries of S3 are not StarRocks';
+//   - HTTP (8030, 8443) and metrics: the local node's stand-in serves
+//     /api/health only (dev/cmd/fakefe).
 package fakefe
 
 import (

@@ -235,9 +235,16 @@ func localNodeNote() string {
 Pods and PVCs, but no container ever runs, so instances stay Provisioning and
 Available=False. Everything else (hooks, webhook, Helm render, status) is real.`
 	}
+	fe := `StarRocks stand-ins`
+	if realFE {
+		fe = `the real StarRocks FE (this machine's JDK and the FE built in the
+cache) beside a BE stand-in, which the FE never counts alive: it answers no
+Thrift heartbeat, so SHOW BACKENDS lists it with Alive false, TablesReplicated
+says NoBackendAlive and statements that need a BE fail,`
+	}
 	return `A real node (` + node.Name + `) runs the pods: containerd and runc, the kubelet,
 kube-proxy, kube-scheduler, CoreDNS and kube-network-policies, with the module's
-agent and webhook images and StarRocks stand-ins built here (dev/images), and
+agent and webhook images and ` + fe + ` built here (dev/images), and
 cert-manager's controllers issue the certificates. team-a/on-node runs there;
 the documented Cluster team-a/analytics asks for more cores than this machine
 has, so its pods stay Pending with the scheduler's reason in their events.`
@@ -250,6 +257,7 @@ func localNodeTry() string {
 	}
 	return `  kubectl -n team-a get pods,pvc -o wide          # Running, Ready by their probes
   kubectl -n team-a logs d8ms-sr-on-node-0 -c agent
+  kubectl -n team-a logs d8ms-sr-on-node-0 -c starrocks  # the FE's own log
   kubectl -n team-a delete pod d8ms-sr-on-node-be-0   # it comes back and rejoins
   kubectl -n team-a describe pod d8ms-sr-analytics-0  # why the Cluster is Pending
   kubectl get nodes -o wide
