@@ -107,17 +107,8 @@ type grantState struct {
 	databases map[string]bool
 	roles     map[string]*fakeRole
 	userPrivs map[string]map[privObject]map[string]bool
-	// options are the privileges granted WITH GRANT OPTION.
-	options map[optKey]bool
 	// tables by "db.table" (data.go).
 	tables map[string]*fakeTable
-}
-
-// optKey: grantee is "ROLE name" or "USER name".
-type optKey struct {
-	grantee string
-	obj     privObject
-	priv    string
 }
 
 func newGrantState() *grantState {
@@ -127,7 +118,6 @@ func newGrantState() *grantState {
 		databases: map[string]bool{"information_schema": true, "_statistics_": true, "sys": true},
 		roles:     map[string]*fakeRole{},
 		userPrivs: map[string]map[privObject]map[string]bool{},
-		options:   map[optKey]bool{},
 		tables:    map[string]*fakeTable{},
 	}
 	return g
@@ -163,7 +153,7 @@ func (s *Server) RoleGrants(role string) []string {
 		return nil
 	}
 	var out []string
-	for _, c := range s.grantState().cells(r.inherits, r.privs, "ROLE "+role, roleGrantee(role), "ROLE '"+role+"'") {
+	for _, c := range s.grantState().cells(r.inherits, r.privs, roleGrantee(role), "ROLE '"+role+"'") {
 		out = append(out, c.text)
 	}
 	return out
@@ -479,7 +469,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		// older versions printed); the role's name is in the first
 		// column. Here shuffled: only Grants is read, by name.
 		res := &sqltypes.Result{Fields: fields("Grants", "Catalog", "UserIdentity")}
-		for _, cell := range g.cells(r.inherits, r.privs, "ROLE "+name, roleGrantee(name), "ROLE '"+name+"'") {
+		for _, cell := range g.cells(r.inherits, r.privs, roleGrantee(name), "ROLE '"+name+"'") {
 			res.Rows = append(res.Rows, cell.row(name))
 		}
 		return res, true, nil
@@ -504,7 +494,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 			roles[r] = true
 		}
 		res := &sqltypes.Result{Fields: fields("Grants", "UserIdentity", "Catalog")}
-		for _, cell := range g.cells(roles, g.userPrivs[name], "USER "+name, userIdentity(name), "USER "+userIdentity(name)) {
+		for _, cell := range g.cells(roles, g.userPrivs[name], userIdentity(name), "USER "+userIdentity(name)) {
 			rw := cell.row("")
 			res.Rows = append(res.Rows, []sqltypes.Value{rw[0], sqltypes.NewVarChar(userIdentity(name)), rw[1]})
 		}
@@ -537,7 +527,6 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 			return nil, true, analyzing("Operation DROP ROLE failed for %s : role not exists", name)
 		}
 		delete(g.roles, name)
-		g.dropOptions("ROLE " + name)
 		for _, r := range g.roles {
 			delete(r.inherits, name)
 		}
@@ -631,7 +620,6 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		}
 		delete(s.users, name)
 		delete(g.userPrivs, name)
-		g.dropOptions("USER " + name)
 		return ok, true, nil
 	case p.kw("SET", "DEFAULT", "ROLE"):
 		var roles []string
@@ -821,7 +809,8 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 			return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "user '%s'@'%%' does not exist", user)
 		}
 	}
-	withOption := grant && obj != nil && p.kw("WITH", "GRANT", "OPTION")
+	// WITH GRANT OPTION is not taken (a syntax error here): no test on
+	// the fake needs it; the agent's handling of it is tested on the real FE.
 	if !p.done() {
 		return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "Getting syntax error at %q", p.toks[p.i].text)
 	}
@@ -867,9 +856,7 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 		privs = append(privs, pr)
 	}
 	set := map[privObject]map[string]bool{}
-	grantee := "USER " + user
 	if role != "" {
-		grantee = "ROLE " + role
 		set = g.roles[role].privs
 	} else {
 		if g.userPrivs[user] == nil {
@@ -883,12 +870,7 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 				set[*obj] = map[string]bool{}
 			}
 			set[*obj][pr] = true
-			if withOption {
-				g.options[optKey{grantee, *obj, pr}] = true
-			}
 		} else {
-			// REVOKE takes the privilege away, grant option included.
-			delete(g.options, optKey{grantee, *obj, pr})
 			delete(set[*obj], pr)
 			if len(set[*obj]) == 0 {
 				delete(set, *obj)
@@ -898,23 +880,14 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 	return &sqltypes.Result{}, true, nil
 }
 
-func (g *grantState) dropOptions(grantee string) {
-	for k := range g.options {
-		if k.grantee == grantee {
-			delete(g.options, k)
-		}
-	}
-}
-
 // cells renders SHOW GRANTS' Grants column as fe-core does
 // (authorization/ShowGrantsExecutor, AuthorizationMgr.
 // getGranteeRoleDetailsForRole, sql/analyzer/AstToSQLBuilder): first the
 // roles, quoted with ', then one row per object with the privileges in
 // fe-core's order, spaces in their names (CREATE TABLE), the object as
-// DATABASE db or ALL TABLES IN DATABASE db, and the ones WITH GRANT OPTION
-// in a row of their own. key names the grantee in options; roleTo and
-// privTo are what follows TO in a role grant and in a privilege grant.
-func (g *grantState) cells(roles map[string]bool, privs map[privObject]map[string]bool, key, roleTo, privTo string) []grantCell {
+// DATABASE db or ALL TABLES IN DATABASE db; roleTo and privTo are what
+// follows TO in a role grant and in a privilege grant.
+func (g *grantState) cells(roles map[string]bool, privs map[privObject]map[string]bool, roleTo, privTo string) []grantCell {
 	var out []grantCell
 	if len(roles) > 0 {
 		quoted := make([]string, 0, len(roles))
@@ -934,21 +907,14 @@ func (g *grantState) cells(roles map[string]bool, privs map[privObject]map[strin
 		return objs[i].kind < objs[j].kind
 	})
 	for _, o := range objs {
-		var list, withOption []string
+		var list []string
 		for _, pr := range privilegesOn[o.kind] {
-			printed := strings.ReplaceAll(pr, "_", " ")
-			switch {
-			case privs[o][pr] && g.options[optKey{key, o, pr}]:
-				withOption = append(withOption, printed)
-			case privs[o][pr]:
-				list = append(list, printed)
+			if privs[o][pr] {
+				list = append(list, strings.ReplaceAll(pr, "_", " "))
 			}
 		}
 		if len(list) > 0 {
 			out = append(out, grantCell{catalog: defaultCatalog, text: fmt.Sprintf("GRANT %s ON %s TO %s", strings.Join(list, ", "), o, privTo)})
-		}
-		if len(withOption) > 0 {
-			out = append(out, grantCell{catalog: defaultCatalog, text: fmt.Sprintf("GRANT %s ON %s TO %s WITH GRANT OPTION", strings.Join(withOption, ", "), o, privTo)})
 		}
 	}
 	return out

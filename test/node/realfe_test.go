@@ -18,7 +18,6 @@ package node_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -42,15 +41,7 @@ import (
 // TestOnNode.
 func TestRealFEOnNode(t *testing.T) {
 	t.Parallel()
-	home, err := realfe.Find()
-	var missing *realfe.MissingError
-	if errors.As(err, &missing) {
-		t.Skipf("no real StarRocks FE for the FE image: %s", missing.Why)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := startModuleOnNode(t, home)
+	e := startModuleOnNode(t, realfe.Built(t))
 	fePod, bePod := "d8ms-sr-db-0", "d8ms-sr-db-be-0"
 
 	p := e.pod(fePod)
