@@ -47,8 +47,9 @@ limitations under the License.
 //   - privileges beyond the built-in roles' NODE, OPERATE, GRANT and UPDATE
 //     and the object privileges on databases, all tables, all views and all
 //     materialized views of default_catalog: no external catalog (a
-//     catalog-qualified name is an unknown catalog), no function, resource
-//     or warehouse privileges, no IMPERSONATE, no row or column policies;
+//     catalog-qualified name is an unknown catalog), no WITH GRANT OPTION,
+//     no function, resource or warehouse privileges, no IMPERSONATE, no row
+//     or column policies;
 //   - passwords other than mysql_native_password, LDAP or other
 //     authentication plugins, password policies and locks;
 //   - the values of FE configuration keys a test did not set (it knows no
