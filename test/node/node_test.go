@@ -251,7 +251,6 @@ func (e *env) waitNewPodReady(name string, old types.UID, timeout time.Duration)
 }
 
 func TestOnNode(t *testing.T) {
-	t.Parallel()
 	e := startModuleOnNode(t, "")
 	pods := []string{"d8ms-sr-db-0", "d8ms-sr-db-be-0"}
 	for _, name := range pods {
