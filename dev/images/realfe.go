@@ -76,7 +76,7 @@ var jdkLeftOut = map[string]bool{
 // archive's checksum), and the key also covers the JDK, the module's
 // fe-start.sh and this layout, so a change of any of them writes a new
 // archive and removes the older ones. Writing takes about 1.5 GB of disk
-// and a minute; the image is the same every time, so the archive is kept.
+// and about 15 s; the image is the same every time, so the archive is kept.
 func RealFE(feHome, cacheDir string) (archive string, built Built, err error) {
 	wrapper := filepath.Join(controlplane.RepoRoot(), "images/starrocks-fe/fe-start.sh")
 	key, err := realFEKey(feHome, wrapper)

@@ -134,7 +134,7 @@ func startLocalNode(ctx context.Context, cp *controlplane.ControlPlane, dir stri
 	if feHome, why := realFEWanted(); feHome == "" {
 		say("the FE pods run the FE stand-in (dev/cmd/fakefe): %s", why)
 	} else {
-		say("the FE pods run the real StarRocks FE built in %s (the image is written once into the tools cache, about a minute the first time)", feHome)
+		say("the FE pods run the real StarRocks FE built in %s (the image is written once into the tools cache, about 15 s the first time)", feHome)
 		if err := set.UseRealFE(feHome); err != nil {
 			return nil, nil, err
 		}
