@@ -148,14 +148,6 @@ func TestAccountsOnAFreshFE(t *testing.T) {
 		require.True(t, e.fe.HasPrivilege(agentconfig.AgentUser, fakefe.PrivOperate))
 		require.False(t, e.fe.HasPrivilege(agentconfig.AgentUser, fakefe.PrivGrant), "the agent does not manage users as itself")
 	})
-	t.Run("the team's admin manages data and users but not nodes", func(t *testing.T) {
-		require.False(t, e.fe.HasPrivilege(agentconfig.AdminUser, fakefe.PrivNode))
-		require.True(t, e.fe.HasPrivilege(agentconfig.AdminUser, fakefe.PrivGrant))
-		err := e.as(t, agentconfig.AdminUser, adminPass, `ALTER SYSTEM ADD BACKEND "evil.example:9050"`)
-		require.ErrorContains(t, err, "NODE")
-		require.Error(t, e.as(t, agentconfig.AdminUser, adminPass, "SET PASSWORD FOR 'root' = PASSWORD('takeover1')"),
-			"only root changes root's password")
-	})
 	t.Run("a restarted agent changes nothing", func(t *testing.T) {
 		n := len(e.fe.Statements())
 		again, _, _ := e.agentWithLogs(t, nil)
