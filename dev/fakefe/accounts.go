@@ -55,17 +55,15 @@ const (
 	PrivOperate = "OPERATE" // ADMIN SET/SHOW FRONTEND CONFIG; db_admin has it
 	PrivGrant   = "GRANT"   // CREATE/ALTER/DROP USER, GRANT; only user_admin (and root)
 	PrivUpdate  = "UPDATE"  // UPDATE on tables, here information_schema.be_configs; db_admin
-	// PrivCreateExternalCatalog is SYSTEM CREATE EXTERNAL CATALOG; db_admin.
-	PrivCreateExternalCatalog = "CREATE EXTERNAL CATALOG"
 )
 
 // rolePrivileges follows built_in_roles.md: cluster_admin has SYSTEM NODE,
 // user_admin SYSTEM GRANT, db_admin OPERATE and every data privilege.
 var rolePrivileges = map[string][]string{
-	RoleRoot:         {PrivNode, PrivOperate, PrivGrant, PrivUpdate, PrivCreateExternalCatalog},
+	RoleRoot:         {PrivNode, PrivOperate, PrivGrant, PrivUpdate},
 	RoleClusterAdmin: {PrivNode},
 	RoleUserAdmin:    {PrivGrant},
-	RoleDBAdmin:      {PrivOperate, PrivUpdate, PrivCreateExternalCatalog},
+	RoleDBAdmin:      {PrivOperate, PrivUpdate},
 	RolePublic:       nil,
 }
 

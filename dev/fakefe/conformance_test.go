@@ -51,6 +51,7 @@ var sameAnswers = []struct{ user, stmt string }{
 	{"root", `ADMIN SET FRONTEND CONFIG ("catalog_trash_expire_second" = "3600")`},
 	{"root", "SHOW DATABASES"},
 	{"root", "SHOW ROLES"},
+	{"root", "SHOW USERS"},
 	{"root", "SELECT CURRENT_ROLE()"},
 	{"root", "CREATE USER 'conf_u' IDENTIFIED BY 'conf-pass-1'"},
 	{"root", "CREATE USER 'conf_u' IDENTIFIED BY 'conf-pass-1'"},
@@ -117,6 +118,9 @@ func ask(ctx context.Context, db *sql.DB, stmt string) answer {
 		if err := rows.Scan(ptrs...); err != nil {
 			return answer{err: err.Error()}
 		}
+		if statisticsRow(vals) {
+			continue
+		}
 		row := make([]string, len(vals))
 		for i, v := range vals {
 			row[i] = shape(v)
@@ -137,6 +141,21 @@ var (
 	numberRE = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
 	timeRE   = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$`)
 )
+
+// statisticsRow says whether a row names the _statistics_ database: the
+// FE creates it a while after it starts (fe-core
+// statistic/StatisticsMetaManager.runAfterCatalogReady, after
+// statistic_manager_sleep_time_sec, 60 s by default), the fake has it from
+// the start, so whether both list it depends on the FE's age: the row is
+// left out of both answers.
+func statisticsRow(vals []sql.RawBytes) bool {
+	for _, v := range vals {
+		if string(v) == "_statistics_" {
+			return true
+		}
+	}
+	return false
+}
 
 func shape(v sql.RawBytes) string {
 	switch s := string(v); {
@@ -193,6 +212,7 @@ func TestAnswersAsTheRealFEDoes(t *testing.T) {
 	for _, tc := range feBehaviour {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, real) })
 	}
+	t.Run("SHOW GRANTS names an external catalog only in its Catalog column", func(t *testing.T) { catalogGrants(t, real) })
 
 	// The BE's ErrMsg stays empty until its first heartbeat has failed
 	// (fe-core system/HeartbeatMgr, every heartbeat_mgr_interval_second);
@@ -213,6 +233,16 @@ func TestAnswersAsTheRealFEDoes(t *testing.T) {
 	// mutable; the fake holds only the keys a test gives it.
 	s.SetFEConfig("catalog_trash_expire_second", "86400", true)
 	fake := fakeLogin(t, s)
+	// The fake starts with the databases the cases above left on the FE.
+	dbs, err := realfe.QueryMaps(ctx, real("root", rootPassword), "SHOW DATABASES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range dbs {
+		if !contains(s.Databases(), m["Database"]) {
+			mustExec(t, fake("root", rootPassword), "CREATE DATABASE `"+m["Database"]+"`")
+		}
+	}
 	passwords := map[string]string{"root": rootPassword, "conf_u": "conf-pass-1"}
 	realDB, fakeDB := map[string]*sql.DB{}, map[string]*sql.DB{}
 	for _, q := range sameAnswers {

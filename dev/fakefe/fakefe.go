@@ -37,6 +37,36 @@ limitations under the License.
 // agent relies on (strict_test.go) run against a real FE, and the
 // statements both answer (conformance_test.go) are sent to both and must
 // agree in error numbers and texts, columns, rows and the shape of values.
+//
+// What it does not check, so a test on it cannot show it (the real FE's
+// tests do, where they can):
+//   - statements beyond those above (1064 "fakefe: unsupported
+//     statement"), prepared statements, several statements at once, session
+//     variables, and SQL beyond the shapes it parses: StarRocks' grammar
+//     accepts and refuses more;
+//   - privileges beyond the built-in roles' NODE, OPERATE, GRANT and UPDATE
+//     and the object privileges on databases, all tables, all views and all
+//     materialized views of default_catalog: no external catalog (a
+//     catalog-qualified name is an unknown catalog), no WITH GRANT OPTION,
+//     no function, resource or warehouse privileges, no IMPERSONATE, no row
+//     or column policies;
+//   - passwords other than mysql_native_password, LDAP or other
+//     authentication plugins, password policies and locks;
+//   - the values of FE configuration keys a test did not set (it knows no
+//     defaults, aliases included), and whether a change reaches other FEs
+//     beyond the 5101 of a forwarded ADMIN SET;
+//   - leader election: the FE that bootstrapped stays the leader; no edit
+//     log, no image but the file CREATE IMAGE names, nothing replayed;
+//   - query planning and execution: tables and partitions are names with
+//     replication numbers and tablet counts, no data, no scans, no load
+//     jobs; a BE's liveness is what a test sets or, with Heartbeat, whether
+//     its heartbeat port accepts a connection (a real FE needs its Thrift
+//     answer);
+//   - backups: snapshots are objects on the S3 server with the names and
+//     metadata the agent reads, not StarRocks' snapshot format; timing and
+//     retries of S3 are not StarRocks';
+//   - HTTP (8030, 8443) and metrics: the local node's stand-in serves
+//     /api/health only (dev/cmd/fakefe).
 package fakefe
 
 import (
@@ -159,7 +189,6 @@ type Server struct {
 	refused    []ConnInfo
 	// sessions by connection id: the roles each activated at login.
 	sessions   map[uint32]*session
-	live       map[uint32]*mysql.Conn
 	statements []string
 	// tables (replication.go), sorted by database and name.
 	tables  []Table
@@ -217,7 +246,6 @@ func New(opts Options) (*Server, error) {
 		users:          map[string]*account{RootUser: newAccount(opts.RootPassword, RoleRoot)},
 		feConfig:       map[string]FEConfig{},
 		sessions:       map[uint32]*session{},
-		live:           map[uint32]*mysql.Conn{},
 		beConfig:       map[int64]map[string]string{},
 		beDefaults:     map[string]string{},
 		nextBackID:     10001,
@@ -451,7 +479,6 @@ func (s *Server) ConnectionReady(c *mysql.Conn) {
 		sess.roles = u.loginRoles()
 	}
 	s.sessions[c.ConnectionID] = sess
-	s.live[c.ConnectionID] = c
 }
 
 // ConnectionClosed forgets the session.
@@ -459,25 +486,6 @@ func (s *Server) ConnectionClosed(c *mysql.Conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.sessions, c.ConnectionID)
-	delete(s.live, c.ConnectionID)
-}
-
-// CloseSessions closes every connection of user from the server's side,
-// as an FE does on KILL CONNECTION or when it restarts: the client's pool
-// finds them dead and opens new sessions, which activate the roles the
-// user has then.
-func (s *Server) CloseSessions(user string) {
-	s.mu.Lock()
-	var conns []*mysql.Conn
-	for _, c := range s.live {
-		if c.User == user {
-			conns = append(conns, c)
-		}
-	}
-	s.mu.Unlock()
-	for _, c := range conns {
-		c.Close()
-	}
 }
 
 var (

@@ -77,13 +77,12 @@ var privilegesOn = map[objKind][]string{
 	objMVs:      {"ALTER", "REFRESH", "DROP", "SELECT"},
 }
 
-// privObject is a privilege's object; catalog is empty for
-// default_catalog, the internal one, else an external catalog's name
-// (authorization/DbPEntryObject and TablePEntryObject keep a catalog id).
+// privObject is a privilege's object, always in default_catalog: the fake
+// has no external catalogs (the agent's handling of them is tested on the
+// real FE).
 type privObject struct {
-	catalog string
-	kind    objKind
-	db      string
+	kind objKind
+	db   string
 }
 
 // defaultCatalog is fe-core InternalCatalog.DEFAULT_INTERNAL_CATALOG_NAME.
@@ -108,20 +107,8 @@ type grantState struct {
 	databases map[string]bool
 	roles     map[string]*fakeRole
 	userPrivs map[string]map[privObject]map[string]bool
-	// options are the privileges granted WITH GRANT OPTION.
-	options map[optKey]bool
 	// tables by "db.table" (data.go).
 	tables map[string]*fakeTable
-	// catalogs are the external catalogs (CREATE EXTERNAL CATALOG): only
-	// their names, enough to grant on their databases.
-	catalogs map[string]bool
-}
-
-// optKey: grantee is "ROLE name" or "USER name".
-type optKey struct {
-	grantee string
-	obj     privObject
-	priv    string
 }
 
 func newGrantState() *grantState {
@@ -131,9 +118,7 @@ func newGrantState() *grantState {
 		databases: map[string]bool{"information_schema": true, "_statistics_": true, "sys": true},
 		roles:     map[string]*fakeRole{},
 		userPrivs: map[string]map[privObject]map[string]bool{},
-		options:   map[optKey]bool{},
 		tables:    map[string]*fakeTable{},
-		catalogs:  map[string]bool{},
 	}
 	return g
 }
@@ -168,33 +153,17 @@ func (s *Server) RoleGrants(role string) []string {
 		return nil
 	}
 	var out []string
-	for _, c := range s.grantState().cells(r.inherits, r.privs, "ROLE "+role, roleGrantee(role), "ROLE '"+role+"'") {
+	for _, c := range s.grantState().cells(r.inherits, r.privs, roleGrantee(role), "ROLE '"+role+"'") {
 		out = append(out, c.text)
 	}
 	return out
 }
 
-// RoleGrantRows returns a role's SHOW GRANTS rows as (Catalog, Grants);
-// Catalog is empty where StarRocks prints NULL (role grants).
-func (s *Server) RoleGrantRows(role string) [][2]string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.grantState().roles[role]
-	if r == nil {
-		return nil
-	}
-	var out [][2]string
-	for _, c := range s.grantState().cells(r.inherits, r.privs, "ROLE "+role, roleGrantee(role), "ROLE '"+role+"'") {
-		out = append(out, [2]string{c.catalog, c.text})
-	}
-	return out
-}
-
 // roleGrantee and userGrantee are the grantee of a role grant as fe-core
-// prints it (sql/analyzer/AstToSQLBuilder.visitGrantRevokeRoleStatement:
-// "TO " then " ROLE " and the bare name, so two spaces; a user identity is
+// prints it (sql/formatter/AST2StringVisitor.visitGrantRevokeRoleStatement:
+// "TO ", then "ROLE " and the bare name; a user identity is
 // UserIdentity.toString, 'name'@'host').
-func roleGrantee(role string) string { return " ROLE " + role }
+func roleGrantee(role string) string { return "ROLE " + role }
 
 func userIdentity(user string) string { return "'" + user + "'@'%'" }
 
@@ -500,7 +469,7 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		// older versions printed); the role's name is in the first
 		// column. Here shuffled: only Grants is read, by name.
 		res := &sqltypes.Result{Fields: fields("Grants", "Catalog", "UserIdentity")}
-		for _, cell := range g.cells(r.inherits, r.privs, "ROLE "+name, roleGrantee(name), "ROLE '"+name+"'") {
+		for _, cell := range g.cells(r.inherits, r.privs, roleGrantee(name), "ROLE '"+name+"'") {
 			res.Rows = append(res.Rows, cell.row(name))
 		}
 		return res, true, nil
@@ -517,46 +486,19 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 			return nil, true, analyzing("cannot find user '%s'@'%%'!", name)
 		}
 		// StarRocks order: UserIdentity, Catalog, Grants; here shuffled.
-		roles := map[string]bool{RolePublic: true}
+		// The roles granted to the user, public only if granted
+		// (authorization/AuthorizationMgr.getGranteeRoleForUser reads the
+		// user's own collection).
+		roles := map[string]bool{}
 		for r := range u.roles {
 			roles[r] = true
 		}
 		res := &sqltypes.Result{Fields: fields("Grants", "UserIdentity", "Catalog")}
-		for _, cell := range g.cells(roles, g.userPrivs[name], "USER "+name, userIdentity(name), "USER "+userIdentity(name)) {
+		for _, cell := range g.cells(roles, g.userPrivs[name], userIdentity(name), "USER "+userIdentity(name)) {
 			rw := cell.row("")
 			res.Rows = append(res.Rows, []sqltypes.Value{rw[0], sqltypes.NewVarChar(userIdentity(name)), rw[1]})
 		}
 		return res, true, nil
-	case p.kw("CREATE", "EXTERNAL", "CATALOG"):
-		// CREATE EXTERNAL CATALOG [IF NOT EXISTS] name [COMMENT ...]
-		// PROPERTIES (...): only the name is kept; the properties are not
-		// checked (StarRocks connects to the metastore lazily). SYSTEM
-		// CREATE EXTERNAL CATALOG, which db_admin holds
-		// (AuthorizationMgr's built-in db_admin).
-		ifNot := p.kw("IF", "NOT", "EXISTS")
-		name, good := p.name()
-		if !good {
-			return nil, true, syntaxErr("catalog name")
-		}
-		if !me.has(PrivCreateExternalCatalog) {
-			return nil, true, me.denied(PrivCreateExternalCatalog)
-		}
-		if g.catalogs[name] || name == defaultCatalog {
-			if ifNot {
-				return ok, true, nil
-			}
-			return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "Catalog '%s' already exists", name)
-		}
-		g.catalogs[name] = true
-		return ok, true, nil
-	case p.kw("SHOW", "CATALOGS"):
-		// Catalog, Type, Comment (fe-core qe/ShowResultMetaFactory).
-		r := &sqltypes.Result{Fields: fields("Catalog", "Type", "Comment")}
-		r.Rows = append(r.Rows, row(defaultCatalog, "Internal", "An internal catalog contains this cluster's self-managed tables."))
-		for _, n := range sortedSet(g.catalogs) {
-			r.Rows = append(r.Rows, row(n, "Hive", ""))
-		}
-		return r, true, end()
 	case p.kw("CREATE", "ROLE"):
 		name, err := roleName()
 		if err != nil {
@@ -585,7 +527,6 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 			return nil, true, analyzing("Operation DROP ROLE failed for %s : role not exists", name)
 		}
 		delete(g.roles, name)
-		g.dropOptions("ROLE " + name)
 		for _, r := range g.roles {
 			delete(r.inherits, name)
 		}
@@ -679,7 +620,6 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		}
 		delete(s.users, name)
 		delete(g.userPrivs, name)
-		g.dropOptions("USER " + name)
 		return ok, true, nil
 	case p.kw("SET", "DEFAULT", "ROLE"):
 		var roles []string
@@ -837,17 +777,13 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 					return nil, true, syntaxErr("database name")
 				}
 				if d != defaultCatalog {
-					obj.catalog = d
+					// The fake has no external catalog:
+					// DbPEntryObject.generate's PrivObjNotFoundException.
+					return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "cannot find catalog: %s", d)
 				}
 			}
 		}
-		switch {
-		case obj.catalog != "" && !g.catalogs[obj.catalog]:
-			// DbPEntryObject.generate's PrivObjNotFoundException.
-			return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "cannot find catalog: %s", obj.catalog)
-		case obj.catalog == "" && !g.databases[obj.db]:
-			// An external catalog's database is taken by name, unchecked
-			// (DbPEntryObject.getDatabaseUUID); an internal one must exist.
+		if !g.databases[obj.db] {
 			return nil, true, sqlerror.NewSQLErrorf(1049, "42000", "Unknown database '%s'", obj.db)
 		}
 	}
@@ -873,7 +809,8 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 			return nil, true, sqlerror.NewSQLErrorf(1064, "HY000", "user '%s'@'%%' does not exist", user)
 		}
 	}
-	withOption := grant && obj != nil && p.kw("WITH", "GRANT", "OPTION")
+	// WITH GRANT OPTION is not taken (a syntax error here): no test on
+	// the fake needs it; the agent's handling of it is tested on the real FE.
 	if !p.done() {
 		return nil, true, sqlerror.NewSQLErrorf(1064, "42000", "Getting syntax error at %q", p.toks[p.i].text)
 	}
@@ -919,9 +856,7 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 		privs = append(privs, pr)
 	}
 	set := map[privObject]map[string]bool{}
-	grantee := "USER " + user
 	if role != "" {
-		grantee = "ROLE " + role
 		set = g.roles[role].privs
 	} else {
 		if g.userPrivs[user] == nil {
@@ -935,12 +870,7 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 				set[*obj] = map[string]bool{}
 			}
 			set[*obj][pr] = true
-			if withOption {
-				g.options[optKey{grantee, *obj, pr}] = true
-			}
 		} else {
-			// REVOKE takes the privilege away, grant option included.
-			delete(g.options, optKey{grantee, *obj, pr})
 			delete(set[*obj], pr)
 			if len(set[*obj]) == 0 {
 				delete(set, *obj)
@@ -950,23 +880,14 @@ func (s *Server) execGrantRevoke(c *mysql.Conn, p *parser, grant bool) (*sqltype
 	return &sqltypes.Result{}, true, nil
 }
 
-func (g *grantState) dropOptions(grantee string) {
-	for k := range g.options {
-		if k.grantee == grantee {
-			delete(g.options, k)
-		}
-	}
-}
-
 // cells renders SHOW GRANTS' Grants column as fe-core does
 // (authorization/ShowGrantsExecutor, AuthorizationMgr.
 // getGranteeRoleDetailsForRole, sql/analyzer/AstToSQLBuilder): first the
 // roles, quoted with ', then one row per object with the privileges in
 // fe-core's order, spaces in their names (CREATE TABLE), the object as
-// DATABASE db or ALL TABLES IN DATABASE db, and the ones WITH GRANT OPTION
-// in a row of their own. key names the grantee in options; roleTo and
-// privTo are what follows TO in a role grant and in a privilege grant.
-func (g *grantState) cells(roles map[string]bool, privs map[privObject]map[string]bool, key, roleTo, privTo string) []grantCell {
+// DATABASE db or ALL TABLES IN DATABASE db; roleTo and privTo are what
+// follows TO in a role grant and in a privilege grant.
+func (g *grantState) cells(roles map[string]bool, privs map[privObject]map[string]bool, roleTo, privTo string) []grantCell {
 	var out []grantCell
 	if len(roles) > 0 {
 		quoted := make([]string, 0, len(roles))
@@ -980,34 +901,20 @@ func (g *grantState) cells(roles map[string]bool, privs map[privObject]map[strin
 		objs = append(objs, o)
 	}
 	sort.Slice(objs, func(i, j int) bool {
-		if objs[i].catalog != objs[j].catalog {
-			return objs[i].catalog < objs[j].catalog
-		}
 		if objs[i].db != objs[j].db {
 			return objs[i].db < objs[j].db
 		}
 		return objs[i].kind < objs[j].kind
 	})
 	for _, o := range objs {
-		var list, withOption []string
+		var list []string
 		for _, pr := range privilegesOn[o.kind] {
-			printed := strings.ReplaceAll(pr, "_", " ")
-			switch {
-			case privs[o][pr] && g.options[optKey{key, o, pr}]:
-				withOption = append(withOption, printed)
-			case privs[o][pr]:
-				list = append(list, printed)
+			if privs[o][pr] {
+				list = append(list, strings.ReplaceAll(pr, "_", " "))
 			}
 		}
-		catalog := o.catalog
-		if catalog == "" {
-			catalog = defaultCatalog
-		}
 		if len(list) > 0 {
-			out = append(out, grantCell{catalog: catalog, text: fmt.Sprintf("GRANT %s ON %s TO %s", strings.Join(list, ", "), o, privTo)})
-		}
-		if len(withOption) > 0 {
-			out = append(out, grantCell{catalog: catalog, text: fmt.Sprintf("GRANT %s ON %s TO %s WITH GRANT OPTION", strings.Join(withOption, ", "), o, privTo)})
+			out = append(out, grantCell{catalog: defaultCatalog, text: fmt.Sprintf("GRANT %s ON %s TO %s", strings.Join(list, ", "), o, privTo)})
 		}
 	}
 	return out

@@ -21,6 +21,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
@@ -77,29 +78,77 @@ var feBehaviour = []struct {
 			t.Errorf("a revoked role still works in a live session: %v", err)
 		}
 	}},
-	{"SHOW GRANTS names an external catalog only in its Catalog column", func(t *testing.T, login func(string, string) *sql.DB) {
+	{"current_role() names the session's roles, NONE without any", func(t *testing.T, login func(string, string) *sql.DB) {
+		// fe-core sql/analyzer/ExpressionAnalyzer, FunctionSet.CURRENT_ROLE.
+		if got := currentRole(t, login("root", rootPassword)); got != "root" {
+			t.Errorf("current_role() of root: %q, want root", got)
+		}
+	}},
+	{"SHOW GRANTS prints privileges and role grants as fe-core does", func(t *testing.T, login func(string, string) *sql.DB) {
+		// fe-core authorization/ShowGrantsExecutor and
+		// sql/analyzer/AstToSQLBuilder: default_catalog for a privilege,
+		// NULL for a role grant; privileges with spaces; ALL TABLES IN
+		// DATABASE; the role quoted after TO ROLE, the granted roles
+		// quoted in a role grant, and two spaces before its ROLE.
 		root := login("root", rootPassword)
-		mustExec(t, root, "CREATE DATABASE IF NOT EXISTS cat_db", "CREATE ROLE cat_r",
-			`CREATE EXTERNAL CATALOG cat_ext PROPERTIES ("type" = "hive", "hive.metastore.uris" = "thrift://127.0.0.1:1")`,
-			"GRANT ALTER ON DATABASE cat_ext.cat_db TO ROLE cat_r", "GRANT DROP ON DATABASE cat_db TO ROLE cat_r")
-		t.Cleanup(func() { _, _ = root.Exec("DROP ROLE cat_r") })
-		rows, err := realfe.QueryMaps(context.Background(), root, "SHOW GRANTS FOR ROLE cat_r")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]string{}
-		for _, m := range rows {
-			got[m["Grants"]] = m["Catalog"]
-		}
-		for grant, catalog := range map[string]string{
-			"GRANT ALTER ON DATABASE cat_db TO ROLE 'cat_r'": "cat_ext",
-			"GRANT DROP ON DATABASE cat_db TO ROLE 'cat_r'":  "default_catalog",
+		mustExec(t, root, "CREATE DATABASE IF NOT EXISTS pg_db", "CREATE ROLE pg_base", "CREATE ROLE pg_r",
+			"GRANT pg_base TO ROLE pg_r", "GRANT CREATE TABLE ON DATABASE pg_db TO ROLE pg_r",
+			"GRANT INSERT ON ALL TABLES IN DATABASE pg_db TO ROLE pg_r",
+			"CREATE USER 'pg_u' IDENTIFIED BY 'pg-pass-1'", "GRANT pg_r TO USER 'pg_u'")
+		t.Cleanup(func() {
+			_, _ = root.Exec("DROP USER IF EXISTS 'pg_u'")
+			_, _ = root.Exec("DROP ROLE pg_r")
+			_, _ = root.Exec("DROP ROLE pg_base")
+		})
+		for stmt, want := range map[string][][3]string{
+			"SHOW GRANTS FOR ROLE pg_r": {
+				{"pg_r", "", "GRANT 'pg_base' TO ROLE pg_r"},
+				{"pg_r", "default_catalog", "GRANT CREATE TABLE ON DATABASE pg_db TO ROLE 'pg_r'"},
+				{"pg_r", "default_catalog", "GRANT INSERT ON ALL TABLES IN DATABASE pg_db TO ROLE 'pg_r'"},
+			},
+			"SHOW GRANTS FOR 'pg_u'": {{"'pg_u'@'%'", "", "GRANT 'pg_r' TO 'pg_u'@'%'"}},
 		} {
-			if c, ok := got[grant]; !ok || c != catalog {
-				t.Errorf("%s: catalog %q (listed: %v), want %q; all rows: %v", grant, c, ok, catalog, got)
+			rows, err := realfe.QueryMaps(context.Background(), root, stmt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got [][3]string
+			for _, m := range rows {
+				got = append(got, [3]string{m["UserIdentity"], m["Catalog"], m["Grants"]})
+			}
+			sort.Slice(got, func(i, j int) bool { return got[i][2] < got[j][2] })
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s:\n got  %q\n want %q", stmt, got, want)
 			}
 		}
 	}},
+}
+
+// catalogGrants is what the fake no longer emulates (it has no external
+// catalogs), checked on the real FE only: the agent's handling of grants in
+// another catalog is tested there (images/agent realfe_decides_test.go).
+func catalogGrants(t *testing.T, login func(string, string) *sql.DB) {
+	root := login("root", rootPassword)
+	mustExec(t, root, "CREATE DATABASE IF NOT EXISTS cat_db", "CREATE ROLE cat_r",
+		`CREATE EXTERNAL CATALOG cat_ext PROPERTIES ("type" = "hive", "hive.metastore.uris" = "thrift://127.0.0.1:1")`,
+		"GRANT ALTER ON DATABASE cat_ext.cat_db TO ROLE cat_r", "GRANT DROP ON DATABASE cat_db TO ROLE cat_r")
+	t.Cleanup(func() { _, _ = root.Exec("DROP ROLE cat_r") })
+	rows, err := realfe.QueryMaps(context.Background(), root, "SHOW GRANTS FOR ROLE cat_r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, m := range rows {
+		got[m["Grants"]] = m["Catalog"]
+	}
+	for grant, catalog := range map[string]string{
+		"GRANT ALTER ON DATABASE cat_db TO ROLE 'cat_r'": "cat_ext",
+		"GRANT DROP ON DATABASE cat_db TO ROLE 'cat_r'":  "default_catalog",
+	} {
+		if c, ok := got[grant]; !ok || c != catalog {
+			t.Errorf("%s: catalog %q (listed: %v), want %q; all rows: %v", grant, c, ok, catalog, got)
+		}
+	}
 }
 
 const rootPassword = "root-pass-1"

@@ -37,7 +37,10 @@ package images
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -94,6 +97,11 @@ type Image struct {
 	User       string
 	WorkingDir string
 	Env        []string
+	// Uncompressed writes the layers as plain tar files straight into the
+	// archive, streamed from their sources: for the real FE's 1.5 GB of
+	// jars, which are compressed already, gzip would spend a minute of CPU
+	// and the in-memory layer as much memory, for nothing.
+	Uncompressed bool
 }
 
 // Built is one image written to an archive.
@@ -126,7 +134,7 @@ func Write(archive string, imgs ...Image) ([]Built, error) {
 	}
 	var out []Built
 	for _, spec := range imgs {
-		b, img, err := build(spec)
+		b, img, err := build(spec, dir)
 		if err != nil {
 			return nil, fmt.Errorf("image %s: %w", spec.Ref, err)
 		}
@@ -148,7 +156,9 @@ func Write(archive string, imgs ...Image) ([]Built, error) {
 	return out, nil
 }
 
-func build(spec Image) (Built, v1.Image, error) {
+// build assembles an image; uncompressed layers are written into the
+// layout at dir directly.
+func build(spec Image, dir string) (Built, v1.Image, error) {
 	// A short name ("busybox:1.35") is completed as the CRI completes it
 	// (docker.io/library/...); a missing tag is an error, not "latest".
 	tag, err := name.NewTag(spec.Ref)
@@ -158,11 +168,21 @@ func build(spec Image) (Built, v1.Image, error) {
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
 	for i, files := range spec.Layers {
-		l, err := Layer(files)
+		var l v1.Layer
+		var err error
+		if spec.Uncompressed {
+			l, err = plainLayer(files, dir)
+		} else {
+			l, err = Layer(files)
+		}
 		if err != nil {
 			return Built{}, nil, fmt.Errorf("layer %d: %w", i, err)
 		}
-		if img, err = mutate.Append(img, mutate.Addendum{Layer: l, MediaType: types.OCILayer}); err != nil {
+		mt, err := l.MediaType()
+		if err != nil {
+			return Built{}, nil, err
+		}
+		if img, err = mutate.Append(img, mutate.Addendum{Layer: l, MediaType: mt}); err != nil {
 			return Built{}, nil, err
 		}
 	}
@@ -200,24 +220,82 @@ func build(spec Image) (Built, v1.Image, error) {
 // Layer is a gzip-compressed tar layer of files, parents created as root
 // owned 0755 directories where not listed.
 func Layer(files []File) (v1.Layer, error) {
-	data, err := layerTar(files)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := writeLayerTar(&buf, files); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(data)), nil
 	}, tarball.WithMediaType(types.OCILayer))
 }
 
-func layerTar(files []File) ([]byte, error) {
+// plainLayer writes an uncompressed tar layer of files into the OCI layout
+// at dir as the blob of its digest, which layout.AppendImage then finds
+// written (it skips a blob of the right size that exists).
+func plainLayer(files []File, dir string) (v1.Layer, error) {
+	blobs := filepath.Join(dir, "blobs", "sha256")
+	if err := os.MkdirAll(blobs, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(blobs, ".layer-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	h := sha256.New()
+	counted := &countingWriter{w: io.MultiWriter(f, h)}
+	err = writeLayerTar(bufio.NewWriterSize(counted, 1<<20), files)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	digest := v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(h.Sum(nil))}
+	blob := filepath.Join(blobs, digest.Hex)
+	if err := os.Rename(f.Name(), blob); err != nil {
+		return nil, err
+	}
+	return &fileLayer{path: blob, digest: digest, size: counted.n}, nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// fileLayer is an uncompressed layer in a file: its digest is its diff ID.
+type fileLayer struct {
+	path   string
+	digest v1.Hash
+	size   int64
+}
+
+func (l *fileLayer) Digest() (v1.Hash, error)             { return l.digest, nil }
+func (l *fileLayer) DiffID() (v1.Hash, error)             { return l.digest, nil }
+func (l *fileLayer) Compressed() (io.ReadCloser, error)   { return os.Open(l.path) }
+func (l *fileLayer) Uncompressed() (io.ReadCloser, error) { return os.Open(l.path) }
+func (l *fileLayer) Size() (int64, error)                 { return l.size, nil }
+func (l *fileLayer) MediaType() (types.MediaType, error)  { return types.OCIUncompressedLayer, nil }
+
+// writeLayerTar writes the tar of files to w (flushed if w is a
+// bufio.Writer), each Source streamed from its file.
+func writeLayerTar(w io.Writer, files []File) error {
 	entries := map[string]File{}
 	for _, f := range files {
 		p := path.Clean("/" + f.Path)
 		if p == "/" || p != f.Path {
-			return nil, fmt.Errorf("file path %q must be absolute and clean", f.Path)
+			return fmt.Errorf("file path %q must be absolute and clean", f.Path)
 		}
 		if _, dup := entries[p]; dup {
-			return nil, fmt.Errorf("file %s listed twice", p)
+			return fmt.Errorf("file %s listed twice", p)
 		}
 		entries[p] = f
 	}
@@ -233,8 +311,7 @@ func layerTar(files []File) ([]byte, error) {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
+	tw := tar.NewWriter(w)
 	for _, p := range paths {
 		f := entries[p]
 		h := &tar.Header{Name: strings.TrimPrefix(p, "/"), ModTime: epoch, Uid: f.UID, Gid: f.GID, Mode: f.Mode, Format: tar.FormatPAX}
@@ -248,11 +325,11 @@ func layerTar(files []File) ([]byte, error) {
 		case f.Link != "":
 			h.Typeflag, h.Linkname, h.Mode = tar.TypeSymlink, f.Link, 0o777
 		case f.Source != "":
-			b, err := os.ReadFile(f.Source)
+			st, err := os.Stat(f.Source)
 			if err != nil {
-				return nil, fmt.Errorf("file %s: %w", p, err)
+				return fmt.Errorf("file %s: %w", p, err)
 			}
-			body = b
+			h.Typeflag, h.Size = tar.TypeReg, st.Size()
 			if h.Mode == 0 {
 				h.Mode = 0o755
 			}
@@ -266,16 +343,39 @@ func layerTar(files []File) ([]byte, error) {
 			h.Typeflag, h.Size = tar.TypeReg, int64(len(body))
 		}
 		if err := tw.WriteHeader(h); err != nil {
-			return nil, err
+			return err
 		}
-		if _, err := tw.Write(body); err != nil {
-			return nil, err
+		if f.Source != "" {
+			if err := copyFile(tw, f.Source, h.Size); err != nil {
+				return fmt.Errorf("file %s: %w", p, err)
+			}
+		} else if _, err := tw.Write(body); err != nil {
+			return err
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return nil, err
+		return err
 	}
-	return buf.Bytes(), nil
+	if bw, ok := w.(*bufio.Writer); ok {
+		return bw.Flush()
+	}
+	return nil
+}
+
+// copyFile copies exactly size bytes of a file into the tar: a file that
+// changed size since its header was written fails instead of corrupting
+// the layer.
+func copyFile(w io.Writer, name string, size int64) error {
+	src, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	n, err := io.Copy(w, io.LimitReader(src, size))
+	if err == nil && n != size {
+		err = fmt.Errorf("%d bytes read, %d expected: the file changed while it was written", n, size)
+	}
+	return err
 }
 
 // tarDir packs the layout directory into a tar file, written beside and

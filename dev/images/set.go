@@ -81,6 +81,28 @@ type Set struct {
 	// Archive is the OCI layout tar to `ctr -n k8s.io images import`.
 	Archive                                                  string
 	Pause, Busybox, Agent, Webhook, StarrocksFE, StarrocksBE Built
+	// RealFEArchive holds the real FE image once UseRealFE put it in the
+	// FE's place (StarrocksFE); it is kept in the tools cache.
+	RealFEArchive string
+}
+
+// Archives are the archives to import into the node.
+func (s *Set) Archives() []string {
+	if s.RealFEArchive != "" {
+		return []string{s.Archive, s.RealFEArchive}
+	}
+	return []string{s.Archive}
+}
+
+// UseRealFE makes the FE image of the set the real FE's (realfe.go),
+// built from the FE at feHome and cached beside it.
+func (s *Set) UseRealFE(feHome string) error {
+	archive, built, err := RealFE(feHome, filepath.Dir(feHome))
+	if err != nil {
+		return fmt.Errorf("the real FE image: %w", err)
+	}
+	s.RealFEArchive, s.StarrocksFE = archive, built
+	return nil
 }
 
 // ModulesImages is the local run's global.modulesImages: the module's

@@ -176,18 +176,38 @@ type FE struct {
 // archive is not there, saying where it was looked for.
 func Built(t testing.TB) string {
 	t.Helper()
+	home, err := Find()
+	var missing *MissingError
+	if errors.As(err, &missing) {
+		t.Skipf("no real StarRocks FE for this test: %s", missing.Why)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return home
+}
+
+// MissingError says that there is no FE to build: the source archive is
+// not where dev/scripts/starrocks-fe.sh looks (Why names the folder).
+type MissingError struct{ Why string }
+
+func (e *MissingError) Error() string { return "no real StarRocks FE: " + e.Why }
+
+// Find returns the folder of the built FE, building it once with
+// dev/scripts/starrocks-fe.sh (a *MissingError without its source).
+func Find() (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(filepath.Join(controlplane.RepoRoot(), "dev", "scripts", "starrocks-fe.sh"))
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == 3 {
-		t.Skipf("no real StarRocks FE for this test: %s", strings.TrimSpace(stderr.String()))
+		return "", &MissingError{Why: strings.TrimSpace(stderr.String())}
 	}
 	if err != nil {
-		t.Fatalf("dev/scripts/starrocks-fe.sh: %v: %s", err, strings.TrimSpace(stderr.String()))
+		return "", fmt.Errorf("dev/scripts/starrocks-fe.sh: %v: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	return strings.TrimSpace(stdout.String())
+	return strings.TrimSpace(stdout.String()), nil
 }
 
 // requirements skips the test where real FEs cannot run, saying why.

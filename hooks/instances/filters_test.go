@@ -88,9 +88,10 @@ func TestPodFilterKeepsTheLeadersMembership(t *testing.T) {
 	}{
 		{"no annotation: not reported", pod(""), nil},
 		{"a follower's agent reports no membership", pod(`{"tls":{"ready":true},"updatedAt":"2026-12-02T10:00:00Z"}`), nil},
-		{"the leader's membership with its draining BEs", pod(`{"tls":{"ready":true},"membership":{"leader":"fe-0","frontends":["fe-0"],"backends":["be-0","be-1","be-2"],"draining":[{"host":"be-2","tabletNum":120}]},"updatedAt":"x"}`),
-			&MembershipSnap{MembershipStatus: agentconfig.MembershipStatus{Leader: "fe-0", Backends: []string{"be-0", "be-1", "be-2"}, Draining: []agentconfig.BackendDrain{{Host: "be-2", TabletNum: 120}}}}},
-		{"an empty membership lists nothing", pod(`{"membership":{}}`), &MembershipSnap{MembershipStatus: agentconfig.MembershipStatus{Backends: []string{}, Draining: []agentconfig.BackendDrain{}}}},
+		{"the leader's membership with its draining BEs and whether StarRocks counts them alive", pod(`{"tls":{"ready":true},"membership":{"leader":"fe-0","frontends":["fe-0"],"backends":["be-0","be-1","be-2"],"draining":[{"host":"be-2","tabletNum":120}],"nodes":[{"host":"be-0","alive":true,"version":"4.1"},{"host":"be-1","alive":"yes"}]},"updatedAt":"x"}`),
+			&MembershipSnap{MembershipStatus: agentconfig.MembershipStatus{Leader: "fe-0", Backends: []string{"be-0", "be-1", "be-2"}, Draining: []agentconfig.BackendDrain{{Host: "be-2", TabletNum: 120}},
+				Nodes: []agentconfig.NodeStatus{{Host: "be-0", Alive: true}, {Host: "be-1", Alive: false}}}}},
+		{"an empty membership lists nothing", pod(`{"membership":{}}`), &MembershipSnap{MembershipStatus: agentconfig.MembershipStatus{Backends: []string{}, Draining: []agentconfig.BackendDrain{}, Nodes: []agentconfig.NodeStatus{}}}},
 		{"garbage: unreadable", pod(`not json`), &MembershipSnap{Unreadable: true}},
 		{"wrong types: unreadable, not a failed snapshot", pod(`{"membership":{"backends":"be-0","draining":[{"host":"be-2","tabletNum":"many"}]}}`), &MembershipSnap{Unreadable: true}},
 	} {

@@ -294,6 +294,9 @@ const podFilter = `((.metadata.annotations // {}) | if type == "object" then .["
 	` backends: [(.backends | few("membership.backends") // [])[] | name("membership.backends[]")],` +
 	` draining: [(.draining | few("membership.draining") // [])[] | want("object"; "membership.draining[]") |` +
 	` {host: (.host | name("membership.draining[].host") // ""), tabletNum: (.tabletNum | whole("membership.draining[].tabletNum") // 0)}],` +
+	// Whether StarRocks counts a listed node alive (replication.go).
+	` nodes: [(.nodes | few("membership.nodes") // [])[] | want("object"; "membership.nodes[]") |` +
+	` {host: (.host | name("membership.nodes[].host") // ""), alive: (.alive == true)}],` +
 	replicationFilter + `} end),` + usersFilter + `,` +
 	// The backup and restore reports pass as JSON text, decoded and
 	// checked in Go (backups.go): a string always decodes here. Each is

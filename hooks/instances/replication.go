@@ -36,6 +36,9 @@ const (
 	ReasonDecommissionRefused   = "DecommissionRefused"
 	ReasonReplicationAtDefault  = "ReplicationAtDefault"
 	ReasonTablesUnderReplicated = "TablesUnderReplicated"
+	// ReasonNoBackendAlive: StarRocks lists BEs but none of them alive, so
+	// nothing that needs a BE can be read (nor queried).
+	ReasonNoBackendAlive = "NoBackendAlive"
 )
 
 // maxTableNameLength is the CRD's maxLength of status.replication's table
@@ -98,9 +101,16 @@ var plainTableName = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}\.[A-Za-z0-9_]{1,64}
 // existing table when the default rises (a Standalone that became a
 // Cluster keeps its tables at 1 replica), and neither does the module: the
 // message gives the statements to run.
-func tablesReplicated(r *v1alpha1.ReplicationStatus, e *desired.Instance) (metav1.ConditionStatus, string, string) {
+//
+// Before the first report, deadBackends is how many BEs StarRocks lists
+// none of which it reports alive: the agent reads the replication only
+// while one is (it needs a BE), so the condition says why it waits.
+func tablesReplicated(r *v1alpha1.ReplicationStatus, e *desired.Instance, deadBackends int) (metav1.ConditionStatus, string, string) {
 	def := e.Configuration.DefaultReplicationNum
 	switch {
+	case r == nil && deadBackends > 0:
+		return metav1.ConditionUnknown, ReasonNoBackendAlive, fmt.Sprintf("StarRocks lists %s and reports none alive (SHOW BACKENDS, column Alive: the FE's heartbeat to the BE is not answered), "+
+			"so the replication of the tables cannot be read, and queries and loads that need a BE fail until one is alive.", plural.Count(deadBackends, "BE"))
 	case r == nil:
 		return metav1.ConditionUnknown, ReasonWaitingForAgent, "The agent of the FE leader has not reported the replication of the tables yet."
 	case r.MinReplicationNum == 0 || r.MinReplicationNum >= def:
@@ -116,4 +126,28 @@ func tablesReplicated(r *v1alpha1.ReplicationStatus, e *desired.Instance) (metav
 		`for a table without partitions: ALTER TABLE %[4]s SET ("replication_num" = "%[3]d"). `+
 		"List the others with: SELECT DISTINCT DB_NAME, TABLE_NAME FROM information_schema.partitions_meta WHERE REPLICATION_NUM < %[3]d.",
 		r.MinReplicationTable, plural.Count(r.MinReplicationNum, "replica"), def, table)
+}
+
+// backendsNoneAlive is how many BEs the agents report StarRocks lists when
+// it reports none of them alive, 0 when one is alive or none is listed.
+// The reports are the FE pods' annotations, which the tenant can write:
+// only a count reaches the status.
+func backendsNoneAlive(obs Observed) int {
+	listed := 0
+	for _, m := range obs.Membership {
+		if m == nil {
+			continue
+		}
+		alive := map[string]bool{}
+		for _, n := range m.Nodes {
+			alive[strings.ToLower(strings.TrimSuffix(n.Host, "."))] = n.Alive
+		}
+		for _, b := range m.Backends {
+			if alive[strings.ToLower(strings.TrimSuffix(b, "."))] {
+				return 0
+			}
+		}
+		listed = max(listed, min(len(m.Backends), math.MaxInt16))
+	}
+	return listed
 }

@@ -71,6 +71,41 @@ func TestHookReportsReplicationAndRefusesCountsBelowIt(t *testing.T) {
 	})
 }
 
+// A BE pod Ready by its probes that StarRocks does not count alive (its
+// heartbeat unanswered: the local node's BE stand-in) is said so before
+// the agent can report any replication, which needs a live BE; the count
+// is all that reaches the status of the tenant-writable report.
+func TestTablesReplicatedSaysNoBackendIsAlive(t *testing.T) {
+	nodes := func(alive bool) []agentconfig.NodeStatus {
+		out := []agentconfig.NodeStatus{{Host: "fe-0", Alive: true}}
+		for i := 0; i < 3; i++ {
+			out = append(out, agentconfig.NodeStatus{Host: beHostOf(i) + ".", Alive: alive && i == 2})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		report *agentconfig.MembershipStatus
+		reason string
+	}{
+		{"none alive", &agentconfig.MembershipStatus{Leader: "fe-0", Backends: []string{beHostOf(0), beHostOf(1), beHostOf(2)}, Nodes: nodes(false)}, ReasonNoBackendAlive},
+		{"one alive", &agentconfig.MembershipStatus{Leader: "fe-0", Backends: []string{beHostOf(0), beHostOf(1), beHostOf(2)}, Nodes: nodes(true)}, ReasonWaitingForAgent},
+		{"none listed", &agentconfig.MembershipStatus{Leader: "fe-0", Nodes: nodes(false)[:1]}, ReasonWaitingForAgent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newHook(t)
+			f.KubeStateSet(classYAML + "---" + clusterYAML(3) + "---" + clusterObjectsYAML(t, 3, tc.report))
+			f.RunHook()
+			require.NoError(t, f.HookError())
+			s, r, m := condition(statusOf(t, f, "olap"), v1alpha1.ConditionTablesReplicated)
+			assert.Equal(t, []string{"Unknown", tc.reason}, []string{s, r}, m)
+			if tc.reason == ReasonNoBackendAlive {
+				assert.Contains(t, m, "StarRocks lists 3 BEs and reports none alive")
+			}
+		})
+	}
+}
+
 func TestAForgedReplicationReportStaysWithinTheSchema(t *testing.T) {
 	for _, tt := range []struct {
 		name, annotation string
@@ -100,13 +135,13 @@ func TestAForgedReplicationReportStaysWithinTheSchema(t *testing.T) {
 
 func TestTablesReplicatedQuotesOnlyPlainTableNames(t *testing.T) {
 	e := &desired.Instance{Configuration: desired.Configuration{DefaultReplicationNum: 3}}
-	status, reason, _ := tablesReplicated(nil, e)
+	status, reason, _ := tablesReplicated(nil, e, 0)
 	assert.Equal(t, []string{"Unknown", ReasonWaitingForAgent}, []string{string(status), reason})
-	status, _, _ = tablesReplicated(&v1alpha1.ReplicationStatus{MinReplicationNum: 3, MinReplicationTable: "a.b"}, e)
+	status, _, _ = tablesReplicated(&v1alpha1.ReplicationStatus{MinReplicationNum: 3, MinReplicationTable: "a.b"}, e, 0)
 	assert.EqualValues(t, "True", status)
-	status, _, _ = tablesReplicated(&v1alpha1.ReplicationStatus{}, e)
+	status, _, _ = tablesReplicated(&v1alpha1.ReplicationStatus{}, e, 0)
 	assert.EqualValues(t, "True", status, "no table at all")
-	_, _, msg := tablesReplicated(&v1alpha1.ReplicationStatus{MinReplicationNum: 1, MinReplicationTable: "a.b; DROP DATABASE c"}, e)
+	_, _, msg := tablesReplicated(&v1alpha1.ReplicationStatus{MinReplicationNum: 1, MinReplicationTable: "a.b; DROP DATABASE c"}, e, 0)
 	assert.Contains(t, msg, `ALTER TABLE <database>.<table> SET ("default.replication_num" = "3")`)
 	assert.NotContains(t, msg, "ALTER TABLE a.b; DROP")
 }

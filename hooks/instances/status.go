@@ -376,7 +376,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	ok, reason, msg = backendScaleIn(res.ScaleIn)
 	set(v1alpha1.ConditionBackendScaleIn, ok, reason, msg)
 	set(v1alpha1.ConditionVolumesResized, obs.Volumes.OK, obs.Volumes.Reason, obs.Volumes.Message)
-	status, reason, msg := tablesReplicated(st.Replication, e)
+	status, reason, msg := tablesReplicated(st.Replication, e, backendsNoneAlive(obs))
 	conds = setCondition(conds, metav1.Condition{Type: v1alpha1.ConditionTablesReplicated, Status: status, Reason: reason, Message: truncate(msg), ObservedGeneration: gen}, now)
 	ok, reason, msg = rolledOut(obs.Rollout)
 	set(v1alpha1.ConditionRolledOut, ok, reason, msg)

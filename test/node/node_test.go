@@ -86,8 +86,8 @@ type env struct {
 // startModuleOnNode brings up the control plane, the node with the module's
 // images, cert-manager, the webhook and the module under addon-operator, and applies the
 // example class and the instance; it returns once the instance is
-// Available.
-func startModuleOnNode(t *testing.T) *env {
+// Available. With realFEHome the FE image is the real FE built there.
+func startModuleOnNode(t *testing.T, realFEHome string) *env {
 	if os.Geteuid() != 0 {
 		t.Skip("the local node needs root")
 	}
@@ -98,11 +98,16 @@ func startModuleOnNode(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if realFEHome != "" {
+		if err := set.UseRealFE(realFEHome); err != nil {
+			t.Fatal(err)
+		}
+	}
 	crdDirs, err := moduleloop.CRDDirs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, n := node.StartForTest(t, controlplane.Options{CRDDirs: crdDirs}, node.Options{Images: []string{set.Archive}})
+	cp, n := node.StartForTest(t, controlplane.Options{CRDDirs: crdDirs}, node.Options{Images: set.Archives()})
 	certmanager.StartForTest(t, cp)
 	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
 		t.Fatal(err)
@@ -246,7 +251,7 @@ func (e *env) waitNewPodReady(name string, old types.UID, timeout time.Duration)
 }
 
 func TestOnNode(t *testing.T) {
-	e := startModuleOnNode(t)
+	e := startModuleOnNode(t, "")
 	pods := []string{"d8ms-sr-db-0", "d8ms-sr-db-be-0"}
 	for _, name := range pods {
 		p := e.pod(name)

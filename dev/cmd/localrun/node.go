@@ -23,9 +23,12 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
@@ -35,6 +38,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/dev/images"
 	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 	"github.com/deckhouse/managed-starrocks/dev/node"
+	"github.com/deckhouse/managed-starrocks/dev/realfe"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -49,6 +53,56 @@ func localNodeWanted() (bool, string) {
 		return false, "the node needs root (containerd, network namespaces, iptables)"
 	}
 	return true, ""
+}
+
+// standinFE keeps the FE stand-in even where the real FE could run.
+var standinFE = flag.Bool("standin-fe", false, "run the FE stand-in (dev/cmd/fakefe) in the FE pods even where the real StarRocks FE is built and memory allows")
+
+// realFE says whether the FE pods of this run run the real FE.
+var realFE bool
+
+// realFEMemory is the memory the real FE needs free to be chosen: the
+// on-node instance's FE pod may use 4 GiB (its memory limit; the JVM's
+// -Xmx is 3 GiB of it, pkg/desired JavaHeapMb), and 2 GiB more keep the
+// control plane, the other pods and the rest of the machine out of the
+// kernel's OOM killer.
+const realFEMemory = 6 << 30
+
+// realFEWanted returns the built FE's folder when the FE pods should run
+// the real FE, or why not: -standin-fe, no FE source to build from, or
+// less MemAvailable (/proc/meminfo) than realFEMemory.
+func realFEWanted() (string, string) {
+	if *standinFE {
+		return "", "-standin-fe was given"
+	}
+	avail, err := memAvailable()
+	if err != nil {
+		return "", err.Error()
+	}
+	if avail < realFEMemory {
+		return "", fmt.Sprintf("the real FE needs %d GiB of MemAvailable, this machine has %.1f GiB", realFEMemory>>30, float64(avail)/(1<<30))
+	}
+	home, err := realfe.Find()
+	if err != nil {
+		return "", err.Error()
+	}
+	return home, ""
+}
+
+// memAvailable is MemAvailable of /proc/meminfo in bytes: the kernel's
+// estimate of what can be allocated without swapping.
+func memAvailable() (int64, error) {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemAvailable:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no MemAvailable in /proc/meminfo")
 }
 
 // localNodeControlPlane is the control plane's side of the node, nil
@@ -77,8 +131,17 @@ func startLocalNode(ctx context.Context, cp *controlplane.ControlPlane, dir stri
 	if err != nil {
 		return nil, nil, err
 	}
+	if feHome, why := realFEWanted(); feHome == "" {
+		say("the FE pods run the FE stand-in (dev/cmd/fakefe): %s", why)
+	} else {
+		say("the FE pods run the real StarRocks FE built in %s (the image is written once into the tools cache, about 15 s the first time)", feHome)
+		if err := set.UseRealFE(feHome); err != nil {
+			return nil, nil, err
+		}
+		realFE = true
+	}
 	say("starting the local node: containerd, kubelet, kube-proxy, kube-scheduler, CoreDNS, kube-network-policies")
-	n, err := node.Start(ctx, cp, node.Options{Dir: filepath.Join(dir, "node"), Images: []string{set.Archive}})
+	n, err := node.Start(ctx, cp, node.Options{Dir: filepath.Join(dir, "node"), Images: set.Archives()})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -172,9 +235,16 @@ func localNodeNote() string {
 Pods and PVCs, but no container ever runs, so instances stay Provisioning and
 Available=False. Everything else (hooks, webhook, Helm render, status) is real.`
 	}
+	fe := `StarRocks stand-ins`
+	if realFE {
+		fe = `the real StarRocks FE (this machine's JDK and the FE built in the
+cache) beside a BE stand-in, which the FE never counts alive: it answers no
+Thrift heartbeat, so SHOW BACKENDS lists it with Alive false, TablesReplicated
+says NoBackendAlive and statements that need a BE fail,`
+	}
 	return `A real node (` + node.Name + `) runs the pods: containerd and runc, the kubelet,
 kube-proxy, kube-scheduler, CoreDNS and kube-network-policies, with the module's
-agent and webhook images and StarRocks stand-ins built here (dev/images), and
+agent and webhook images and ` + fe + ` built here (dev/images), and
 cert-manager's controllers issue the certificates. team-a/on-node runs there;
 the documented Cluster team-a/analytics asks for more cores than this machine
 has, so its pods stay Pending with the scheduler's reason in their events.`
@@ -187,6 +257,7 @@ func localNodeTry() string {
 	}
 	return `  kubectl -n team-a get pods,pvc -o wide          # Running, Ready by their probes
   kubectl -n team-a logs d8ms-sr-on-node-0 -c agent
+  kubectl -n team-a logs d8ms-sr-on-node-0 -c starrocks  # the FE's own log
   kubectl -n team-a delete pod d8ms-sr-on-node-be-0   # it comes back and rejoins
   kubectl -n team-a describe pod d8ms-sr-analytics-0  # why the Cluster is Pending
   kubectl get nodes -o wide

@@ -148,14 +148,6 @@ func TestAccountsOnAFreshFE(t *testing.T) {
 		require.True(t, e.fe.HasPrivilege(agentconfig.AgentUser, fakefe.PrivOperate))
 		require.False(t, e.fe.HasPrivilege(agentconfig.AgentUser, fakefe.PrivGrant), "the agent does not manage users as itself")
 	})
-	t.Run("the team's admin manages data and users but not nodes", func(t *testing.T) {
-		require.False(t, e.fe.HasPrivilege(agentconfig.AdminUser, fakefe.PrivNode))
-		require.True(t, e.fe.HasPrivilege(agentconfig.AdminUser, fakefe.PrivGrant))
-		err := e.as(t, agentconfig.AdminUser, adminPass, `ALTER SYSTEM ADD BACKEND "evil.example:9050"`)
-		require.ErrorContains(t, err, "NODE")
-		require.Error(t, e.as(t, agentconfig.AdminUser, adminPass, "SET PASSWORD FOR 'root' = PASSWORD('takeover1')"),
-			"only root changes root's password")
-	})
 	t.Run("a restarted agent changes nothing", func(t *testing.T) {
 		n := len(e.fe.Statements())
 		again, _, _ := e.agentWithLogs(t, nil)
@@ -298,45 +290,4 @@ func TestAccountsKeepTheirVerdictWhileTheFEIsUnreachable(t *testing.T) {
 	fresh.Pass(ctx)
 	require.False(t, fresh.Status().LastApply.Succeeded)
 	require.True(t, fresh.Status().Accounts.Ready, "%+v", fresh.Status().Accounts)
-}
-
-// A session keeps the roles it activated at login (fakefe's session, as
-// fe-core ConnectContext keeps its current role ids): one the agent opened
-// while its account was broken stays without roles after the repair, so
-// the repair must reach every pool of the account, not only the one that
-// found the damage.
-func TestRepairReachesSessionsOpenedWhileBroken(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		stmts []string
-	}{
-		{"roles revoked", []string{"REVOKE cluster_admin FROM USER 'd8_agent'", "REVOKE db_admin FROM USER 'd8_agent'"}},
-		{"default roles cleared", []string{"SET DEFAULT ROLE NONE TO 'd8_agent'"}},
-		{"dropped and created again without roles", []string{"DROP USER 'd8_agent'", "CREATE USER 'd8_agent' IDENTIFIED BY '" + agentPass + "'"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := ctxT(t)
-			e := newEnv(t, envOptions{serverPassword: ""})
-			e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
-			a, _, _ := e.agentWithLogs(t, nil)
-			a.Pass(ctx)
-			require.True(t, a.Status().LastApply.Succeeded, a.Status().LastApply.Error)
-
-			for _, s := range tc.stmts {
-				require.NoError(t, e.as(t, agentconfig.AdminUser, adminPass, s))
-			}
-			// The FE closes the agent's sessions (a restart, KILL) and a
-			// certificate reload opens a new one in the broken window.
-			e.fe.CloseSessions(agentconfig.AgentUser)
-			a.LoadCertificates()
-
-			a.Pass(ctx) // finds the damage, repairs through root
-			require.True(t, a.Status().Accounts.Ready, "%+v", a.Status().Accounts)
-			a.Pass(ctx)
-			st := a.Status()
-			require.True(t, st.LastApply.Succeeded, "a session opened before the repair is still in use: %s", st.LastApply.Error)
-			a.Pass(ctx)
-			require.True(t, a.Status().LastApply.Succeeded, a.Status().LastApply.Error)
-		})
-	}
 }

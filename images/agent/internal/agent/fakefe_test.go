@@ -446,28 +446,3 @@ func TestConfigChangeTriggersPass(t *testing.T) {
 	require.Eventually(t, func() bool { return len(e.fe.Backends()) == 1 }, 5*time.Second, 10*time.Millisecond,
 		"a ConfigMap update must be applied without waiting for the interval")
 }
-
-// current_role() names the session's active roles, NONE when there are
-// none (fe-core sql/analyzer/ExpressionAnalyzer, FunctionSet.CURRENT_ROLE).
-func TestFakeFECurrentRole(t *testing.T) {
-	ctx := ctxT(t)
-	e := newEnv(t, envOptions{serverPassword: rootPass})
-	plain := func(user, pass string) *sql.DB {
-		cfg := mysql.NewConfig()
-		cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = user, pass, "tcp", e.fe.Addr()
-		cfg.Timeout = 5 * time.Second
-		connector, err := mysql.NewConnector(cfg)
-		require.NoError(t, err)
-		db := sql.OpenDB(connector)
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
-	root := plain("root", rootPass)
-	_, err := root.ExecContext(ctx, "CREATE USER 'no_roles' IDENTIFIED BY 'no-roles-pass-1'")
-	require.NoError(t, err)
-	for user, want := range map[*sql.DB]string{root: "root", plain("no_roles", "no-roles-pass-1"): "NONE"} {
-		var got string
-		require.NoError(t, user.QueryRowContext(ctx, "SELECT current_role()").Scan(&got))
-		require.Equal(t, want, got)
-	}
-}

@@ -20,12 +20,15 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
 	"github.com/deckhouse/managed-starrocks/dev/realfe"
@@ -119,7 +122,7 @@ func whatTheRealFrontendDecides(t *testing.T, c *realfe.Cluster, fe *realfe.FE) 
 	rootClient := realFERootClient(t, c, fe)
 	check := func(ctx context.Context, user, password string) (bool, error) {
 		err := c.DB(t, fe, user, password, false).PingContext(ctx)
-		if conn.KindOf(err) == conn.KindAuth {
+		if err != nil && conn.Classify(err, true, conn.KindQuery) == conn.KindAuth {
 			return false, nil
 		}
 		return err == nil, err
@@ -191,6 +194,113 @@ func whatTheRealFrontendDecides(t *testing.T, c *realfe.Cluster, fe *realfe.FE) 
 		t.Logf("SHOW GRANTS FOR ROLE reader: %q", rows)
 	})
 
+	t.Run("hand-made grants are revoked, passwords rolled, removals dropped, hostile names stay one name", func(t *testing.T) {
+		const writerPass, readerPass = "writer-pass-1", "reader pass ' ; -- `"
+		m := grants.Model{
+			Databases: []string{"gc_sales", "gc_logs"},
+			Roles: []grants.Role{
+				{Name: "gc_reader", Grants: []grants.Grant{{Scope: grants.ScopeAllTables, Database: "gc_sales", Privileges: []string{"SELECT"}}}},
+				{Name: "gc_writer", Inherits: []string{"gc_reader"}, Grants: []grants.Grant{
+					{Scope: grants.ScopeDatabase, Database: "gc_sales", Privileges: []string{"CREATE TABLE"}},
+					{Scope: grants.ScopeAllTables, Database: "gc_sales", Privileges: []string{"INSERT", "DELETE"}}}},
+			},
+			Users: []grants.User{
+				{Name: "gc_writer_app", Roles: []string{"gc_writer"}, Password: writerPass},
+				{Name: "gc_reader_app", Roles: []string{"gc_reader"}, Password: readerPass},
+			},
+			Protected: []string{agentconfig.AgentUser, agentconfig.AdminUser, "writer_app", "team_admin"},
+		}
+		login := func(user, password string) error { return c.DB(t, fe, user, password, false).PingContext(ctx) }
+		names := func(stmt, col string) []string {
+			rows, err := realfe.QueryMaps(ctx, root, stmt)
+			require.NoError(t, err)
+			var out []string
+			for _, r := range rows {
+				out = append(out, r[col])
+			}
+			sort.Strings(out)
+			return out
+		}
+		roleGrants := func(role string) []string {
+			rows, err := realfe.QueryMaps(ctx, root, "SHOW GRANTS FOR ROLE "+role)
+			require.NoError(t, err)
+			var out []string
+			for _, r := range rows {
+				if r["Catalog"] != "" {
+					out = append(out, r["Grants"])
+				}
+			}
+			sort.Strings(out)
+			return out
+		}
+
+		first := converged(t, m)
+		require.Contains(t, first, "CREATE USER `gc_reader_app` IDENTIFIED BY PASSWORD '<redacted>' DEFAULT ROLE `d8ms_managed`, `gc_reader`")
+		for _, st := range first {
+			require.NotContains(t, st, readerPass)
+		}
+		require.Subset(t, names("SHOW DATABASES", "Database"), []string{"gc_logs", "gc_sales"})
+		require.Equal(t, []string{"GRANT CREATE TABLE ON DATABASE gc_sales TO ROLE 'gc_writer'",
+			"GRANT DELETE, INSERT ON ALL TABLES IN DATABASE gc_sales TO ROLE 'gc_writer'"}, roleGrants("gc_writer"))
+		require.NoError(t, login("gc_writer_app", writerPass))
+		require.NoError(t, login("gc_reader_app", readerPass))
+		require.Error(t, login("gc_reader_app", ""), "a hashed password is not the empty one")
+		require.Empty(t, converged(t, m), "a second pass runs nothing")
+
+		mustRealFE(t, root, "GRANT DROP ON DATABASE gc_logs TO ROLE gc_reader",
+			"GRANT SELECT ON ALL TABLES IN DATABASE gc_logs TO USER gc_reader_app", "GRANT db_admin TO ROLE gc_reader")
+		require.Equal(t, []string{
+			"REVOKE `db_admin` FROM ROLE `gc_reader`",
+			"REVOKE DROP ON DATABASE `gc_logs` FROM ROLE `gc_reader`",
+			"REVOKE SELECT ON ALL TABLES IN DATABASE `gc_logs` FROM USER `gc_reader_app`",
+		}, converged(t, m), "hand-made grants are revoked")
+		require.Equal(t, []string{"GRANT SELECT ON ALL TABLES IN DATABASE gc_sales TO ROLE 'gc_reader'"}, roleGrants("gc_reader"))
+		require.Empty(t, converged(t, m))
+
+		mustRealFE(t, root, "GRANT SELECT ON ALL TABLES IN DATABASE gc_sales TO ROLE gc_reader WITH GRANT OPTION")
+		require.Equal(t, []string{
+			"REVOKE SELECT ON ALL TABLES IN DATABASE `gc_sales` FROM ROLE `gc_reader`",
+			"GRANT SELECT ON ALL TABLES IN DATABASE `gc_sales` TO ROLE `gc_reader`",
+		}, converged(t, m), "a grant option is taken back")
+		require.Equal(t, []string{"GRANT SELECT ON ALL TABLES IN DATABASE gc_sales TO ROLE 'gc_reader'"}, roleGrants("gc_reader"))
+
+		m.Users[0].Password = "writer-pass-2"
+		require.Equal(t, []string{"ALTER USER `gc_writer_app` IDENTIFIED BY PASSWORD '<redacted>'"}, converged(t, m))
+		require.Error(t, login("gc_writer_app", writerPass))
+		require.NoError(t, login("gc_writer_app", "writer-pass-2"))
+
+		m.Users = m.Users[:1]
+		m.Databases = []string{"gc_sales"}
+		require.Equal(t, []string{"DROP USER `gc_reader_app`"}, converged(t, m), "a removed user is dropped, a removed database kept")
+		require.Error(t, login("gc_reader_app", readerPass))
+		require.Contains(t, names("SHOW DATABASES", "Database"), "gc_logs")
+		m.Roles = []grants.Role{{Name: "gc_writer", Grants: m.Roles[1].Grants}}
+		require.Equal(t, []string{"REVOKE `gc_reader` FROM ROLE `gc_writer`", "DROP ROLE `gc_reader`"}, converged(t, m))
+		require.NotContains(t, names("SHOW ROLES", "Name"), "gc_reader")
+		require.Empty(t, converged(t, m))
+
+		mustRealFE(t, root, "CREATE ROLE gc_handmade", "CREATE USER 'gc_someone' IDENTIFIED BY 'someone-1'")
+		require.Empty(t, converged(t, m), "hand-made roles and users are left alone")
+		require.Contains(t, names("SHOW ROLES", "Name"), "gc_handmade")
+
+		// A hostile name reaches the FE as one quoted name: refused, or
+		// exactly that one name; never a second statement.
+		roles, dbs, users := names("SHOW ROLES", "Name"), names("SHOW DATABASES", "Database"), names("SHOW USERS", "User")
+		for _, h := range []string{"x`; DROP DATABASE gc_sales; -- ", "a'b", "a\\", "a;b", "\u540d", "r` TO ROLE `gc_writer", strings.Repeat("`'\";", 250)} {
+			for _, stmt := range []string{"CREATE ROLE ", "DROP ROLE ", "CREATE DATABASE IF NOT EXISTS "} {
+				_, err := root.ExecContext(ctx, stmt+grants.QuoteIdent(h))
+				var me *mysql.MySQLError
+				require.True(t, errors.As(err, &me), "%s%q: %v", stmt, h, err)
+			}
+		}
+		require.Equal(t, roles, names("SHOW ROLES", "Name"))
+		require.Equal(t, dbs, names("SHOW DATABASES", "Database"))
+		require.Equal(t, users, names("SHOW USERS", "User"))
+		mustRealFE(t, root, "CREATE ROLE "+grants.QuoteIdent("Upper_Case"))
+		require.Len(t, names("SHOW ROLES", "Name"), len(roles)+1)
+		mustRealFE(t, root, "DROP ROLE "+grants.QuoteIdent("Upper_Case"), "DROP ROLE gc_handmade", "DROP USER 'gc_someone'")
+	})
+
 	t.Run("FE configuration named by an alias", func(t *testing.T) {
 		// fe-core common/Config.java: storage_usage_soft_limit_percent has
 		// the alias storage_high_watermark_usage_percent, mutable; ADMIN
@@ -228,6 +338,7 @@ func whatTheRealFrontendDecides(t *testing.T, c *realfe.Cluster, fe *realfe.FE) 
 		stmts []string
 	}{
 		{"its roles revoked", []string{"REVOKE cluster_admin FROM USER 'd8_agent'", "REVOKE db_admin FROM USER 'd8_agent'"}},
+		{"its default roles cleared", []string{"SET DEFAULT ROLE NONE TO 'd8_agent'"}},
 		{"its user dropped and created again without roles", []string{"DROP USER 'd8_agent'", "CREATE USER 'd8_agent' IDENTIFIED BY '" + agentPass + "'"}},
 	} {
 		t.Run("after root repairs the agent's account ("+tc.name+") the next pass succeeds", func(t *testing.T) {
@@ -305,6 +416,29 @@ func realFERootClient(t *testing.T, c *realfe.Cluster, fe *realfe.FE) *conn.Clie
 	require.NoError(t, cl.SetTarget(conn.Target{Addr: fmt.Sprintf("%s:%d", fe.Host, realfe.QueryPort), ServerName: fe.Host,
 		Roots: c.RootCAs(), RootsID: "1", User: "root", Password: c.RootPassword}))
 	return cl
+}
+
+// convergeGrants runs one pass of the grants package (observe, plan,
+// apply) through c and returns the statements it ran.
+func convergeGrants(ctx context.Context, t *testing.T, c *conn.Client, m grants.Model, check grants.PasswordCheck) []string {
+	t.Helper()
+	var ran []string
+	require.NoError(t, c.Do(ctx, "converge", func(ctx context.Context, db *sql.DB) error {
+		o, err := grants.Observe(ctx, db, m, check)
+		if err != nil {
+			return err
+		}
+		stmts, err := grants.Plan(m, o)
+		if err != nil {
+			return err
+		}
+		for _, s := range stmts {
+			ran = append(ran, s.String())
+		}
+		_, err = grants.Apply(ctx, db, stmts)
+		return err
+	}))
+	return ran
 }
 
 func mustRealFE(t *testing.T, db *sql.DB, stmts ...string) {

@@ -105,6 +105,27 @@ func TestAgentOnARealFrontend(t *testing.T) {
 		require.True(t, errors.As(err, &me) && me.Number == 5205, "plaintext: %v", err)
 	})
 
+	// The accounts' roles as StarRocks enforces them (built_in_roles.md):
+	// the team's admin (db_admin, user_admin) manages data and users but
+	// not nodes, and not root; the agent (cluster_admin, db_admin) manages
+	// nodes and configuration, not users. 5203 is fe-core ErrorCode
+	// ERR_ACCESS_DENIED.
+	t.Run("the team's admin is refused nodes and root's password, the agent users", func(t *testing.T) {
+		var me *mysql.MySQLError
+		admin := c.DB(t, fe, agentconfig.AdminUser, adminPass, false)
+		_, err := admin.ExecContext(ctx, `ALTER SYSTEM ADD BACKEND "evil.example:9050"`)
+		require.True(t, errors.As(err, &me) && me.Number == 5203, "ALTER SYSTEM as the team's admin: %v", err)
+		_, err = admin.ExecContext(ctx, "SET PASSWORD FOR 'root' = PASSWORD('takeover1')")
+		require.Error(t, err, "only root changes root's password")
+		require.NoError(t, c.DB(t, fe, "root", c.RootPassword, false).PingContext(ctx), "root's password is the module's")
+		_, err = admin.ExecContext(ctx, "CREATE USER 'team_probe' IDENTIFIED BY 'probe-pass-1'")
+		require.NoError(t, err, "the team's admin manages users")
+		_, err = admin.ExecContext(ctx, "DROP USER 'team_probe'")
+		require.NoError(t, err)
+		_, err = c.DB(t, fe, agentconfig.AgentUser, agentPass, false).ExecContext(ctx, "CREATE USER 'agent_probe' IDENTIFIED BY 'probe-pass-1'")
+		require.True(t, errors.As(err, &me) && me.Number == 5203, "the agent does not manage users as itself: %v", err)
+	})
+
 	t.Run("no secret in the agent's or the FE's logs", func(t *testing.T) {
 		for _, text := range []string{logs.String(), fe.Output()} {
 			for _, secret := range []string{c.RootPassword, agentPass, adminPass, c.KeystorePassword} {
