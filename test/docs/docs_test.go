@@ -258,9 +258,30 @@ func TestNoCyrillicOutsideRussianFiles(t *testing.T) {
 			continue
 		}
 		for i, line := range strings.Split(string(content), "\n") {
-			if strings.IndexFunc(line, isCyrillic) >= 0 {
+			if strings.IndexFunc(line, isCyrillic) >= 0 && !localizedAnnotation.MatchString(line) {
 				t.Errorf("%s:%d: Cyrillic outside a Russian file (*.ru.md, doc-ru-*): %q", f, i+1, line)
 			}
+		}
+	}
+}
+
+// localizedAnnotation is the one line outside a Russian file that may be
+// Russian: the title and description Deckhouse's role model requires on
+// every capability (ru.meta.deckhouse.io/title and /description), which the
+// console shows to whoever grants access. dmt's no-cyrillic rule skips the
+// same lines (deckhouse/dmt pkg/linters/no-cyrillic/rules/files.go,
+// localizedAnnotationRe).
+var localizedAnnotation = regexp.MustCompile(`^\s*ru\.meta\.deckhouse\.io/(title|description): `)
+
+func TestCyrillicCheckAllowsOnlyTheLocalizedAnnotations(t *testing.T) {
+	for line, allowed := range map[string]bool{
+		"    ru.meta.deckhouse.io/title: \"\u041c\u043e\u0434\u0443\u043b\u044c\"":          true,
+		"    ru.meta.deckhouse.io/description: \"\u041c\u043e\u0434\u0443\u043b\u044c\"":    true,
+		"    en.meta.deckhouse.io/title: \"\u041c\u043e\u0434\u0443\u043b\u044c\"":          false,
+		"    name: \"\u041c\u043e\u0434\u0443\u043b\u044c\" # ru.meta.deckhouse.io/title: ": false,
+	} {
+		if got := localizedAnnotation.MatchString(line); got != allowed {
+			t.Errorf("%q: allowed=%v, want %v", line, got, allowed)
 		}
 	}
 }
