@@ -92,8 +92,8 @@ var _ = registry.RegisterFunc(Config, Handle)
 // Secrets and PVCs are in tenant namespaces: every field is coerced to its
 // type, so no item can fail the snapshot.
 var Config = &pkg.HookConfig{
-	Queue: shared.Queue,
-	Kubernetes: []pkg.KubernetesConfig{
+	Queue: shared.QueueCredentials,
+	Kubernetes: shared.NoWaitForSynchronization([]pkg.KubernetesConfig{
 		{
 			Name:              SnapInstances,
 			APIVersion:        "v1",
@@ -150,7 +150,7 @@ var Config = &pkg.HookConfig{
 			ExecuteHookOnSynchronization: &no,
 			JqFilter:                     `{name: .metadata.name, terminating: (.metadata.deletionTimestamp != null or .status.phase == "Terminating")}`,
 		},
-	},
+	}),
 }
 
 var no = false

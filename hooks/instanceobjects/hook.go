@@ -114,9 +114,9 @@ const refusalRefresh = 10 * time.Minute
 // take-over was refused) is no event of its bindings, which select by the
 // module's labels, and the refused instances take turns by the minute.
 var Config = &pkg.HookConfig{
-	Queue:      shared.Queue,
+	Queue:      shared.QueueObjects,
 	Schedule:   []pkg.ScheduleConfig{{Name: "retry", Crontab: "* * * * *"}},
-	Kubernetes: bindings(),
+	Kubernetes: shared.NoWaitForSynchronization(bindings()),
 }
 
 // objectFilter keeps what says whether an object is the one the hook
