@@ -273,6 +273,10 @@ func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) erro
 		case kubewrite.Gone(err):
 			gone[key] = true
 			input.Logger.Info("the namespace of an instance is being deleted: no more Secrets for it", "instance", key)
+		case kubewrite.Conflict(err):
+			// Changed under the write: the change is an event of this
+			// hook's bindings, and that run writes again.
+			input.Logger.Info("a Secret of an instance changed while being written: written again on the next run", "instance", key, "secret", secret, "write", what)
 		default:
 			words := kubewrite.Refusal(err)
 			input.Logger.Warn("the API server refused a Secret of an instance", "instance", key, "secret", secret, "write", what, "refusal", words)
