@@ -349,10 +349,27 @@ func TestModuleWerfConfig(t *testing.T) {
 		}
 	})
 
-	t.Run("the release image carries version.json and module.yaml", func(t *testing.T) {
+	t.Run("the release image carries version.json, changelog.yaml and module.yaml", func(t *testing.T) {
 		rel := mustImage(t, cfg, "release-channel-version")
-		if len(rel.Import) != 1 || rel.Import[0].Image != "images-digests" || rel.Import[0].To != "/version.json" {
+		imported := map[string]string{}
+		for _, imp := range rel.Import {
+			imported[imp.To] = imp.Image
+		}
+		if len(rel.Import) != 2 || imported["/version.json"] != "images-digests" || imported["/changelog.yaml"] != "release-changelog" {
 			t.Fatalf("release imports %+v", rel.Import)
+		}
+		// changelog.yaml is CHANGELOG/<tag>.yml of the tag built (as
+		// deckhouse/csi-nfs lays it), and that file exists for the tag.
+		changelog := mustImage(t, cfg, "release-changelog")
+		if changelog.IsFinal() || len(changelog.Git) != 1 || changelog.Git[0].Add != "/CHANGELOG" {
+			t.Fatalf("release-changelog: %+v", changelog)
+		}
+		cmds := strings.Join(changelog.Shell.Commands(), "\n")
+		if !strings.Contains(cmds, "cp '/CHANGELOG/v0.1.0.yml' /changelog.yaml") {
+			t.Fatalf("changelog.yaml is not CHANGELOG/<MODULES_MODULE_TAG>.yml: %q", cmds)
+		}
+		if _, err := os.Stat(filepath.Join(repoRoot, "CHANGELOG", "v0.1.0.yml")); err != nil {
+			t.Fatalf("the tag the test builds has no changelog: %v", err)
 		}
 		if len(rel.Git) != 1 || !gitIncludes(rel.Git[0], "module.yaml") {
 			t.Fatalf("release image does not carry module.yaml: %+v", rel.Git)

@@ -200,7 +200,59 @@ func isCyrillic(r rune) bool { return unicode.Is(unicode.Cyrillic, r) }
 // cyrillicAllowed says whether a tracked file may hold Russian text at all.
 func cyrillicAllowed(path string) bool {
 	base := filepath.Base(path)
-	return strings.HasSuffix(base, ".ru.md") || strings.HasPrefix(base, "doc-ru-")
+	return strings.HasSuffix(base, ".ru.md") || strings.HasPrefix(base, "doc-ru-") ||
+		(strings.HasPrefix(path, "CHANGELOG/") && strings.HasSuffix(base, ".ru.yml"))
+}
+
+// Every release's changelog (CHANGELOG/<tag>.yml, the release image's
+// changelog.yaml) is a YAML map with its Russian twin CHANGELOG/<tag>.ru.yml,
+// which has as many entries under each section.
+func TestEveryChangelogHasItsRussianTwin(t *testing.T) {
+	root := repoRoot(t)
+	files, err := filepath.Glob(filepath.Join(root, "CHANGELOG", "*.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".ru.yml") {
+			if _, err := os.Stat(strings.TrimSuffix(f, ".ru.yml") + ".yml"); err != nil {
+				t.Errorf("%s has no English original", f)
+			}
+			continue
+		}
+		n++
+		en, ru := changelogSections(t, f), changelogSections(t, strings.TrimSuffix(f, ".yml")+".ru.yml")
+		if fmt.Sprint(en) != fmt.Sprint(ru) {
+			t.Errorf("%s: entries per section %v, its Russian twin %v", f, en, ru)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no CHANGELOG/<tag>.yml")
+	}
+}
+
+// changelogSections are the numbers of entries of a changelog's sections,
+// in the order of the file.
+func changelogSections(t *testing.T, path string) []int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yamlv3.Node
+	if err := yamlv3.Unmarshal(data, &doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yamlv3.MappingNode {
+		t.Fatalf("%s is not a YAML map: %v", path, err)
+	}
+	var out []int
+	m := doc.Content[0]
+	for i := 1; i < len(m.Content); i += 2 {
+		if m.Content[i].Kind != yamlv3.SequenceNode || len(m.Content[i].Content) == 0 {
+			t.Errorf("%s: section %s is not a list of entries", path, m.Content[i-1].Value)
+		}
+		out = append(out, len(m.Content[i].Content))
+	}
+	return out
 }
 
 func trackedFiles(t *testing.T, root string) []string {
