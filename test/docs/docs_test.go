@@ -25,10 +25,12 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -98,6 +100,26 @@ func frontMatter(content []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("front matter is not YAML: %w", err)
 	}
 	return fm, nil
+}
+
+// userPages are the pages docs/ may hold. docs/ is what Deckhouse's
+// documentation site publishes for the module (and the bundle and the
+// release image carry): pages for the admins and users who run it. Pages
+// for its developers (how it is built, what its benchmarks measured) live
+// in dev/docs, beside the sources, as Deckhouse keeps its own developer
+// notes out of the published pages (modules/<module>/docs/internal).
+var userPages = map[string]bool{
+	"README": true, "CONFIGURATION": true, "CR": true, "EXAMPLES": true, "FAQ": true, "ADMIN_GUIDE": true, "USAGE": true,
+}
+
+func TestDocsHoldOnlyPagesForAdminsAndUsers(t *testing.T) {
+	root := repoRoot(t)
+	for _, page := range docPages(t, root) {
+		name := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(page, "docs/"), ".md"), ".ru")
+		if !userPages[name] {
+			t.Errorf("%s is not a page for admins or users (%v): a developer page belongs in dev/docs", page, slices.Sorted(maps.Keys(userPages)))
+		}
+	}
 }
 
 func TestEveryPageHasFrontMatterWithTitleAndDescription(t *testing.T) {
