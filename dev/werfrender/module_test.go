@@ -44,8 +44,8 @@ const (
 const ciBaseImages = `REGISTRY_PATH: registry.example.test/base_images
 builder/scratch: "sha256:0000000000000000000000000000000000000000000000000000000000000001"
 builder/alpine: "sha256:0000000000000000000000000000000000000000000000000000000000000002"
-builder/golang-alpine: "sha256:0000000000000000000000000000000000000000000000000000000000000003"
-base/distroless: "sha256:0000000000000000000000000000000000000000000000000000000000000004"
+builder/golang-alt: "sha256:0000000000000000000000000000000000000000000000000000000000000003"
+builder/distroless: "sha256:0000000000000000000000000000000000000000000000000000000000000004"
 `
 
 // The bundle: what Deckhouse loads as the module, and nothing else.
@@ -105,7 +105,7 @@ func TestModuleRendersWithoutCIBaseImages(t *testing.T) {
 			t.Errorf("image %s from %q: want a placeholder under base-images-yml-is-missing.invalid/", img.Image, img.From)
 		}
 	}
-	if img := mustImage(t, cfg, "webhook"); img.From != "base-images-yml-is-missing.invalid/base/distroless@sha256:"+strings.Repeat("0", 64) {
+	if img := mustImage(t, cfg, "webhook"); img.From != "base-images-yml-is-missing.invalid/builder/distroless@sha256:"+strings.Repeat("0", 64) {
 		t.Errorf("webhook from %q", img.From)
 	}
 }
@@ -113,8 +113,8 @@ func TestModuleRendersWithoutCIBaseImages(t *testing.T) {
 // A base_images.yml that is present but incomplete is a CI fault: fail clearly.
 func TestModuleRenderFailsOnIncompleteBaseImages(t *testing.T) {
 	for name, content := range map[string]string{
-		"no REGISTRY_PATH":   strings.Replace(ciBaseImages, "REGISTRY_PATH: registry.example.test/base_images\n", "", 1),
-		"no base/distroless": strings.Replace(ciBaseImages, `base/distroless: "sha256:0000000000000000000000000000000000000000000000000000000000000004"`+"\n", "", 1),
+		"no REGISTRY_PATH":      strings.Replace(ciBaseImages, "REGISTRY_PATH: registry.example.test/base_images\n", "", 1),
+		"no builder/distroless": strings.Replace(ciBaseImages, `builder/distroless: "sha256:0000000000000000000000000000000000000000000000000000000000000004"`+"\n", "", 1),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if content == ciBaseImages {
