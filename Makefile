@@ -38,7 +38,7 @@ test: tools
 
 ## tools: build the local control plane tools and the real StarRocks FE into the cache (once)
 # The FE is built from the source archive in ../shared/starrocks (see
-# docs/BUILD.md); without it the script says so and exits 3, and the tests
+# dev/docs/BUILD.md); without it the script says so and exits 3, and the tests
 # that need the FE skip with the same message, so tools goes on. The FE's
 # first build is mostly Maven downloading about 1 GB, one file after
 # another: it runs beside the Go tools' compiling, which keeps both cores busy.

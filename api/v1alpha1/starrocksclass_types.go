@@ -92,6 +92,18 @@ type StarrocksClassSpec struct {
 	// +optional
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
+	// PriorityClass of the instance pods: how they rank against the
+	// cluster's other workloads when the scheduler preempts. Without it the
+	// pods get the cluster's default priority and preempt nobody. The
+	// PriorityClass must exist, or no pod of an instance is admitted; a
+	// `system-` class is refused (Kubernetes admits those only in
+	// kube-system).
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('system-')",message="spec.priorityClassName: a system- PriorityClass is for the cluster's own components (Kubernetes admits it only in kube-system)"
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
 	// Limits on the databases, roles and users instances declare.
 	// +optional
 	Accounts *ClassAccounts `json:"accounts,omitempty"`

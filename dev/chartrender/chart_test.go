@@ -18,6 +18,8 @@ package chartrender_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,6 +196,97 @@ func TestMonitoringFilesBecomeObjects(t *testing.T) {
 		if err := json.Unmarshal([]byte(def), &parsed); err != nil || parsed["uid"] != "managed-starrocks-instance" {
 			t.Errorf("%s definition is not the dashboard JSON: %v", name, err)
 		}
+	}
+}
+
+// With Deckhouse's observability module on, the monitoring objects are
+// those lib-helm emits for every module (deckhouse/lib-helm 29c379e,
+// _monitoring_prometheus_rules.tpl and _monitoring_grafana_dashboards.tpl):
+// each rule group a ClusterObservabilityMetricsRulesGroup instead of a
+// PrometheusRule once its API is served, and each dashboard a
+// ClusterObservabilityDashboard beside the GrafanaDashboardDefinition.
+func TestMonitoringForTheObservabilityModule(t *testing.T) {
+	r, err := chartrender.Load(chartCopy(t, monitoringFiles))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withObservability := func(api bool) []*unstructured.Unstructured {
+		globals := chartrender.DefaultGlobals()
+		globals["enabledModules"] = append(globals["enabledModules"].([]any), "observability")
+		if api {
+			globals["discovery"].(map[string]any)["apiVersions"] = []any{"observability.deckhouse.io/v1alpha1/ClusterObservabilityMetricsRulesGroup"}
+		}
+		objs, err := r.Render(moduleValues(t, nil), globals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return objs
+	}
+
+	objs := withObservability(true)
+	if pr := chartrender.Find(objs, "PrometheusRule", chartrender.Namespace, "managed-starrocks-zz-test-frontend"); pr != nil {
+		t.Error("a PrometheusRule beside the observability module's rules group")
+	}
+	g := mustFind(t, objs, "ClusterObservabilityMetricsRulesGroup", "", "managed-starrocks-zz-test-frontend-0")
+	if g.GetLabels()["prometheus"] != "main" || g.GetLabels()["module"] != "managed-starrocks" {
+		t.Errorf("rules group labels %v", g.GetLabels())
+	}
+	if _, has, _ := unstructured.NestedFieldNoCopy(g.Object, "spec", "name"); has {
+		t.Error("the rules group keeps the group's name, which lib-helm drops")
+	}
+	if rules, _, _ := unstructured.NestedSlice(g.Object, "spec", "rules"); len(rules) == 0 {
+		t.Error("the rules group has no rules")
+	}
+	mustFind(t, objs, "ClusterObservabilityMetricsRulesGroup", "", "managed-starrocks-zz-test-backend-0")
+	for name, folder := range map[string]string{
+		"d8-managed-starrocks-managed-services-zz-test":    "Managed Services",
+		"d8-managed-starrocks-zz-test-top-level-dashboard": "Managed services",
+	} {
+		d := mustFind(t, objs, "ClusterObservabilityDashboard", "", name)
+		if got := d.GetAnnotations()["metadata.deckhouse.io/category"]; got != folder {
+			t.Errorf("%s category %q, want %q", name, got, folder)
+		}
+		if d.GetLabels()["observability.deckhouse.io/dashboard-origin"] != "module" {
+			t.Errorf("%s labels %v", name, d.GetLabels())
+		}
+		def, _, _ := unstructured.NestedString(d.Object, "spec", "definition")
+		if !strings.Contains(def, "managed-starrocks-instance") {
+			t.Errorf("%s definition is not the dashboard", name)
+		}
+		gdd := mustFind(t, objs, "GrafanaDashboardDefinition", "", name)
+		if _, ok := gdd.GetLabels()["observability.deckhouse.io/skip-dashboard-conversion"]; !ok {
+			t.Errorf("%s: the GrafanaDashboardDefinition would be converted a second time", name)
+		}
+	}
+
+	// As lib-helm, a rule annotated d8_ignore_on_update is silent while
+	// Deckhouse updates itself.
+	files := maps.Clone(monitoringFiles)
+	files["monitoring/prometheus-rules/zz-test-update.yaml"] = `- name: managed-starrocks.update
+  rules:
+    - alert: ZZTestDown
+      expr: up == 0
+      annotations:
+        d8_ignore_on_update: "true"
+`
+	ru, err := chartrender.Load(chartCopy(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := ru.Render(moduleValues(t, nil), chartrender.DefaultGlobals())
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, _, _ := unstructured.NestedSlice(mustFind(t, plain, "PrometheusRule", chartrender.Namespace, "managed-starrocks-zz-test-update").Object, "spec", "groups")
+	if expr := fmt.Sprint(groups[0].(map[string]any)["rules"].([]any)[0].(map[string]any)["expr"]); expr != "(up == 0) and ON() ((max(d8_is_updating) != 1) or ON() absent(d8_is_updating))" {
+		t.Errorf("a rule with d8_ignore_on_update has expr %q", expr)
+	}
+
+	// The module on before its API is served: PrometheusRules still.
+	objs = withObservability(false)
+	mustFind(t, objs, "PrometheusRule", chartrender.Namespace, "managed-starrocks-zz-test-frontend")
+	if g := chartrender.Find(objs, "ClusterObservabilityMetricsRulesGroup", "", "managed-starrocks-zz-test-frontend-0"); g != nil {
+		t.Error("a rules group of an API the cluster does not serve")
 	}
 }
 

@@ -95,6 +95,11 @@ func DefaultGlobals() map[string]any {
 	digest := func(c byte) string { return "sha256:" + strings.Repeat(string(c), 64) }
 	return map[string]any{
 		"highAvailability": false,
+		// What Deckhouse's startup hook reads from /deckhouse/version
+		// (deckhouse/deckhouse global-hooks/deckhouse_version.go): the
+		// release tag. A release of the role model the module's
+		// templates/rbacv2 choose from 1.78 on.
+		"deckhouseVersion": "v1.78.0",
 		// Modules the templates check for (has ... .Values.global.enabledModules).
 		"enabledModules": []any{"cert-manager", "vertical-pod-autoscaler", "operator-prometheus-crd", "prometheus-crd"},
 		"discovery": map[string]any{

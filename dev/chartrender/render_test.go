@@ -832,18 +832,44 @@ func TestRestrictedVolumesAreReadableByTheNonRootUser(t *testing.T) {
 	}
 }
 
-// Deckhouse's conventions for the instance pods (dmt's container rules): a
-// priority class, and an ephemeral-storage request on every container.
-func TestInstancePodsHavePriorityAndEphemeralStorage(t *testing.T) {
+// The priority of an instance's pods is its class's: a tenant's pods
+// preempt other workloads only as far as the admin who published the class
+// allows; a class that names none gives them the cluster's default.
+func TestInstancePodsHaveTheirClassesPriority(t *testing.T) {
+	sr := starrocks("team-a", "solo", v1alpha1.TypeStandalone)
+	for _, pc := range []string{"", "production-medium"} {
+		class := testClass()
+		class.Spec.PriorityClassName = pc
+		out := desired.Compute(desired.Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{class}, ClusterDomain: "cluster.local"})
+		objs, err := chartrender.Render(checkedValues(t, out.Instances, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, o := range objs {
+			if o.GetKind() != "StatefulSet" || o.GetNamespace() != "team-a" {
+				continue
+			}
+			n++
+			if got := typed[appsv1.StatefulSet](t, o).Spec.Template.Spec.PriorityClassName; got != pc {
+				t.Errorf("class priorityClassName %q: %s priorityClassName %q", pc, o.GetName(), got)
+			}
+		}
+		if n == 0 {
+			t.Fatalf("class priorityClassName %q: no StatefulSet rendered", pc)
+		}
+	}
+}
+
+// Deckhouse's conventions for the instance pods (dmt's container rules): an
+// ephemeral-storage request on every container.
+func TestInstancePodsRequestEphemeralStorage(t *testing.T) {
 	for _, sc := range scenarios() {
 		for _, o := range render(t, sc.settings, sc.sr) {
 			if o.GetKind() != "StatefulSet" {
 				continue
 			}
 			spec := typed[appsv1.StatefulSet](t, o).Spec.Template.Spec
-			if spec.PriorityClassName != "production-high" {
-				t.Errorf("%s/%s priorityClassName %q, want production-high", o.GetNamespace(), o.GetName(), spec.PriorityClassName)
-			}
 			for _, c := range append(spec.InitContainers, spec.Containers...) {
 				if _, ok := c.Resources.Requests[corev1.ResourceEphemeralStorage]; !ok {
 					t.Errorf("%s/%s container %s requests no ephemeral-storage", o.GetNamespace(), o.GetName(), c.Name)

@@ -44,8 +44,8 @@ const (
 const ciBaseImages = `REGISTRY_PATH: registry.example.test/base_images
 builder/scratch: "sha256:0000000000000000000000000000000000000000000000000000000000000001"
 builder/alpine: "sha256:0000000000000000000000000000000000000000000000000000000000000002"
-builder/golang-alpine: "sha256:0000000000000000000000000000000000000000000000000000000000000003"
-base/distroless: "sha256:0000000000000000000000000000000000000000000000000000000000000004"
+builder/golang-alt: "sha256:0000000000000000000000000000000000000000000000000000000000000003"
+builder/distroless: "sha256:0000000000000000000000000000000000000000000000000000000000000004"
 `
 
 // The bundle: what Deckhouse loads as the module, and nothing else.
@@ -105,7 +105,7 @@ func TestModuleRendersWithoutCIBaseImages(t *testing.T) {
 			t.Errorf("image %s from %q: want a placeholder under base-images-yml-is-missing.invalid/", img.Image, img.From)
 		}
 	}
-	if img := mustImage(t, cfg, "webhook"); img.From != "base-images-yml-is-missing.invalid/base/distroless@sha256:"+strings.Repeat("0", 64) {
+	if img := mustImage(t, cfg, "webhook"); img.From != "base-images-yml-is-missing.invalid/builder/distroless@sha256:"+strings.Repeat("0", 64) {
 		t.Errorf("webhook from %q", img.From)
 	}
 }
@@ -113,8 +113,8 @@ func TestModuleRendersWithoutCIBaseImages(t *testing.T) {
 // A base_images.yml that is present but incomplete is a CI fault: fail clearly.
 func TestModuleRenderFailsOnIncompleteBaseImages(t *testing.T) {
 	for name, content := range map[string]string{
-		"no REGISTRY_PATH":   strings.Replace(ciBaseImages, "REGISTRY_PATH: registry.example.test/base_images\n", "", 1),
-		"no base/distroless": strings.Replace(ciBaseImages, `base/distroless: "sha256:0000000000000000000000000000000000000000000000000000000000000004"`+"\n", "", 1),
+		"no REGISTRY_PATH":      strings.Replace(ciBaseImages, "REGISTRY_PATH: registry.example.test/base_images\n", "", 1),
+		"no builder/distroless": strings.Replace(ciBaseImages, `builder/distroless: "sha256:0000000000000000000000000000000000000000000000000000000000000004"`+"\n", "", 1),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if content == ciBaseImages {
@@ -349,10 +349,27 @@ func TestModuleWerfConfig(t *testing.T) {
 		}
 	})
 
-	t.Run("the release image carries version.json and module.yaml", func(t *testing.T) {
+	t.Run("the release image carries version.json, changelog.yaml and module.yaml", func(t *testing.T) {
 		rel := mustImage(t, cfg, "release-channel-version")
-		if len(rel.Import) != 1 || rel.Import[0].Image != "images-digests" || rel.Import[0].To != "/version.json" {
+		imported := map[string]string{}
+		for _, imp := range rel.Import {
+			imported[imp.To] = imp.Image
+		}
+		if len(rel.Import) != 2 || imported["/version.json"] != "images-digests" || imported["/changelog.yaml"] != "release-changelog" {
 			t.Fatalf("release imports %+v", rel.Import)
+		}
+		// changelog.yaml is CHANGELOG/<tag>.yml of the tag built (as
+		// deckhouse/csi-nfs lays it), and that file exists for the tag.
+		changelog := mustImage(t, cfg, "release-changelog")
+		if changelog.IsFinal() || len(changelog.Git) != 1 || changelog.Git[0].Add != "/CHANGELOG" {
+			t.Fatalf("release-changelog: %+v", changelog)
+		}
+		cmds := strings.Join(changelog.Shell.Commands(), "\n")
+		if !strings.Contains(cmds, "cp '/CHANGELOG/v0.1.0.yml' /changelog.yaml") {
+			t.Fatalf("changelog.yaml is not CHANGELOG/<MODULES_MODULE_TAG>.yml: %q", cmds)
+		}
+		if _, err := os.Stat(filepath.Join(repoRoot, "CHANGELOG", "v0.1.0.yml")); err != nil {
+			t.Fatalf("the tag the test builds has no changelog: %v", err)
 		}
 		if len(rel.Git) != 1 || !gitIncludes(rel.Git[0], "module.yaml") {
 			t.Fatalf("release image does not carry module.yaml: %+v", rel.Git)

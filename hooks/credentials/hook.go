@@ -92,8 +92,8 @@ var _ = registry.RegisterFunc(Config, Handle)
 // Secrets and PVCs are in tenant namespaces: every field is coerced to its
 // type, so no item can fail the snapshot.
 var Config = &pkg.HookConfig{
-	Queue: shared.Queue,
-	Kubernetes: []pkg.KubernetesConfig{
+	Queue: shared.QueueCredentials,
+	Kubernetes: shared.NoWaitForSynchronization([]pkg.KubernetesConfig{
 		{
 			Name:              SnapInstances,
 			APIVersion:        "v1",
@@ -150,7 +150,7 @@ var Config = &pkg.HookConfig{
 			ExecuteHookOnSynchronization: &no,
 			JqFilter:                     `{name: .metadata.name, terminating: (.metadata.deletionTimestamp != null or .status.phase == "Terminating")}`,
 		},
-	},
+	}),
 }
 
 var no = false
@@ -273,6 +273,10 @@ func handle(ctx context.Context, input *pkg.HookInput, w *kubewrite.Writer) erro
 		case kubewrite.Gone(err):
 			gone[key] = true
 			input.Logger.Info("the namespace of an instance is being deleted: no more Secrets for it", "instance", key)
+		case kubewrite.Conflict(err):
+			// Changed under the write: the change is an event of this
+			// hook's bindings, and that run writes again.
+			input.Logger.Info("a Secret of an instance changed while being written: written again on the next run", "instance", key, "secret", secret, "write", what)
 		default:
 			words := kubewrite.Refusal(err)
 			input.Logger.Warn("the API server refused a Secret of an instance", "instance", key, "secret", secret, "write", what, "refusal", words)

@@ -98,6 +98,19 @@ func TestKeepsARefusedSecretWithItsInstance(t *testing.T) {
 		}
 		assert.True(t, warned, "a Warning Event on a's Starrocks names the Secret and the API server's words")
 	})
+	t.Run("a 409 Conflict on a's Secret: no Warning Event, no refusal in the log, the next run writes it", func(t *testing.T) {
+		f := newHook(t)
+		f.KubeStateSet(namespaceYAML("team-a", false) + "---" + namespaceYAML("team-b", false) + "---" + twoTenants)
+		refuse(f, "create", "secrets", "team-a", apierrors.NewConflict(schema.GroupResource{Resource: "secrets"}, "d8ms-sr-a-credentials",
+			errString("the object has been modified; please apply your changes to the latest version and try again")))
+		f.RunHook()
+		require.NoError(t, f.HookError())
+		for _, a := range writes(f) {
+			assert.False(t, a.GetResource().Resource == "events" && a.GetNamespace() == "team-a", "a conflict is announced as a refusal: %s", a)
+		}
+		assert.NotContains(t, f.LoggerOutput().String(), "refused", "a conflict is no refusal")
+		assert.NotNil(t, f.KubernetesResource("Secret", "team-b", "d8ms-sr-b-credentials"))
+	})
 	t.Run("a namespace being deleted: no Secret is created, re-owned or deleted there, the other tenant's are created", func(t *testing.T) {
 		f := newHook(t)
 		// A held Secret of an instance there whose memory is gone: the

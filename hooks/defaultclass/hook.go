@@ -58,7 +58,7 @@ var no = false
 // Config reads the marker and the class after every Helm run; events do not
 // run it (nothing to do between Helm runs).
 var Config = &pkg.HookConfig{
-	Queue:       shared.Queue,
+	Queue:       shared.QueueClasses,
 	OnAfterHelm: &pkg.OrderedConfig{Order: 10},
 	Kubernetes: []pkg.KubernetesConfig{
 		{

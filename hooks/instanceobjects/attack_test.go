@@ -630,3 +630,44 @@ func TestALookAlikeDeletedDuringTheTakeOverIsRestoredInTheSameRun(t *testing.T) 
 	assert.NotEmpty(t, rec.Checksum)
 	assert.Empty(t, c.run(t), "and then current")
 }
+
+// A write that keeps meeting a 409 Conflict (the object changed between the
+// steps of every attempt: a busy controller, or the API server's own retries
+// of a patch running out) is no refusal: nothing is recorded for the
+// instances hook to announce (condition ObjectsApplied False, a Warning
+// Event), the record is not rewritten (which would run the hook again at
+// once, for as long as the conflicts last), and the instance stays stale,
+// so the next run writes it. The other tenant is written as usual.
+func TestAConflictIsRetriedNeverRecordedAsARefusal(t *testing.T) {
+	instances := twoTenants(t)
+	a, b := instances[0], instances[1]
+	aName := a["name"].(string)
+	c := newCluster(t, instances)
+	c.run(t)
+	bump(t, c, instances, 7200)
+	target := "d8ms-sr-" + aName
+	conflicts := 0
+	c.refuse = func(verb string, o *unstructured.Unstructured) error {
+		if verb == "update" && o.GetKind() == "StatefulSet" && o.GetNamespace() == "team-a" && o.GetName() == target {
+			conflicts++
+			return apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "statefulsets"}, o.GetName(),
+				fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+		}
+		return nil
+	}
+	before := record(t, c, a["uid"].(string))
+	w := c.run(t)
+	require.Positive(t, conflicts, "the StatefulSet's update met the conflict")
+	assert.Contains(t, w, "StatefulSet team-b/d8ms-sr-"+b["name"].(string), "the other tenant is written")
+	rec := record(t, c, a["uid"].(string))
+	assert.Nil(t, rec.Refused, "a conflict is not recorded as a refusal")
+	assert.Equal(t, before.Checksum, rec.Checksum, "the record still names the last render applied: the instance stays stale")
+	assert.NotContains(t, c.recordWrites(), "applied-"+a["uid"].(string), "A's record is not rewritten")
+
+	c.refuse = nil
+	w = c.run(t)
+	assert.Contains(t, w, "StatefulSet team-a/"+target, "the next run writes the instance")
+	rec = record(t, c, a["uid"].(string))
+	assert.Nil(t, rec.Refused)
+	assert.NotEqual(t, before.Checksum, rec.Checksum, "the new render is applied")
+}

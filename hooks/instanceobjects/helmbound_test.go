@@ -99,5 +99,5 @@ func TestTheHelmBoundRunTouchesNoTenantNamespace(t *testing.T) {
 func TestTheHookRunsEveryMinute(t *testing.T) {
 	require.Len(t, Config.Schedule, 1)
 	assert.Equal(t, "* * * * *", Config.Schedule[0].Crontab)
-	assert.Equal(t, shared.Queue, Config.Queue)
+	assert.Equal(t, shared.QueueObjects, Config.Queue)
 }

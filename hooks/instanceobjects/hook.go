@@ -114,9 +114,9 @@ const refusalRefresh = 10 * time.Minute
 // take-over was refused) is no event of its bindings, which select by the
 // module's labels, and the refused instances take turns by the minute.
 var Config = &pkg.HookConfig{
-	Queue:      shared.Queue,
+	Queue:      shared.QueueObjects,
 	Schedule:   []pkg.ScheduleConfig{{Name: "retry", Crontab: "* * * * *"}},
-	Kubernetes: bindings(),
+	Kubernetes: shared.NoWaitForSynchronization(bindings()),
 }
 
 // objectFilter keeps what says whether an object is the one the hook
@@ -667,6 +667,21 @@ func apply(ctx context.Context, w writer, module instanceobjects.Module, p plann
 			// The namespace is being deleted: its instances end there.
 			res.logs = append(res.logs, fmt.Sprintf("instance %s/%s: namespace is terminating or gone, nothing written", e.namespace, e.name))
 			continue
+		case refusal != nil && kubewrite.Conflict(refusal):
+			// The object changed under every attempt: no refusal. The
+			// instance stays stale (its record keeps the last checksum
+			// applied), so the next run, at the latest the minute's,
+			// writes it again. The record is rewritten only when this
+			// attempt created an object the last one does not list, which
+			// the record must keep to prune it: a rewrite runs the hook
+			// again at once, and would for as long as the conflicts last.
+			res.logs = append(res.logs, fmt.Sprintf("instance %s/%s: %s changed while being written, written again next run: %s", e.namespace, e.name, refusedObject, kubewrite.Refusal(refusal)))
+			if e.record != nil && !listsMore(rec.Objects, e.record.Objects) {
+				continue
+			}
+			if e.record != nil {
+				rec.Checksum, rec.Refused = e.record.Checksum, e.record.Refused
+			}
 		case refusal != nil:
 			res.refused++
 			rec.Refused = &applied.Refusal{Object: refusedObject, Message: kubewrite.Refusal(refusal), Time: metav1.NewTime(now)}
@@ -751,6 +766,21 @@ func notWritten(last *applied.Record, written []applied.Object) []applied.Object
 		}
 	}
 	return out
+}
+
+// listsMore reports whether objects has one (by kind and name) that last
+// does not.
+func listsMore(objects, last []applied.Object) bool {
+	have := make(map[[2]string]bool, len(last))
+	for _, o := range last {
+		have[[2]string{o.Kind, o.Name}] = true
+	}
+	for _, o := range objects {
+		if !have[[2]string{o.Kind, o.Name}] {
+			return true
+		}
+	}
+	return false
 }
 
 // objectOf is what the record keeps of an object the API server stored.

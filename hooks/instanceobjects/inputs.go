@@ -69,7 +69,7 @@ const (
 // InputsConfig runs after every Helm run of the module; its binding only
 // gives it the ConfigMap to compare with.
 var InputsConfig = &pkg.HookConfig{
-	Queue:       shared.Queue,
+	Queue:       shared.QueueObjects,
 	OnAfterHelm: &pkg.OrderedConfig{Order: 10},
 	Kubernetes:  []pkg.KubernetesConfig{inputsBinding(false)},
 }

@@ -100,11 +100,11 @@ var (
 // the *_status bindings hold the current status (to patch only on change)
 // with events switched off for the same reason.
 var Config = &pkg.HookConfig{
-	Queue: shared.Queue,
+	Queue: shared.QueueInstances,
 	// Every minute: a backup schedule's slot is started within
 	// backupplan.SlotWindow of its time, whether or not anything changed.
 	Schedule: []pkg.ScheduleConfig{{Name: "backup-schedule", Crontab: "* * * * *"}},
-	Kubernetes: []pkg.KubernetesConfig{
+	Kubernetes: shared.NoWaitForSynchronization([]pkg.KubernetesConfig{
 		{
 			Name:       SnapStarrocks,
 			APIVersion: v1alpha1.SchemeGroupVersion.String(),
@@ -272,7 +272,7 @@ var Config = &pkg.HookConfig{
 			ExecuteHookOnSynchronization: &no,
 			JqFilter:                     `{namespace: .metadata.namespace, countsEvents: ((.spec.hard // {}) | has("count/events") or has("count/events.events.k8s.io"))}`,
 		},
-	},
+	}),
 }
 
 // podFilter reads an FE pod: its controller owner and the verdicts of its

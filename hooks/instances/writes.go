@@ -104,7 +104,9 @@ func expandVolumes(w Writes, key string, expand []VolumeExpansion, v VolumesVerd
 		if err == nil {
 			raised = append(raised, fmt.Sprintf("PVC %s: request raised to %s", e.Name, e.Size))
 		}
-		if err == nil || kubewrite.Gone(err) {
+		// A conflict (the PVC changed under every one of the API server's
+		// tries) is no refusal: the next run raises it again.
+		if err == nil || kubewrite.Gone(err) || kubewrite.Conflict(err) {
 			continue
 		}
 		words := kubewrite.Refusal(err)
@@ -130,6 +132,11 @@ func expandVolumes(w Writes, key string, expand []VolumeExpansion, v VolumesVerd
 func restartPod(w Writes, key string, p PodRestart, r desired.Rollout, plan *Plan) desired.Rollout {
 	err := w.RestartPod(p)
 	if err == nil || kubewrite.Gone(err) {
+		return r
+	}
+	if kubewrite.Conflict(err) {
+		// No refusal: the pod is deleted on the next run.
+		r.State = desired.RolloutWaiting
 		return r
 	}
 	words := kubewrite.Refusal(err)

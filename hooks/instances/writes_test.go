@@ -142,6 +142,25 @@ func TestHookKeepsARefusedWriteWithItsInstance(t *testing.T) {
 		s, r, _ = condition(statusOf(t, f, "b"), v1alpha1.ConditionVolumesResized)
 		assert.Equal(t, []string{"False", ReasonExpansionInProgress}, []string{s, r})
 	})
+	t.Run("a PVC expansion meeting a 409 Conflict: no refusal, no Warning Event, the expansion goes on", func(t *testing.T) {
+		f := newHook(t)
+		f.KubeStateSet(twoInstancesYAML())
+		fakeClient(f).PrependReactor("patch", "persistentvolumeclaims", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			if a.GetNamespace() == "team" && actionName(a) == "storage-d8ms-sr-a-be-0" {
+				return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "persistentvolumeclaims"}, "storage-d8ms-sr-a-be-0",
+					errString("the object has been modified; please apply your changes to the latest version and try again"))
+			}
+			return false, nil, nil
+		})
+		f.RunHook()
+		require.NoError(t, f.HookError())
+		s, r, _ := condition(statusOf(t, f, "a"), v1alpha1.ConditionVolumesResized)
+		assert.Equal(t, "False", s)
+		assert.NotEqual(t, ReasonExpansionRefused, r, "a conflict is not recorded as a refusal")
+		for _, e := range eventsIn(t, f, "team") {
+			assert.NotEqual(t, ReasonExpansionRefused, e.Reason, "a conflict is announced as a refusal")
+		}
+	})
 	t.Run("an Event refused (an admission policy): logged, the status says it", func(t *testing.T) {
 		f := newHook(t)
 		f.KubeStateSet(teamNamespaceYAML + "---" + classYAML + "---" + starrocksYAML("bad", 1, 8, 1024) + "---" + starrocksYAML("b", 1, 2, 1024))

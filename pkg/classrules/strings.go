@@ -54,6 +54,7 @@ const (
 	ruleLabelKey        = "a label key: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.'"
 	ruleLabelValue      = "a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
 	ruleInstanceType    = "one of Standalone, Cluster"
+	rulePriorityClass   = "a PriorityClass not named system-*: those are for the cluster's own components, admitted only in kube-system"
 	maxShownValueLength = 80
 )
 
@@ -157,6 +158,15 @@ func checkClassStrings(class *v1alpha1.StarrocksClass) Violations {
 		}
 	}
 	vs = append(vs, checkLabels("spec.nodeSelector", class.Spec.NodeSelector)...)
+	if pc := class.Spec.PriorityClassName; pc != "" {
+		if errs := validation.IsDNS1123Subdomain(pc); len(errs) > 0 {
+			vs = append(vs, stringViolation("spec.priorityClassName", pc, ruleDNS1123Sub, errs))
+		} else if strings.HasPrefix(pc, "system-") {
+			// Kubernetes' Priority admission plugin admits the system-
+			// classes only in kube-system, and they outrank everything.
+			vs = append(vs, stringViolation("spec.priorityClassName", pc, rulePriorityClass, nil))
+		}
+	}
 	for i, tol := range class.Spec.Tolerations {
 		field := fmt.Sprintf("spec.tolerations[%d]", i)
 		if tol.Key != "" {

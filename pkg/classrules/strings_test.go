@@ -108,12 +108,21 @@ func TestClassStrings(t *testing.T) {
 		{"a toleration key with a newline", func(c *v1alpha1.StarrocksClass) {
 			c.Spec.Tolerations = []corev1.Toleration{{Key: "a\nb", Operator: corev1.TolerationOpExists}}
 		}, "spec.tolerations[0].key"},
+		{"a priority class name holding a YAML document", func(c *v1alpha1.StarrocksClass) { c.Spec.PriorityClassName = yamlDocument }, "spec.priorityClassName"},
+		{"a system- priority class", func(c *v1alpha1.StarrocksClass) { c.Spec.PriorityClassName = "system-cluster-critical" }, "spec.priorityClassName"},
 		{"a node affinity value of 300 characters", func(c *v1alpha1.StarrocksClass) {
 			c.Spec.NodeAffinity = &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "disk", Operator: corev1.NodeSelectorOpIn, Values: []string{strings.Repeat("\u044f", 150)}}},
 			}}}}
 		}, "spec.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]"},
 	}
+	t.Run("accepts a priority class", func(t *testing.T) {
+		c := testClass()
+		c.Spec.PriorityClassName = "production-medium"
+		if _, vs := Compile(c); len(vs) != 0 {
+			t.Fatalf("class problems %v", vs)
+		}
+	})
 	for _, tc := range cases {
 		t.Run("rejects "+tc.name, func(t *testing.T) {
 			c := testClass()

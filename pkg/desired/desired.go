@@ -576,6 +576,8 @@ func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules
 			NodeSelector: class.Spec.NodeSelector,
 			NodeAffinity: class.Spec.NodeAffinity,
 			Tolerations:  class.Spec.Tolerations,
+			// Checked by classrules (a DNS-1123 subdomain, no system-).
+			PriorityClassName: class.Spec.PriorityClassName,
 		},
 		AgentConfig: agentconfig.Config{
 			Instance:      Key(ns, sr.Name),

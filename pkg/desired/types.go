@@ -160,6 +160,8 @@ type Scheduling struct {
 	NodeSelector map[string]string    `json:"nodeSelector,omitempty"`
 	NodeAffinity *corev1.NodeAffinity `json:"nodeAffinity,omitempty"`
 	Tolerations  []corev1.Toleration  `json:"tolerations,omitempty"`
+	// PriorityClassName of the pods; empty: the cluster's default.
+	PriorityClassName string `json:"priorityClassName,omitempty"`
 }
 
 // Names of the objects of an instance. The TLS and keystore Secret names

@@ -20,7 +20,7 @@ limitations under the License.
 // with the Helm engine and the templates embedded here. The hooks apply them
 // (hooks/instanceobjects) instead of Helm: all instances in the module's one
 // Helm release would not fit the 1 MiB Secret Helm stores a release in
-// (docs/BENCHMARKS.md). The templates read the instance as
+// (dev/docs/BENCHMARKS.md). The templates read the instance as
 // .Values.managedStarrocks.internal.instances of their own render tree
 // (Module.values), never of the module's values.
 package instanceobjects

@@ -451,6 +451,8 @@ func TestCRDs(t *testing.T) {
 			{"class: zone with a newline", set(t, cl(), []any{"zone-a\n- zone-b"}, "spec", "topology", "allowedZones"), "spec.topology.allowedZones[0] in body should match"},
 			{"class: empty zone", set(t, cl(), []any{""}, "spec", "topology", "allowedZones"), "spec.topology.allowedZones[0] in body should be at least 1 chars long"},
 			{"class: accounts limit above 64", set(t, cl(), int64(65), "spec", "accounts", "maxUsers"), "spec.accounts.maxUsers in body should be less than or equal to 64"},
+			{"class: priority class holding a YAML document", set(t, cl(), "production-high\nkind: Secret", "spec", "priorityClassName"), "spec.priorityClassName in body should match"},
+			{"class: a system- priority class", set(t, cl(), "system-node-critical", "spec", "priorityClassName"), "spec.priorityClassName: a system- PriorityClass is for the cluster's own components"},
 			{"class: forbidding a role that is not built in", set(t, cl(), []any{"root"}, "spec", "accounts", "forbiddenBuiltinRoles"), `spec.accounts.forbiddenBuiltinRoles[0]: Invalid value: "root"`},
 			// Backups (issue 26).
 			{"backup: retention with neither keepLast nor keepWithin", set(t, withBackup(t, sr("bk-ret")), map[string]any{}, "spec", "backup", "retention"), "retention needs keepLast, keepWithin or both"},

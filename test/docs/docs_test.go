@@ -25,10 +25,12 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -98,6 +100,26 @@ func frontMatter(content []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("front matter is not YAML: %w", err)
 	}
 	return fm, nil
+}
+
+// userPages are the pages docs/ may hold. docs/ is what Deckhouse's
+// documentation site publishes for the module (and the bundle and the
+// release image carry): pages for the admins and users who run it. Pages
+// for its developers (how it is built, what its benchmarks measured) live
+// in dev/docs, beside the sources, as Deckhouse keeps its own developer
+// notes out of the published pages (modules/<module>/docs/internal).
+var userPages = map[string]bool{
+	"README": true, "CONFIGURATION": true, "CR": true, "EXAMPLES": true, "FAQ": true, "ADMIN_GUIDE": true, "USAGE": true,
+}
+
+func TestDocsHoldOnlyPagesForAdminsAndUsers(t *testing.T) {
+	root := repoRoot(t)
+	for _, page := range docPages(t, root) {
+		name := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(page, "docs/"), ".md"), ".ru")
+		if !userPages[name] {
+			t.Errorf("%s is not a page for admins or users (%v): a developer page belongs in dev/docs", page, slices.Sorted(maps.Keys(userPages)))
+		}
+	}
 }
 
 func TestEveryPageHasFrontMatterWithTitleAndDescription(t *testing.T) {
@@ -200,7 +222,59 @@ func isCyrillic(r rune) bool { return unicode.Is(unicode.Cyrillic, r) }
 // cyrillicAllowed says whether a tracked file may hold Russian text at all.
 func cyrillicAllowed(path string) bool {
 	base := filepath.Base(path)
-	return strings.HasSuffix(base, ".ru.md") || strings.HasPrefix(base, "doc-ru-")
+	return strings.HasSuffix(base, ".ru.md") || strings.HasPrefix(base, "doc-ru-") ||
+		(strings.HasPrefix(path, "CHANGELOG/") && strings.HasSuffix(base, ".ru.yml"))
+}
+
+// Every release's changelog (CHANGELOG/<tag>.yml, the release image's
+// changelog.yaml) is a YAML map with its Russian twin CHANGELOG/<tag>.ru.yml,
+// which has as many entries under each section.
+func TestEveryChangelogHasItsRussianTwin(t *testing.T) {
+	root := repoRoot(t)
+	files, err := filepath.Glob(filepath.Join(root, "CHANGELOG", "*.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".ru.yml") {
+			if _, err := os.Stat(strings.TrimSuffix(f, ".ru.yml") + ".yml"); err != nil {
+				t.Errorf("%s has no English original", f)
+			}
+			continue
+		}
+		n++
+		en, ru := changelogSections(t, f), changelogSections(t, strings.TrimSuffix(f, ".yml")+".ru.yml")
+		if fmt.Sprint(en) != fmt.Sprint(ru) {
+			t.Errorf("%s: entries per section %v, its Russian twin %v", f, en, ru)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no CHANGELOG/<tag>.yml")
+	}
+}
+
+// changelogSections are the numbers of entries of a changelog's sections,
+// in the order of the file.
+func changelogSections(t *testing.T, path string) []int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yamlv3.Node
+	if err := yamlv3.Unmarshal(data, &doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yamlv3.MappingNode {
+		t.Fatalf("%s is not a YAML map: %v", path, err)
+	}
+	var out []int
+	m := doc.Content[0]
+	for i := 1; i < len(m.Content); i += 2 {
+		if m.Content[i].Kind != yamlv3.SequenceNode || len(m.Content[i].Content) == 0 {
+			t.Errorf("%s: section %s is not a list of entries", path, m.Content[i-1].Value)
+		}
+		out = append(out, len(m.Content[i].Content))
+	}
+	return out
 }
 
 func trackedFiles(t *testing.T, root string) []string {
@@ -258,9 +332,30 @@ func TestNoCyrillicOutsideRussianFiles(t *testing.T) {
 			continue
 		}
 		for i, line := range strings.Split(string(content), "\n") {
-			if strings.IndexFunc(line, isCyrillic) >= 0 {
+			if strings.IndexFunc(line, isCyrillic) >= 0 && !localizedAnnotation.MatchString(line) {
 				t.Errorf("%s:%d: Cyrillic outside a Russian file (*.ru.md, doc-ru-*): %q", f, i+1, line)
 			}
+		}
+	}
+}
+
+// localizedAnnotation is the one line outside a Russian file that may be
+// Russian: the title and description Deckhouse's role model requires on
+// every capability (ru.meta.deckhouse.io/title and /description), which the
+// console shows to whoever grants access. dmt's no-cyrillic rule skips the
+// same lines (deckhouse/dmt pkg/linters/no-cyrillic/rules/files.go,
+// localizedAnnotationRe).
+var localizedAnnotation = regexp.MustCompile(`^\s*ru\.meta\.deckhouse\.io/(title|description): `)
+
+func TestCyrillicCheckAllowsOnlyTheLocalizedAnnotations(t *testing.T) {
+	for line, allowed := range map[string]bool{
+		"    ru.meta.deckhouse.io/title: \"\u041c\u043e\u0434\u0443\u043b\u044c\"":          true,
+		"    ru.meta.deckhouse.io/description: \"\u041c\u043e\u0434\u0443\u043b\u044c\"":    true,
+		"    en.meta.deckhouse.io/title: \"\u041c\u043e\u0434\u0443\u043b\u044c\"":          false,
+		"    name: \"\u041c\u043e\u0434\u0443\u043b\u044c\" # ru.meta.deckhouse.io/title: ": false,
+	} {
+		if got := localizedAnnotation.MatchString(line); got != allowed {
+			t.Errorf("%q: allowed=%v, want %v", line, got, allowed)
 		}
 	}
 }

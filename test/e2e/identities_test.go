@@ -43,8 +43,9 @@ const tenantUser = "e2e-user"
 
 // tenantEditRoles are what a namespace's team has in a Deckhouse cluster:
 // Kubernetes' edit role and the module's "use" capability (Starrocks
-// objects, templates/rbacv2/use/edit.yaml).
-var tenantEditRoles = []string{"edit", "d8:use:capability:module:managed-starrocks:edit"}
+// objects, templates/rbacv2/use/edit.yaml as a cluster of
+// chartrender.DefaultGlobals' Deckhouse version renders it).
+var tenantEditRoles = []string{"edit", "d8:namespace-capability:managed-starrocks:edit"}
 
 // tenant returns clients acting as tenantUser, bound to tenantEditRoles in
 // namespace (made if missing).

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -61,20 +62,47 @@ const (
 // (deckhouse/deckhouse modules/140-user-authz/hooks/handle_custom_cluster_roles.go).
 var accessLevels = []string{"User", "PrivilegedUser", "Editor", "Admin", "ClusterEditor", "ClusterAdmin"}
 
-// The roles the chart must render; a renamed or lost role fails the test.
-var wantRoles = []string{
-	"d8:manage:permission:module:managed-starrocks:edit",
-	"d8:manage:permission:module:managed-starrocks:view",
-	"d8:use:capability:module:managed-starrocks:edit",
-	"d8:use:capability:module:managed-starrocks:view",
+// roleModel is one of Deckhouse's RBACv2 role models: the version of a
+// cluster that runs it, the roles the chart must render there (a renamed or
+// lost role fails the test), and Deckhouse's aggregated roles of that model.
+type roleModel struct {
+	name, deckhouseVersion, standIns string
+	wantRoles                        []string
+}
+
+var userAuthzRoleNames = []string{
 	"d8:user-authz:managed-starrocks:cluster-editor",
 	"d8:user-authz:managed-starrocks:editor",
 	"d8:user-authz:managed-starrocks:user",
 }
 
-// renderRoles renders the chart and returns the ClusterRoles of
+var (
+	// Deckhouse before 1.78: "use" and "manage" capabilities.
+	model177 = roleModel{
+		name: "deckhouse-1.77", deckhouseVersion: "v1.77.5", standIns: "deckhouse-1.77-roles.yaml",
+		wantRoles: append([]string{
+			"d8:manage:permission:module:managed-starrocks:edit",
+			"d8:manage:permission:module:managed-starrocks:view",
+			"d8:use:capability:module:managed-starrocks:edit",
+			"d8:use:capability:module:managed-starrocks:view",
+		}, userAuthzRoleNames...),
+	}
+	// Deckhouse 1.78 and later: namespace and system capabilities.
+	model178 = roleModel{
+		name: "deckhouse-1.78", deckhouseVersion: "v1.78.0", standIns: "deckhouse-1.78-roles.yaml",
+		wantRoles: append([]string{
+			"d8:namespace-capability:managed-starrocks:edit",
+			"d8:namespace-capability:managed-starrocks:view",
+			"d8:system-capability:managed-starrocks:edit",
+			"d8:system-capability:managed-starrocks:view",
+		}, userAuthzRoleNames...),
+	}
+)
+
+// renderRoles renders the chart for a cluster of the given Deckhouse
+// version and returns the ClusterRoles of
 // templates/user-authz-cluster-roles.yaml and templates/rbacv2/.
-func renderRoles(t *testing.T) []*rbacv1.ClusterRole {
+func renderRoles(t *testing.T, deckhouseVersion any) []*rbacv1.ClusterRole {
 	t.Helper()
 	r, err := chartrender.Default()
 	if err != nil {
@@ -84,7 +112,13 @@ func renderRoles(t *testing.T) []*rbacv1.ClusterRole {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := r.RenderFiles(vals, chartrender.DefaultGlobals())
+	globals := chartrender.DefaultGlobals()
+	if deckhouseVersion == nil {
+		delete(globals, "deckhouseVersion")
+	} else {
+		globals["deckhouseVersion"] = deckhouseVersion
+	}
+	files, err := r.RenderFiles(vals, globals)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,21 +143,35 @@ func renderRoles(t *testing.T) []*rbacv1.ClusterRole {
 			roles = append(roles, &cr)
 		}
 	}
+	return roles
+}
+
+func roleNames(roles []*rbacv1.ClusterRole) []string {
 	var names []string
 	for _, cr := range roles {
 		names = append(names, cr.Name)
 	}
 	sort.Strings(names)
-	if strings.Join(names, " ") != strings.Join(wantRoles, " ") {
-		t.Fatalf("rendered roles\n  %v\nwant\n  %v", names, wantRoles)
+	return names
+}
+
+// renderModelRoles renders the roles for a cluster of the model's version
+// and checks they are the model's.
+func renderModelRoles(t *testing.T, m roleModel) []*rbacv1.ClusterRole {
+	t.Helper()
+	roles := renderRoles(t, m.deckhouseVersion)
+	want := slices.Sorted(slices.Values(m.wantRoles))
+	if got := roleNames(roles); !slices.Equal(got, want) {
+		t.Fatalf("rendered for Deckhouse %s:\n  %v\nwant\n  %v", m.deckhouseVersion, got, want)
 	}
 	return roles
 }
 
-// standIns are Deckhouse's aggregated RBACv2 roles (see the file's comment).
-func standIns(t *testing.T) []*rbacv1.ClusterRole {
+// standIns are Deckhouse's aggregated RBACv2 roles of a model (see the
+// files' comments).
+func standIns(t *testing.T, m roleModel) []*rbacv1.ClusterRole {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "deckhouse-rbacv2-roles.yaml"))
+	data, err := os.ReadFile(filepath.Join("testdata", m.standIns))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,8 +305,9 @@ func concat(lists ...[]check) []check {
 	return out
 }
 
-// users is the access matrix docs/ADMIN_GUIDE.md shows.
-func users(t *testing.T, rendered []*rbacv1.ClusterRole) []user {
+// users is the access matrix docs/ADMIN_GUIDE.md shows, for the roles of
+// the given model.
+func users(t *testing.T, m roleModel, rendered []*rbacv1.ClusterRole) []user {
 	t.Helper()
 	tenantRead := starrocks(readVerbs, ownNS)
 	tenantWrite := concat(tenantRead, starrocks(writeVerbs, ownNS))
@@ -288,19 +337,48 @@ func users(t *testing.T, rendered []*rbacv1.ClusterRole) []user {
 		}
 		us = append(us, user{name: "clusterauthorizationrule-" + strings.ToLower(l), roles: userAuthzRoles(t, rendered, l), allowed: allowed})
 	}
-	// RBACv2: use roles in a RoleBinding, manage roles in a ClusterRoleBinding.
-	for _, l := range []string{"viewer", "user", "manager", "admin"} {
+	if m.name == model177.name {
+		// Before 1.78: use roles in a RoleBinding, manage roles in a
+		// ClusterRoleBinding.
+		for _, l := range []string{"viewer", "user", "manager", "admin"} {
+			allowed := tenantRead
+			if l == "manager" || l == "admin" {
+				allowed = tenantWrite
+			}
+			us = append(us, user{name: "use-" + l, roles: []string{"d8:use:role:" + l}, namespaced: true, allowed: allowed})
+		}
+		for _, subsystem := range []string{"kubernetes", "all"} {
+			us = append(us,
+				user{name: "manage-" + subsystem + "-viewer", roles: []string{"d8:manage:" + subsystem + ":viewer"}, allowed: manageView},
+				user{name: "manage-" + subsystem + "-manager", roles: []string{"d8:manage:" + subsystem + ":manager"}, allowed: manageEdit},
+			)
+		}
+		return us
+	}
+	// From 1.78: namespace roles in a RoleBinding; subsystem and system
+	// roles in a ClusterRoleBinding, which give the module's configuration
+	// and classes and no tenant's instances.
+	for _, l := range []string{"viewer", "user", "manager", "admin", "superadmin"} {
 		allowed := tenantRead
-		if l == "manager" || l == "admin" {
+		if l != "viewer" && l != "user" {
 			allowed = tenantWrite
 		}
-		us = append(us, user{name: "use-" + l, roles: []string{"d8:use:role:" + l}, namespaced: true, allowed: allowed})
+		us = append(us, user{name: "namespace-" + l, roles: []string{"d8:namespace:" + l}, namespaced: true, allowed: allowed})
 	}
-	for _, subsystem := range []string{"kubernetes", "all"} {
+	for _, role := range []string{"subsystem:kubernetes", "system"} {
+		prefix := strings.ReplaceAll(role, ":", "-")
 		us = append(us,
-			user{name: "manage-" + subsystem + "-viewer", roles: []string{"d8:manage:" + subsystem + ":viewer"}, allowed: manageView},
-			user{name: "manage-" + subsystem + "-manager", roles: []string{"d8:manage:" + subsystem + ":manager"}, allowed: manageEdit},
+			user{name: prefix + "-viewer", roles: []string{"d8:" + role + ":viewer"}, allowed: manageView},
+			user{name: prefix + "-manager", roles: []string{"d8:" + role + ":manager"}, allowed: manageEdit},
+			user{name: prefix + "-superadmin", roles: []string{"d8:" + role + ":superadmin"}, allowed: manageEdit},
 		)
+	}
+	// user-authz's aggregated custom roles (PR #22824) grant what the
+	// annotation's cascade grants: the same matrix as the direct bindings.
+	for _, u := range us {
+		if level, ok := strings.CutPrefix(u.name, "clusterauthorizationrule-"); ok {
+			us = append(us, user{name: "custom-" + level, roles: []string{"user-authz:" + level + ":custom"}, allowed: u.allowed})
+		}
 	}
 	return us
 }
@@ -403,13 +481,25 @@ func mismatches(ctx context.Context, t *testing.T, c *cluster, us []user) ([]str
 	return out, nil
 }
 
+// TestAccessMatrix asks a real apiserver what each user may do, once per
+// Deckhouse role model: the chart rendered for a cluster of that model's
+// version, with that model's aggregated roles. One control plane each: the
+// two models' roles select each other's capabilities (1.78's
+// d8:subsystem:kubernetes:* select any aggregate-to-kubernetes-as), so they
+// never share a cluster.
 func TestAccessMatrix(t *testing.T) {
-	rendered := renderRoles(t)
+	for _, m := range []roleModel{model177, model178} {
+		t.Run(m.name, func(t *testing.T) { accessMatrix(t, m) })
+	}
+}
+
+func accessMatrix(t *testing.T, m roleModel) {
+	rendered := renderModelRoles(t, m)
 	c := startCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	us := users(t, rendered)
-	setUp(ctx, t, c, append(rendered, standIns(t)...), us)
+	us := users(t, m, rendered)
+	setUp(ctx, t, c, append(rendered, standIns(t, m)...), us)
 
 	// The aggregation controller fills the RBACv2 roles in shortly after they
 	// appear; until then those users may do less than the matrix says.
@@ -428,12 +518,12 @@ func TestAccessMatrix(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 
-	t.Run("real requests", func(t *testing.T) { realRequests(ctx, t, c) })
+	t.Run("real requests", func(t *testing.T) { realRequests(ctx, t, c, m) })
 }
 
 // realRequests does what the users would do, so the answers above are also
 // what the apiserver enforces on writes.
-func realRequests(ctx context.Context, t *testing.T, c *cluster) {
+func realRequests(ctx context.Context, t *testing.T, c *cluster, m roleModel) {
 	starrocksRes := func(dyn dynamic.Interface, ns string) dynamic.ResourceInterface {
 		return dyn.Resource(v1alpha1.StarrocksGVR).Namespace(ns)
 	}
@@ -465,7 +555,18 @@ func realRequests(ctx context.Context, t *testing.T, c *cluster) {
 	wantForbidden("an Editor creates a StarrocksClass", err)
 	must("an Editor deletes its Starrocks", starrocksRes(editor, ownNS).Delete(ctx, "analytics", metav1.DeleteOptions{}))
 
-	_, viewer := c.as(t, "use-viewer")
+	namespaceViewer, namespaceManager, platformManagers := "use-viewer", "use-manager", []string{"clusterauthorizationrule-clusteradmin", "manage-all-manager"}
+	if m.name == model178.name {
+		namespaceViewer, namespaceManager, platformManagers = "namespace-viewer", "namespace-manager", []string{"clusterauthorizationrule-clusteradmin", "system-manager", "subsystem-kubernetes-manager"}
+	}
+	_, nsManager := c.as(t, namespaceManager)
+	_, err = starrocksRes(nsManager, ownNS).Create(ctx, parse(t, fmt.Sprintf(starrocksDoc, "team-made", ownNS)), metav1.CreateOptions{})
+	must("a namespace manager creates a Starrocks in its namespace", err)
+	must("a namespace manager deletes it", starrocksRes(nsManager, ownNS).Delete(ctx, "team-made", metav1.DeleteOptions{}))
+	_, err = starrocksRes(nsManager, otherNS).Create(ctx, parse(t, fmt.Sprintf(starrocksDoc, "team-made", otherNS)), metav1.CreateOptions{})
+	wantForbidden("a namespace manager creates a Starrocks in another namespace", err)
+
+	_, viewer := c.as(t, namespaceViewer)
 	_, err = starrocksRes(viewer, ownNS).List(ctx, metav1.ListOptions{})
 	must("a use viewer lists Starrocks in its namespace", err)
 	_, err = starrocksRes(viewer, ownNS).Create(ctx, parse(t, fmt.Sprintf(starrocksDoc, "viewer-made", ownNS)), metav1.CreateOptions{})
@@ -475,7 +576,7 @@ func realRequests(ctx context.Context, t *testing.T, c *cluster) {
 	_, err = tenant.Resource(v1alpha1.StarrocksClassGVR).List(ctx, metav1.ListOptions{})
 	must("a cluster-wide Editor lists classes", err)
 
-	for _, admin := range []string{"clusterauthorizationrule-clusteradmin", "manage-all-manager"} {
+	for _, admin := range platformManagers {
 		_, dyn := c.as(t, admin)
 		classes := dyn.Resource(v1alpha1.StarrocksClassGVR)
 		_, err := classes.Create(ctx, parse(t, fmt.Sprintf(classDoc, "gold")), metav1.CreateOptions{})
@@ -484,9 +585,11 @@ func realRequests(ctx context.Context, t *testing.T, c *cluster) {
 		must(admin+" changes it", err)
 		must(admin+" deletes it", classes.Delete(ctx, "gold", metav1.DeleteOptions{}))
 	}
-	_, manager := c.as(t, "manage-all-manager")
-	_, err = starrocksRes(manager, ownNS).Create(ctx, parse(t, fmt.Sprintf(starrocksDoc, "admin-made", ownNS)), metav1.CreateOptions{})
-	wantForbidden("a platform manager creates a Starrocks in a tenant namespace", err)
+	for _, admin := range platformManagers[1:] {
+		_, manager := c.as(t, admin)
+		_, err = starrocksRes(manager, ownNS).Create(ctx, parse(t, fmt.Sprintf(starrocksDoc, "admin-made", ownNS)), metav1.CreateOptions{})
+		wantForbidden(admin+" creates a Starrocks in a tenant namespace", err)
+	}
 }
 
 func parse(t *testing.T, doc string) *unstructured.Unstructured {

@@ -40,22 +40,27 @@ func TestModuleSubsystemsAreTheManageRolesSubsystems(t *testing.T) {
 	if err := yaml.Unmarshal(data, &def); err != nil {
 		t.Fatal(err)
 	}
-	var joined []string
-	for _, r := range renderRoles(t) {
-		if r.Labels["rbac.deckhouse.io/kind"] != "manage" {
-			continue
-		}
-		for k := range r.Labels {
-			if s, ok := strings.CutPrefix(k, "rbac.deckhouse.io/aggregate-to-"); ok {
-				joined = append(joined, strings.TrimSuffix(s, "-as"))
-			}
-		}
-	}
-	slices.Sort(joined)
-	joined = slices.Compact(joined)
 	got := slices.Clone(def.Subsystems)
 	slices.Sort(got)
-	if len(joined) == 0 || !slices.Equal(got, joined) {
-		t.Errorf("module.yaml subsystems %v, manage roles join %v", def.Subsystems, joined)
+	// The manage roles before 1.78, the system capabilities from 1.78
+	// (templates/_rbacv2_compat.tpl): both join the subsystem.
+	for _, m := range []roleModel{model177, model178} {
+		var joined []string
+		for _, r := range renderModelRoles(t, m) {
+			kind := r.Labels["rbac.deckhouse.io/kind"]
+			if kind != "manage" && (kind != "capability" || r.Labels["rbac.deckhouse.io/scope"] != "system") {
+				continue
+			}
+			for k := range r.Labels {
+				if s, ok := strings.CutPrefix(k, "rbac.deckhouse.io/aggregate-to-"); ok {
+					joined = append(joined, strings.TrimSuffix(s, "-as"))
+				}
+			}
+		}
+		slices.Sort(joined)
+		joined = slices.Compact(joined)
+		if len(joined) == 0 || !slices.Equal(got, joined) {
+			t.Errorf("%s: module.yaml subsystems %v, manage roles join %v", m.name, def.Subsystems, joined)
+		}
 	}
 }

@@ -266,6 +266,15 @@ func Refusal(err error) string {
 	return msg
 }
 
+// Conflict reports whether a write failed only because the object changed
+// under it: 409 Conflict (a resourceVersion or UID precondition that no
+// longer holds; the API server's own retries of a patch without one running
+// out while others keep writing the object). That says nothing about what
+// the write asked for: it is no refusal, never recorded or announced as
+// one, and the next run writes again. AlreadyExists is a 409 too, with its
+// own reason, and is not a conflict here.
+func Conflict(err error) bool { return apierrors.IsConflict(err) }
+
 // Gone reports whether a write failed because its namespace is being
 // deleted or is gone: the instances there are ending, nothing is recreated.
 func Gone(err error) bool {

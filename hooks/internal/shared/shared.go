@@ -30,16 +30,60 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 )
 
-// Queue is the addon-operator queue of every hook of the module with
-// Kubernetes bindings. Deckhouse's `main` queue is shared by every module
-// and retries a failed task at its head until it succeeds: a run of this
-// module there (a long one, or one that fails) would hold up the whole
-// platform's convergence. A queue of its own keeps the module's runs among
-// themselves, one at a time as in `main`. Hooks bound to Helm runs
-// (OnBeforeHelm, OnAfterHelm) still run in `main` as part of the module's
-// run, as addon-operator does for every module: they must not be able to
-// fail on tenant input (hooks/internal/kubewrite) and stay short.
-const Queue = "/modules/managed-starrocks"
+// The addon-operator queues of the module's hooks, one per purpose, named
+// as Deckhouse's own modules name theirs (/modules/<module>/<purpose>:
+// deckhouse/deckhouse modules/140-user-authz/hooks/internal Queue). Never
+// Deckhouse's `main` queue, which every module shares and which retries a
+// failed task at its head until it succeeds: a run of this module there (a
+// long one, or one that fails) would hold up the whole platform's
+// convergence. A queue per purpose keeps one kind of work (a thousand
+// instances' objects after an upgrade, say) from delaying another (a
+// tenant's new credentials, an instance's status): each queue runs its
+// hook's runs one at a time, and the hooks own disjoint objects (status
+// and desired state; instance objects and their records; Secrets; the
+// default class), so they need not wait for each other. Hooks bound to
+// Helm runs (OnBeforeHelm, OnAfterHelm) still run in `main` as part of the
+// module's run, as addon-operator does for every module: they must not be
+// able to fail on tenant input (hooks/internal/kubewrite) and stay short.
+const (
+	QueuePrefix = "/modules/managed-starrocks/"
+	// QueueInstances: the instances hook (validation, desired state,
+	// status, scheduled backups).
+	QueueInstances = QueuePrefix + "instances"
+	// QueueObjects: the instanceobjects hooks (each instance's objects).
+	QueueObjects = QueuePrefix + "objects"
+	// QueueCredentials: the credentials hook (each instance's Secrets).
+	QueueCredentials = QueuePrefix + "credentials"
+	// QueueClasses: the defaultclass hook.
+	QueueClasses = QueuePrefix + "classes"
+)
+
+// Queues are all the module's queues.
+var Queues = []string{QueueInstances, QueueObjects, QueueCredentials, QueueClasses}
+
+// NoWaitForSynchronization marks every binding that runs its hook on
+// Synchronization as one the module's run need not wait for, and returns
+// the bindings. addon-operator's ModuleRun waits, before the module's Helm
+// run, for the Synchronization task of every binding that has
+// waitForSynchronization (true by default: module-sdk pkg/hook.go,
+// addon-operator v1.24.4 pkg/task/tasks/module-run/task.go
+// parallelSyncTasksToWait), and a Synchronization run that fails is retried
+// at its queue's head for ever: one tenant's object that made a sync run
+// fail would keep the module, and Deckhouse's startup converge with it,
+// waiting. No Helm run reads what these hooks compute (no hook sets
+// values), so nothing needs to wait. A binding that only fills a snapshot
+// (executeHookOnSynchronization: false) keeps the default: its
+// Synchronization runs no hook and cannot fail, and an after-Helm hook
+// reading it must see it filled.
+func NoWaitForSynchronization(bindings []pkg.KubernetesConfig) []pkg.KubernetesConfig {
+	no := false
+	for i := range bindings {
+		if b := &bindings[i]; b.ExecuteHookOnSynchronization == nil || *b.ExecuteHookOnSynchronization {
+			b.WaitForSynchronization = &no
+		}
+	}
+	return bindings
+}
 
 // ModuleNamespace is the namespace of the module's own objects.
 const ModuleNamespace = "d8-managed-starrocks"

@@ -111,13 +111,15 @@ bound on the node's disk. */ -}}
     sizeLimit: 1Gi
 {{- end }}
 
-{{- /* Priority of the StarRocks pods. Deckhouse's priority-class module
-describes production-high as "stateful applications in the production
-environment; their unavailability leads to service downtime or data loss",
-naming PostgreSQL, Redis and MongoDB: a database the module runs for a team
-is that (deckhouse.io documentation, modules/priority-class). */ -}}
+{{- /* Priority of the StarRocks pods: the class's spec.priorityClassName
+(a DNS-1123 subdomain, never system-*: classrules and the instance schema),
+so a tenant's pods preempt other workloads only as far as the admin who
+published the class allows. Without one, no priorityClassName: the cluster's
+default priority. Argument: the instance. */ -}}
 {{- define "ms.priorityClassName" -}}
-production-high
+{{- with (.scheduling | default dict).priorityClassName -}}
+priorityClassName: {{ . | quote }}
+{{- end -}}
 {{- end }}
 
 {{- /* Deckhouse log level (Debug|Info|Warn|Error) lowercased for the programs. */ -}}

@@ -48,7 +48,7 @@ spec:
       (StarRocks/starrocks-kubernetes-operator pkg/apis/starrocks/v1
       component_type.go GetTerminationGracePeriodSeconds). */}}
       terminationGracePeriodSeconds: 120
-      priorityClassName: {{ include "ms.priorityClassName" $root | quote }}
+      {{- include "ms.priorityClassName" $i | nindent 6 }}
       securityContext:
         {{- include "ms.podSecurityContext" . | nindent 8 }}
       {{- include "ms.scheduling" $c | nindent 6 }}
