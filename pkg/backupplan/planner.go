@@ -251,7 +251,7 @@ var phases = map[string]v1alpha1.BackupPhase{
 }
 
 var (
-	reportDatabaseRE  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,255}$`)
+	reportDatabaseRE  = regexp.MustCompile(agentconfig.DatabaseNamePattern)
 	reportStateRE     = regexp.MustCompile(`^[A-Z_]{1,32}$`)
 	reportVersionRE   = regexp.MustCompile(`^[-+._a-zA-Z0-9]{1,64}$`)
 	reportTimestampRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{2}(-[0-9]{3})?$`)

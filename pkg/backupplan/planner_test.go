@@ -160,6 +160,9 @@ func TestStatusFromReportTrustsOnlyWhatFits(t *testing.T) {
 			{Name: "sales", Label: agentconfig.BackupLabel(prefix, "sales"), BackupTimestamp: "2026-12-05-03-00-06", State: "FINISHED"},
 			{Name: "events", Label: "d8ms_0000000000000000_events", BackupTimestamp: "2026-12-05\"; DROP", State: "CANCELLED", Message: "is empty"},
 			{Name: "bad\nname", State: "FINISHED"},
+			{Name: "bad`name", State: "FINISHED"},
+			// StarRocks 4.1 names a database so (FeNameFormat.DB_NAME_REGEX).
+			{Name: "sales-2024", Label: agentconfig.BackupLabel(prefix, "sales-2024"), BackupTimestamp: "2026-12-05-03-01-00", State: "FINISHED"},
 		}}
 	st, ok := StatusFromReport(r, prefix, "s3://b/team-a/olap-0b1c2d3e", "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0", v1alpha1.TypeCluster)
 	if !ok || st.Phase != v1alpha1.BackupPhasePartiallyFailed || st.Duration != "4m10s" || st.StarrocksVersion != "4.1.2" {
@@ -168,7 +171,7 @@ func TestStatusFromReportTrustsOnlyWhatFits(t *testing.T) {
 	if strings.Contains(st.Message, "\n") || len(st.Message) > agentconfig.MaxBackupMessageLen {
 		t.Errorf("message not bounded to one line: %d bytes", len(st.Message))
 	}
-	if len(st.Databases) != 2 || st.DatabaseCount != 2 {
+	if len(st.Databases) != 3 || st.DatabaseCount != 3 || st.Databases[2].Name != "sales-2024" || st.Databases[2].BackupTimestamp == "" {
 		t.Fatalf("databases %+v", st.Databases)
 	}
 	if st.Databases[1].Label != "" || st.Databases[1].BackupTimestamp != "" {

@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
 // State of one database in a backup set or a restore.
@@ -133,9 +135,11 @@ var (
 	// reLabel: snapshot labels (fe-core FeNameFormat.LABEL_REGEX, as
 	// agentconfig checks them).
 	reLabel = regexp.MustCompile(`^[-_A-Za-z0-9]{1,128}$`)
-	// reDatabase: StarRocks database names (FeNameFormat.DB_NAME_REGEX);
-	// SHOW DATABASES may list any the team created.
-	reDatabase = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,255}$`)
+	// reDatabase: StarRocks database names (agentconfig.DatabaseNamePattern,
+	// fe-core FeNameFormat.DB_NAME_REGEX); SHOW DATABASES may list any the
+	// team created, `sales-2024` too. No character of it ends a backtick
+	// quote, so the statements quote a name in backticks.
+	reDatabase = regexp.MustCompile(agentconfig.DatabaseNamePattern)
 )
 
 // Messages of fe-core backup/BackupHandler the steps act on.
