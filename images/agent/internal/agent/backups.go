@@ -42,7 +42,15 @@ func (a *Agent) runBackups(ctx context.Context, cfg *agentconfig.Config, version
 	a.backups.Limits.JobTimeout = time.Duration(cfg.BackupJobTimeoutSeconds) * time.Second
 	var bst *agentconfig.BackupStatus
 	var rst *agentconfig.RestoreStatus
-	err := a.service.Do(ctx, "backup and restore", func(ctx context.Context, db *sql.DB) error {
+	// On the leader's own FE (only the leader's agent runs this), not
+	// through the client Service: SHOW RESTORE, SHOW SNAPSHOT, SHOW
+	// REPOSITORIES and SHOW TABLES are not forwarded to the leader (fe-core
+	// qe/RedirectStatus: only SHOW BACKUP is), and a follower shows the
+	// RestoreJob as replayed from the journal, where SNAPSHOTING and
+	// DOWNLOADING are never logged (RestoreJob.run), a repository or a job
+	// moments late. The statements that change something would be
+	// forwarded anyway.
+	err := a.self.Do(ctx, "backup and restore", func(ctx context.Context, db *sql.DB) error {
 		bst = a.backups.Backup(ctx, db, cfg.Backup, cfg.BackupHold != "", version)
 		rst = a.backups.Restore(ctx, db, cfg.Restore, cfg.BackupHold != "")
 		return nil
