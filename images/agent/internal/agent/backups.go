@@ -31,7 +31,7 @@ import (
 // backup package scrubs every message), and what is logged here are the
 // phases and reasons only, never a statement.
 func (a *Agent) runBackups(ctx context.Context, cfg *agentconfig.Config, version string) error {
-	if cfg.Backup == nil && cfg.Restore == nil {
+	if cfg.Backup == nil && cfg.Restore == nil && a.backups.SourcesDropped() {
 		a.setBackupStatus(nil, nil)
 		return nil
 	}
@@ -53,6 +53,13 @@ func (a *Agent) runBackups(ctx context.Context, cfg *agentconfig.Config, version
 	err := a.self.Do(ctx, "backup and restore", func(ctx context.Context, db *sql.DB) error {
 		bst = a.backups.Backup(ctx, db, cfg.Backup, cfg.BackupHold != "", version)
 		rst = a.backups.Restore(ctx, db, cfg.Restore, cfg.BackupHold != "")
+		if cfg.Restore == nil {
+			// The instance is Restored (or never restored): the source's
+			// repository, keys included, goes from the FE's metadata.
+			if err := a.backups.DropRestoreSources(ctx, db); err != nil {
+				a.log.Info("restore source repository not dropped yet", "error", a.scrub(err.Error()))
+			}
+		}
 		return nil
 	})
 	a.logBackupChanges(bst, rst)

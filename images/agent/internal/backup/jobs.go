@@ -375,21 +375,41 @@ func nonEmptyList(s string) string {
 	return s
 }
 
-// snapshotTimestamp is the Timestamp of SHOW SNAPSHOT ON repo WHERE
-// SNAPSHOT = label (fe-core ShowSnapshotStmt), the latest if several.
+// snapshotTimestamp is the newest timestamp of the snapshot, read from SHOW
+// SNAPSHOT ON repo WHERE SNAPSHOT = label (fe-core ShowSnapshotStmt;
+// backup/Repository.getSnapshotInfo), trusted only from a row whose Status
+// is OK. That row's Timestamp cell is every __info_ file of the snapshot
+// joined by "\n": a finished upload's __info_<ts>.<md5>, and also any
+// __info_<ts>.part a cancelled or interrupted upload left
+// (Repository.upload writes .part first and renames it), listed as
+// "Invalid: <file name>" with Status still OK. Only entries that are
+// BackupJob.TIMESTAMP_FORMAT count. A listing error is Status "ERROR: ...";
+// no __info_ file at all is "ERROR: no snapshot".
 func snapshotTimestamp(ctx context.Context, q Querier, repo, label string) (string, error) {
 	rows, err := queryRows(ctx, q, "SHOW SNAPSHOT ON `"+repo+"` WHERE SNAPSHOT = \""+label+"\"")
 	if err != nil {
 		return "", err
 	}
-	ts := ""
+	ts, status := "", ""
 	for _, r := range rows {
-		if r["Snapshot"] == label && r["Timestamp"] > ts {
-			ts = r["Timestamp"]
+		if r["Snapshot"] != label {
+			continue
+		}
+		status = r["Status"]
+		if status != "OK" {
+			continue
+		}
+		for _, t := range strings.Split(r["Timestamp"], "\n") {
+			if t = strings.TrimSpace(t); reTimestamp.MatchString(t) && t > ts {
+				ts = t
+			}
 		}
 	}
 	if ts == "" {
-		return "", fmt.Errorf("snapshot %s is not in the repository", label)
+		if status == "" {
+			status = "not listed"
+		}
+		return "", fmt.Errorf("snapshot %s has no finished backup in the repository (%s)", label, status)
 	}
 	return ts, nil
 }
