@@ -308,6 +308,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 		existing[key] = ex
 	}
 	backupIx := indexBackups(s.Backups, s.Classes...)
+	backupIx.restoring = indexRestores(s.Instances, s.InstanceStatus)
 	// Every instance, those whose objects are all gone too: what is
 	// rendered for them again must not start a second FE cluster.
 	for _, sr := range s.Instances {

@@ -142,6 +142,15 @@ func TestPlanRetentionAndFinalizers(t *testing.T) {
 		t.Errorf("Deletes %+v", d.Deletes)
 	}
 
+	// A new instance restores from olap-1 and olap-7: retention keeps
+	// olap-1 and the deletion of olap-7 waits, until it is Restored.
+	restoring := append([]Object(nil), objs...)
+	restoring[0].RestoringInto, restoring[6].RestoringInto = "olap-copy", "olap-copy"
+	d = Plan(inst(t), restoring, report, utc("2026-12-05 12:00"))
+	if !slices.Equal(d.Delete, []string{"olap-2"}) || len(d.Deletes) != 0 || !slices.Equal(d.HeldForRestore, []string{"olap-7", "olap-1"}) {
+		t.Errorf("a backup a restore reads: expired %v, deletes %+v, held %v", d.Delete, d.Deletes, d.HeldForRestore)
+	}
+
 	// The instance is gone: every finalizer goes at once, nothing else happens.
 	in := inst(t)
 	in.Exists = false
