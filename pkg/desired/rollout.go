@@ -305,10 +305,18 @@ func (in RolloutInput) tabletWait(outdated int) (note, wait string) {
 // downloads it into the leader's image directory and pushes it to every
 // other FE), so the statement returning says nothing yet: the leader's
 // newest image must be past the one it had when its agent ran the
-// statement, and every other FE must have an image at least as new. The
-// journal rolls only after its next write (persist/JournalWriter.
-// rollJournalAfterBatch), so an FE leader without metadata changes writes
-// no image: ImageWaitLimit is what ends that wait.
+// statement, and every other FE that is Ready must have an image at least
+// as new. The journal rolls only after its next write (persist/
+// JournalWriter.rollJournalAfterBatch), and an idle leader writes one
+// every 10 s of its own (the OP_TIMESTAMP_V2 entry of GlobalStateMgr
+// .createTimePrinter, a leader daemon), while CheckpointController runs
+// every 60 s (FeConstants.checkpoint_interval_second): an idle instance
+// has its image within about a minute plus the checkpoint's own time.
+// Reaching ImageWaitLimit means the checkpoint or the push failed (fe.log:
+// "checkpoint", "push image"). A follower that is not Ready (down, crash
+// looping) cannot take the push (CheckpointController.pushImage retries it
+// every cycle), so it is not waited for: the leader's new image is what it
+// replays from once it is back, and the rollout restarts it first anyway.
 func (in RolloutInput) imageWait(outdated int) (note, wait string) {
 	var leaderImage int64
 	for _, p := range in.Frontends {
@@ -322,7 +330,7 @@ func (in RolloutInput) imageWait(outdated int) (note, wait string) {
 	} else {
 		var behind []string
 		for _, p := range in.Frontends {
-			if p.Name != "" && !sameHost(p.Host, in.Leader) && p.Image < leaderImage {
+			if p.Name != "" && p.Ready && !sameHost(p.Host, in.Leader) && p.Image < leaderImage {
 				behind = append(behind, p.Name)
 			}
 		}

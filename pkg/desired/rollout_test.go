@@ -177,6 +177,13 @@ func TestRolloutWaitsForTheImageOnEveryFrontend(t *testing.T) {
 	in.Frontends[2].Image = 260 // a follower may have a newer one already
 	assert.Equal(t, "fe-2", DecideRollout(in).Delete)
 
+	// A follower that is down cannot take the push: it is restarted
+	// first, without the 10 minutes of waiting for it.
+	in.Frontends[2].Image, in.Frontends[2].Ready = 100, false
+	r = DecideRollout(in)
+	assert.Equal(t, "fe-2", r.Delete, "waited for a follower that is down: %s", r.Message)
+	in.Frontends[2].Ready = true
+
 	in.Frontends[2].Image = 100
 	in.Now = requested.Add(ImageWaitLimit)
 	r = DecideRollout(in)
