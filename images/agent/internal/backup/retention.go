@@ -38,7 +38,8 @@ import (
 // StarRocks' repository layout (fe-core backup/Repository.java):
 // <location>/__starrocks_repository_<name>/__repo_info, and one directory
 // __ss_<label>/ per snapshot holding __meta, __info_<timestamp> and
-// __ss_content/. StarRocks 4.1 has no DROP SNAPSHOT (4.2 adds it), so
+// __ss_content/. StarRocks has no DROP SNAPSHOT (not in 4.1's grammar,
+// fe-grammar StarRocks.g4, nor in main's of 2026-04), so
 // retention deletes a snapshot's __ss_<label>/ prefix itself; __repo_info
 // is never touched, and a snapshot the module did not make (its label
 // lacks LabelPrefix) is never touched either.
