@@ -876,7 +876,14 @@ func (s *Server) submitBackup(p *parser) (*sqltypes.Result, bool, error) {
 		// BackupRestoreAnalyzer.analyzeLabelAndRepo.
 		return nil, true, commonErr("Repository [%s] does not exist", repoName)
 	}
-	tables := s.tablesOf(db)
+	var tables []string
+	for _, t := range s.tablesOf(db) {
+		// BackupRestoreAnalyzer skips every asynchronous materialized
+		// view while enable_backup_materialized_view is false (default).
+		if g.tables[db+"."+t].refresh == "" {
+			tables = append(tables, t)
+		}
+	}
 	if len(only) > 0 {
 		for _, t := range only {
 			if g.tables[db+"."+t] == nil {

@@ -315,6 +315,9 @@ func setStatus(uid string, run *setRun) agentconfig.BackupSetStatus {
 			completed++
 		case StateCompleted:
 			ds.State = agentconfig.BackupStateFinished
+			if ds.Message == "" {
+				ds.Message = agentconfig.TruncateBackupMessage(d.MaterializedViewNote())
+			}
 			completed++
 		case StateFailed:
 			ds.State = agentconfig.BackupDatabaseFailed
