@@ -395,16 +395,18 @@ type BackupDatabaseStatus struct {
 	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	Label string `json:"label,omitempty"`
-	// StarRocks backup timestamp (needed to restore).
+	// StarRocks backup timestamp (needed to restore): the database's own
+	// point in time; databases are backed up one after another.
 	// +kubebuilder:validation:MaxLength=23
 	// +optional
 	BackupTimestamp string `json:"backupTimestamp,omitempty"`
 	// StarRocks' job state (FINISHED, CANCELLED, UPLOADING, ...) or
-	// SKIPPED (empty database) or WAITING.
+	// SKIPPED (no tables or views) or WAITING.
 	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	State string `json:"state,omitempty"`
-	// StarRocks' own message when it failed.
+	// StarRocks' own message when it failed; for a finished database,
+	// its asynchronous materialized views the snapshot does not hold.
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Message string `json:"message,omitempty"`
