@@ -305,6 +305,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 			ex.CertificateRevision = o.Certificate.Revision
 		}
 		ex.CreateImage = imageToken(rollouts[key], o.Frontend)
+		ex.TabletHealth = backendRestartPending(rollouts[key], o.Backend)
 		existing[key] = ex
 	}
 	backupIx := indexBackups(s.Backups, s.Classes...)

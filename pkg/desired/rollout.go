@@ -102,6 +102,9 @@ type TabletHealth struct {
 	// Since is when the agent first saw it non-zero without a zero in
 	// between (zero time while it is 0).
 	Since time.Time
+	// NotRead: the agent has not read it yet (it reads it only while a BE
+	// restart is pending, agentconfig.Config.TabletHealth): not healthy.
+	NotRead bool
 }
 
 // The bounded waits of a rollout. Past either bound the rollout goes on
@@ -282,11 +285,16 @@ func waiting(msg string) Rollout { return Rollout{State: RolloutWaiting, Message
 // what a restart past the bound leaves behind (note, for the message).
 func (in RolloutInput) tabletWait(outdated int) (note, wait string) {
 	t := in.Tablets
-	if t == nil || t.Unhealthy == 0 || in.Nodes == nil {
+	if t == nil || t.Unhealthy == 0 && !t.NotRead || in.Nodes == nil {
 		return "", ""
 	}
 	what := fmt.Sprintf("StarRocks counts %s (SHOW PROC '/statistic', UnhealthyTabletNum)", plural.Count(int(t.Unhealthy), "unhealthy tablet"))
-	if t.Unhealthy < 0 {
+	switch {
+	case t.NotRead:
+		// Asked in the agent's configuration with the rollout; it is
+		// read on the agent's next pass.
+		return "", fmt.Sprintf("The next BE restart waits until the leader's agent has read the tablet health (SHOW PROC '/statistic', read only while BEs restart) (%s to restart).", plural.Count(outdated, "pod"))
+	case t.Unhealthy < 0:
 		what = "the leader's agent cannot read the tablet health (SHOW PROC '/statistic')"
 	}
 	if !t.Since.IsZero() && in.Now.Sub(t.Since) >= TabletWaitLimit {

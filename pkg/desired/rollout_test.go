@@ -208,6 +208,14 @@ func TestRolloutWaitsForHealthyTabletsBeforeTheNextBackend(t *testing.T) {
 	in.Tablets = &TabletHealth{}
 	assert.Equal(t, "be-1", DecideRollout(in).Delete, "healthy again")
 
+	// The agent reads the tablets only while a BE restart is pending: a
+	// report from before it was asked is not a healthy one.
+	in.Tablets = &TabletHealth{Unhealthy: -1, NotRead: true}
+	r = DecideRollout(in)
+	assert.Equal(t, RolloutWaiting, r.State, "a report of tablets not read: %s", r.Message)
+	assert.Contains(t, r.Message, "has read the tablet health")
+	in.Tablets = &TabletHealth{}
+
 	in.Tablets = &TabletHealth{Unhealthy: 7, Since: since}
 	in.Now = since.Add(TabletWaitLimit)
 	r = DecideRollout(in)
