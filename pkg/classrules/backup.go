@@ -54,6 +54,9 @@ var (
 	allowedHost = regexp.MustCompile(`^([*][.])?[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 )
 
+// databaseNameRule says backupDBRE (StarRocks' FeNameFormat.DB_NAME_REGEX).
+const databaseNameRule = "a StarRocks database name: a letter (or '_' and a letter or digit), then letters, digits and _ - ~ ! @ # $ % ^ & < > = +, at most 256 characters"
+
 // MaxBackupDatabases bounds include, exclude and restore lists (the CRD
 // declares the same; agentconfig.MaxBackupDatabases is the agent's bound).
 const MaxBackupDatabases = 100
@@ -180,7 +183,7 @@ func (c *Compiled) checkBackup(sr *v1alpha1.Starrocks) Violations {
 			for i, d := range s.Databases {
 				field := fmt.Sprintf("spec.restore.source.databases[%d]", i)
 				if !backupDBRE.MatchString(d.Name) {
-					vs = append(vs, stringViolation(field+".name", d.Name, "a StarRocks database name: a letter (or '_' and a letter or digit), then letters, digits and _ - ~ ! @ # $ % ^ & < > = +, at most 256 characters", nil))
+					vs = append(vs, stringViolation(field+".name", d.Name, databaseNameRule, nil))
 				}
 				if !timestampRE.MatchString(d.BackupTimestamp) {
 					vs = append(vs, stringViolation(field+".backupTimestamp", d.BackupTimestamp, "a StarRocks backup timestamp, e.g. 2026-01-01-03-00-05", nil))
@@ -256,7 +259,7 @@ func checkDatabaseNames(field string, names []string) Violations {
 	}
 	for i, n := range names {
 		if !backupDBRE.MatchString(n) {
-			vs = append(vs, stringViolation(fmt.Sprintf("%s[%d]", field, i), n, "a database name: a lowercase letter, then lowercase letters, digits and '_', at most 64 characters", nil))
+			vs = append(vs, stringViolation(fmt.Sprintf("%s[%d]", field, i), n, databaseNameRule, nil))
 		}
 	}
 	return vs
