@@ -141,15 +141,15 @@ type BackupCredentialsRef struct {
 type BackupDatabases struct {
 	// Only these databases, e.g. `[sales, events]`.
 	// +kubebuilder:validation:MaxItems=100
-	// +kubebuilder:validation:items:MaxLength=64
-	// +kubebuilder:validation:items:Pattern=`^[a-z][a-z0-9_]{0,63}$`
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:Pattern=`^([a-zA-Z][-~!@#$%^&<>=+\w]{0,255}|_[a-zA-Z0-9][-~!@#$%^&<>=+\w]{0,254})$`
 	// +listType=set
 	// +optional
 	Include []string `json:"include,omitempty"`
 	// All databases but these.
 	// +kubebuilder:validation:MaxItems=100
-	// +kubebuilder:validation:items:MaxLength=64
-	// +kubebuilder:validation:items:Pattern=`^[a-z][a-z0-9_]{0,63}$`
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:Pattern=`^([a-zA-Z][-~!@#$%^&<>=+\w]{0,255}|_[a-zA-Z0-9][-~!@#$%^&<>=+\w]{0,254})$`
 	// +listType=set
 	// +optional
 	Exclude []string `json:"exclude,omitempty"`
@@ -191,8 +191,8 @@ type RestoreSpec struct {
 
 	// Only these databases of the backup; all by default.
 	// +kubebuilder:validation:MaxItems=100
-	// +kubebuilder:validation:items:MaxLength=64
-	// +kubebuilder:validation:items:Pattern=`^[a-z][a-z0-9_]{0,63}$`
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:Pattern=`^([a-zA-Z][-~!@#$%^&<>=+\w]{0,255}|_[a-zA-Z0-9][-~!@#$%^&<>=+\w]{0,254})$`
 	// +listType=set
 	// +optional
 	Databases []string `json:"databases,omitempty"`
@@ -230,9 +230,10 @@ type RestoreSource struct {
 
 // One database of a backup found by location.
 type RestoreSourceDatabase struct {
-	// Name of the database.
-	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9_]{0,63}$`
+	// Name of the database as StarRocks 4.1 accepts it, e.g.
+	// `sales-2024`.
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^([a-zA-Z][-~!@#$%^&<>=+\w]{0,255}|_[a-zA-Z0-9][-~!@#$%^&<>=+\w]{0,254})$`
 	Name string `json:"name"`
 	// StarRocks backup timestamp, e.g. `2026-01-01-03-00-05`.
 	// +kubebuilder:validation:MaxLength=23
@@ -394,16 +395,18 @@ type BackupDatabaseStatus struct {
 	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	Label string `json:"label,omitempty"`
-	// StarRocks backup timestamp (needed to restore).
+	// StarRocks backup timestamp (needed to restore): the database's own
+	// point in time; databases are backed up one after another.
 	// +kubebuilder:validation:MaxLength=23
 	// +optional
 	BackupTimestamp string `json:"backupTimestamp,omitempty"`
 	// StarRocks' job state (FINISHED, CANCELLED, UPLOADING, ...) or
-	// SKIPPED (empty database) or WAITING.
+	// SKIPPED (no tables or views) or WAITING.
 	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	State string `json:"state,omitempty"`
-	// StarRocks' own message when it failed.
+	// StarRocks' own message when it failed; for a finished database,
+	// its asynchronous materialized views the snapshot does not hold.
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Message string `json:"message,omitempty"`

@@ -81,8 +81,10 @@ import (
 //     ShowBackupStmt/ShowRestoreStmt.TITLE_NAMES, in another order here so
 //     a client that reads them by position fails.
 //   - SHOW SNAPSHOT ON r [WHERE SNAPSHOT = "l" [AND TIMESTAMP = "t"]]:
-//     Snapshot, Timestamp, Status; with a snapshot named also Database and
-//     Details (ShowSnapshotStmt), from the objects in the bucket.
+//     Snapshot, Timestamp, Status, a snapshot's __info_ files joined by
+//     "\n" (an unfinished __info_<ts>.part as "Invalid: <file>"); with a
+//     snapshot and a timestamp named also Database and Details
+//     (ShowSnapshotStmt), from the objects in the bucket.
 //   - SHOW TABLES FROM d (ShowTableStmt, column Tables_in_<d>), which the
 //     agent asks before a BACKUP to skip an empty database.
 //   - SHOW REPOSITORIES (ShowRepositoriesStmt.TITLE_NAMES), DROP REPOSITORY
@@ -644,7 +646,11 @@ func withChecksum(key string, body []byte) string {
 	return key + "." + hex.EncodeToString(sum[:])
 }
 
-// snapshotTimestamps lists the backup timestamps of label (its __info_ files).
+// snapshotTimestamps lists the __info_ files of label as
+// Repository.getSnapshotInfo does: a finished file __info_<ts>.<md5> as
+// <ts>, any other (an upload's __info_<ts>.part) as "Invalid: <file name>"
+// (Repository.decodeFileNameWithChecksum wants 32 characters after the
+// last dot).
 func snapshotTimestamps(ctx context.Context, cl *s3.Client, r *repository, label string) ([]string, error) {
 	dir := joinKey(r.root(), "__ss_"+label) + "/"
 	keys, err := s3List(ctx, cl, r.bucket, dir+"__info_", "")
@@ -653,11 +659,13 @@ func snapshotTimestamps(ctx context.Context, cl *s3.Client, r *repository, label
 	}
 	var out []string
 	for _, k := range keys {
-		ts := strings.TrimPrefix(k, dir+"__info_")
-		if i := strings.LastIndex(ts, "."); i > 0 {
-			ts = ts[:i]
+		file := strings.TrimPrefix(k, dir)
+		i := strings.LastIndex(file, ".")
+		if i < 0 || len(file)-i-1 != 32 {
+			out = append(out, "Invalid: "+file)
+			continue
 		}
-		out = append(out, ts)
+		out = append(out, strings.TrimPrefix(file[:i], "__info_"))
 	}
 	return out, nil
 }
@@ -721,10 +729,15 @@ func (s *Server) showSnapshot(p *parser) (*sqltypes.Result, bool, error) {
 			return nil, true, commonErr("%v", err)
 		}
 	}
-	// ShowSnapshotStmt: Snapshot, Timestamp, Status; with a snapshot named
-	// Snapshot, Timestamp, Database, Details, Status.
+	// ShowSnapshotStmt.SNAPSHOT_ALL: Snapshot, Timestamp, Status, one row
+	// a snapshot whose Timestamp is every __info_ file joined by "\n",
+	// Status OK when there is any, even an invalid one ("ERROR: no
+	// snapshot" when none: Repository.getSnapshotInfo); with a snapshot
+	// and a timestamp named SNAPSHOT_DETAIL: Snapshot, Timestamp,
+	// Database, Details, Status (ShowResultMetaFactory
+	// .visitShowSnapshotStatement).
 	res := &sqltypes.Result{Fields: fields("Timestamp", "Status", "Snapshot")}
-	if label != "" {
+	if label != "" && ts != "" {
 		res.Fields = fields("Status", "Database", "Timestamp", "Snapshot", "Details")
 	}
 	for _, l := range labels {
@@ -732,12 +745,16 @@ func (s *Server) showSnapshot(p *parser) (*sqltypes.Result, bool, error) {
 		if err != nil {
 			return nil, true, commonErr("%v", err)
 		}
-		for _, t := range tss {
-			if ts != "" && t != ts {
-				continue
+		if ts == "" {
+			status := "OK"
+			if len(tss) == 0 {
+				status = "ERROR: no snapshot"
 			}
-			if label == "" {
-				res.Rows = append(res.Rows, row(t, "OK", l))
+			res.Rows = append(res.Rows, row(strings.Join(tss, "\n"), status, l))
+			continue
+		}
+		for _, t := range tss {
+			if t != ts {
 				continue
 			}
 			info, err := readInfo(ctx, cl, r, l, t)
@@ -859,7 +876,14 @@ func (s *Server) submitBackup(p *parser) (*sqltypes.Result, bool, error) {
 		// BackupRestoreAnalyzer.analyzeLabelAndRepo.
 		return nil, true, commonErr("Repository [%s] does not exist", repoName)
 	}
-	tables := s.tablesOf(db)
+	var tables []string
+	for _, t := range s.tablesOf(db) {
+		// BackupRestoreAnalyzer skips every asynchronous materialized
+		// view while enable_backup_materialized_view is false (default).
+		if g.tables[db+"."+t].refresh == "" {
+			tables = append(tables, t)
+		}
+	}
 	if len(only) > 0 {
 		for _, t := range only {
 			if g.tables[db+"."+t] == nil {

@@ -232,7 +232,10 @@ func TestBackupAndRestoreThroughTheBucket(t *testing.T) {
 		t.Fatalf("SHOW SNAPSHOT = %v", snaps)
 	}
 	ts := snaps[0]["Timestamp"]
-	detail := src.rows(`SHOW SNAPSHOT ON mod WHERE SNAPSHOT = "s1"`)
+	if one := src.rows(`SHOW SNAPSHOT ON mod WHERE SNAPSHOT = "s1"`); len(one) != 1 || one[0]["Timestamp"] != ts || one[0]["Status"] != "OK" {
+		t.Fatalf("SHOW SNAPSHOT WHERE SNAPSHOT = %v", one)
+	}
+	detail := src.rows(`SHOW SNAPSHOT ON mod WHERE SNAPSHOT = "s1" AND TIMESTAMP = "` + ts + `"`)
 	if len(detail) != 1 || detail[0]["Database"] != "sales" {
 		t.Fatalf("SHOW SNAPSHOT WHERE = %v", detail)
 	}

@@ -43,6 +43,9 @@ const ErrBadTable = 1051
 type fakeTable struct {
 	columns []string
 	rows    [][]string
+	// refresh is an asynchronous materialized view's refresh type
+	// (MANUAL, ASYNC); "" for a table.
+	refresh string
 }
 
 // TableRows returns the rows of db.t (nil when it does not exist).
@@ -181,7 +184,7 @@ func (p *parser) group() ([][]string, bool) {
 func (s *Server) execData(c *mysql.Conn, q string) (*sqltypes.Result, bool, error) {
 	first, _, _ := strings.Cut(strings.TrimSpace(q), " ")
 	switch strings.ToUpper(first) {
-	case "CREATE", "INSERT", "SELECT":
+	case "CREATE", "INSERT", "SELECT", "SHOW":
 	default:
 		return nil, false, nil
 	}
@@ -213,6 +216,45 @@ func (s *Server) execData(c *mysql.Conn, q string) (*sqltypes.Result, bool, erro
 		return nil
 	}
 	switch {
+	case p.kw("CREATE", "MATERIALIZED", "VIEW"):
+		// An asynchronous materialized view, kept by name only: CREATE
+		// MATERIALIZED VIEW db.mv [REFRESH MANUAL|ASYNC ...] AS <query>.
+		db, name, err := p.tableName()
+		if err != nil {
+			return nil, true, err
+		}
+		refresh := "MANUAL"
+		if p.kw("REFRESH") && p.kw("ASYNC") {
+			refresh = "ASYNC"
+		}
+		if !g.databases[db] {
+			return nil, true, sqlerror.NewSQLErrorf(sqlerror.ERBadDb, "42000", "Unknown database '%s'", db)
+		}
+		if err := need(db, "", "CREATE_MATERIALIZED_VIEW"); err != nil {
+			return nil, true, err
+		}
+		if g.tables[db+"."+name] != nil {
+			return nil, true, sqlerror.NewSQLErrorf(sqlerror.ERTableExists, "42S01", "Table '%s' already exists", name)
+		}
+		g.tables[db+"."+name] = &fakeTable{refresh: refresh}
+		return &sqltypes.Result{}, true, nil
+	case p.kw("SHOW", "MATERIALIZED", "VIEWS", "FROM"):
+		// ShowResultMetaFactory.visitShowMaterializedViewStatement: id,
+		// database_name, name, refresh_type, is_active, ... (a subset).
+		db, ok := p.name()
+		if !ok || !p.done() {
+			return nil, true, syntaxErr("a database name")
+		}
+		if !g.databases[db] {
+			return nil, true, sqlerror.NewSQLErrorf(sqlerror.ERBadDb, "42000", "Unknown database '%s'", db)
+		}
+		res := &sqltypes.Result{Fields: fields("name", "is_active", "database_name", "refresh_type")}
+		for _, t := range s.tablesOf(db) {
+			if mv := g.tables[db+"."+t]; mv.refresh != "" {
+				res.Rows = append(res.Rows, row(t, "true", db, mv.refresh))
+			}
+		}
+		return res, true, nil
 	case p.kw("CREATE", "TABLE"):
 		ifNot := p.kw("IF", "NOT", "EXISTS")
 		db, table, err := p.tableName()

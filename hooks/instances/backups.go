@@ -142,6 +142,35 @@ type backupIndex struct {
 	// classes are the StarrocksClasses by name, for their limit on
 	// StarrocksBackups (classrules.MaxBackups).
 	classes map[string]*v1alpha1.StarrocksClass
+	// restoring: the instance (namespace/name) that restores from a
+	// backup and is not Restored yet, by the backup's "namespace/name"
+	// (spec.restore.backupName) and by its UID (spec.restore.source
+	// .backupId); see indexRestores.
+	restoring map[string]string
+}
+
+// indexRestores finds the instances that restore from a StarrocksBackup
+// and are not Restored yet (and not being deleted): their RESTORE reads
+// the backup's snapshots from the bucket until it ended, so retention and
+// a deletion leave them there until then (backupplan.Object.RestoringInto).
+// A restore that failed keeps holding its backup while its instance
+// exists: the team deletes the instance or restores again.
+func indexRestores(instances []*v1alpha1.Starrocks, statuses map[string]v1alpha1.StarrocksStatus) map[string]string {
+	out := map[string]string{}
+	for _, sr := range instances {
+		r := sr.Spec.Restore
+		key := desired.Key(sr.Namespace, sr.Name)
+		if r == nil || sr.DeletionTimestamp != nil || conditionTrue(statuses[key], v1alpha1.ConditionRestored) {
+			continue
+		}
+		if r.BackupName != "" {
+			out[desired.Key(sr.Namespace, r.BackupName)] = key
+		}
+		if r.Source != nil && r.Source.BackupID != "" {
+			out[r.Source.BackupID] = key
+		}
+	}
+	return out
 }
 
 func indexBackups(all []BackupSnap, classes ...*v1alpha1.StarrocksClass) backupIndex {
@@ -221,14 +250,14 @@ func applyBackups(sr *v1alpha1.Starrocks, ix backupIndex, o *Observed, prev v1al
 			}
 			in.Retention.KeepWithin, _ = backupplan.ParseDuration(r.KeepWithin)
 		}
-		d := backupplan.Plan(in, planObjects(o.Backups), report, now)
+		d := backupplan.Plan(in, planObjects(o.Backups, ix.restoring), report, now)
 		ex.BackupSets, ex.BackupDeletes = d.Sets, d.Deletes
 		o.BackupDecision, o.BackupReport = &d, report
 	} else {
 		// spec.backup was removed: the agent has no repository to delete
 		// from, so a backup being deleted goes at once and its data stays
 		// in the bucket, as when the instance is gone.
-		d := backupplan.Plan(backupplan.Instance{Exists: false}, planObjects(o.Backups), nil, now)
+		d := backupplan.Plan(backupplan.Instance{Exists: false}, planObjects(o.Backups, ix.restoring), nil, now)
 		o.BackupDecision = &d
 	}
 	if sr.Spec.Restore == nil || conditionTrue(prev, v1alpha1.ConditionRestored) {
@@ -266,12 +295,16 @@ func applyBackups(sr *v1alpha1.Starrocks, ix backupIndex, o *Observed, prev v1al
 	}
 }
 
-func planObjects(snaps []BackupSnap) []backupplan.Object {
+func planObjects(snaps []BackupSnap, restoring map[string]string) []backupplan.Object {
 	out := make([]backupplan.Object, 0, len(snaps))
 	for _, b := range snaps {
 		created, _ := time.Parse(time.RFC3339, b.Created)
+		into := restoring[desired.Key(b.Namespace, b.Name)]
+		if into == "" && b.UID != "" {
+			into = restoring[b.UID]
+		}
 		out = append(out, backupplan.Object{Name: b.Name, UID: b.UID, Created: created, Scheduled: b.Scheduled, Deleting: b.Deleting,
-			HasFinalizer: b.Finalizer, Phase: v1alpha1.BackupPhase(b.Phase), Include: b.Include, Exclude: b.Exclude})
+			HasFinalizer: b.Finalizer, Phase: v1alpha1.BackupPhase(b.Phase), Include: b.Include, Exclude: b.Exclude, RestoringInto: into})
 	}
 	return out
 }

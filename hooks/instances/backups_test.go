@@ -577,3 +577,47 @@ status:
 	require.NoError(t, f.HookError())
 	assert.Len(t, entry(f).AgentConfig.Backends, 3)
 }
+
+// A backup a new instance restores from stays, data and object, until that
+// instance is Restored: its RESTORE reads the snapshots from the bucket.
+func TestABackupBeingRestoredIsKept(t *testing.T) {
+	sr := backedUpInstance()
+	sr.Spec.Backup.Schedule = ""
+	sr.Spec.Backup.Retention = &v1alpha1.BackupRetention{KeepLast: ptr(int32(1))}
+	old := BackupSnap{Namespace: "team", Name: "olap-old", UID: setUID, Created: "2026-12-01T03:00:00Z", Finalizer: true, Scheduled: true, Instance: "olap", Phase: "Completed"}
+	newer := old
+	newer.Name, newer.UID, newer.Created = "olap-new", "22223333-4444-5555-6666-777788889999", "2026-12-02T03:00:00Z"
+	deleting := old
+	deleting.Name, deleting.UID, deleting.Deleting, deleting.Scheduled = "olap-gone", "33334444-5555-6666-7777-888899990000", true, false
+	copyOf := func(restore v1alpha1.RestoreSpec) *v1alpha1.Starrocks {
+		return &v1alpha1.Starrocks{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "copy-" + restore.BackupName},
+			Spec: v1alpha1.StarrocksSpec{Restore: &restore}}
+	}
+	plan := func(instances []*v1alpha1.Starrocks, statuses map[string]v1alpha1.StarrocksStatus) *backupplan.Decision {
+		ix := indexBackups([]BackupSnap{old, newer, deleting})
+		ix.restoring = indexRestores(instances, statuses)
+		var o Observed
+		ex := desired.Existing{}
+		applyBackups(sr, ix, &o, v1alpha1.StarrocksStatus{}, &ex, time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC))
+		require.NotNil(t, o.BackupDecision)
+		return o.BackupDecision
+	}
+	d := plan([]*v1alpha1.Starrocks{sr}, nil)
+	require.Equal(t, []string{"olap-old"}, d.Delete, "retention keepLast 1")
+	require.Len(t, d.Deletes, 1, "the deleted backup's data goes")
+
+	byName := copyOf(v1alpha1.RestoreSpec{BackupName: "olap-old"})
+	bySource := copyOf(v1alpha1.RestoreSpec{Source: &v1alpha1.RestoreSource{BackupID: deleting.UID}})
+	d = plan([]*v1alpha1.Starrocks{sr, byName, bySource}, nil)
+	assert.Empty(t, d.Delete, "retention deleted the backup a restore reads")
+	assert.Empty(t, d.Deletes, "a deletion removed the data a restore reads")
+	assert.ElementsMatch(t, []string{"olap-old", "olap-gone"}, d.HeldForRestore)
+
+	restored := map[string]v1alpha1.StarrocksStatus{}
+	for _, c := range []*v1alpha1.Starrocks{byName, bySource} {
+		restored[desired.Key(c.Namespace, c.Name)] = v1alpha1.StarrocksStatus{Conditions: []metav1.Condition{{Type: v1alpha1.ConditionRestored, Status: metav1.ConditionTrue}}}
+	}
+	d = plan([]*v1alpha1.Starrocks{sr, byName, bySource}, restored)
+	assert.Equal(t, []string{"olap-old"}, d.Delete, "once Restored, retention goes on")
+	assert.Len(t, d.Deletes, 1)
+}

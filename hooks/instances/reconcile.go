@@ -305,9 +305,11 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 			ex.CertificateRevision = o.Certificate.Revision
 		}
 		ex.CreateImage = imageToken(rollouts[key], o.Frontend)
+		ex.TabletHealth = backendRestartPending(rollouts[key], o.Backend)
 		existing[key] = ex
 	}
 	backupIx := indexBackups(s.Backups, s.Classes...)
+	backupIx.restoring = indexRestores(s.Instances, s.InstanceStatus)
 	// Every instance, those whose objects are all gone too: what is
 	// rendered for them again must not start a second FE cluster.
 	for _, sr := range s.Instances {

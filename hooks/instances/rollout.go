@@ -195,7 +195,7 @@ func planRollout(e *desired.Instance, o *rolloutObservation, fe, be *StatefulSet
 		}
 		if t := claims[0].Tablets; t != nil {
 			since, _ := time.Parse(time.RFC3339, t.Since)
-			in.Tablets = &desired.TabletHealth{Unhealthy: t.Unhealthy, Since: since}
+			in.Tablets = &desired.TabletHealth{Unhealthy: t.Unhealthy, Since: since, NotRead: t.NotRead}
 		}
 		if claims[0].Nodes != nil {
 			in.Nodes = desired.NodesByHost(claims[0].Nodes)
@@ -217,6 +217,21 @@ func imageToken(o *rolloutObservation, fe *StatefulSetState) string {
 		}
 	}
 	return ""
+}
+
+// backendRestartPending says whether a BE pod runs another revision than
+// the BE StatefulSet's update revision: the rollout restarts it, and waits
+// for healthy tablets before each BE restart (agentConfig.tabletHealth).
+func backendRestartPending(o *rolloutObservation, be *StatefulSetState) bool {
+	if o == nil || be == nil || be.UpdateRevision == "" {
+		return false
+	}
+	for _, p := range o.backends {
+		if p.Revision != be.UpdateRevision {
+			return true
+		}
+	}
+	return false
 }
 
 // rolloutPods lists the pods of a StatefulSet by ordinal up to its replicas

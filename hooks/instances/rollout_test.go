@@ -239,3 +239,21 @@ func TestHookRestartsAPodByItsUIDAndReportsARefusal(t *testing.T) {
 		assert.Contains(t, m, `no-delete.example.com`)
 	})
 }
+
+// The leader's agent reads SHOW PROC '/statistic' (every tablet, under the
+// databases' locks) only while a BE restart is pending.
+func TestHookAsksForTabletHealthOnlyWhileBEsRestart(t *testing.T) {
+	cur := desired.StarRocksVersion + "-abc"
+	for _, tt := range []struct {
+		be0, be1 string
+		want     bool
+	}{{"be-old", "be-old", true}, {"be-new", "be-old", true}, {"be-new", "be-new", false}} {
+		f := newHook(t)
+		f.KubeStateSet(classYAML + "---" + clusterYAML(2) + "---" + rolloutObjectsYAML("fe-old", tt.be0, tt.be1, "sts-uid-olap-be", leaderReport(t, cur)))
+		f.RunHook()
+		require.NoError(t, f.HookError())
+		entries := entriesOf(t, f)
+		require.Len(t, entries, 1)
+		assert.Equal(t, tt.want, entries[0].Get("agentConfig.tabletHealth").Bool(), "BE revisions %s, %s", tt.be0, tt.be1)
+	}
+}

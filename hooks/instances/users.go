@@ -56,12 +56,11 @@ const (
 // CamelCase word of at most 64 characters.
 var usersReason = regexp.MustCompile(`^[A-Z][A-Za-z0-9]{0,63}$`)
 
-// databaseName is StarRocks' own rule for a database name (DB_NAME_REGEX
-// of StarRocks/starrocks fe/fe-core/src/main/java/com/starrocks/common/
-// FeNameFormat.java; Java's \w is [a-zA-Z0-9_]): status lists databases
-// made by hand too, so not only the CRD's pattern. Any other name in a
-// report is not a database and is left out.
-var databaseName = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9_]{0,255}|_[a-zA-Z0-9][a-zA-Z0-9_]{0,254})$`)
+// databaseName is StarRocks' own rule for a database name
+// (agentconfig.DatabaseNamePattern, fe-core FeNameFormat.DB_NAME_REGEX):
+// status lists databases made by hand too, so not only the CRD's pattern.
+// Any other name in a report is not a database and is left out.
+var databaseName = regexp.MustCompile(agentconfig.DatabaseNamePattern)
 
 // usersFilter reads the users part of the agent status, on its own (names
 // bounded as in the rest of the report: podFilter; the users list cut where

@@ -92,6 +92,12 @@ type Config struct {
 	// MembershipStatus.ImageCreated: StarRocks asks for a fresh metadata
 	// image before FEs are upgraded (pkg/desired/rollout.go).
 	CreateImage string `json:"createImage,omitempty"`
+	// TabletHealth asks the FE leader's agent to read SHOW PROC
+	// '/statistic' (MembershipStatus.Tablets): set while a BE restart of a
+	// rollout is pending. StarRocks walks every tablet of every database
+	// for it, under each database's read lock (fe-core common/proc/
+	// StatisticProcDir), too much to ask every pass of an instance at rest.
+	TabletHealth bool `json:"tabletHealth,omitempty"`
 	// Grants are the databases, roles and users the instance declares
 	// (spec.databases, spec.roles, spec.users), applied by the FE leader's
 	// agent. Nil (a configuration from before this field) touches nothing;
@@ -334,6 +340,9 @@ type TabletsStatus struct {
 	// Since is when the agent first saw Unhealthy non-zero without a zero
 	// in between (RFC 3339; empty while it is 0).
 	Since string `json:"since,omitempty"`
+	// NotRead: the agent was not asked to read it (Config.TabletHealth
+	// unset); Unhealthy means nothing then.
+	NotRead bool `json:"notRead,omitempty"`
 }
 
 // ReplicationReport is the largest and the smallest replication number of

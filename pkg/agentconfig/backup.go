@@ -326,6 +326,19 @@ func JobRunning(state string) bool {
 	return true
 }
 
+// DatabaseNamePattern is StarRocks 4.1's rule for a database name, the one
+// rule of every layer that handles the names of backed-up databases (the
+// CRDs, the webhook, the hooks, the agent): fe-core
+// sql/analyzer/FeNameFormat.DB_NAME_REGEX, "^[a-zA-Z][\w<special>]{0,255}$|
+// ^_[a-zA-Z0-9][\w<special>]{0,254}$" with SPECIAL_CHARACTERS_IN_DB_NAME
+// - ~ ! @ # $ % ^ & < > = + (Java's \w is [a-zA-Z0-9_]), so `sales-2024`
+// is a database. None of them is a backtick, quote, backslash, dot or
+// space: a name of this rule is safe in backticks in a statement.
+const DatabaseNamePattern = `^([a-zA-Z][-~!@#$%^&<>=+\w]{0,255}|_[a-zA-Z0-9][-~!@#$%^&<>=+\w]{0,254})$`
+
+// DatabaseNameMaxLength is DatabaseNamePattern's bound.
+const DatabaseNameMaxLength = 256
+
 var (
 	// A StarRocks repository name is a "common name":
 	// ^[a-zA-Z]\w{0,63}$ (fe-core common/FeNameFormat.java,
@@ -334,12 +347,9 @@ var (
 	// Snapshot labels: ^[-\w]{1,128}$ (FeNameFormat.LABEL_REGEX).
 	labelRE       = regexp.MustCompile(`^[-_A-Za-z0-9]{1,128}$`)
 	labelPrefixRE = regexp.MustCompile(`^d8ms_[0-9a-f]{16}$`)
-	// Database names the module writes into a Config (spec patterns,
-	// api/v1alpha1: ^[a-z][a-z0-9_]{0,63}$).
-	databaseRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-	// StarRocks' own database names (FeNameFormat.DB_NAME_REGEX): what a
-	// report may name, a database the team created with SQL.
-	starrocksDatabaseRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,255}$`)
+	// Database names of backups and restores: StarRocks' own rule, as
+	// the team may create any database with SQL.
+	starrocksDatabaseRE = regexp.MustCompile(DatabaseNamePattern)
 	uidRE               = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 	objectNameRE        = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 	secretKeyRE         = regexp.MustCompile(`^[-._a-zA-Z0-9]{1,253}$`)
@@ -455,8 +465,8 @@ func (c *Config) validateBackup() error {
 				return fmt.Errorf("backup.sets[%d]: at most %d databases in include and in exclude", i, MaxBackupDatabases)
 			}
 			for _, d := range append(append([]string{}, s.Include...), s.Exclude...) {
-				if !databaseRE.MatchString(d) {
-					return fmt.Errorf("backup.sets[%d]: database %q does not match %s", i, d, databaseRE)
+				if !starrocksDatabaseRE.MatchString(d) {
+					return fmt.Errorf("backup.sets[%d]: database %q does not match %s", i, d, starrocksDatabaseRE)
 				}
 			}
 		}

@@ -83,6 +83,11 @@ type Object struct {
 	Phase        v1alpha1.BackupPhase
 	Include      []string
 	Exclude      []string
+	// RestoringInto names an instance that restores from this backup
+	// and is not Restored yet: its RESTORE reads the snapshots from the
+	// bucket while it runs (RestoreJob's DOWNLOADING), so neither
+	// retention nor a deletion removes them until then.
+	RestoringInto string
 }
 
 func (o Object) finished() bool {
@@ -109,6 +114,9 @@ type Decision struct {
 	RemoveFinalizer []string
 	Delete          []string
 	Refuse          []string
+	// HeldForRestore are backups retention or a deletion would remove
+	// now, kept while an instance restores from them (Object.RestoringInto).
+	HeldForRestore []string
 	// NextScheduled is the next slot (zero without a schedule).
 	NextScheduled time.Time
 	// Objects is how many StarrocksBackups the instance has, Limit its
@@ -151,13 +159,20 @@ func Plan(in Instance, objs []Object, report *agentconfig.BackupStatus, now time
 	}
 	var unfinished int
 	names := map[string]bool{}
+	restoring := map[string]bool{}
 	var retained []Backup
 	// Finalizers go first to the sets the agent is told to run, then to
 	// the others, oldest first (a tenant may strip them from old ones).
 	var unprotected []string
 	for i, o := range sorted {
 		names[o.Name] = true
+		restoring[o.Name] = o.RestoringInto != ""
 		switch {
+		case o.Deleting && o.HasFinalizer && o.RestoringInto != "" && !deleted[o.UID]:
+			// Its data is deleted once the restore that reads it ended.
+			if len(d.HeldForRestore) < MaxObjectWrites {
+				d.HeldForRestore = append(d.HeldForRestore, o.Name)
+			}
 		case o.Deleting && o.HasFinalizer:
 			// Whatever the limit: a deleted backup's data is deleted and
 			// its object let go, which only makes room. Without a UID the
@@ -220,7 +235,15 @@ func Plan(in Instance, objs []Object, report *agentconfig.BackupStatus, now time
 			d.AddFinalizer = append(d.AddFinalizer, n)
 		}
 	}
-	d.Delete = Expired(retained, in.Retention, now)
+	for _, n := range Expired(retained, in.Retention, now) {
+		if restoring[n] {
+			if len(d.HeldForRestore) < MaxObjectWrites {
+				d.HeldForRestore = append(d.HeldForRestore, n)
+			}
+		} else {
+			d.Delete = append(d.Delete, n)
+		}
+	}
 	d.Delete = d.Delete[:min(len(d.Delete), MaxObjectWrites)]
 
 	if in.Schedule == nil {
@@ -251,7 +274,7 @@ var phases = map[string]v1alpha1.BackupPhase{
 }
 
 var (
-	reportDatabaseRE  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,255}$`)
+	reportDatabaseRE  = regexp.MustCompile(agentconfig.DatabaseNamePattern)
 	reportStateRE     = regexp.MustCompile(`^[A-Z_]{1,32}$`)
 	reportVersionRE   = regexp.MustCompile(`^[-+._a-zA-Z0-9]{1,64}$`)
 	reportTimestampRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{2}(-[0-9]{3})?$`)

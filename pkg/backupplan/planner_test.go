@@ -142,6 +142,15 @@ func TestPlanRetentionAndFinalizers(t *testing.T) {
 		t.Errorf("Deletes %+v", d.Deletes)
 	}
 
+	// A new instance restores from olap-1 and olap-7: retention keeps
+	// olap-1 and the deletion of olap-7 waits, until it is Restored.
+	restoring := append([]Object(nil), objs...)
+	restoring[0].RestoringInto, restoring[6].RestoringInto = "olap-copy", "olap-copy"
+	d = Plan(inst(t), restoring, report, utc("2026-12-05 12:00"))
+	if !slices.Equal(d.Delete, []string{"olap-2"}) || len(d.Deletes) != 0 || !slices.Equal(d.HeldForRestore, []string{"olap-7", "olap-1"}) {
+		t.Errorf("a backup a restore reads: expired %v, deletes %+v, held %v", d.Delete, d.Deletes, d.HeldForRestore)
+	}
+
 	// The instance is gone: every finalizer goes at once, nothing else happens.
 	in := inst(t)
 	in.Exists = false
@@ -160,6 +169,9 @@ func TestStatusFromReportTrustsOnlyWhatFits(t *testing.T) {
 			{Name: "sales", Label: agentconfig.BackupLabel(prefix, "sales"), BackupTimestamp: "2026-12-05-03-00-06", State: "FINISHED"},
 			{Name: "events", Label: "d8ms_0000000000000000_events", BackupTimestamp: "2026-12-05\"; DROP", State: "CANCELLED", Message: "is empty"},
 			{Name: "bad\nname", State: "FINISHED"},
+			{Name: "bad`name", State: "FINISHED"},
+			// StarRocks 4.1 names a database so (FeNameFormat.DB_NAME_REGEX).
+			{Name: "sales-2024", Label: agentconfig.BackupLabel(prefix, "sales-2024"), BackupTimestamp: "2026-12-05-03-01-00", State: "FINISHED"},
 		}}
 	st, ok := StatusFromReport(r, prefix, "s3://b/team-a/olap-0b1c2d3e", "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0", v1alpha1.TypeCluster)
 	if !ok || st.Phase != v1alpha1.BackupPhasePartiallyFailed || st.Duration != "4m10s" || st.StarrocksVersion != "4.1.2" {
@@ -168,7 +180,7 @@ func TestStatusFromReportTrustsOnlyWhatFits(t *testing.T) {
 	if strings.Contains(st.Message, "\n") || len(st.Message) > agentconfig.MaxBackupMessageLen {
 		t.Errorf("message not bounded to one line: %d bytes", len(st.Message))
 	}
-	if len(st.Databases) != 2 || st.DatabaseCount != 2 {
+	if len(st.Databases) != 3 || st.DatabaseCount != 3 || st.Databases[2].Name != "sales-2024" || st.Databases[2].BackupTimestamp == "" {
 		t.Fatalf("databases %+v", st.Databases)
 	}
 	if st.Databases[1].Label != "" || st.Databases[1].BackupTimestamp != "" {

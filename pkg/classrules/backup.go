@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/backupplan"
 )
 
@@ -44,7 +45,7 @@ var (
 	prefixRE     = regexp.MustCompile(`^[-_a-zA-Z0-9]+(/[-_.a-zA-Z0-9]+)*$`)
 	secretNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 	secretKeyRE  = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
-	backupDBRE   = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	backupDBRE   = regexp.MustCompile(agentconfig.DatabaseNamePattern)
 	uidRE        = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 	timestampRE  = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{2}(-[0-9]{3})?$`)
 	// jobTimeout: spec.backup.jobTimeout of a class, whole hours 1h to
@@ -52,6 +53,9 @@ var (
 	jobTimeout  = regexp.MustCompile(`^([1-9]|[1-9][0-9]|1[0-5][0-9]|16[0-8])h$`)
 	allowedHost = regexp.MustCompile(`^([*][.])?[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 )
+
+// databaseNameRule says backupDBRE (StarRocks' FeNameFormat.DB_NAME_REGEX).
+const databaseNameRule = "a StarRocks database name: a letter (or '_' and a letter or digit), then letters, digits and _ - ~ ! @ # $ % ^ & < > = +, at most 256 characters"
 
 // MaxBackupDatabases bounds include, exclude and restore lists (the CRD
 // declares the same; agentconfig.MaxBackupDatabases is the agent's bound).
@@ -179,7 +183,7 @@ func (c *Compiled) checkBackup(sr *v1alpha1.Starrocks) Violations {
 			for i, d := range s.Databases {
 				field := fmt.Sprintf("spec.restore.source.databases[%d]", i)
 				if !backupDBRE.MatchString(d.Name) {
-					vs = append(vs, stringViolation(field+".name", d.Name, "a database name: a lowercase letter, then lowercase letters, digits and '_', at most 64 characters", nil))
+					vs = append(vs, stringViolation(field+".name", d.Name, databaseNameRule, nil))
 				}
 				if !timestampRE.MatchString(d.BackupTimestamp) {
 					vs = append(vs, stringViolation(field+".backupTimestamp", d.BackupTimestamp, "a StarRocks backup timestamp, e.g. 2026-01-01-03-00-05", nil))
@@ -255,7 +259,7 @@ func checkDatabaseNames(field string, names []string) Violations {
 	}
 	for i, n := range names {
 		if !backupDBRE.MatchString(n) {
-			vs = append(vs, stringViolation(fmt.Sprintf("%s[%d]", field, i), n, "a database name: a lowercase letter, then lowercase letters, digits and '_', at most 64 characters", nil))
+			vs = append(vs, stringViolation(fmt.Sprintf("%s[%d]", field, i), n, databaseNameRule, nil))
 		}
 	}
 	return vs

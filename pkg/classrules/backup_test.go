@@ -161,6 +161,26 @@ func TestBackupRules(t *testing.T) {
 	}
 }
 
+// StarRocks 4.1 database names with its special characters are databases a
+// team has (fe-core FeNameFormat.DB_NAME_REGEX): every list of databases
+// takes them; a name that could end a backtick quote does not pass.
+func TestBackupDatabasesAsStarRocksNamesThem(t *testing.T) {
+	cl := mustCompile(t, backupClass())
+	sr := backupInstance()
+	names := []string{"sales-2024", "Q1~report", "_a=b+c", "x@y#z$%^&<>!"}
+	sr.Spec.Backup.Databases = &v1alpha1.BackupDatabases{Include: names, Exclude: names}
+	sr.Spec.Restore = &v1alpha1.RestoreSpec{BackupName: "olap-1", Databases: names}
+	if vs := cl.Validate(sr); len(vs) != 0 {
+		t.Fatalf("StarRocks' own database names refused: %v", vs)
+	}
+	for _, bad := range []string{"sales`x", "a b", "a.b", "-a", "_-a", "a'b", "a\\b", strings.Repeat("a", 257)} {
+		sr.Spec.Backup.Databases = &v1alpha1.BackupDatabases{Include: []string{bad}}
+		if vs := cl.Validate(sr); !strings.Contains(vs.Error(), "spec.backup.databases.include[0]") {
+			t.Errorf("database %q accepted: %v", bad, vs)
+		}
+	}
+}
+
 func TestClassBackupPolicyIsChecked(t *testing.T) {
 	cl := backupClass()
 	cl.Spec.Backup.AllowedEndpoints = []string{"https://s3.example.com"}

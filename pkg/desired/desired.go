@@ -117,6 +117,9 @@ type Existing struct {
 	// CreateImage is the FE StatefulSet's update revision while FE pods
 	// still run an older one ("" otherwise): agentConfig.createImage.
 	CreateImage string
+	// TabletHealth: a BE pod still runs an older revision of the BE
+	// StatefulSet, so a BE restart is pending: agentConfig.tabletHealth.
+	TabletHealth bool
 	// BackupSets and BackupDeletes are the StarrocksBackup objects of the
 	// instance the agent is to run and to delete (the hooks pick at most
 	// agentconfig.MaxBackupSets and MaxBackupDeletes); BackupHold is why no
@@ -150,6 +153,7 @@ func applyExisting(e Instance, ex Existing) Instance {
 	e.Network.ClientPortsOpen = ex.AccountsReady && !ex.RestorePending
 	e.AgentConfig.Bootstrapped = Bootstrapped(ex)
 	e.AgentConfig.CreateImage = ex.CreateImage
+	e.AgentConfig.TabletHealth = ex.TabletHealth
 	if e.AgentConfig.Backup != nil {
 		// A copy: the entry's BackupConfig may be the persisted last valid
 		// entry's.

@@ -102,6 +102,9 @@ type TabletHealth struct {
 	// Since is when the agent first saw it non-zero without a zero in
 	// between (zero time while it is 0).
 	Since time.Time
+	// NotRead: the agent has not read it yet (it reads it only while a BE
+	// restart is pending, agentconfig.Config.TabletHealth): not healthy.
+	NotRead bool
 }
 
 // The bounded waits of a rollout. Past either bound the rollout goes on
@@ -282,11 +285,16 @@ func waiting(msg string) Rollout { return Rollout{State: RolloutWaiting, Message
 // what a restart past the bound leaves behind (note, for the message).
 func (in RolloutInput) tabletWait(outdated int) (note, wait string) {
 	t := in.Tablets
-	if t == nil || t.Unhealthy == 0 || in.Nodes == nil {
+	if t == nil || t.Unhealthy == 0 && !t.NotRead || in.Nodes == nil {
 		return "", ""
 	}
 	what := fmt.Sprintf("StarRocks counts %s (SHOW PROC '/statistic', UnhealthyTabletNum)", plural.Count(int(t.Unhealthy), "unhealthy tablet"))
-	if t.Unhealthy < 0 {
+	switch {
+	case t.NotRead:
+		// Asked in the agent's configuration with the rollout; it is
+		// read on the agent's next pass.
+		return "", fmt.Sprintf("The next BE restart waits until the leader's agent has read the tablet health (SHOW PROC '/statistic', read only while BEs restart) (%s to restart).", plural.Count(outdated, "pod"))
+	case t.Unhealthy < 0:
 		what = "the leader's agent cannot read the tablet health (SHOW PROC '/statistic')"
 	}
 	if !t.Since.IsZero() && in.Now.Sub(t.Since) >= TabletWaitLimit {
@@ -305,10 +313,18 @@ func (in RolloutInput) tabletWait(outdated int) (note, wait string) {
 // downloads it into the leader's image directory and pushes it to every
 // other FE), so the statement returning says nothing yet: the leader's
 // newest image must be past the one it had when its agent ran the
-// statement, and every other FE must have an image at least as new. The
-// journal rolls only after its next write (persist/JournalWriter.
-// rollJournalAfterBatch), so an FE leader without metadata changes writes
-// no image: ImageWaitLimit is what ends that wait.
+// statement, and every other FE that is Ready must have an image at least
+// as new. The journal rolls only after its next write (persist/
+// JournalWriter.rollJournalAfterBatch), and an idle leader writes one
+// every 10 s of its own (the OP_TIMESTAMP_V2 entry of GlobalStateMgr
+// .createTimePrinter, a leader daemon), while CheckpointController runs
+// every 60 s (FeConstants.checkpoint_interval_second): an idle instance
+// has its image within about a minute plus the checkpoint's own time.
+// Reaching ImageWaitLimit means the checkpoint or the push failed (fe.log:
+// "checkpoint", "push image"). A follower that is not Ready (down, crash
+// looping) cannot take the push (CheckpointController.pushImage retries it
+// every cycle), so it is not waited for: the leader's new image is what it
+// replays from once it is back, and the rollout restarts it first anyway.
 func (in RolloutInput) imageWait(outdated int) (note, wait string) {
 	var leaderImage int64
 	for _, p := range in.Frontends {
@@ -322,7 +338,7 @@ func (in RolloutInput) imageWait(outdated int) (note, wait string) {
 	} else {
 		var behind []string
 		for _, p := range in.Frontends {
-			if p.Name != "" && !sameHost(p.Host, in.Leader) && p.Image < leaderImage {
+			if p.Name != "" && p.Ready && !sameHost(p.Host, in.Leader) && p.Image < leaderImage {
 				behind = append(behind, p.Name)
 			}
 		}

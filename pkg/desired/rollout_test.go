@@ -177,6 +177,13 @@ func TestRolloutWaitsForTheImageOnEveryFrontend(t *testing.T) {
 	in.Frontends[2].Image = 260 // a follower may have a newer one already
 	assert.Equal(t, "fe-2", DecideRollout(in).Delete)
 
+	// A follower that is down cannot take the push: it is restarted
+	// first, without the 10 minutes of waiting for it.
+	in.Frontends[2].Image, in.Frontends[2].Ready = 100, false
+	r = DecideRollout(in)
+	assert.Equal(t, "fe-2", r.Delete, "waited for a follower that is down: %s", r.Message)
+	in.Frontends[2].Ready = true
+
 	in.Frontends[2].Image = 100
 	in.Now = requested.Add(ImageWaitLimit)
 	r = DecideRollout(in)
@@ -200,6 +207,14 @@ func TestRolloutWaitsForHealthyTabletsBeforeTheNextBackend(t *testing.T) {
 
 	in.Tablets = &TabletHealth{}
 	assert.Equal(t, "be-1", DecideRollout(in).Delete, "healthy again")
+
+	// The agent reads the tablets only while a BE restart is pending: a
+	// report from before it was asked is not a healthy one.
+	in.Tablets = &TabletHealth{Unhealthy: -1, NotRead: true}
+	r = DecideRollout(in)
+	assert.Equal(t, RolloutWaiting, r.State, "a report of tablets not read: %s", r.Message)
+	assert.Contains(t, r.Message, "has read the tablet health")
+	in.Tablets = &TabletHealth{}
 
 	in.Tablets = &TabletHealth{Unhealthy: 7, Since: since}
 	in.Now = since.Add(TabletWaitLimit)

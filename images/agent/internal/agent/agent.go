@@ -495,7 +495,7 @@ func (a *Agent) pass(ctx context.Context) (applied, pending []string, mst *agent
 			errs = append(errs, err)
 		}
 		mst.ImageCreated, mst.ImageBaseline, mst.ImageRequestedAt = a.imageRequest()
-		mst.Tablets = a.readTablets(ctx)
+		mst.Tablets = a.readTablets(ctx, cfg.TabletHealth)
 		if err := a.runBackups(ctx, cfg, leader.Version); err != nil {
 			errs = append(errs, err)
 		}

@@ -31,7 +31,7 @@ import (
 // backup package scrubs every message), and what is logged here are the
 // phases and reasons only, never a statement.
 func (a *Agent) runBackups(ctx context.Context, cfg *agentconfig.Config, version string) error {
-	if cfg.Backup == nil && cfg.Restore == nil {
+	if cfg.Backup == nil && cfg.Restore == nil && a.backups.SourcesDropped() {
 		a.setBackupStatus(nil, nil)
 		return nil
 	}
@@ -42,9 +42,24 @@ func (a *Agent) runBackups(ctx context.Context, cfg *agentconfig.Config, version
 	a.backups.Limits.JobTimeout = time.Duration(cfg.BackupJobTimeoutSeconds) * time.Second
 	var bst *agentconfig.BackupStatus
 	var rst *agentconfig.RestoreStatus
-	err := a.service.Do(ctx, "backup and restore", func(ctx context.Context, db *sql.DB) error {
+	// On the leader's own FE (only the leader's agent runs this), not
+	// through the client Service: SHOW RESTORE, SHOW SNAPSHOT, SHOW
+	// REPOSITORIES and SHOW TABLES are not forwarded to the leader (fe-core
+	// qe/RedirectStatus: only SHOW BACKUP is), and a follower shows the
+	// RestoreJob as replayed from the journal, where SNAPSHOTING and
+	// DOWNLOADING are never logged (RestoreJob.run), a repository or a job
+	// moments late. The statements that change something would be
+	// forwarded anyway.
+	err := a.self.Do(ctx, "backup and restore", func(ctx context.Context, db *sql.DB) error {
 		bst = a.backups.Backup(ctx, db, cfg.Backup, cfg.BackupHold != "", version)
 		rst = a.backups.Restore(ctx, db, cfg.Restore, cfg.BackupHold != "")
+		if cfg.Restore == nil {
+			// The instance is Restored (or never restored): the source's
+			// repository, keys included, goes from the FE's metadata.
+			if err := a.backups.DropRestoreSources(ctx, db); err != nil {
+				a.log.Info("restore source repository not dropped yet", "error", a.scrub(err.Error()))
+			}
+		}
 		return nil
 	})
 	a.logBackupChanges(bst, rst)

@@ -17,9 +17,11 @@ limitations under the License.
 package agent_test
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +31,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/dev/fakefe"
 	"github.com/deckhouse/managed-starrocks/dev/s3server"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/agent"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
@@ -43,6 +46,24 @@ func TestBackupThroughTheAgent(t *testing.T) {
 	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true, Version: "4.1.2-abcdef0"})
 	e.fe.SetS3RootCAs(s3.RootCAs)
 	e.fe.SetBackupStep(2 * time.Millisecond)
+
+	// A follower answers behind the client Service. SHOW RESTORE, SHOW
+	// SNAPSHOT, SHOW REPOSITORIES and SHOW TABLES are not forwarded to the
+	// leader (fe-core qe/RedirectStatus), so a follower's answers are its
+	// replayed, late state: the backup is the leader's own FE's business
+	// (the agent's connection to its pod), never the Service's.
+	follower := fakefe.Start(t, fakefe.Options{TLS: e.serverTLS(), RootPassword: rootPass})
+	follower.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true, Version: "4.1.2-abcdef0"})
+	// Its accounts as StarRocks would have replicated them: an agent
+	// that reaches only the follower sets them up there first.
+	boot := e.options(fe0)
+	boot.DialFunc = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, follower.Addr())
+	}
+	bootAgent := agent.New(boot)
+	bootAgent.LoadCertificates()
+	bootAgent.Pass(ctxT(t))
 
 	const uid = "0b5e7c1d-2222-4333-8444-955566667777"
 	setUID := "a1b2c3d4-1111-4222-8333-944455556666"
@@ -64,7 +85,16 @@ func TestBackupThroughTheAgent(t *testing.T) {
 	const wrongSecret = "WrongSecretKeyZ9y8x7w6v5"
 	u.store.set("s3-keys", map[string]string{"access": s3.AccessKey, "secret": wrongSecret})
 	u.store.set("s3-ca", map[string]string{"ca.crt": string(s3.CA.CertPEM)})
-	a, logs := u.newAgent(t)
+	a, logs := u.newAgentWith(t, func(o *agent.Options) {
+		o.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			to := e.fe.Addr()
+			if host, _, _ := net.SplitHostPort(addr); host == queryHost {
+				to = follower.Addr()
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, to)
+		}
+	})
 
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = "root", rootPass, "tcp", e.fe.Addr()
@@ -98,6 +128,19 @@ func TestBackupThroughTheAgent(t *testing.T) {
 	require.NotEmpty(t, set.Databases[0].BackupTimestamp)
 	keys := s3.Keys(t, "team-bucket", "ns/demo-0b5e7c1d/__starrocks_repository_"+repo.Name+"/__ss_"+set.Databases[0].Label+"/")
 	require.GreaterOrEqual(t, len(keys), 3, "%v", keys)
+
+	fcfg := mysql.NewConfig()
+	fcfg.User, fcfg.Passwd, fcfg.Net, fcfg.Addr = "root", rootPass, "tcp", follower.Addr()
+	fconn, err := mysql.NewConnector(fcfg)
+	require.NoError(t, err)
+	fdb := sql.OpenDB(fconn)
+	t.Cleanup(func() { fdb.Close() })
+	for _, q := range []string{"SHOW REPOSITORIES", "SHOW BACKUP"} {
+		rows, err := fdb.Query(q)
+		require.NoError(t, err, q)
+		require.False(t, rows.Next(), "%s on the follower behind the Service: the backup went there", q)
+		rows.Close()
+	}
 
 	statuses, _ := json.Marshal(u.pub.all)
 	require.True(t, strings.Contains(logs.String(), "backup set"), "the phases are logged")

@@ -278,8 +278,18 @@ func TestLeaderReportsUnhealthyTablets(t *testing.T) {
 	opts.Publisher = pub
 	a := agent.New(opts)
 	a.LoadCertificates()
+	// No BE restart pending: StarRocks is not asked to walk every tablet.
+	e.fe.SetUnhealthyTablets(12)
+	a.Pass(ctx)
+	require.Equal(t, &agentconfig.TabletsStatus{Unhealthy: -1, NotRead: true}, pub.last().Membership.Tablets)
+	require.Zero(t, countPrefix(e.fe.Statements(), "SHOW PROC '/STATISTIC'"), "read while no BE restart is pending")
+
+	e.cfg.TabletHealth = true
+	e.writeConfig(t)
+	e.fe.SetUnhealthyTablets(0)
 	a.Pass(ctx)
 	require.Equal(t, &agentconfig.TabletsStatus{}, pub.last().Membership.Tablets, "every tablet healthy")
+	require.Equal(t, 1, countPrefix(e.fe.Statements(), "SHOW PROC '/STATISTIC'"))
 
 	e.fe.SetUnhealthyTablets(12)
 	a.Pass(ctx)

@@ -79,11 +79,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	// The fake FE reads its certificate at every handshake, so a rotation
 	// on the server side takes effect immediately and the measured latency
 	// is the agent's alone.
-	serverTLS := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-		c, err := tls.LoadX509KeyPair(filepath.Join(e.serverDir, "tls.crt"), filepath.Join(e.serverDir, "tls.key"))
-		return &c, err
-	}}
-	e.fe = fakefe.Start(t, fakefe.Options{TLS: serverTLS, RootPassword: o.serverPassword, ForceSecureTransport: o.force, ListenAddr: o.listenAddr})
+	e.fe = fakefe.Start(t, fakefe.Options{TLS: e.serverTLS(), RootPassword: o.serverPassword, ForceSecureTransport: o.force, ListenAddr: o.listenAddr})
 	e.cfg = agentconfig.Config{
 		Instance: "ns/demo", QueryHost: queryHost, QueryPort: agentconfig.QueryPort,
 		Frontends: []string{fe0}, EditLogPort: agentconfig.EditLogPort,
@@ -95,6 +91,14 @@ func newEnv(t testing.TB, o envOptions) *env {
 	e.writeSecret(t, "admin-credentials", map[string]string{agentconfig.UsernameKey: agentconfig.AdminUser,
 		agentconfig.PasswordKey: adminPass})
 	return e
+}
+
+// serverTLS is the fake FEs' TLS: the certificate in serverDir.
+func (e *env) serverTLS() *tls.Config {
+	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+		c, err := tls.LoadX509KeyPair(filepath.Join(e.serverDir, "tls.crt"), filepath.Join(e.serverDir, "tls.key"))
+		return &c, err
+	}}
 }
 
 // writeSecret writes the files of a mounted Secret.

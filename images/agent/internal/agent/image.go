@@ -78,8 +78,9 @@ func (a *Agent) imageRequest() (token string, baseline int64, at string) {
 // reads the names as fe-core does (persist/Storage.reload: a file whose
 // name starts with "image" and has a dot, except image.ckpt, the image
 // being written, holds the journal id after its last dot) in both places
-// an image goes: image/ (format v1) and image/v2/ (persist/ImageLoader;
-// GlobalStateMgr.saveImage writes v2, and v1 beside it unless that fails).
+// an image goes: image/v2/, the only one 4.1 writes (GlobalStateMgr
+// .saveImage; leader/MetaHelper's image directory is <meta>/image/v2), and
+// image/, where images of older versions (format v1) may be left over.
 func newestImage(metaDir string) int64 {
 	if metaDir == "" {
 		return 0

@@ -355,11 +355,17 @@ func whatTheRealFrontendDecides(t *testing.T, c *realfe.Cluster, fe *realfe.FE) 
 		})
 	}
 
-	t.Run("tablet health from SHOW PROC '/statistic'", func(t *testing.T) {
+	t.Run("tablet health from SHOW PROC '/statistic', only while a BE restart is pending", func(t *testing.T) {
 		a.Pass(ctx)
 		st := a.Status()
 		require.NotNil(t, st.Membership)
-		require.Equal(t, &agentconfig.TabletsStatus{}, st.Membership.Tablets)
+		require.Equal(t, &agentconfig.TabletsStatus{Unhealthy: -1, NotRead: true}, st.Membership.Tablets)
+		asked := cfg
+		asked.TabletHealth = true
+		setConfig(t, asked)
+		t.Cleanup(func() { setConfig(t, cfg) })
+		a.Pass(ctx)
+		require.Equal(t, &agentconfig.TabletsStatus{}, a.Status().Membership.Tablets)
 	})
 
 	t.Run("CREATE IMAGE writes an image into the real meta folder", func(t *testing.T) {

@@ -35,7 +35,20 @@ import (
 // NEED_FURTHER_REPAIR. Columns are read by name. A count that cannot be
 // read is reported as -1: unknown is not healthy. Since is kept in memory:
 // an agent that restarts starts the bound anew, which only waits longer.
-func (a *Agent) readTablets(ctx context.Context) *agentconfig.TabletsStatus {
+//
+// It is read only when asked (Config.TabletHealth: a BE restart is
+// pending): StatisticProcDir walks every tablet of every database and
+// asks TabletChecker about each, holding each database's read lock, which
+// on a large instance is real load on the leader every pass. Not asked,
+// the report says so (NotRead), which the rollout does not take for
+// healthy.
+func (a *Agent) readTablets(ctx context.Context, asked bool) *agentconfig.TabletsStatus {
+	if !asked {
+		a.mu.Lock()
+		a.unhealthyAt = time.Time{}
+		a.mu.Unlock()
+		return &agentconfig.TabletsStatus{Unhealthy: -1, NotRead: true}
+	}
 	n := int64(-1)
 	// Asked of its own FE, the leader (only the leader's agent calls
 	// this): SHOW PROC '/statistic' is not forwarded to the leader

@@ -589,3 +589,53 @@ func TestBackupAfterARestartAdoptsAFinishedSnapshot(t *testing.T) {
 		t.Fatalf("the finished set after a restart: %+v, want Completed at %s", again[0], first[0].Timestamp)
 	}
 }
+
+// What fails a database's backup and what it lacks: BACKUP refuses a
+// database while a table has temporary partitions (an INSERT OVERWRITE
+// runs; fe-core BackupHandler.backup), which is retried once; the
+// asynchronous materialized views are not in the snapshot
+// (BackupRestoreAnalyzer skips them while enable_backup_materialized_view
+// is false) and the database's status names them.
+func TestBackupRetriesTempPartitionsOnceAndNamesTheMaterializedViews(t *testing.T) {
+	e := newEnv(t)
+	f := e.fe()
+	r := e.repo(e.keys())
+	if _, err := backup.EnsureRepository(ctx, f.db, r, ""); err != nil {
+		t.Fatal(err)
+	}
+	f.exec(t, "CREATE DATABASE sales", "CREATE TABLE sales.orders (id INT)", "INSERT INTO sales.orders VALUES (1)",
+		"CREATE MATERIALIZED VIEW sales.daily REFRESH ASYNC AS SELECT id FROM sales.orders")
+	const refused = "Do not support backing up table with temp partitions"
+	f.fe.Refuse("BACKUP DATABASE", 5064, refused)
+	lim := backup.Limits{TempPartitionRetry: time.Hour}
+	now := time.Now()
+	dbs, err := backup.BackupStep(ctx, f.db, r, []backup.Database{{Name: "sales", Label: label("tmp", "sales")}}, false, now, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := dbs[0]; d.State != backup.StatePending || !strings.Contains(d.Message, "submitted once more in 1h0m0s") {
+		t.Fatalf("a refusal for temporary partitions: %+v, want one retry later", d)
+	}
+	if dbs, _ = backup.BackupStep(ctx, f.db, r, dbs, false, now.Add(time.Minute), lim); dbs[0].State != backup.StatePending {
+		t.Fatalf("retried before its time: %+v", dbs[0])
+	}
+	again, _ := backup.BackupStep(ctx, f.db, r, dbs, false, now.Add(time.Hour), lim)
+	if d := again[0]; d.State != backup.StateFailed || !strings.Contains(d.Message, "again after one retry") {
+		t.Fatalf("refused again: %+v, want Failed after the one retry", d)
+	}
+
+	f.fe.Refuse("", 0, "")
+	dbs, err = backup.BackupStep(ctx, f.db, r, dbs, false, now.Add(time.Hour), lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !dbs[0].State.Done() {
+		time.Sleep(time.Millisecond)
+		if dbs, err = backup.BackupStep(ctx, f.db, r, dbs, false, time.Now().Add(time.Hour), lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := dbs[0]; d.State != backup.StateCompleted || !strings.Contains(d.MaterializedViewNote(), "not in the snapshot: 1 asynchronous materialized views (daily)") {
+		t.Fatalf("the retried backup: %+v, note %q", d, d.MaterializedViewNote())
+	}
+}

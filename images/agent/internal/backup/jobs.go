@@ -23,10 +23,13 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
 // State of one database in a backup set or a restore.
@@ -70,6 +73,14 @@ type Database struct {
 	// next one may go.
 	Attempts  int
 	NotBefore time.Time
+	// RetriedTempPartitions: the BACKUP was refused once for a table with
+	// temporary partitions and submitted again (see msgTempPartitions).
+	RetriedTempPartitions bool
+	// AsyncMaterializedViews are the database's asynchronous materialized
+	// views when its BACKUP went, and MaterializedViewsInBackup whether
+	// the snapshot holds them (see asyncMaterializedViews).
+	AsyncMaterializedViews    []string
+	MaterializedViewsInBackup bool
 }
 
 // Limits bound the waiting.
@@ -85,6 +96,9 @@ type Limits struct {
 	// JobTimeout is StarRocks' own bound of each job, passed as its
 	// "timeout" property (default DefaultJobTimeout; see timeoutProperty).
 	JobTimeout time.Duration
+	// TempPartitionRetry: how long after a refusal for temporary
+	// partitions the one retry goes (default 10m).
+	TempPartitionRetry time.Duration
 }
 
 // DefaultJobTimeout is StarRocks' default timeout of a BACKUP or RESTORE
@@ -112,6 +126,9 @@ func (l Limits) withDefaults() Limits {
 		l.JobTimeout = DefaultJobTimeout
 	}
 	l.JobTimeout = max(l.JobTimeout, MinJobTimeout)
+	if l.TempPartitionRetry == 0 {
+		l.TempPartitionRetry = 10 * time.Minute
+	}
 	return l
 }
 
@@ -133,9 +150,11 @@ var (
 	// reLabel: snapshot labels (fe-core FeNameFormat.LABEL_REGEX, as
 	// agentconfig checks them).
 	reLabel = regexp.MustCompile(`^[-_A-Za-z0-9]{1,128}$`)
-	// reDatabase: StarRocks database names (FeNameFormat.DB_NAME_REGEX);
-	// SHOW DATABASES may list any the team created.
-	reDatabase = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,255}$`)
+	// reDatabase: StarRocks database names (agentconfig.DatabaseNamePattern,
+	// fe-core FeNameFormat.DB_NAME_REGEX); SHOW DATABASES may list any the
+	// team created, `sales-2024` too. No character of it ends a backtick
+	// quote, so the statements quote a name in backticks.
+	reDatabase = regexp.MustCompile(agentconfig.DatabaseNamePattern)
 )
 
 // Messages of fe-core backup/BackupHandler the steps act on.
@@ -146,6 +165,11 @@ const (
 	msgOneJob = "Can only run one backup or restore job of a database at same time"
 	// An empty database (see dev/fakefe/backup.go on the wording).
 	msgEmpty = "is empty"
+	// BackupHandler.backup refuses a whole database while one of its
+	// tables has temporary partitions (OlapTable.existTempPartitions),
+	// which INSERT OVERWRITE creates for as long as it runs: the
+	// submission is retried once, later.
+	msgTempPartitions = "Do not support backing up table with temp partitions"
 )
 
 func serverMessage(err error) string {
@@ -245,6 +269,7 @@ func BackupStep(ctx context.Context, q Querier, r Repository, dbs []Database, ho
 			d.State, d.Message = StateSkipped, "the database has no tables; StarRocks does not back up an empty database"
 			continue
 		}
+		d.AsyncMaterializedViews, d.MaterializedViewsInBackup = asyncMaterializedViews(ctx, q, d.Name)
 		_, err = q.ExecContext(ctx, "BACKUP DATABASE `"+d.Name+"` SNAPSHOT `"+d.Label+"` TO `"+r.Name+"` PROPERTIES ("+lim.timeoutProperty()+")")
 		if submitted(d, err, r, now, lim) {
 			return out, nil
@@ -254,6 +279,58 @@ func BackupStep(ctx context.Context, q Querier, r Repository, dbs []Database, ho
 		}
 	}
 	return out, nil
+}
+
+// asyncMaterializedViews lists the database's asynchronous materialized
+// views (SHOW MATERIALIZED VIEWS, column name; refresh_type ROLLUP marks a
+// synchronous one, ShowMaterializedViewStatus) and whether BACKUP takes
+// them. BACKUP DATABASE without ON skips every one while the FE's
+// enable_backup_materialized_view is false, StarRocks' default, an
+// experimental switch upstream (fe-core sql/analyzer/BackupRestoreAnalyzer
+// .analyze, common/Config.java); with it true they are backed up marked
+// inactive (BackupHandler.backup: setInactiveAndReason) and restored so.
+// The module leaves the switch alone and says in the status what the
+// snapshot lacks. Synchronous materialized views are indexes of their
+// base table and go with it. A listing StarRocks refuses lists nothing.
+func asyncMaterializedViews(ctx context.Context, q Querier, db string) ([]string, bool) {
+	rows, err := queryRows(ctx, q, "SHOW MATERIALIZED VIEWS FROM `"+db+"`")
+	if err != nil {
+		return nil, false
+	}
+	var names []string
+	for _, r := range rows {
+		if r["refresh_type"] != "ROLLUP" && r["name"] != "" {
+			names = append(names, r["name"])
+		}
+	}
+	if len(names) == 0 {
+		return nil, false
+	}
+	in := false
+	if cfg, err := queryRows(ctx, q, "ADMIN SHOW FRONTEND CONFIG LIKE 'enable_backup_materialized_view'"); err == nil {
+		for _, c := range cfg {
+			in = in || c["Key"] == "enable_backup_materialized_view" && strings.EqualFold(c["Value"], "true")
+		}
+	}
+	sort.Strings(names)
+	return names, in
+}
+
+// MaterializedViewNote says what a finished backup holds of the
+// database's asynchronous materialized views ("" when it has none).
+func (d Database) MaterializedViewNote() string {
+	n := len(d.AsyncMaterializedViews)
+	if n == 0 {
+		return ""
+	}
+	list := strings.Join(d.AsyncMaterializedViews[:min(n, 10)], ", ")
+	if n > 10 {
+		list += fmt.Sprintf(" and %d more", n-10)
+	}
+	if d.MaterializedViewsInBackup {
+		return fmt.Sprintf("%d asynchronous materialized views (%s) are in the snapshot marked inactive (the FE's enable_backup_materialized_view is true): after a restore, ALTER MATERIALIZED VIEW ... ACTIVE and refresh them", n, list)
+	}
+	return fmt.Sprintf("not in the snapshot: %d asynchronous materialized views (%s); StarRocks backs up none (enable_backup_materialized_view is false): re-create them with CREATE MATERIALIZED VIEW after a restore", n, list)
 }
 
 // submitted records a submission's outcome; it reports whether a job now runs.
@@ -266,6 +343,12 @@ func submitted(d *Database, err error, r Repository, now time.Time, lim Limits) 
 	switch {
 	case strings.Contains(msg, msgEmpty):
 		d.State, d.Message = StateSkipped, msg
+	case strings.Contains(msg, msgTempPartitions) && !d.RetriedTempPartitions:
+		d.RetriedTempPartitions = true
+		d.Message = fmt.Sprintf("%s; an INSERT OVERWRITE may be running: submitted once more in %s", msg, lim.TempPartitionRetry)
+		d.NotBefore = now.Add(lim.TempPartitionRetry)
+	case strings.Contains(msg, msgTempPartitions):
+		d.State, d.Message = StateFailed, msg+" (again after one retry: a table keeps temporary partitions, e.g. a long or stuck INSERT OVERWRITE)"
 	case strings.Contains(msg, msgSubmitting) || strings.Contains(msg, msgOneJob):
 		d.Attempts++
 		if d.Attempts >= lim.MaxAttempts {
@@ -371,21 +454,41 @@ func nonEmptyList(s string) string {
 	return s
 }
 
-// snapshotTimestamp is the Timestamp of SHOW SNAPSHOT ON repo WHERE
-// SNAPSHOT = label (fe-core ShowSnapshotStmt), the latest if several.
+// snapshotTimestamp is the newest timestamp of the snapshot, read from SHOW
+// SNAPSHOT ON repo WHERE SNAPSHOT = label (fe-core ShowSnapshotStmt;
+// backup/Repository.getSnapshotInfo), trusted only from a row whose Status
+// is OK. That row's Timestamp cell is every __info_ file of the snapshot
+// joined by "\n": a finished upload's __info_<ts>.<md5>, and also any
+// __info_<ts>.part a cancelled or interrupted upload left
+// (Repository.upload writes .part first and renames it), listed as
+// "Invalid: <file name>" with Status still OK. Only entries that are
+// BackupJob.TIMESTAMP_FORMAT count. A listing error is Status "ERROR: ...";
+// no __info_ file at all is "ERROR: no snapshot".
 func snapshotTimestamp(ctx context.Context, q Querier, repo, label string) (string, error) {
 	rows, err := queryRows(ctx, q, "SHOW SNAPSHOT ON `"+repo+"` WHERE SNAPSHOT = \""+label+"\"")
 	if err != nil {
 		return "", err
 	}
-	ts := ""
+	ts, status := "", ""
 	for _, r := range rows {
-		if r["Snapshot"] == label && r["Timestamp"] > ts {
-			ts = r["Timestamp"]
+		if r["Snapshot"] != label {
+			continue
+		}
+		status = r["Status"]
+		if status != "OK" {
+			continue
+		}
+		for _, t := range strings.Split(r["Timestamp"], "\n") {
+			if t = strings.TrimSpace(t); reTimestamp.MatchString(t) && t > ts {
+				ts = t
+			}
 		}
 	}
 	if ts == "" {
-		return "", fmt.Errorf("snapshot %s is not in the repository", label)
+		if status == "" {
+			status = "not listed"
+		}
+		return "", fmt.Errorf("snapshot %s has no finished backup in the repository (%s)", label, status)
 	}
 	return ts, nil
 }

@@ -24,6 +24,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/realfe"
 	"github.com/deckhouse/managed-starrocks/dev/s3server"
@@ -175,7 +178,13 @@ func runSteps(t *testing.T, step func([]backup.Database) ([]backup.Database, err
 }
 
 // What needs no BE, backed up by the agent's steps on one real FE (fe of
-// src, db its root) and restored on a new one: a database of views only.
+// src, db its root) and restored on a new one: databases of views only, one
+// named as only 4.1's FeNameFormat allows (`sales-2024`). On the way: a
+// snapshot whose only __info_ file is an upload's .part is not taken for a
+// finished backup (SHOW SNAPSHOT says Status OK with "Invalid: ..."); a
+// READ ONLY repository is not created where no backup was (StarRocks would
+// write __repo_info there); the source's repository is dropped after the
+// restore.
 // The source is TestRepositoryOnARealFrontend's FE: its repositories are
 // other names in other places, and an FE's start costs more CPU than
 // the backup. BACKUP DATABASE without ON takes every table of the
@@ -184,6 +193,9 @@ func runSteps(t *testing.T, step func([]backup.Database) ([]backup.Database, err
 // refused as empty (AuthorizerStmtVisitor.visitBackupStatement: "Database:
 // %s is empty" only when no table and no function is named).
 func viewsBackupAndRestore(t *testing.T, src *realfe.Cluster, fe *realfe.FE, db *sql.DB) {
+	// The name a restore gives the source's repository (agentconfig
+	// .RepositoryName of the source instance's UID).
+	const sourceRepo = "d8ms_0b5e7c1d222243338444955566667777"
 	dst := realfe.Start(t, realfe.Options{})
 	// Each instance's FEs reach the host only on their own bridge: the
 	// server listens on every host address, and each repository names
@@ -192,7 +204,7 @@ func viewsBackupAndRestore(t *testing.T, src *realfe.Cluster, fe *realfe.FE, db 
 	s3.CreateBucket(t, bucket)
 	_, port, _ := net.SplitHostPort(s3.Endpoint)
 	on := func(c *realfe.Cluster) backup.Repository {
-		r := realRepo(s3, "d8ms_views")
+		r := realRepo(s3, sourceRepo)
 		r.Storage.Endpoint = "http://" + net.JoinHostPort(c.HostIP.String(), port)
 		return r
 	}
@@ -206,6 +218,8 @@ func viewsBackupAndRestore(t *testing.T, src *realfe.Cluster, fe *realfe.FE, db 
 		"CREATE DATABASE shop",
 		"CREATE VIEW shop.answers AS SELECT 42 AS answer, 'forty-two' AS spelled",
 		"CREATE VIEW shop.doubled AS SELECT answer * 2 AS twice FROM shop.answers",
+		"CREATE DATABASE `sales-2024`",
+		"CREATE VIEW `sales-2024`.`q1` AS SELECT 'q1' AS quarter",
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -213,27 +227,80 @@ func viewsBackupAndRestore(t *testing.T, src *realfe.Cluster, fe *realfe.FE, db 
 	}
 	// Not StarRocks' default of a day: the job must carry the one given.
 	lim := backup.Limits{JobTimeout: 2 * time.Hour}
+
+	t.Run("an unfinished __info_ file is no finished backup", func(t *testing.T) {
+		// What a cancelled upload of the __info_ file leaves
+		// (Repository.upload writes <name>.part, then renames it).
+		label := backup.LabelPrefix + "part_1"
+		key := prefix + "/__starrocks_repository_" + sourceRepo + "/__ss_" + label + "/__info_2026-12-05-03-00-05.part"
+		if _, err := s3.Client(s3.AccessKey, s3.SecretKey).PutObject(ctx, &awss3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key),
+			Body: strings.NewReader("{}")}); err != nil {
+			t.Fatal(err)
+		}
+		var ts, status sql.NullString
+		var name string
+		if err := db.QueryRowContext(ctx, "SHOW SNAPSHOT ON `"+sourceRepo+"` WHERE SNAPSHOT = \""+label+"\"").Scan(&name, &ts, &status); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("SHOW SNAPSHOT of a .part: Timestamp %q, Status %q", ts.String, status.String)
+		got, err := backup.BackupStep(ctx, db, r, []backup.Database{{Name: "shop", Label: label}}, false, time.Now(), lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0].State == backup.StateCompleted || got[0].Timestamp != "" {
+			t.Fatalf("a snapshot with only %s taken for a finished backup: %+v", key, got[0])
+		}
+	})
+
 	dbs := runSteps(t, func(d []backup.Database) ([]backup.Database, error) {
 		return backup.BackupStep(ctx, db, r, d, false, time.Now(), lim)
-	}, []backup.Database{{Name: "shop", Label: backup.LabelPrefix + "views_1"}})
-	if dbs[0].State != backup.StateCompleted || dbs[0].Timestamp == "" {
-		t.Fatalf("backup of the views: %+v\nFE:\n%s", dbs[0], fe.Tail())
+	}, []backup.Database{{Name: "shop", Label: backup.LabelPrefix + "views_1"}, {Name: "sales-2024", Label: backup.LabelPrefix + "views_1_sales-2024"}})
+	for _, d := range dbs {
+		if d.State != backup.StateCompleted || d.Timestamp == "" {
+			t.Fatalf("backup of the views: %+v\nFE:\n%s", d, fe.Tail())
+		}
 	}
-	t.Logf("backup: %+v", dbs[0])
+	t.Logf("backup: %+v", dbs)
 	checkJobColumns(t, db, "SHOW BACKUP FROM shop", "SnapshotName", dbs[0].Label)
 
 	fe2 := dst.StartLeader(t)
 	db2 := dst.DB(t, fe2, "root", "", false)
+
+	t.Run("a READ ONLY repository is not created where no backup was", func(t *testing.T) {
+		typo := on(dst)
+		typo.Name, typo.ReadOnly = "d8ms_0b5e7c1d222243338444955566667778", true
+		_, err := backup.EnsureRepository(ctx, db2, typo, "")
+		if err == nil || !strings.Contains(err.Error(), "no repository "+typo.Name) {
+			t.Fatalf("EnsureRepository of a source that is not there: %v", err)
+		}
+		if keys := s3.Keys(t, bucket, prefix+"/__starrocks_repository_"+typo.Name+"/"); len(keys) != 0 {
+			t.Fatalf("the team's bucket got %v", keys)
+		}
+		if _, ok := repositories(t, db2)[typo.Name]; ok {
+			t.Fatal("the repository was created")
+		}
+	})
+
 	ro := on(dst)
 	ro.ReadOnly = true
 	if _, err := backup.EnsureRepository(ctx, db2, ro, ""); err != nil {
 		t.Fatalf("the second FE attaches the repository: %v", err)
 	}
+	var toRestore []backup.Database
+	for _, d := range dbs {
+		toRestore = append(toRestore, backup.Database{Name: d.Name, Label: d.Label, Timestamp: d.Timestamp})
+	}
 	restored := runSteps(t, func(d []backup.Database) ([]backup.Database, error) {
 		return backup.RestoreStep(ctx, db2, ro, d, 1, false, time.Now(), lim)
-	}, []backup.Database{{Name: "shop", Label: dbs[0].Label, Timestamp: dbs[0].Timestamp}})
-	if restored[0].State != backup.StateCompleted {
-		t.Fatalf("restore of the views: %+v\nFE:\n%s", restored[0], fe2.Tail())
+	}, toRestore)
+	for _, d := range restored {
+		if d.State != backup.StateCompleted {
+			t.Fatalf("restore of the views: %+v\nFE:\n%s", d, fe2.Tail())
+		}
+	}
+	var quarter string
+	if err := db2.QueryRowContext(ctx, "SELECT quarter FROM `sales-2024`.`q1`").Scan(&quarter); err != nil || quarter != "q1" {
+		t.Fatalf("the restored `sales-2024`.q1: %q, %v", quarter, err)
 	}
 	checkJobColumns(t, db2, "SHOW RESTORE FROM shop", "Label", dbs[0].Label)
 	for _, v := range []string{"answers", "doubled"} {
@@ -246,6 +313,27 @@ func viewsBackupAndRestore(t *testing.T, src *realfe.Cluster, fe *realfe.FE, db 
 			t.Fatalf("view %s restored as %q", v, create.String)
 		}
 	}
+
+	t.Run("the source's repository is dropped after the restore, its backups stay", func(t *testing.T) {
+		var runner backup.Runner
+		if err := runner.DropRestoreSources(ctx, db2); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := repositories(t, db2)[ro.Name]; ok || !runner.SourcesDropped() {
+			t.Fatalf("the source's repository is still attached: %v", repositories(t, db2))
+		}
+		if keys := s3.Keys(t, bucket, prefix+"/__starrocks_repository_"+ro.Name+"/__ss_"+dbs[0].Label+"/"); len(keys) == 0 {
+			t.Fatal("the backup's files went with the repository")
+		}
+		// The source instance's own (writable) repository is not the
+		// restore's business.
+		if err := (&backup.Runner{}).DropRestoreSources(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := repositories(t, db)[r.Name]; !ok {
+			t.Fatal("a writable repository was dropped")
+		}
+	})
 }
 
 // checkJobColumns: the job of label ran with the 2-hour timeout the steps

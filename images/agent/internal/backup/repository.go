@@ -258,6 +258,27 @@ func EnsureRepository(ctx context.Context, q Querier, r Repository, applied stri
 			return Ensured{Fingerprint: applied}, fmt.Errorf("create repository %s at %s: not sent, the FE would retry for minutes: %w", r.Name, r.Storage.Location(), err)
 		}
 	}
+	if !exists && r.ReadOnly {
+		// A restore attaches the source's repository. CREATE READ ONLY
+		// REPOSITORY writes __repo_info where there is none, READ ONLY or
+		// not (fe-core backup/Repository.initRepositoryInternal; READ ONLY
+		// only refuses BACKUP, BackupHandler.backup): a source of a
+		// mistyped instance UID or prefix would leave a stray repository
+		// directory in the team's bucket. A restore reads only what a
+		// backup wrote, so nothing is created where none was.
+		store, err := NewStore(r)
+		if err != nil {
+			return Ensured{}, err
+		}
+		found, err := store.HasRepoInfo(ctx)
+		if err != nil {
+			return Ensured{}, fmt.Errorf("look for the source repository %s at %s: %w", r.Name, r.Storage.Location(), err)
+		}
+		if !found {
+			return Ensured{}, fmt.Errorf("no repository %s at %s: the location holds no backups of it (no %s%s/%s); check the restore source's instance UID, bucket and prefix",
+				r.Name, r.Storage.Location(), repoDirPrefix, r.Name, repoInfoFile)
+		}
+	}
 	if _, err := q.ExecContext(ctx, r.createStatement()); err != nil {
 		if errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, driver.ErrBadConn) || ctx.Err() != nil {
 			// The read timeout or the pass ended first; the FE may still

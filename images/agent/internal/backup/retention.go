@@ -38,7 +38,8 @@ import (
 // StarRocks' repository layout (fe-core backup/Repository.java):
 // <location>/__starrocks_repository_<name>/__repo_info, and one directory
 // __ss_<label>/ per snapshot holding __meta, __info_<timestamp> and
-// __ss_content/. StarRocks 4.1 has no DROP SNAPSHOT (4.2 adds it), so
+// __ss_content/. StarRocks has no DROP SNAPSHOT (not in 4.1's grammar,
+// fe-grammar StarRocks.g4, nor in main's of 2026-04), so
 // retention deletes a snapshot's __ss_<label>/ prefix itself; __repo_info
 // is never touched, and a snapshot the module did not make (its label
 // lacks LabelPrefix) is never touched either.
@@ -46,6 +47,9 @@ const (
 	repoDirPrefix     = "__starrocks_repository_"
 	snapshotDirPrefix = "__ss_"
 	infoFilePrefix    = "__info_"
+	// repoInfoFile: Repository.FILE_REPO_INFO, what CREATE REPOSITORY
+	// reads or writes.
+	repoInfoFile = "__repo_info"
 )
 
 // Store is the agent's S3 client for the instance's location.
@@ -126,6 +130,22 @@ func (s *Store) Check(ctx context.Context) error {
 	return nil
 }
 
+// HasRepoInfo reports whether the repository's __repo_info is there: a
+// repository StarRocks created at this location before.
+func (s *Store) HasRepoInfo(ctx context.Context) (bool, error) {
+	key := s.repoDir() + repoInfoFile
+	keys, _, err := s.list(ctx, key, "")
+	if err != nil {
+		return false, err
+	}
+	for _, k := range keys {
+		if k == key {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // Answers reports an error only when the endpoint gives no HTTP answer
 // at all within answerTimeout (nothing listens, no route, a TLS failure):
 // refused keys or a missing bucket are answers, which StarRocks reports
@@ -173,16 +193,26 @@ func (s *Store) Snapshots(ctx context.Context) ([]Snapshot, error) {
 		}
 		sn := Snapshot{Label: label}
 		for _, k := range keys {
-			ts := strings.TrimPrefix(k, d+infoFilePrefix)
-			if i := strings.LastIndex(ts, "."); i > 0 {
-				ts = ts[:i] // Repository.upload appends the checksum
+			// Repository.upload names a finished file <name>.<md5> and
+			// an unfinished one <name>.part; only the former is a backup
+			// (Repository.decodeFileNameWithChecksum: 32 characters after
+			// the last dot).
+			ts, sum, ok := cutLast(strings.TrimPrefix(k, d+infoFilePrefix), ".")
+			if ok && len(sum) == 32 && reTimestamp.MatchString(ts) {
+				sn.Timestamps = append(sn.Timestamps, ts)
 			}
-			sn.Timestamps = append(sn.Timestamps, ts)
 		}
 		sort.Strings(sn.Timestamps)
 		out = append(out, sn)
 	}
 	return out, nil
+}
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
 }
 
 // Deleted is what DeleteSnapshots removed.

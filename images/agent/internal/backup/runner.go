@@ -19,6 +19,7 @@ package backup
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -37,9 +38,12 @@ type Runner struct {
 	Now func() time.Time
 
 	fingerprints map[string]string // repository name -> what it was created with
-	recreatedAt  string
-	sets         map[string]*setRun // by set UID
-	restore      *restoreRun
+	// sourcesDropped: no restore source repository is left (see
+	// DropRestoreSources) since the restore request went.
+	sourcesDropped bool
+	recreatedAt    string
+	sets           map[string]*setRun // by set UID
+	restore        *restoreRun
 }
 
 type setRun struct {
@@ -311,6 +315,9 @@ func setStatus(uid string, run *setRun) agentconfig.BackupSetStatus {
 			completed++
 		case StateCompleted:
 			ds.State = agentconfig.BackupStateFinished
+			if ds.Message == "" {
+				ds.Message = agentconfig.TruncateBackupMessage(d.MaterializedViewNote())
+			}
 			completed++
 		case StateFailed:
 			ds.State = agentconfig.BackupDatabaseFailed
@@ -378,6 +385,7 @@ func (r *Runner) Restore(ctx context.Context, q Querier, c *agentconfig.RestoreC
 		r.restore = nil
 		return nil
 	}
+	r.sourcesDropped = false
 	if r.restore == nil || r.restore.token != c.Token {
 		r.restore = &restoreRun{token: c.Token}
 		for _, d := range c.Databases {
@@ -453,4 +461,53 @@ func jobStartTime(d Database) string {
 		return ""
 	}
 	return d.Submitted.UTC().Format(time.RFC3339)
+}
+
+// restoreSourceRE: the name of a repository the module attaches READ ONLY
+// for a restore (agentconfig.RepositoryName of the source instance).
+var restoreSourceRE = regexp.MustCompile(`^d8ms_[0-9a-f]{32}$`)
+
+// SourcesDropped reports that DropRestoreSources has nothing left to do.
+func (r *Runner) SourcesDropped() bool { return r.sourcesDropped }
+
+// DropRestoreSources drops the READ ONLY repositories a restore attached,
+// once the instance asks for no restore any more (it is Restored). They
+// would stay in the FE's metadata for good otherwise, the source's keys
+// with them, pinged every 10 minutes (fe-core backup/RepositoryMgr's
+// daemon). DROP REPOSITORY removes metadata only, never a file
+// (RepositoryMgr.removeRepo), and is refused while a job uses the
+// repository (BackupHandler.dropRepository); nothing is dropped while any
+// job runs. After one pass that finds none it does not look again (until
+// the agent restarts or a restore is asked for).
+func (r *Runner) DropRestoreSources(ctx context.Context, q Querier) error {
+	if r.sourcesDropped {
+		return nil
+	}
+	repos, err := showRepositories(ctx, q)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for name, row := range repos {
+		if row.readOnly && restoreSourceRE.MatchString(name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) > 0 {
+		busy, err := Busy(ctx, q)
+		if err != nil {
+			return err
+		}
+		if busy {
+			return nil // the next pass
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if _, err := q.ExecContext(ctx, "DROP REPOSITORY `"+name+"`"); err != nil {
+			return fmt.Errorf("drop the restore's source repository %s: %s", name, serverMessage(err))
+		}
+	}
+	r.sourcesDropped = true
+	return nil
 }
