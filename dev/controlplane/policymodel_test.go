@@ -50,11 +50,11 @@ var deckhouseText = map[string]map[string]string{
 		"validation":                     `request.userInfo.username.startsWith("system:serviceaccount:d8-") || request.userInfo.username.startsWith("system:serviceaccount:kube-")`,
 	},
 	"deny-set-heritage-label.deckhouse.io": {
-		"exclude-groups":                `!(["system:nodes", "system:serviceaccounts:kube-system", "system:serviceaccounts:d8-system"].exists(e, (e in request.userInfo.groups)))`,
-		"exclude-users":                 `!(["system:sudouser", "system:apiserver", "system:kube-controller-manager", "system:kube-scheduler", "system:volume-scheduler", "dhctl", "observability"].exists(e, (e == request.userInfo.username)))`,
+		"exclude-groups":                 `!(["system:nodes", "system:serviceaccounts:kube-system", "system:serviceaccounts:d8-system"].exists(e, (e in request.userInfo.groups)))`,
+		"exclude-users":                  `!(["system:sudouser", "system:apiserver", "system:kube-controller-manager", "system:kube-scheduler", "system:volume-scheduler", "dhctl", "observability"].exists(e, (e == request.userInfo.username)))`,
 		"exclude-system-serviceaccounts": `!(request.userInfo.username.startsWith("system:serviceaccount:d8-") || request.userInfo.username.startsWith("system:serviceaccount:kube-"))`,
-		"exclude-kinds":                 `!(has(request.kind) && ["StorageClass", "DeckhouseRelease", "ModuleRelease"].exists(e, (e == request.kind.kind)))`,
-		"validation":                    `!( has(object.metadata) && has(object.metadata.labels) && "heritage" in object.metadata.labels && ( oldObject == null || !has(oldObject.metadata) || !has(oldObject.metadata.labels) || !("heritage" in oldObject.metadata.labels) || oldObject.metadata.labels["heritage"] != object.metadata.labels["heritage"] ) )`,
+		"exclude-kinds":                  `!(has(request.kind) && ["StorageClass", "DeckhouseRelease", "ModuleRelease"].exists(e, (e == request.kind.kind)))`,
+		"validation":                     `!( has(object.metadata) && has(object.metadata.labels) && "heritage" in object.metadata.labels && ( oldObject == null || !has(oldObject.metadata) || !has(oldObject.metadata.labels) || !("heritage" in oldObject.metadata.labels) || oldObject.metadata.labels["heritage"] != object.metadata.labels["heritage"] ) )`,
 	},
 	"d8ms-prefix.deckhouse.io": {
 		"exclude-groups":                  `!(["system:nodes", "system:serviceaccounts:kube-system", "system:serviceaccounts:d8-system", "system:serviceaccounts:d8-cni-cilium"].exists(e, (e in request.userInfo.groups)))`,
