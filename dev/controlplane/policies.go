@@ -91,8 +91,10 @@ func InstallPlatformPolicies(ctx context.Context, cfg *rest.Config) error {
 	if err := EnsureServiceAccount(ctx, cfg, platformNamespace, platformServiceAccount, "cluster-admin"); err != nil {
 		return err
 	}
-	if _, err := kube.CoreV1().ConfigMaps("default").Create(ctx, probeTarget(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create the policy probe's ConfigMap: %w", err)
+	if _, err := kube.CoreV1().ConfigMaps("default").Get(ctx, probeTarget().Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		if _, err := kube.CoreV1().ConfigMaps("default").Create(ctx, probeTarget(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create the policy probe's ConfigMap: %w", err)
+		}
 	}
 	api := kube.AdmissionregistrationV1()
 	for _, p := range policies {
