@@ -125,7 +125,7 @@ func startModuleOnNode(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(webhook.Stop)
-	redirect, err := addonoperator.RedirectWebhooks(cp.RESTConfig(), &webhook.Endpoint)
+	redirect, err := addonoperator.RedirectWebhooks(controlplane.PlatformConfig(cp.RESTConfig()), &webhook.Endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
