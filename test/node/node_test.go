@@ -103,10 +103,11 @@ func startModuleOnNode(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	cp, n := node.StartForTest(t, controlplane.Options{CRDDirs: crdDirs}, node.Options{Images: []string{set.Archive}})
-	certmanager.StartForTest(t, cp)
 	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
 		t.Fatal(err)
 	}
+	// As Deckhouse's cert-manager, in the namespace PrepareCluster made.
+	certmanager.StartForTest(t, cp)
 	bin := filepath.Join(dir, "bin")
 	hooks, err := moduleloop.BuildBinary(ctx, moduleloop.HooksPackage, bin)
 	if err != nil {
