@@ -25,6 +25,7 @@ limitations under the License.
 package certmanager
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -73,11 +74,35 @@ func Start(kubeconfig, dir string) (*Controller, error) {
 	return c, nil
 }
 
-// StartForTest is Start for a test: it fails t on an error and stops the
-// controller when t ends (before a control plane started earlier).
+// Deckhouse's cert-manager runs as this service account; Deckhouse's
+// policies exclude it as one of a d8- namespace (d8ms-prefix.deckhouse.io's
+// exclude-d8-namespaces lets it issue the instances' d8ms-* certificates).
+const (
+	ServiceAccountNamespace = "d8-cert-manager"
+	ServiceAccountName      = "cert-manager"
+)
+
+// Kubeconfig makes cert-manager's service account (bound to cluster-admin)
+// and writes a kubeconfig acting as it, by impersonation: admission judges
+// the controllers as it judges Deckhouse's cert-manager.
+func Kubeconfig(ctx context.Context, cp *controlplane.ControlPlane) (string, error) {
+	if err := controlplane.EnsureServiceAccount(ctx, cp.RESTConfig(), ServiceAccountNamespace, ServiceAccountName, "cluster-admin"); err != nil {
+		return "", err
+	}
+	user, groups := controlplane.ServiceAccountUser(ServiceAccountNamespace, ServiceAccountName)
+	return cp.WriteKubeconfig("cert-manager.kubeconfig", cp.UserConfig(user, groups...))
+}
+
+// StartForTest is Start for a test, as Deckhouse's cert-manager
+// (Kubeconfig): it fails t on an error and stops the controller when t
+// ends (before a control plane started earlier).
 func StartForTest(t testing.TB, cp *controlplane.ControlPlane) *Controller {
 	t.Helper()
-	c, err := Start(cp.KubeconfigPath(), t.TempDir())
+	kubeconfig, err := Kubeconfig(context.Background(), cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Start(kubeconfig, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

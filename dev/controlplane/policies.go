@@ -85,6 +85,17 @@ func InstallPlatformPolicies(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
+	// The platform's identity (PlatformConfig) and the object the probe is
+	// refused to delete, made before the policies apply: afterwards only
+	// the platform may create a labelled object.
+	if err := EnsureServiceAccount(ctx, cfg, platformNamespace, platformServiceAccount, "cluster-admin"); err != nil {
+		return err
+	}
+	if _, err := kube.CoreV1().ConfigMaps("default").Get(ctx, probeTarget().Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		if _, err := kube.CoreV1().ConfigMaps("default").Create(ctx, probeTarget(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create the policy probe's ConfigMap: %w", err)
+		}
+	}
 	api := kube.AdmissionregistrationV1()
 	for _, p := range policies {
 		if _, err := api.ValidatingAdmissionPolicies().Create(ctx, p, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -97,6 +108,29 @@ func InstallPlatformPolicies(ctx context.Context, cfg *rest.Config) error {
 		}
 	}
 	return waitPoliciesEnforced(ctx, cfg)
+}
+
+// Deckhouse's own service account, which its policies exclude.
+const (
+	platformNamespace      = "d8-system"
+	platformServiceAccount = "deckhouse"
+)
+
+// PlatformConfig is cfg acting as Deckhouse's own service account
+// system:serviceaccount:d8-system:deckhouse (InstallPlatformPolicies binds
+// it to cluster-admin), by impersonation: the identity of whatever the
+// harness does in place of the platform (Deckhouse, its modules, a lost
+// object of the module's) once the policies apply. A cluster admin's steps
+// use cfg itself, which the policies do not exclude.
+func PlatformConfig(cfg *rest.Config) *rest.Config {
+	out := rest.CopyConfig(cfg)
+	user, groups := ServiceAccountUser(platformNamespace, platformServiceAccount)
+	out.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: append(groups, "system:authenticated")}
+	return out
+}
+
+func probeTarget() *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "platform-policy-probe", Labels: map[string]string{"heritage": "deckhouse"}}}
 }
 
 // policyProbeUser is a cluster-admin none of the policies exclude: what it
@@ -113,19 +147,16 @@ func waitPoliciesEnforced(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	admin, err := kubernetes.NewForConfig(cfg)
+	platform, err := kubernetes.NewForConfig(PlatformConfig(cfg))
 	if err != nil {
 		return err
 	}
 	// A labelled object for the probe to delete: a DELETE is matched by
 	// label-objects.deckhouse.io alone (deny-set-heritage-label.deckhouse.io
 	// matches the same creates and updates, and the API server names one
-	// refusing policy only). The admin is excluded from both.
-	target := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "platform-policy-probe", Labels: map[string]string{"heritage": "deckhouse"}}}
-	if _, err := admin.CoreV1().ConfigMaps("default").Create(ctx, target, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create the policy probe's ConfigMap: %w", err)
-	}
-	defer admin.CoreV1().ConfigMaps("default").Delete(context.WithoutCancel(ctx), target.Name, metav1.DeleteOptions{})
+	// refusing policy only). Only the platform deletes it afterwards.
+	target := probeTarget()
+	defer platform.CoreV1().ConfigMaps("default").Delete(context.WithoutCancel(ctx), target.Name, metav1.DeleteOptions{})
 	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 	checks := []struct {
 		policy string

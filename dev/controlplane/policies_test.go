@@ -29,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -175,5 +176,35 @@ func TestPlatformPoliciesRefuseTenantsAndLetThePlatformThrough(t *testing.T) {
 			t.Fatalf("the StatefulSet controller made no PVC in 60s (%v); events: %s", err, strings.Join(msgs, "; "))
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+
+	// The cluster admin (the control plane's superuser, system:masters) is
+	// no one the policies exclude, as a Deckhouse cluster's admin is not:
+	// it may not delete the PVC, until the platform gives it the delete
+	// bypass; it may restart the workload, and nothing more under the
+	// restart.
+	err = admin.CoreV1().PersistentVolumeClaims("team-a").Delete(ctx, "data-db-0", metav1.DeleteOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "label-objects.deckhouse.io") {
+		t.Errorf("the cluster admin deletes a heritage PVC: got %v, want a refusal by label-objects.deckhouse.io", err)
+	}
+	bypass := []byte(`{"metadata":{"labels":{"security.deckhouse.io/heritage-bypass":"delete"}}}`)
+	_, err = admin.CoreV1().PersistentVolumeClaims("team-a").Patch(ctx, "data-db-0", types.MergePatchType, bypass, metav1.PatchOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("the cluster admin sets the bypass label itself: got %v, want a refusal", err)
+	}
+	if _, err := deckhouse.CoreV1().PersistentVolumeClaims("team-a").Patch(ctx, "data-db-0", types.MergePatchType, bypass, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("the platform sets the bypass label: %v", err)
+	}
+	if err := admin.CoreV1().PersistentVolumeClaims("team-a").Delete(ctx, "data-db-0", metav1.DeleteOptions{}); err != nil {
+		t.Errorf("the cluster admin deletes a PVC the platform released: %v", err)
+	}
+	restart := []byte(`{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":"2026-12-05T12:00:00Z"}}}}}`)
+	if _, err := admin.AppsV1().StatefulSets("team-a").Patch(ctx, "db", types.StrategicMergePatchType, restart, metav1.PatchOptions{}); err != nil {
+		t.Errorf("the cluster admin restarts a heritage StatefulSet: %v", err)
+	}
+	smuggle := []byte(`{"spec":{"replicas":0,"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":"2026-12-05T13:00:00Z"}}}}}`)
+	_, err = admin.AppsV1().StatefulSets("team-a").Patch(ctx, "db", types.StrategicMergePatchType, smuggle, metav1.PatchOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "label-objects.deckhouse.io") {
+		t.Errorf("the cluster admin scales a heritage StatefulSet under a restart: got %v, want a refusal by label-objects.deckhouse.io", err)
 	}
 }

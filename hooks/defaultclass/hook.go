@@ -30,6 +30,7 @@ import (
 	"fmt"
 
 	"github.com/deckhouse/module-sdk/pkg"
+	objectpatch "github.com/deckhouse/module-sdk/pkg/object-patch"
 	"github.com/deckhouse/module-sdk/pkg/registry"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -69,7 +70,7 @@ var Config = &pkg.HookConfig{
 			NameSelector:                 &pkg.NameSelector{MatchNames: []string{MarkerName}},
 			ExecuteHookOnEvents:          &no,
 			ExecuteHookOnSynchronization: &no,
-			JqFilter:                     `{name: .metadata.name}`,
+			JqFilter:                     labelledFilter,
 		},
 		{
 			Name:                         SnapClass,
@@ -78,10 +79,31 @@ var Config = &pkg.HookConfig{
 			NameSelector:                 &pkg.NameSelector{MatchNames: []string{ClassName}},
 			ExecuteHookOnEvents:          &no,
 			ExecuteHookOnSynchronization: &no,
-			JqFilter:                     `{name: .metadata.name}`,
+			JqFilter:                     labelledFilter,
 		},
 	},
 }
+
+// labelledFilter keeps the name and whether the object still carries the
+// heritage label an earlier version gave it.
+const labelledFilter = `{name: .metadata.name, heritage: ((.metadata.labels // {}).heritage // "")}`
+
+// snap is what labelledFilter keeps.
+type snap struct {
+	Name     string `json:"name"`
+	Heritage string `json:"heritage"`
+}
+
+// Labels of the class and the marker. Both are the admin's to change or
+// delete (docs/ADMIN_GUIDE.md): without `heritage: deckhouse`, which
+// Deckhouse's label-objects.deckhouse.io policy would let no admin update
+// or delete. Nothing selects them by labels: the bindings name them, and
+// only admins can write a cluster-scoped StarrocksClass or a ConfigMap in
+// the module's namespace, so the label defends nothing here.
+func labels() map[string]string { return map[string]string{"module": "managed-starrocks"} }
+
+// dropHeritage is the merge patch that takes the label off.
+var dropHeritage = map[string]any{"metadata": map[string]any{"labels": map[string]any{shared.HeritageLabel: nil}}}
 
 // Handle creates the class and the marker when the marker is missing.
 func Handle(_ context.Context, input *pkg.HookInput) error {
@@ -95,7 +117,29 @@ func Handle(_ context.Context, input *pkg.HookInput) error {
 	if createMarker {
 		input.PatchCollector.CreateIfNotExists(Marker())
 	}
+	// An earlier version made both with `heritage: deckhouse`: the hooks
+	// (exempt from the policy) take it off, so the admin may edit them.
+	for _, s := range labelled(input, SnapClass) {
+		input.Logger.Info("the default StarrocksClass loses its heritage label, so that admins may change it", "name", s.Name)
+		input.PatchCollector.PatchWithMerge(dropHeritage, v1alpha1.SchemeGroupVersion.String(), v1alpha1.StarrocksClassKind, "", s.Name, objectpatch.WithIgnoreMissingObject(true))
+	}
+	for _, s := range labelled(input, SnapMarker) {
+		input.PatchCollector.PatchWithMerge(dropHeritage, "v1", "ConfigMap", shared.ModuleNamespace, s.Name, objectpatch.WithIgnoreMissingObject(true))
+	}
 	return nil
+}
+
+// labelled are the snapshot's objects that still carry the heritage label.
+func labelled(input *pkg.HookInput, name string) []snap {
+	var out []snap
+	for _, o := range input.Snapshots.Get(name) {
+		var s snap
+		if err := o.UnmarshalTo(&s); err != nil || s.Heritage == "" {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // Decide: the marker means "done, whatever happened to the class since"; an
@@ -114,7 +158,7 @@ func Marker() *corev1.ConfigMap {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      MarkerName,
 			Namespace: shared.ModuleNamespace,
-			Labels:    map[string]string{"heritage": "deckhouse", "module": "managed-starrocks"},
+			Labels:    labels(),
 		},
 		Data: map[string]string{
 			"class": ClassName,
@@ -142,7 +186,7 @@ func Class() *v1alpha1.StarrocksClass {
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.StarrocksClassKind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:   ClassName,
-			Labels: map[string]string{"heritage": "deckhouse", "module": "managed-starrocks"},
+			Labels: labels(),
 		},
 		Spec: v1alpha1.StarrocksClassSpec{
 			Topology: v1alpha1.ClassTopology{

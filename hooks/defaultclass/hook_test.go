@@ -99,3 +99,50 @@ func TestTheDefaultClassIsValid(t *testing.T) {
 	_, problems := classrules.Compile(Class())
 	assert.Empty(t, problems)
 }
+
+// The class and the marker are the admin's to edit or delete
+// (docs/ADMIN_GUIDE.md); Deckhouse's label-objects.deckhouse.io refuses
+// every update and delete of a `heritage: deckhouse` object to admins.
+func TestTheClassAndTheMarkerAreNotHeritageLabelled(t *testing.T) {
+	f := newHook(t)
+	f.KubeStateSet(`{apiVersion: v1, kind: Namespace, metadata: {name: d8-managed-starrocks}}`)
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	cls := f.KubernetesGlobalResource("StarrocksClass", ClassName)
+	require.NotNil(t, cls)
+	assert.NotContains(t, cls.GetLabels(), "heritage", "the default class")
+	marker := f.KubernetesResource("ConfigMap", "d8-managed-starrocks", MarkerName)
+	require.NotNil(t, marker)
+	assert.NotContains(t, marker.GetLabels(), "heritage", "the marker")
+	assert.Equal(t, "managed-starrocks", cls.GetLabels()["module"])
+}
+
+// Those an earlier version made with the label lose it.
+func TestTakesTheHeritageLabelOffAnEarlierVersionsClassAndMarker(t *testing.T) {
+	f := newHook(t)
+	f.KubeStateSet(`
+apiVersion: v1
+kind: Namespace
+metadata: {name: d8-managed-starrocks}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: managed-starrocks-default-class, namespace: d8-managed-starrocks, labels: {heritage: deckhouse, module: managed-starrocks}}
+data: {class: default}
+---
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: StarrocksClass
+metadata: {name: default, labels: {heritage: deckhouse, module: managed-starrocks}}
+spec: {topology: {allowedTopologies: [Zonal], defaultTopology: Zonal}, sizingPolicies: [{cores: {min: 1, max: 2}, memory: {min: 1Gi, max: 2Gi}, coreFractions: [100]}]}
+`)
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	cls := f.KubernetesGlobalResource("StarrocksClass", ClassName)
+	require.NotNil(t, cls)
+	assert.NotContains(t, cls.GetLabels(), "heritage")
+	assert.Equal(t, "managed-starrocks", cls.GetLabels()["module"], "only the heritage label goes")
+	assert.Equal(t, "Zonal", cls.Object["spec"].(map[string]any)["topology"].(map[string]any)["defaultTopology"], "nothing else changes")
+	marker := f.KubernetesResource("ConfigMap", "d8-managed-starrocks", MarkerName)
+	require.NotNil(t, marker)
+	assert.NotContains(t, marker.GetLabels(), "heritage")
+}

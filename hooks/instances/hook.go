@@ -239,7 +239,8 @@ var Config = &pkg.HookConfig{
 			Kind:          "PersistentVolumeClaim",
 			LabelSelector: shared.ModuleObjectSelector(),
 			JqFilter: shared.JqTypes + `{namespace: (.metadata.namespace | str), name: (.metadata.name | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str), component: (.metadata.labels["` + shared.LabelComponent + `"] | str),` +
-				` storageClassName: (.spec.storageClassName | str), requested: (.spec.resources.requests.storage | str), capacity: (.status.capacity.storage | str), phase: (.status.phase | str)}`,
+				` storageClassName: (.spec.storageClassName | str), requested: (.spec.resources.requests.storage | str), capacity: (.status.capacity.storage | str), phase: (.status.phase | str),` +
+				` bypass: (.metadata.labels["` + BypassLabel + `"] | str)}`,
 		},
 		{
 			// Whether a PVC may be expanded at all: the apiserver refuses it

@@ -228,6 +228,9 @@ type Plan struct {
 	StatusPatches []StatusPatch
 	// VolumeExpansions are the PVCs to grow to their desired size.
 	VolumeExpansions []VolumeExpansion
+	// PVCReleases are the PVCs whose heritage-bypass label to set or remove
+	// (released.go).
+	PVCReleases []PVCRelease
 	// PodRestarts are the pods the rollouts delete now.
 	PodRestarts []PodRestart
 	// Events are the Events of the status transitions (instanceEvents), to
@@ -265,6 +268,7 @@ type ClassStatusPatch struct {
 type Writes interface {
 	ExpandVolume(VolumeExpansion) error
 	RestartPod(PodRestart) error
+	ReleasePVC(PVCRelease) error
 }
 
 // Refusal is a write the API server refused, for the log.
@@ -278,10 +282,18 @@ type Refusal struct {
 func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan {
 	plan := Plan{Phases: map[string]v1alpha1.Phase{}}
 	plan.Warnings = append(plan.Warnings, s.Warnings...)
+	live := make(map[string]bool, len(s.Instances))
+	for _, sr := range s.Instances {
+		live[desired.Key(sr.Namespace, sr.Name)] = true
+	}
 	s.Instances = endingInstances(s, &plan)
 	lastValid, persisted := trustedLastValid(s, &plan)
 
 	obs := observe(s, &plan.Warnings)
+	plan.PVCReleases = planReleases(obs, live, len(s.UnreadableUIDs) > 0)
+	if w != nil {
+		releasePVCs(w, &plan)
+	}
 	rollouts := observeRollout(s)
 	backends := make(map[string]desired.BackendObservation, len(obs))
 	existing := make(map[string]desired.Existing, len(obs))
@@ -386,6 +398,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 			}
 		}
 		o.JoinPod, o.Join = frontendJoin(rollouts[res.Key])
+		o.PullPod, o.PullFailure = pullFailure(rollouts[res.Key])
 		if res.Entry != nil {
 			plan.BackupWrites = append(plan.BackupWrites, backupWrites(sr, o, res.Entry)...)
 		}

@@ -45,6 +45,10 @@ const (
 		` owner: ([(.metadata.ownerReferences // [])[] | select(.controller == true and .kind == "StatefulSet") | {name: (.name | str), uid: (.uid | str)}][0] // null),` +
 		` ready: ([(.status.conditions // [])[] | select(.type == "Ready") | .status == "True"][0] // false),` +
 		` terminating: (.metadata.deletionTimestamp != null),` +
+		// The first container the kubelet cannot pull the image of
+		// (pullfailure.go); its message is the kubelet's, cut.
+		` pullFailure: ([((.status.initContainerStatuses // []) + (.status.containerStatuses // []))[] | select(.state.waiting.reason == "` + waitingImagePullBackOff + `" or .state.waiting.reason == "` + waitingErrImagePull + `") |` +
+		` {container: (.name | str | cut), reason: (.state.waiting.reason | str), message: (.state.waiting.message | str | cutmsg)}][0] // null),` +
 		// The agent's report of the nodes and of its FE's join; anything
 		// unreadable, or beyond the bounds of a report (name, few), reads as
 		// no report (the rollout then waits).
@@ -79,6 +83,8 @@ type RolloutPodSnap struct {
 	Ready       bool             `json:"ready"`
 	Terminating bool             `json:"terminating"`
 	Agent       *RolloutAgentRep `json:"agent"`
+	// PullFailure is a container whose image the kubelet cannot pull.
+	PullFailure *PullFailure `json:"pullFailure"`
 }
 
 // RolloutAgentRep is the part of an agent's status the rollout reads.

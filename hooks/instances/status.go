@@ -91,6 +91,10 @@ const ConditionAccountsReady = "AccountsReady"
 
 // Observed is what the cluster says about the objects of one instance.
 type Observed struct {
+	// PullPod is a pod of the instance whose image cannot be pulled, and
+	// PullFailure why (set by Reconcile; pullfailure.go).
+	PullPod     string
+	PullFailure *PullFailure
 	Frontend    *StatefulSetState
 	Backend     *StatefulSetState
 	Certificate *CertificateState
@@ -362,7 +366,10 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 			st.Phase = v1alpha1.PhaseDegraded
 		}
 		reason, msg := ReasonReplicasNotReady, fmt.Sprintf("Ready pods: %d of %d FE, %d of %d BE.", st.Frontend.ReadyReplicas, st.Frontend.Replicas, st.Backend.ReadyReplicas, st.Backend.Replicas)
-		if obs.Join != nil {
+		switch {
+		case obs.PullFailure != nil:
+			reason, msg = ReasonImagePullFailed, msg+" "+pullFailureMessage(obs.PullPod, obs.PullFailure)
+		case obs.Join != nil:
 			reason, msg = obs.Join.Reason, fmt.Sprintf("%s The FE of pod %s has an empty meta directory on an instance that has bootstrapped, so it never starts a new cluster: %s", msg, obs.JoinPod, obs.Join.Message)
 		}
 		set(v1alpha1.ConditionAvailable, false, reason, msg)

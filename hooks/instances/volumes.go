@@ -39,6 +39,8 @@ type PVCSnap struct {
 	Requested string `json:"requested"`
 	Capacity  string `json:"capacity"`
 	Phase     string `json:"phase"`
+	// Bypass is its BypassLabel (released.go).
+	Bypass string `json:"bypass"`
 	// Unreadable says why the item did not decode (it is then ignored).
 	Unreadable string `json:"-"`
 }

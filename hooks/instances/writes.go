@@ -64,6 +64,20 @@ func (t tenantWrites) ExpandVolume(v VolumeExpansion) error {
 	return t.w.Patch(t.ctx, kubewrite.Ref{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: v.Namespace, Name: v.Name}, types.MergePatchType, patch)
 }
 
+// ReleasePVC sets or removes only the bypass label (a merge patch; null
+// removes a key).
+func (t tenantWrites) ReleasePVC(r PVCRelease) error {
+	var value any
+	if r.Release {
+		value = BypassDelete
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{BypassLabel: value}}})
+	if err != nil {
+		return err
+	}
+	return t.w.Patch(t.ctx, kubewrite.Ref{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: r.Namespace, Name: r.Name}, types.MergePatchType, patch)
+}
+
 func (t tenantWrites) RestartPod(p PodRestart) error {
 	// The UID precondition: a pod re-created under the name since the
 	// snapshot is already from the new template.
@@ -125,6 +139,16 @@ func expandVolumes(w Writes, key string, expand []VolumeExpansion, v VolumesVerd
 		msg += " Being expanded: " + strings.Join(raised, "; ") + "."
 	}
 	return VolumesVerdict{Reason: ReasonExpansionRefused, Message: msg}
+}
+
+// releasePVCs writes the PVCs' bypass labels. A refusal only delays an
+// admin's clean-up: logged, and tried again on the next run.
+func releasePVCs(w Writes, plan *Plan) {
+	for _, r := range plan.PVCReleases {
+		if err := w.ReleasePVC(r); err != nil && !kubewrite.Gone(err) {
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("PersistentVolumeClaim %s/%s: setting its %s label was refused: %s", r.Namespace, r.Name, BypassLabel, kubewrite.Refusal(err)))
+		}
+	}
 }
 
 // restartPod deletes the pod the rollout restarts now; a refusal is said in

@@ -132,7 +132,7 @@ func TestInvalidSpecWithoutMemoryKeepsTheObjects(t *testing.T) {
 	// reports it missing.
 	var reason, message string
 	e.eventually("the module sees its memory lost", func() (bool, string) {
-		err := e.kube.CoreV1().ConfigMaps("d8-managed-starrocks").Delete(context.Background(), "last-valid-"+string(sr.GetUID()), metav1.DeleteOptions{})
+		err := e.platformKube.CoreV1().ConfigMaps("d8-managed-starrocks").Delete(context.Background(), "last-valid-"+string(sr.GetUID()), metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return false, err.Error()
 		}

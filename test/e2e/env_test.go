@@ -77,12 +77,20 @@ func buildBinaries(t testing.TB) (hooks, webhook string) {
 
 // env is one cluster with the module running on it.
 type env struct {
-	t       testing.TB
-	cp      *controlplane.ControlPlane
-	dyn     dynamic.Interface
-	kube    kubernetes.Interface
-	client  *kubeutil.Client
-	webhook *moduleloop.Webhook
+	t  testing.TB
+	cp *controlplane.ControlPlane
+	// dyn, kube and client act as the cluster admin (the control plane's
+	// superuser), whom Deckhouse's policies do not exclude: what they
+	// refuse an admin they refuse these.
+	dyn    dynamic.Interface
+	kube   kubernetes.Interface
+	client *kubeutil.Client
+	// platformDyn and platformKube act as Deckhouse itself
+	// (controlplane.PlatformConfig), for what a test does in the
+	// platform's place: an object of the module lost, the memory gone.
+	platformDyn  dynamic.Interface
+	platformKube kubernetes.Interface
+	webhook      *moduleloop.Webhook
 	// redirect points the module's webhook configurations at webhook.
 	redirect *addonoperator.Redirector
 	ao       *addonoperator.Operator
@@ -129,6 +137,12 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		t.Fatal(err)
 	}
 	if e.client, err = kubeutil.NewClient(cp.RESTConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if e.platformDyn, err = dynamic.NewForConfig(controlplane.PlatformConfig(cp.RESTConfig())); err != nil {
+		t.Fatal(err)
+	}
+	if e.platformKube, err = kubernetes.NewForConfig(controlplane.PlatformConfig(cp.RESTConfig())); err != nil {
 		t.Fatal(err)
 	}
 	var webhookKubeconfig string
@@ -182,7 +196,7 @@ func (e *env) startModule() {
 	}
 	e.ao = ao
 	if e.webhook != nil && e.redirect == nil {
-		if e.redirect, err = addonoperator.RedirectWebhooks(e.cp.RESTConfig(), &e.webhook.Endpoint); err != nil {
+		if e.redirect, err = addonoperator.RedirectWebhooks(controlplane.PlatformConfig(e.cp.RESTConfig()), &e.webhook.Endpoint); err != nil {
 			e.t.Fatal(err)
 		}
 	}
@@ -333,12 +347,21 @@ func (e *env) tryApply(doc string) (*unstructured.Unstructured, error) {
 }
 
 func (e *env) resource(kind, namespace string) dynamic.ResourceInterface {
+	return e.resourceOf(e.dyn, kind, namespace)
+}
+
+// platformResource is resource as Deckhouse itself.
+func (e *env) platformResource(kind, namespace string) dynamic.ResourceInterface {
+	return e.resourceOf(e.platformDyn, kind, namespace)
+}
+
+func (e *env) resourceOf(dyn dynamic.Interface, kind, namespace string) dynamic.ResourceInterface {
 	var gvr schema.GroupVersionResource
 	switch kind {
 	case "Starrocks":
 		gvr = v1alpha1.StarrocksGVR
 	case "StarrocksClass":
-		return e.dyn.Resource(v1alpha1.StarrocksClassGVR)
+		return dyn.Resource(v1alpha1.StarrocksClassGVR)
 	case "StatefulSet":
 		gvr = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}
 	case "Certificate":
@@ -356,7 +379,7 @@ func (e *env) resource(kind, namespace string) dynamic.ResourceInterface {
 	default:
 		e.t.Fatalf("resource: unknown kind %s", kind)
 	}
-	return e.dyn.Resource(gvr).Namespace(namespace)
+	return dyn.Resource(gvr).Namespace(namespace)
 }
 
 func (e *env) get(kind, namespace, name string) (*unstructured.Unstructured, error) {

@@ -60,7 +60,10 @@ func TestInstanceObjectsComeBackAndFollowTheSpecAndTheClass(t *testing.T) {
 		if kind == "ConfigMap" {
 			objName = client + "-config"
 		}
-		if err := e.resource(kind, ns).Delete(context.Background(), objName, metav1.DeleteOptions{}); err != nil {
+		// Lost objects: under Deckhouse's policies only the platform (or
+		// a maintenance mode) can delete them, an admin as little as the
+		// tenant.
+		if err := e.platformResource(kind, ns).Delete(context.Background(), objName, metav1.DeleteOptions{}); err != nil {
 			t.Fatalf("delete %s %s: %v", kind, objName, err)
 		}
 	}

@@ -191,4 +191,35 @@ func TestUnderDeckhousePlatformPolicies(t *testing.T) {
 			t.Errorf("addon-operator's log tells of a refusal by %s (see %s)", p, e.ao.LogPath)
 		}
 	}
+
+	// What an instance leaves is the admin's to delete. While the instance
+	// exists its volumes are refused to the cluster admin as to anyone;
+	// once its Starrocks is gone (persistentVolumeClaimRetention: Retain)
+	// the hooks give them Deckhouse's delete bypass and the admin deletes
+	// them (docs/ADMIN_GUIDE.md "Clean up volumes of deleted instances").
+	if err := e.kube.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, pvc.Name, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}); !refusedByPolicy(err) {
+		t.Errorf("the cluster admin deletes a running instance's volume: got %v, want a refusal by Deckhouse's policies", err)
+	}
+	if err := tenantDyn.Resource(v1alpha1.StarrocksGVR).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("the tenant deletes its instance: %v", err)
+	}
+	claims := []string{pvc.Name, "storage-" + be + "-0"}
+	for _, claim := range claims {
+		e.eventually("PVC "+claim+" released with the delete bypass", func() (bool, string) {
+			c, err := e.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return c.Labels["security.deckhouse.io/heritage-bypass"] == "delete", fmt.Sprintf("labels %v", c.Labels)
+		})
+	}
+	released, err := e.kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: "managed-services.deckhouse.io/managed-service-name=" + name + ",security.deckhouse.io/heritage-bypass=delete"})
+	if err != nil || len(released.Items) != len(claims) {
+		t.Fatalf("the ADMIN_GUIDE's list of released volumes: %v, %v", released, err)
+	}
+	for _, c := range released.Items {
+		if err := e.kube.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, c.Name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("the cluster admin deletes the released volume %s: %v", c.Name, err)
+		}
+	}
 }

@@ -90,7 +90,9 @@ func TestGrowingAVolumeExpandsThePVCs(t *testing.T) {
 
 	// What the apiserver allows: raising the request of an unbound PVC is
 	// refused, which is why the hook does not try.
-	_, err := e.kube.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, fePVC, types.MergePatchType,
+	// As the platform, which the hook is: an admin is refused any change of
+	// the PVC by label-objects.deckhouse.io first.
+	_, err := e.platformKube.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, fePVC, types.MergePatchType,
 		[]byte(`{"spec":{"resources":{"requests":{"storage":"20Gi"}}}}`), metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
 	if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
 		t.Fatalf("resizing the unbound PVC %s: %v, want the apiserver to refuse it (the hook relies on that to skip it)", fePVC, err)

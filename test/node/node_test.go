@@ -108,10 +108,11 @@ func startModuleOnNode(t *testing.T, realFEHome string) *env {
 		t.Fatal(err)
 	}
 	cp, n := node.StartForTest(t, controlplane.Options{CRDDirs: crdDirs}, node.Options{Images: set.Archives()})
-	certmanager.StartForTest(t, cp)
 	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
 		t.Fatal(err)
 	}
+	// As Deckhouse's cert-manager, in the namespace PrepareCluster made.
+	certmanager.StartForTest(t, cp)
 	bin := filepath.Join(dir, "bin")
 	hooks, err := moduleloop.BuildBinary(ctx, moduleloop.HooksPackage, bin)
 	if err != nil {
@@ -130,7 +131,7 @@ func startModuleOnNode(t *testing.T, realFEHome string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(webhook.Stop)
-	redirect, err := addonoperator.RedirectWebhooks(cp.RESTConfig(), &webhook.Endpoint)
+	redirect, err := addonoperator.RedirectWebhooks(controlplane.PlatformConfig(cp.RESTConfig()), &webhook.Endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -151,7 +151,7 @@ func run(ctx context.Context) error {
 		webhook.Stop()
 	}()
 
-	redirect, err := addonoperator.RedirectWebhooks(cp.RESTConfig(), &webhook.Endpoint)
+	redirect, err := addonoperator.RedirectWebhooks(controlplane.PlatformConfig(cp.RESTConfig()), &webhook.Endpoint)
 	if err != nil {
 		return err
 	}

@@ -149,7 +149,12 @@ func startLocalNode(ctx context.Context, cp *controlplane.ControlPlane, dir stri
 		node.PodCIDR, node.ServiceCIDR, n.Dir())
 	// Pods start only with their TLS Secrets: cert-manager's own
 	// controllers issue the instances' Certificates (dev/certmanager).
-	cm, err := certmanager.Start(cp.KubeconfigPath(), dir)
+	kubeconfig, err := certmanager.Kubeconfig(ctx, cp)
+	if err != nil {
+		n.Stop()
+		return nil, nil, err
+	}
+	cm, err := certmanager.Start(kubeconfig, dir)
 	if err != nil {
 		n.Stop()
 		return nil, nil, err
