@@ -1263,8 +1263,14 @@ func timeCell(t time.Time) sqltypes.Value {
 	if t.IsZero() {
 		return sqltypes.NULL
 	}
-	return sqltypes.NewVarChar(t.Format(time.DateTime))
+	return sqltypes.NewVarChar(t.In(showTimeZone).Format(time.DateTime))
 }
+
+// showTimeZone is the zone of SHOW BACKUP's and SHOW RESTORE's times, as
+// StarRocks formats them: TimeUtils.longToTimeString uses a fixed
+// ZoneOffset of +08:00 (fe-core common/util/TimeUtils TIME_ZONE), whatever
+// the machine's zone or the time_zone variable.
+var showTimeZone = time.FixedZone("UTC+08:00", 8*3600)
 
 func (s *Server) showJobs(p *parser, restore bool) (*sqltypes.Result, bool, error) {
 	var db string

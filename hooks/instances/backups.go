@@ -26,12 +26,14 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/kubewrite"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/backupplan"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
@@ -231,6 +233,13 @@ func backupHold(sr *v1alpha1.Starrocks, o Observed, createImage string) string {
 // records in o what its status needs.
 func applyBackups(sr *v1alpha1.Starrocks, ix backupIndex, o *Observed, prev v1alpha1.StarrocksStatus, ex *desired.Existing, now time.Time) {
 	o.Backups = ix.byInstance[desired.Key(sr.Namespace, sr.Name)]
+	objs := planObjects(o.Backups, ix.restoring)
+	o.RestoringInto = map[string]string{}
+	for _, b := range objs {
+		if b.RestoringInto != "" {
+			o.RestoringInto[b.Name] = b.RestoringInto
+		}
+	}
 	report, restoreReport := leaderReports(*o)
 	ex.BackupHold = backupHold(sr, *o, ex.CreateImage)
 	o.BackupJobTimeout = classrules.BackupJobTimeout(ix.classes[sr.Spec.StarrocksClassName])
@@ -250,14 +259,14 @@ func applyBackups(sr *v1alpha1.Starrocks, ix backupIndex, o *Observed, prev v1al
 			}
 			in.Retention.KeepWithin, _ = backupplan.ParseDuration(r.KeepWithin)
 		}
-		d := backupplan.Plan(in, planObjects(o.Backups, ix.restoring), report, now)
+		d := backupplan.Plan(in, objs, report, now)
 		ex.BackupSets, ex.BackupDeletes = d.Sets, d.Deletes
 		o.BackupDecision, o.BackupReport = &d, report
 	} else {
 		// spec.backup was removed: the agent has no repository to delete
 		// from, so a backup being deleted goes at once and its data stays
 		// in the bucket, as when the instance is gone.
-		d := backupplan.Plan(backupplan.Instance{Exists: false}, planObjects(o.Backups, ix.restoring), nil, now)
+		d := backupplan.Plan(backupplan.Instance{Exists: false}, objs, nil, now)
 		o.BackupDecision = &d
 	}
 	if sr.Spec.Restore == nil || conditionTrue(prev, v1alpha1.ConditionRestored) {
@@ -423,10 +432,12 @@ type BackupWrite struct {
 	// Instance is "namespace/name" of the Starrocks, for the log.
 	Instance        string
 	Namespace, Name string
-	// What: create, add-finalizer, remove-finalizer, delete, status or
+	// What: create, add-finalizer, remove-finalizer, delete, status,
 	// refuse (a status patch to phase Refused, or Failed for a backup that
-	// cannot run).
+	// cannot run) or held (status.message says a restore holds it).
 	What string
+	// Event goes with the write (held): created once the write is kept.
+	Event *corev1.Event
 	// Object is the StarrocksBackup to create; Patch the merge patch
 	// (of /status for What status); UID the object to delete.
 	Object *unstructured.Unstructured
@@ -437,7 +448,7 @@ type BackupWrite struct {
 // backupWrites are the writes of one instance's backups this run: the
 // scheduled backup due now, finalizers, expired backups and the status the
 // agent reported for each set this instance's entry names.
-func backupWrites(sr *v1alpha1.Starrocks, o Observed, e *desired.Instance) []BackupWrite {
+func backupWrites(sr *v1alpha1.Starrocks, o Observed, e *desired.Instance, now metav1.Time) []BackupWrite {
 	key := desired.Key(sr.Namespace, sr.Name)
 	d := o.BackupDecision
 	if d == nil {
@@ -488,6 +499,7 @@ func backupWrites(sr *v1alpha1.Starrocks, o Observed, e *desired.Instance) []Bac
 			out = append(out, BackupWrite{Instance: key, Namespace: sr.Namespace, Name: n, What: "refuse", Patch: data})
 		}
 	}
+	out = append(out, heldBackupWrites(sr, o, now)...)
 	if o.BackupReport == nil || e == nil || e.AgentConfig.Backup == nil {
 		return out
 	}
@@ -511,6 +523,69 @@ func backupWrites(sr *v1alpha1.Starrocks, o Observed, e *desired.Instance) []Bac
 		}
 		data, _ := json.Marshal(map[string]any{"status": st})
 		out = append(out, BackupWrite{Instance: key, Namespace: sr.Namespace, Name: name, What: "status", Patch: data})
+	}
+	return out
+}
+
+// ReasonHeldForRestore is the Event of a StarrocksBackup that retention or
+// its deletion would remove while an instance restores from it.
+const ReasonHeldForRestore = "HeldForRestore"
+
+// heldNoteSuffix ends every held note: what follows it is the message the
+// backup had before (kept, and given back when the hold ends).
+const heldNoteSuffix = "until that instance is Restored."
+
+// heldNote is the start of status.message of a backup an instance restores
+// from, while retention or its deletion waits for that restore. An instance
+// of another namespace (a restore by spec.restore.source) is not named:
+// one tenant learns nothing of another's.
+func heldNote(namespace, into string) string {
+	who := "an instance of another namespace"
+	if ns, name, _ := strings.Cut(into, "/"); ns == namespace {
+		who = fmt.Sprintf("Starrocks %q", name)
+	}
+	return fmt.Sprintf("Held for a restore: %s restores from this backup and is not Restored yet; "+
+		"its snapshots stay in the bucket, and the deletion of this StarrocksBackup (or by retention) waits %s", who, heldNoteSuffix)
+}
+
+// heldBackupWrites tell the user which of the instance's backups are held
+// for a restore (backupplan.Decision.HeldForRestore), so a deleted one does
+// not just hang in Terminating: a status.message in front of the message it
+// had, and one Event per backup and restoring instance (named after both:
+// the same hold computed again creates nothing). A note whose hold ended
+// (retention no longer removes the backup) is taken away again. Writes come
+// only when the message changes, bounded as the planner bounds the names.
+func heldBackupWrites(sr *v1alpha1.Starrocks, o Observed, now metav1.Time) []BackupWrite {
+	held := map[string]bool{}
+	for _, n := range o.BackupDecision.HeldForRestore {
+		held[n] = true
+	}
+	key := desired.Key(sr.Namespace, sr.Name)
+	var out []BackupWrite
+	patch := func(msg string) []byte {
+		data, _ := json.Marshal(map[string]any{"status": map[string]any{"message": truncate(msg)}})
+		return data
+	}
+	for _, b := range o.Backups {
+		noted := strings.HasPrefix(b.Message, "Held for a restore: ")
+		before := b.Message
+		if i := strings.Index(b.Message, heldNoteSuffix); noted && i >= 0 {
+			before = strings.TrimSpace(b.Message[i+len(heldNoteSuffix):])
+		}
+		if !held[b.Name] {
+			if noted && len(out) < backupplan.MaxObjectWrites {
+				out = append(out, BackupWrite{Instance: key, Namespace: sr.Namespace, Name: b.Name, What: "held", Patch: patch(before)})
+			}
+			continue
+		}
+		note := heldNote(b.Namespace, o.RestoringInto[b.Name])
+		if strings.HasPrefix(b.Message, note) {
+			continue
+		}
+		w := BackupWrite{Instance: key, Namespace: sr.Namespace, Name: b.Name, What: "held", Patch: patch(strings.TrimSpace(note + " " + before))}
+		w.Event = shared.InstanceEvent(shared.InstanceRef{Namespace: b.Namespace, Name: b.Name, UID: b.UID, Kind: v1alpha1.BackupKind},
+			corev1.EventTypeNormal, ReasonHeldForRestore, note, now, o.RestoringInto[b.Name])
+		out = append(out, w)
 	}
 	return out
 }
@@ -596,7 +671,7 @@ func writeBackup(ctx context.Context, w *kubewrite.Writer, b BackupWrite) error 
 		return err
 	case "delete":
 		return w.Delete(ctx, ref, b.UID)
-	case "status", "refuse":
+	case "status", "refuse", "held":
 		return w.Patch(ctx, ref, types.MergePatchType, b.Patch, "status")
 	default:
 		return w.Patch(ctx, ref, types.MergePatchType, b.Patch)
@@ -726,7 +801,7 @@ func backupWriteTier(w BackupWrite) int {
 	switch w.What {
 	case "create", "status":
 		return 0
-	case "refuse":
+	case "refuse", "held":
 		return 2
 	}
 	return 1

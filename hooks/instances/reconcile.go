@@ -400,7 +400,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 		o.JoinPod, o.Join = frontendJoin(rollouts[res.Key])
 		o.PullPod, o.PullFailure = pullFailure(rollouts[res.Key])
 		if res.Entry != nil {
-			plan.BackupWrites = append(plan.BackupWrites, backupWrites(sr, o, res.Entry)...)
+			plan.BackupWrites = append(plan.BackupWrites, backupWrites(sr, o, res.Entry, now)...)
 		}
 		prev := s.InstanceStatus[res.Key]
 		st := ComputeStatus(res, prev, o, domain, now)
@@ -432,6 +432,11 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 	var held int
 	if plan.BackupWrites, held = shareBackupWrites(plan.BackupWrites, MaxBackupWritesPerRun, now.Time); held > 0 {
 		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%d writes to StarrocksBackup objects wait for a later run: a run makes at most %d, shared between namespaces", held, MaxBackupWritesPerRun))
+	}
+	for _, b := range plan.BackupWrites {
+		if b.Event != nil && s.EventNamespaces[b.Namespace] {
+			plan.Events = append(plan.Events, b.Event)
+		}
 	}
 	cache.Retain(s.Classes)
 	return plan

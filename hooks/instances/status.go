@@ -126,6 +126,10 @@ type Observed struct {
 	// BackupReport the leader's backup report (set by Reconcile).
 	BackupDecision *backupplan.Decision
 	BackupReport   *agentconfig.BackupStatus
+	// RestoringInto is, by the name of each of the instance's backups an
+	// instance restores from, that instance's "namespace/name" (set by
+	// Reconcile; backupplan.Object.RestoringInto).
+	RestoringInto map[string]string
 	// BackupJobTimeout is the class's bound of one BACKUP or RESTORE job
 	// (classrules.BackupJobTimeout; set by Reconcile).
 	BackupJobTimeout time.Duration

@@ -52,9 +52,12 @@ func Truncate(s string, n int) string {
 	return s[:cut] + TruncatedSuffix
 }
 
-// InstanceRef names a Starrocks an Event is about.
+// InstanceRef names a Starrocks an Event is about, or with Kind another
+// of the module's objects in the instance's namespace (a StarrocksBackup).
 type InstanceRef struct {
 	Namespace, Name, UID string
+	// Kind is v1alpha1.StarrocksKind when empty.
+	Kind string
 }
 
 // InstanceEvent is a core/v1 Event on a Starrocks, in its namespace (the
@@ -71,6 +74,10 @@ func InstanceEvent(sr InstanceRef, eventType, reason, message string, now metav1
 	if max := 253 - len(suffix); len(base) > max {
 		base = strings.TrimRight(base[:max], ".-")
 	}
+	kind := sr.Kind
+	if kind == "" {
+		kind = v1alpha1.StarrocksKind
+	}
 	return &corev1.Event{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -80,7 +87,7 @@ func InstanceEvent(sr InstanceRef, eventType, reason, message string, now metav1
 		},
 		InvolvedObject: corev1.ObjectReference{
 			APIVersion: v1alpha1.SchemeGroupVersion.String(),
-			Kind:       v1alpha1.StarrocksKind,
+			Kind:       kind,
 			Namespace:  sr.Namespace,
 			Name:       sr.Name,
 			UID:        types.UID(sr.UID),

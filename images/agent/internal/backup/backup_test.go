@@ -590,6 +590,36 @@ func TestBackupAfterARestartAdoptsAFinishedSnapshot(t *testing.T) {
 	}
 }
 
+// An agent that restarted while a job runs reports the job's start as
+// StarRocks created it (SHOW BACKUP's CreateTime, in StarRocks' fixed
+// +08:00), not as the time it adopted the job: the hooks hold pod restarts
+// until a job timeout after that start, and no longer.
+func TestAJobAdoptedAfterARestartKeepsItsStartTime(t *testing.T) {
+	e := newEnv(t)
+	f := e.fe()
+	r := e.repo(e.keys())
+	if _, err := backup.EnsureRepository(ctx, f.db, r, ""); err != nil {
+		t.Fatal(err)
+	}
+	f.exec(t, "CREATE DATABASE sales", "CREATE TABLE sales.orders (id INT)", "INSERT INTO sales.orders VALUES (1)")
+	f.fe.HoldJobs(true)
+	defer f.fe.HoldJobs(false)
+	submitted := time.Now()
+	progress, err := backup.BackupStep(ctx, f.db, r, []backup.Database{{Name: "sales", Label: label("long", "sales")}}, false, submitted, backup.Limits{})
+	if err != nil || progress[0].State != backup.StateRunning {
+		t.Fatalf("%+v, %v", progress, err)
+	}
+	// Two hours later a restarted agent knows only the set's labels.
+	adopted := submitted.Add(2 * time.Hour)
+	progress, err = backup.BackupStep(ctx, f.db, r, []backup.Database{{Name: "sales", Label: label("long", "sales")}}, false, adopted, backup.Limits{})
+	if err != nil || progress[0].State != backup.StateRunning {
+		t.Fatalf("adopted: %+v, %v", progress, err)
+	}
+	if got := progress[0].Submitted; got.Before(submitted.Add(-time.Second)) || got.After(submitted.Add(2*time.Second)) {
+		t.Fatalf("the adopted job started at %s, want the submission at %s (adopted at %s)", got, submitted, adopted)
+	}
+}
+
 // What fails a database's backup and what it lacks: BACKUP refuses a
 // database while a table has temporary partitions (an INSERT OVERWRITE
 // runs; fe-core BackupHandler.backup), which is retried once; the

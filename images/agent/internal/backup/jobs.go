@@ -67,7 +67,8 @@ type Database struct {
 	// State, UnfinishedTasks and Progress (see watch).
 	Progress string
 	// Since is when Progress last changed (stuck detection); Submitted is
-	// when the job was submitted (or adopted after a restart).
+	// when the job was submitted (after a restart: its CreateTime, see
+	// jobCreated).
 	Since, Submitted time.Time
 	// Attempts counts submissions refused as busy; NotBefore is when the
 	// next one may go.
@@ -440,11 +441,38 @@ func adopt(ctx context.Context, q Querier, r Repository, j job, d *Database, now
 	}
 	for _, rw := range rows {
 		if rw[j.labelOf] == d.Label && (j == restoreJob || rw["State"] != "CANCELLED") {
-			d.State, d.Since, d.Submitted, d.Progress = StateRunning, now, now, ""
+			d.State, d.Since, d.Submitted, d.Progress = StateRunning, now, jobCreated(rw["CreateTime"], now), ""
 			return true, watch(ctx, q, r, j, d, now, lim)
 		}
 	}
 	return false, nil
+}
+
+// showTimeZone is the zone of the times SHOW BACKUP and SHOW RESTORE show:
+// their CreateTime is TimeUtils.longToTimeString(createTime) (fe-core
+// backup/BackupJob.getInfo, RestoreJob.getInfo), which formats with
+// DATETIME_TO_STRING_FORMAT, "yyyy-MM-dd HH:mm:ss" .withZone(TIME_ZONE),
+// TIME_ZONE being ZoneOffset.ofTotalSeconds(8 * 3600) (common/util
+// /TimeUtils): a fixed UTC+08:00, neither the JVM's default zone nor the
+// time_zone variable. The real-FE test checks it.
+var showTimeZone = time.FixedZone("UTC+08:00", 8*3600)
+
+// jobCreated is when StarRocks created a job, from its CreateTime cell,
+// for a job the agent adopts after a restart: StarRocks cancels it a
+// timeout after that (BackupJob.run, RestoreJob.run), so the hold of pod
+// restarts it is reported with (JobStartTime) ends then, not a timeout
+// after the adoption. The cell has whole seconds: one more second keeps
+// the hold from ending before StarRocks could. A cell that does not read
+// (NULL, another format) or lies ahead of now gives now, as before.
+func jobCreated(cell string, now time.Time) time.Time {
+	t, err := time.ParseInLocation(time.DateTime, cell, showTimeZone)
+	if err != nil {
+		return now
+	}
+	if t = t.Add(time.Second); t.After(now) {
+		return now
+	}
+	return t
 }
 
 func nonEmptyList(s string) string {

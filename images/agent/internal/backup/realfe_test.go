@@ -252,6 +252,7 @@ func viewsBackupAndRestore(t *testing.T, src *realfe.Cluster, fe *realfe.FE, db 
 		}
 	})
 
+	backupStart := time.Now()
 	dbs := runSteps(t, func(d []backup.Database) ([]backup.Database, error) {
 		return backup.BackupStep(ctx, db, r, d, false, time.Now(), lim)
 	}, []backup.Database{{Name: "shop", Label: backup.LabelPrefix + "views_1"}, {Name: "sales-2024", Label: backup.LabelPrefix + "views_1_sales-2024"}})
@@ -262,6 +263,9 @@ func viewsBackupAndRestore(t *testing.T, src *realfe.Cluster, fe *realfe.FE, db 
 	}
 	t.Logf("backup: %+v", dbs)
 	checkJobColumns(t, db, "SHOW BACKUP FROM shop", "SnapshotName", dbs[0].Label)
+	checkAdoptedStart(t, backupStart, func(d []backup.Database) ([]backup.Database, error) {
+		return backup.BackupStep(ctx, db, r, d, false, time.Now().Add(time.Hour), lim)
+	}, backup.Database{Name: "shop", Label: dbs[0].Label})
 
 	fe2 := dst.StartLeader(t)
 	db2 := dst.DB(t, fe2, "root", "", false)
@@ -290,6 +294,7 @@ func viewsBackupAndRestore(t *testing.T, src *realfe.Cluster, fe *realfe.FE, db 
 	for _, d := range dbs {
 		toRestore = append(toRestore, backup.Database{Name: d.Name, Label: d.Label, Timestamp: d.Timestamp})
 	}
+	restoreStart := time.Now()
 	restored := runSteps(t, func(d []backup.Database) ([]backup.Database, error) {
 		return backup.RestoreStep(ctx, db2, ro, d, 1, false, time.Now(), lim)
 	}, toRestore)
@@ -303,6 +308,9 @@ func viewsBackupAndRestore(t *testing.T, src *realfe.Cluster, fe *realfe.FE, db 
 		t.Fatalf("the restored `sales-2024`.q1: %q, %v", quarter, err)
 	}
 	checkJobColumns(t, db2, "SHOW RESTORE FROM shop", "Label", dbs[0].Label)
+	checkAdoptedStart(t, restoreStart, func(d []backup.Database) ([]backup.Database, error) {
+		return backup.RestoreStep(ctx, db2, ro, d, 1, false, time.Now().Add(time.Hour), lim)
+	}, toRestore[0])
 	for _, v := range []string{"answers", "doubled"} {
 		// Name, Create View, character_set_client, collation_connection.
 		var name, create, cs, cc sql.NullString
@@ -361,4 +369,20 @@ func checkJobColumns(t *testing.T, db *sql.DB, show, labelColumn, label string) 
 		return
 	}
 	t.Fatalf("%s shows no job %s: %v", show, label, rows)
+}
+
+// checkAdoptedStart: a restarted agent (a Database of only its name and
+// label, an hour later) adopts the finished job and takes its start from
+// the job's CreateTime, which StarRocks shows in a fixed +08:00 whatever
+// the FE's zone (this FE runs in UTC): the start lies between when the
+// steps began and now, not an hour ahead nor eight hours off.
+func checkAdoptedStart(t *testing.T, began time.Time, step func([]backup.Database) ([]backup.Database, error), d backup.Database) {
+	t.Helper()
+	got, err := step([]backup.Database{d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := got[0].Submitted; s.Before(began.Add(-time.Second)) || s.After(time.Now().Add(time.Second)) {
+		t.Errorf("the adopted job of %s started at %s, want between %s and now (%+v)", d.Label, s.UTC(), began.UTC(), got[0])
+	}
 }
