@@ -37,6 +37,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/machinelock"
 	"github.com/deckhouse/managed-starrocks/dev/node"
 )
 
@@ -419,6 +420,33 @@ func TestNodeCleansUpAfterANodeThatWasKilled(t *testing.T) {
 }
 
 const helperEnv = "MANAGED_STARROCKS_NODE_HELPER"
+
+// TestLockMachineWaitsForAChangeOfTheMachine: while another test changes
+// the machine (dev/images' throwaway containerd holds machinelock shared),
+// the whole-machine tests above do not take their first look.
+func TestLockMachineWaitsForAChangeOfTheMachine(t *testing.T) {
+	if os.Getenv(helperEnv) != "" {
+		t.Skip("helper process")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the node lock is under /run/lock")
+	}
+	unlock, err := machinelock.Change(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	m, err := node.LockMachine(ctx)
+	if err == nil {
+		m.Unlock()
+		unlock()
+		t.Fatal("LockMachine returned while a changer held the machine lock")
+	}
+	unlock()
+	m = lockMachine(t)
+	m.Unlock()
+}
 
 // lockMachine takes the machine lock until the test ends.
 func lockMachine(t *testing.T) *node.Machine {
