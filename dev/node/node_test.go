@@ -365,6 +365,13 @@ func TestNodeCleansUpAfterANodeThatWasKilled(t *testing.T) {
 		t.Skip("the local node needs root")
 	}
 	m := lockMachine(t)
+	// An empty nftables table of the machine's own (as iptables-nft leaves
+	// an empty `ip filter`): the recovery must keep it.
+	own := []string{"ip", "managed-starrocks-node-test-own"}
+	if out, err := exec.Command("nft", append([]string{"add", "table"}, own...)...).CombinedOutput(); err != nil {
+		t.Fatalf("nft add table: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("nft", append([]string{"delete", "table"}, own...)...).Run() })
 	before := snapshot(t)
 	// The helper process takes the lock itself.
 	m.Unlock()
