@@ -32,10 +32,13 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/hooks/instances"
+	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 )
 
-// A tenant with 2000 StarrocksBackups without the module's finalizer (made
-// past admission, or stripped in a loop), on a real kube-apiserver: one run
+// A tenant with more StarrocksBackups than any class allows (n below),
+// without the module's finalizer (made past admission, or stripped in a
+// loop), on a real kube-apiserver: one run
 // of the instances hook changes a bounded number of them, and the other
 // tenant's new instance gets its desired state and its backup its finalizer
 // in that run. The run's time is logged: the API server's round trips are
@@ -65,7 +68,10 @@ func TestABackupFloodOnARealAPIServer(t *testing.T) {
 		"backend":{"cpu":{"cores":1},"memory":{"size":"4Gi"},"persistentVolumeClaim":{"size":"5Gi"}},
 		"backup":{"storage":{"endpoint":"https://s3.example.com","bucket":"team-backups","credentialsSecretRef":{"name":"s3-keys"}}}}}`
 	create("flood", instance)
-	const n = 2000
+	// More than any class allows (the flood is past the limit) and more
+	// than one run may write, twice over: what the bound is about, without
+	// paying for a bigger flood in apiserver writes.
+	const n = classrules.MaxMaxBackups + 2*instances.MaxBackupWritesPerRun
 	start := time.Now()
 	for i := range n {
 		create("flood", fmt.Sprintf(`{"apiVersion":"managed-services.deckhouse.io/v1alpha1","kind":"StarrocksBackup","metadata":{"name":"flood-%04d"},"spec":{"instanceName":"db"}}`, i))

@@ -27,14 +27,28 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/deckhouse/managed-starrocks/dev/machinelock"
 )
 
 // startContainerd runs Debian's containerd (package containerd) with its own
 // root, state and socket under a temporary directory, no CRI plugin, and
 // stops it when the test ends. Images are unpacked with the native
 // snapshotter, which copies instead of mounting, so nothing stays mounted.
+// While it runs (its process, the mounts and cgroups of ctr run) it holds
+// the machine lock shared: a test comparing the whole machine before and
+// after (dev/node's) waits for it, and it waits for such a test.
 func startContainerd(t *testing.T) (sock string, ctr func(args ...string) (string, error)) {
 	t.Helper()
+	lockCtx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	unlock, err := machinelock.Change(lockCtx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first cleanup, so the last to run: after containerd stopped and
+	// the test's cgroups went.
+	t.Cleanup(unlock)
 	bin, err := exec.LookPath("containerd")
 	if err != nil {
 		t.Fatalf("containerd not found (Debian package containerd; .ci/run installs it): %v", err)

@@ -425,13 +425,22 @@ func removeCgroups(before map[string]bool) error {
 	return errors.Join(errs...)
 }
 
-// recordInLock writes the node's run directory and the sysctls as they were
-// before it into the lock file, for recoverDeadNode; Stop empties the file.
+// nftTableLine starts a lock file line naming a table ("family name") that
+// existed before the node; sysctl lines are key=value (a key has no space).
+const nftTableLine = "nft "
+
+// recordInLock writes the node's run directory, the sysctls as they were
+// before it and the nftables tables that existed before it (an empty one
+// of the machine's own is not the node's to delete) into the lock file,
+// for recoverDeadNode; Stop empties the file.
 func (n *Node) recordInLock() error {
 	var b strings.Builder
 	b.WriteString(n.dir + "\n")
 	for k, v := range n.before.sysctl {
 		fmt.Fprintf(&b, "%s=%s\n", k, v)
+	}
+	for t := range n.before.nftTables {
+		fmt.Fprintf(&b, "%s%s\n", nftTableLine, t)
 	}
 	if err := n.lock.Truncate(0); err != nil {
 		return err
@@ -445,16 +454,19 @@ func (n *Node) recordInLock() error {
 // were before it are in the lock file, which Stop empties. Holding the
 // lock, whatever of the node's kinds is on the machine is that dead node's:
 // its shims and containers, mounts under its run directory, the bridge, pod
-// network namespaces, the node's iptables chains, empty nftables tables,
-// kubepods cgroups and the blackhole route go, and the sysctls go back.
+// network namespaces, the node's iptables chains, empty nftables tables
+// that were not there before it, kubepods cgroups and the blackhole route go, and the sysctls go back.
 func recoverDeadNode(lock *os.File) error {
 	data := make([]byte, 64*1024)
 	k, _ := lock.ReadAt(data, 0)
 	lines := strings.Split(strings.TrimSpace(string(data[:k])), "\n")
 	if prev := lines[0]; prev != "" {
 		sysctl := map[string]string{}
+		tables := map[string]bool{}
 		for _, l := range lines[1:] {
-			if key, v, ok := strings.Cut(l, "="); ok && slices.Contains(sysctls, key) {
+			if t, ok := strings.CutPrefix(l, nftTableLine); ok {
+				tables[t] = true
+			} else if key, v, ok := strings.Cut(l, "="); ok && slices.Contains(sysctls, key) {
 				sysctl[key] = v
 			}
 		}
@@ -463,7 +475,7 @@ func recoverDeadNode(lock *os.File) error {
 			dir:            prev,
 			containerdSock: filepath.Join(prev, "containerd", "containerd.sock"),
 			bridgeMade:     exists("/sys/class/net/" + Bridge),
-			before:         &machineState{netns: map[string]bool{}, nftTables: map[string]bool{}, cgroups: map[string]bool{}, sysctl: sysctl},
+			before:         &machineState{netns: map[string]bool{}, nftTables: tables, cgroups: map[string]bool{}, sysctl: sysctl},
 		}
 		if routes, err := output("ip", "route", "show", "type", "blackhole"); err == nil {
 			dead.routeMade = strings.Contains(routes, BenchmarkRange)

@@ -60,6 +60,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/machinelock"
 )
 
 // The node's fixed addresses and names. One node per machine makes fixed
@@ -105,27 +106,43 @@ type Options struct {
 }
 
 // Machine is the machine-wide node lock, held: one node runs on a machine
-// at a time.
-type Machine struct{ f *os.File }
+// at a time. It also holds dev/machinelock exclusively: no other test
+// changes the machine meanwhile (a throwaway containerd of dev/images).
+type Machine struct {
+	f             *os.File
+	unlockChanges func()
+}
 
-// LockMachine takes the machine lock, waiting for a running node to stop,
-// and removes what a node killed before it could stop left behind: from
-// here the machine is as it will be found again once the caller's node
-// stops (a test takes its "before" look now).
+// LockMachine takes the machine lock, waiting for a running node to stop
+// and for other tests' changes to the machine to be undone, and removes
+// what a node killed before it could stop left behind: from here the
+// machine is as it will be found again once the caller's node stops (a
+// test takes its "before" look now).
 func LockMachine(ctx context.Context) (*Machine, error) {
 	f, err := acquireLock(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := recoverDeadNode(f); err != nil {
+	// The node lock first, then the machine lock: a changer holds only the
+	// machine lock, so no two take both in the other order.
+	unlockChanges, err := machinelock.Check(ctx)
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &Machine{f: f}, nil
+	if err := recoverDeadNode(f); err != nil {
+		unlockChanges()
+		f.Close()
+		return nil, err
+	}
+	return &Machine{f: f, unlockChanges: unlockChanges}, nil
 }
 
-// Unlock lets the next node run.
-func (m *Machine) Unlock() { m.f.Close() }
+// Unlock lets the next node run and other tests change the machine again.
+func (m *Machine) Unlock() {
+	m.unlockChanges()
+	m.f.Close()
+}
 
 // Node is a running node.
 type Node struct {

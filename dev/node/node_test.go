@@ -37,44 +37,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/machinelock"
 	"github.com/deckhouse/managed-starrocks/dev/node"
 )
-
-// TestNodeRunsPodsAndLeavesMachineAsFound starts a node, runs a web server
-// pod behind a Service and a client pod that resolves the Service's name
-// through CoreDNS and fetches from it, then stops the node and checks the
-// machine: no process, network namespace, link, route, iptables rule,
-// nftables table, mount, cgroup or sysctl the node made is left.
-func TestNodeRunsPodsAndLeavesMachineAsFound(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the local node needs root")
-	}
-	// The machine to this test from the first look to the last: another
-	// test's node would change it meanwhile.
-	m := lockMachine(t)
-	before := snapshot(t)
-	started := time.Now()
-
-	// A subtest owns the node: its cleanups (node, then control plane) have
-	// run when it returns, so the machine can be compared after.
-	t.Run("pods", func(t *testing.T) {
-		cp, n := node.StartForTest(t, controlplane.Options{}, node.Options{Machine: m})
-		t.Logf("node Ready %s after start (run dir %s)", time.Since(started).Round(time.Millisecond), n.Dir())
-		cs, err := kubernetes.NewForConfig(cp.RESTConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
-		runWebAndClient(t, cs)
-		t.Logf("node memory (RSS of its processes and pods): %d MiB", n.MemoryRSS()>>20)
-	})
-
-	after := snapshot(t)
-	for _, what := range sortedKeys(before) {
-		if d := leftDiff(what, before[what], after[what]); d != "" {
-			t.Errorf("the node left %s changed:\n%s", what, d)
-		}
-	}
-}
 
 func runWebAndClient(t *testing.T, cs kubernetes.Interface) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -355,7 +320,14 @@ func diff(a, b []string) string {
 
 // TestNodeCleansUpAfterANodeThatWasKilled kills a process running a node
 // (as a second Ctrl-C or the OOM killer would end `make run`), then starts
-// and stops a node: the machine is as it was before the killed one.
+// the next node, which runs a web server pod behind a Service and a client
+// pod that resolves the Service's name through CoreDNS and fetches from it,
+// and stops it: the machine is as it was before the killed node (no
+// process, network namespace, link, route, iptables rule, nftables table,
+// mount, cgroup or sysctl of either node is left). One test, so one node
+// start fewer: the next node's pods and clean Stop are what a test of a
+// node on a clean machine would check, and the machine before the killed
+// node is the one to find again.
 func TestNodeCleansUpAfterANodeThatWasKilled(t *testing.T) {
 	if os.Getenv(helperEnv) != "" {
 		t.Skip("helper process")
@@ -364,6 +336,13 @@ func TestNodeCleansUpAfterANodeThatWasKilled(t *testing.T) {
 		t.Skip("the local node needs root")
 	}
 	m := lockMachine(t)
+	// An empty nftables table of the machine's own (as iptables-nft leaves
+	// an empty `ip filter`): the recovery must keep it.
+	own := []string{"ip", "managed-starrocks-node-test-own"}
+	if out, err := exec.Command("nft", append([]string{"add", "table"}, own...)...).CombinedOutput(); err != nil {
+		t.Fatalf("nft add table: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("nft", append([]string{"delete", "table"}, own...)...).Run() })
 	before := snapshot(t)
 	// The helper process takes the lock itself.
 	m.Unlock()
@@ -406,8 +385,20 @@ func TestNodeCleansUpAfterANodeThatWasKilled(t *testing.T) {
 	}
 
 	m = lockMachine(t)
-	t.Run("next node", func(t *testing.T) {
-		node.StartForTest(t, controlplane.Options{}, node.Options{Machine: m})
+	// A subtest owns the node: its cleanups (node, then control plane) have
+	// run when it returns, so the machine can be compared after.
+	// (A short name: the node's socket paths are under the subtest's
+	// temporary folder, and a unix socket path has at most 104 bytes.)
+	t.Run("pods", func(t *testing.T) {
+		started := time.Now()
+		cp, n := node.StartForTest(t, controlplane.Options{}, node.Options{Machine: m})
+		t.Logf("node Ready %s after start (run dir %s)", time.Since(started).Round(time.Millisecond), n.Dir())
+		cs, err := kubernetes.NewForConfig(cp.RESTConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		runWebAndClient(t, cs)
+		t.Logf("node memory (RSS of its processes and pods): %d MiB", n.MemoryRSS()>>20)
 	})
 
 	after := snapshot(t)
@@ -419,6 +410,33 @@ func TestNodeCleansUpAfterANodeThatWasKilled(t *testing.T) {
 }
 
 const helperEnv = "MANAGED_STARROCKS_NODE_HELPER"
+
+// TestLockMachineWaitsForAChangeOfTheMachine: while another test changes
+// the machine (dev/images' throwaway containerd holds machinelock shared),
+// the whole-machine tests above do not take their first look.
+func TestLockMachineWaitsForAChangeOfTheMachine(t *testing.T) {
+	if os.Getenv(helperEnv) != "" {
+		t.Skip("helper process")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the node lock is under /run/lock")
+	}
+	unlock, err := machinelock.Change(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	m, err := node.LockMachine(ctx)
+	if err == nil {
+		m.Unlock()
+		unlock()
+		t.Fatal("LockMachine returned while a changer held the machine lock")
+	}
+	unlock()
+	m = lockMachine(t)
+	m.Unlock()
+}
 
 // lockMachine takes the machine lock until the test ends.
 func lockMachine(t *testing.T) *node.Machine {

@@ -424,7 +424,40 @@ func TestOnNode(t *testing.T) {
 		if err := e.ao.Disable(e.ctx, 3*time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(15 * time.Second)
+		// Disable returns once the release's Secrets are gone: Helm has
+		// deleted what was in the release. A pod would go only through the
+		// garbage collector, after its owner (the StatefulSet, written by
+		// the hooks, not Helm) or the namespace: both are there, not being
+		// deleted, so nothing is on its way to the pods (no fixed wait
+		// for the collector to act or not).
+		if nsObj, err := e.kube.CoreV1().Namespaces().Get(e.ctx, ns, metav1.GetOptions{}); err != nil {
+			t.Fatal(err)
+		} else if nsObj.DeletionTimestamp != nil {
+			t.Fatalf("after disable namespace %s is being deleted", ns)
+		}
+		for _, name := range pods {
+			p := e.pod(name)
+			if p.DeletionTimestamp != nil {
+				t.Errorf("after disable pod %s is being deleted", name)
+			}
+			owners := 0
+			for _, ref := range p.OwnerReferences {
+				if ref.Kind != "StatefulSet" {
+					continue
+				}
+				owners++
+				sts, err := e.kube.AppsV1().StatefulSets(ns).Get(e.ctx, ref.Name, metav1.GetOptions{})
+				switch {
+				case err != nil:
+					t.Errorf("after disable the StatefulSet %s of pod %s: %v", ref.Name, name, err)
+				case sts.UID != ref.UID || sts.DeletionTimestamp != nil:
+					t.Errorf("after disable the StatefulSet %s of pod %s is another (uid %s, was %s) or being deleted (%v)", ref.Name, name, sts.UID, ref.UID, sts.DeletionTimestamp)
+				}
+			}
+			if owners != 1 {
+				t.Errorf("pod %s has %d StatefulSet owners, want 1", name, owners)
+			}
+		}
 		for _, name := range pods {
 			p := e.pod(name)
 			if p.UID != before[name].UID || p.Status.Phase != corev1.PodRunning || !ready(p) {
