@@ -46,8 +46,9 @@ limitations under the License.
 //
 // The webhook: the module's WebhookConfigurations point at its Service,
 // which nothing routes here (no pods, no kube-proxy). The webhook runs as a
-// local process (dev/moduleloop.StartWebhook) and RedirectWebhooks points
-// the rendered configurations at it, again whenever Helm writes them back.
+// local process (dev/moduleloop.StartWebhook); the laid-out chart renders
+// the entries with a url (renderWebhooksWithURL) and RedirectWebhooks
+// points them at the local webhook, again whenever Helm writes them back.
 package addonoperator
 
 import (
@@ -220,6 +221,9 @@ func (o *Operator) layout() error {
 			return fmt.Errorf("lay out the module: %w", err)
 		}
 	}
+	if err := renderWebhooksWithURL(moduleDir); err != nil {
+		return err
+	}
 	if err := copyFile(o.opts.HooksBinary, filepath.Join(moduleDir, "hooks", HooksBinaryName), 0o755); err != nil {
 		return fmt.Errorf("lay out the hooks binary: %w", err)
 	}
@@ -356,6 +360,18 @@ func (o *Operator) writeConfig(ctx context.Context, settings map[string]any, ena
 		return fmt.Errorf("write ConfigMap %s/%s: %w", Namespace, ConfigMapName, err)
 	}
 	return nil
+}
+
+// SetSettings changes the module's settings while addon-operator runs, as
+// an admin does under `make run` (addon-operator's ConfigMap stands for the
+// ModuleConfig): addon-operator runs the module again and upgrades its
+// release.
+func (o *Operator) SetSettings(ctx context.Context, settings map[string]any) error {
+	if settings == nil {
+		settings = map[string]any{}
+	}
+	o.opts.Settings = settings
+	return o.writeConfig(ctx, settings, nil)
 }
 
 // Disable turns the module off, as Deckhouse does when its ModuleConfig
@@ -602,6 +618,39 @@ func tail(path string, lines int) string {
 		all = all[len(all)-lines:]
 	}
 	return "\n" + strings.Join(all, "\n")
+}
+
+// webhookServiceClient is the client part of the chart's webhook entries
+// (templates/_helpers.tpl, ms.webhookClient): the module's Service.
+const webhookServiceClient = `  service:
+    name: managed-starrocks-webhook
+    namespace: d8-managed-starrocks
+    path: {{ .path | quote }}
+    port: 443
+`
+
+// webhookURLClient replaces it in the laid-out copy: a URL, nowhere until
+// the Redirector points it at the local webhook.
+var webhookURLClient = "  url: {{ printf \"%s%s\" " + strconv.Quote(unreachable.URL) + " .path | quote }}\n"
+
+// renderWebhooksWithURL makes the laid-out chart render the webhook
+// entries with a url instead of the module's Service. The Redirector
+// rewrites the live entries to a url; had the release a service, every
+// later upgrade (a settings change) would fail: Helm's three-way patch adds
+// the release's `service` beside the live `url` (it only removes what the
+// previous release had and the new one has not), and the apiserver refuses
+// "exactly one of url or service is required". With a url on both sides,
+// Helm's patch replaces the url, and the Redirector points it back.
+func renderWebhooksWithURL(moduleDir string) error {
+	path := filepath.Join(moduleDir, "templates", "_helpers.tpl")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if strings.Count(string(data), webhookServiceClient) != 1 {
+		return fmt.Errorf("lay out the module: %s no longer renders the webhook client as this harness expects (%q); update renderWebhooksWithURL", path, webhookServiceClient)
+	}
+	return os.WriteFile(path, []byte(strings.Replace(string(data), webhookServiceClient, webhookURLClient, 1)), 0o644)
 }
 
 func copyTree(src, dst string) error {

@@ -46,8 +46,9 @@ type WebhookEndpoint = moduleloop.WebhookEndpoint
 var unreachable = WebhookEndpoint{URL: "https://127.0.0.1:1"}
 
 // Redirector keeps the module's WebhookConfigurations pointing at a local
-// webhook server: Helm renders them with the module's Service, which
-// nothing routes to here. It polls, so a configuration Helm creates again
+// webhook server: the chart renders them with the module's Service, which
+// nothing routes to here (the harness's copy renders a url that points
+// nowhere, see renderWebhooksWithURL). It polls, so a configuration Helm creates again
 // is redirected within a moment.
 type Redirector struct {
 	kube   kubernetes.Interface

@@ -284,8 +284,18 @@ func TestSetLaysOutTheImagesAsWerfAndUpstream(t *testing.T) {
 			t.Errorf("%s: DigestRef %s not in %s or not in ModulesImages %s", b.Ref, b.DigestRef, Registry, mi)
 		}
 	}
+	// USAGE's client pod: image mysql:8.4, command sleep, then mysql.
+	if s.Client.Ref != ClientRef {
+		t.Fatalf("client image %q, want %s", s.Client.Ref, ClientRef)
+	}
+	_, _, client := image(s.Client)
+	for _, p := range []string{"/bin/sh", "/bin/sleep", "/usr/bin/mysql", "/usr/bin/mariadb"} {
+		if client[p] == nil {
+			t.Errorf("client image: %s missing", p)
+		}
+	}
 	var refs []string
-	for _, b := range []Built{s.Pause, s.Busybox, s.Agent, s.Webhook, s.StarrocksFE, s.StarrocksBE} {
+	for _, b := range []Built{s.Pause, s.Busybox, s.Agent, s.Webhook, s.StarrocksFE, s.StarrocksBE, s.Client} {
 		refs = append(refs, b.Ref)
 	}
 	sort.Strings(refs)

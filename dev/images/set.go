@@ -44,6 +44,12 @@ const (
 	BusyboxRef = "docker.io/library/busybox:1.35"
 	// BusyboxPath is Debian's busybox-static binary.
 	BusyboxPath = "/bin/busybox"
+	// ClientRef is the in-cluster client of docs/USAGE.md ("Connect over
+	// TLS with the mysql client": image mysql:8.4), as the CRI resolves
+	// the short name; here Debian's MariaDB client (ClientLayer).
+	ClientRef = "docker.io/library/mysql:8.4"
+	// MariaDBPath is Debian's MariaDB client (package mariadb-client).
+	MariaDBPath = "/usr/bin/mariadb"
 )
 
 // StarRocks stand-in paths, as in starrocks/fe-ubuntu and
@@ -81,6 +87,8 @@ type Set struct {
 	// Archive is the OCI layout tar to `ctr -n k8s.io images import`.
 	Archive                                                  string
 	Pause, Busybox, Agent, Webhook, StarrocksFE, StarrocksBE Built
+	// Client is ClientRef; empty when this machine has no MariaDB client.
+	Client Built
 	// RealFEArchive holds the real FE image once UseRealFE put it in the
 	// FE's place (StarrocksFE); it is kept in the tools cache.
 	RealFEArchive string
@@ -156,8 +164,12 @@ func BuildSet(ctx context.Context, dir string) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Set{Archive: archive, Pause: built[0], Busybox: built[1], Agent: built[2], Webhook: built[3],
-		StarrocksFE: built[4], StarrocksBE: built[5]}, nil
+	set := &Set{Archive: archive, Pause: built[0], Busybox: built[1], Agent: built[2], Webhook: built[3],
+		StarrocksFE: built[4], StarrocksBE: built[5]}
+	if len(built) > 6 {
+		set.Client = built[6]
+	}
+	return set, nil
 }
 
 // setSpecs lays the images out; the order is BuildSet's.
@@ -179,14 +191,77 @@ func setSpecs(root, bin string) ([]Image, error) {
 	// pod's securityContext sets it). The base's /etc/passwd and CA bundle
 	// are not copied: the binaries look up no user and trust only the CAs
 	// they are given.
-	return []Image{
+	specs := []Image{
 		{Ref: PauseRef, Layers: [][]File{{{Path: "/pause", Source: filepath.Join(bin, "pause")}}}, Entrypoint: []string{"/pause"}, User: "65535:65535"},
 		{Ref: BusyboxRef, Layers: [][]File{shell}, Cmd: []string{"sh"}},
 		{Ref: Registry + ":agent", Layers: [][]File{{{Path: "/agent", Source: filepath.Join(bin, "agent")}}}, Entrypoint: []string{"/agent"}},
 		{Ref: Registry + ":webhook", Layers: [][]File{{{Path: "/webhook", Source: filepath.Join(bin, "webhook")}}}, Entrypoint: []string{"/webhook"}},
 		{Ref: Registry + ":starrocks-fe", Layers: [][]File{shell, fe}, WorkingDir: "/opt/starrocks", Cmd: []string{FEHome + "/bin/start_fe.sh"}},
 		{Ref: Registry + ":starrocks-be", Layers: [][]File{shell, be}, WorkingDir: "/opt/starrocks", Cmd: []string{BEHome + "/bin/start_be.sh", "--be"}},
-	}, nil
+	}
+	// The client image is for the user's recipes only; a machine without
+	// the MariaDB client runs everything else.
+	if _, err := os.Stat(MariaDBPath); err == nil {
+		client, err := ClientLayer(MariaDBPath)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, Image{Ref: ClientRef, Layers: [][]File{shell, client}, Cmd: []string{"sh"}})
+	}
+	return specs, nil
+}
+
+// mysqlWrapper is the client image's mysql: the MariaDB client, given
+// MySQL 8's --ssl-mode=VERIFY_IDENTITY as MariaDB's words for it (MariaDB's
+// client has no --ssl-mode; --ssl --ssl-verify-server-cert verifies the
+// chain against --ssl-ca and the host name), so the recipe written for
+// mysql:8.4 runs as written. Any other --ssl-mode is refused rather than
+// guessed.
+const mysqlWrapper = `#!/bin/sh
+# The local node's stand-in for mysql:8.4: Debian's MariaDB client (dev/images).
+for arg; do
+  shift
+  case "$arg" in
+    --ssl-mode=VERIFY_IDENTITY) set -- "$@" --ssl --ssl-verify-server-cert ;;
+    --ssl-mode=*) echo "mysql: this local stand-in (MariaDB's client) translates only --ssl-mode=VERIFY_IDENTITY, not $arg" >&2; exit 2 ;;
+    *) set -- "$@" "$arg" ;;
+  esac
+done
+exec /usr/bin/mariadb "$@"
+`
+
+// ClientLayer is the MariaDB client at mariadb with the shared libraries
+// ldd names for it (each at the path the loader looks it up by), and mysql
+// as mysqlWrapper.
+func ClientLayer(mariadb string) ([]File, error) {
+	out, err := exec.Command("ldd", mariadb).Output()
+	if err != nil {
+		return nil, fmt.Errorf("ldd %s (Debian package mariadb-client): %w", mariadb, err)
+	}
+	files := []File{
+		{Path: "/usr/bin/mariadb", Source: mariadb},
+		{Path: "/usr/bin/mysql", Data: []byte(mysqlWrapper), Mode: 0o755},
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		// "libssl.so.3 => /lib/x86_64-linux-gnu/libssl.so.3 (0x...)" or the
+		// loader "/lib64/ld-linux-x86-64.so.2 (0x...)"; the vDSO has no file.
+		f := strings.Fields(line)
+		lib := ""
+		switch {
+		case len(f) >= 3 && f[1] == "=>" && strings.HasPrefix(f[2], "/"):
+			lib = f[2]
+		case len(f) >= 1 && strings.HasPrefix(f[0], "/"):
+			lib = f[0]
+		default:
+			continue
+		}
+		real, err := filepath.EvalSymlinks(lib)
+		if err != nil {
+			return nil, fmt.Errorf("ldd %s: %w", mariadb, err)
+		}
+		files = append(files, File{Path: lib, Source: real, Mode: 0o755})
+	}
+	return files, nil
 }
 
 // feFiles is the FE stand-in's own layer: server is the stand-in binary,

@@ -48,8 +48,10 @@ type Event struct {
 // instanceEvents are the Events a status change is worth: a condition that
 // turned into a problem the user must act on (the spec breaks its class,
 // the last valid state is kept, the instance is left unmanaged, TLS stopped
-// working, a volume cannot grow, an object is refused) or a wait the user caused (BE scale-in),
-// and the end of each. Only transitions count: the same status computed
+// working, a volume cannot grow, an object is refused, a pod the scheduler
+// cannot place) or a wait the user caused (BE scale-in), and the end of
+// each; and every pod ready (Available turning True), the one Event a
+// healthy new instance gets. Only transitions count: the same status computed
 // again gives no Event, so a run that writes no status writes no Event.
 // Progress messages (tablets left) change no reason and give none either.
 func instanceEvents(sr *v1alpha1.Starrocks, prev, next v1alpha1.StarrocksStatus) []Event {
@@ -77,8 +79,14 @@ func instanceEvents(sr *v1alpha1.Starrocks, prev, next v1alpha1.StarrocksStatus)
 				add(corev1.EventTypeWarning, n)
 			}
 		case v1alpha1.ConditionAvailable:
-			if (n.Reason == ReasonNotManaged || excludedReasons[n.Reason] || n.Reason == agentconfig.JoinReasonRejoining || n.Reason == agentconfig.JoinReasonWaitingForLeader) && changed {
+			switch {
+			case (n.Reason == ReasonNotManaged || excludedReasons[n.Reason] || n.Reason == ReasonPodsUnschedulable || n.Reason == agentconfig.JoinReasonRejoining || n.Reason == agentconfig.JoinReasonWaitingForLeader) && changed:
 				add(corev1.EventTypeWarning, n)
+			// Every pod ready: the moment a new instance can be used (the
+			// one Event a healthy new instance gets), and the end of an
+			// outage.
+			case isTrue && (p == nil || p.Status != metav1.ConditionTrue):
+				add(corev1.EventTypeNormal, n)
 			}
 		case v1alpha1.ConditionBackendScaleIn:
 			switch {

@@ -63,6 +63,8 @@ func TestInstanceEvents(t *testing.T) {
 	overAvailable := cond(v1alpha1.ConditionAvailable, false, ReasonInstanceLimitReached, beyond)
 	overTLS := cond(v1alpha1.ConditionTLSReady, false, ReasonInstanceLimitReached, beyond)
 	ready := cond(v1alpha1.ConditionAvailable, true, ReasonAllReplicasReady, "1 FE pod and 1 BE pod are ready.")
+	unschedulable := cond(v1alpha1.ConditionAvailable, false, ReasonPodsUnschedulable, "Ready pods: 0 of 1 FE, 0 of 1 BE. Pod d8ms-sr-a-0 cannot be scheduled (Unschedulable): 0/1 nodes are available: 1 Insufficient cpu.")
+	unschedulableMemory := cond(v1alpha1.ConditionAvailable, false, ReasonPodsUnschedulable, "Ready pods: 0 of 1 FE, 0 of 1 BE. Pod d8ms-sr-a-0 cannot be scheduled (Unschedulable): 0/1 nodes are available: 1 Insufficient memory.")
 
 	type ev struct{ Type, Reason string }
 	for _, tt := range []struct {
@@ -71,6 +73,14 @@ func TestInstanceEvents(t *testing.T) {
 		want       []ev
 	}{
 		{"a new valid instance is no news", nil, []metav1.Condition{valid, applied, tlsMissing, noScaleIn}, nil},
+		{"pods starting are no news", []metav1.Condition{valid, applied}, []metav1.Condition{valid, applied, notReady}, nil},
+		{"a new instance available: the one Event of a healthy start", []metav1.Condition{valid, applied, notReady}, []metav1.Condition{valid, applied, ready}, []ev{{"Normal", ReasonAllReplicasReady}}},
+		{"available again is no news", []metav1.Condition{ready}, []metav1.Condition{ready}, nil},
+		{"a pod the scheduler cannot place", []metav1.Condition{valid, applied, notReady}, []metav1.Condition{valid, applied, unschedulable}, []ev{{"Warning", ReasonPodsUnschedulable}}},
+		{"the scheduler's words changing is no news", []metav1.Condition{unschedulable}, []metav1.Condition{unschedulableMemory}, nil},
+		{"placed, not ready yet, is no news", []metav1.Condition{unschedulable}, []metav1.Condition{notReady}, nil},
+		{"placed and ready: available", []metav1.Condition{unschedulable}, []metav1.Condition{ready}, []ev{{"Normal", ReasonAllReplicasReady}}},
+		{"available after an outage", []metav1.Condition{notReady}, []metav1.Condition{ready}, []ev{{"Normal", ReasonAllReplicasReady}}},
 		{"a new invalid instance: the violation", nil, []metav1.Condition{broken, never}, []ev{{"Warning", ReasonClassRuleViolated}}},
 		{"a new instance of a missing class: the violation", nil, []metav1.Condition{missing, never}, []ev{{"Warning", ReasonClassNotFound}}},
 		{"a valid instance breaks its class: the violation and the kept state",

@@ -236,6 +236,54 @@ func TestHookRendersAValidInstanceAndReportsStatus(t *testing.T) {
 	})
 }
 
+// unschedulablePodYAML is a BE pod of the instance the scheduler does not
+// place, with the scheduler's message; owned: its controller is the
+// instance's BE StatefulSet (a tenant's look-alike has none).
+func unschedulablePodYAML(name, pod string, owned bool, message string) string {
+	owner := ""
+	if owned {
+		owner = fmt.Sprintf("\n  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: d8ms-sr-%[1]s-be, uid: sts-uid-%[1]s-be, controller: true}]", name)
+	}
+	return fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata:
+  name: %[2]s
+  namespace: team
+  labels: {managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: %[1]s, app.kubernetes.io/component: backend}%[3]s
+status:
+  phase: Pending
+  conditions: [{type: PodScheduled, status: "False", reason: Unschedulable, message: %[4]q}]
+`, name, pod, owner, message)
+}
+
+func TestHookReportsWhyAPodCannotBeScheduled(t *testing.T) {
+	f := newHook(t)
+	f.KubeStateSet(classYAML + "---" + starrocksYAML("olap", 1, 2, 1024))
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	f.KubeStateSet(classYAML + "---" + starrocksYAMLWithStatus(t, f, "olap", 1, 2, 1024) + "---" + readyObjectsYAML("olap", 1, 0) + "---" + lastValidYAML(t, f, "uid-olap") +
+		"---" + unschedulablePodYAML("olap", "d8ms-sr-olap-be-0", true, "0/1 nodes are available: 1 Insufficient cpu.") +
+		// A tenant's look-alike, not owned by the StatefulSet: not the instance's pod.
+		"---" + unschedulablePodYAML("olap", "d8ms-sr-olap-be-1", false, "forged"))
+	f.RunHook()
+	require.NoError(t, f.HookError())
+	st := statusOf(t, f, "olap")
+	s, r, m := condition(st, v1alpha1.ConditionAvailable)
+	assert.Equal(t, []string{"False", ReasonPodsUnschedulable, "Ready pods: 1 of 1 FE, 0 of 1 BE. Pod d8ms-sr-olap-be-0 cannot be scheduled (Unschedulable): 0/1 nodes are available: 1 Insufficient cpu."}, []string{s, r, m})
+
+	t.Run("a long message is cut", func(t *testing.T) {
+		long := strings.Repeat("x", 100000)
+		f.KubeStateSet(classYAML + "---" + starrocksYAMLWithStatus(t, f, "olap", 1, 2, 1024) + "---" + readyObjectsYAML("olap", 1, 0) + "---" + lastValidYAML(t, f, "uid-olap") +
+			"---" + unschedulablePodYAML("olap", "d8ms-sr-olap-be-0", true, long))
+		f.RunHook()
+		require.NoError(t, f.HookError())
+		_, r, m := condition(statusOf(t, f, "olap"), v1alpha1.ConditionAvailable)
+		assert.Equal(t, ReasonPodsUnschedulable, r)
+		assert.Less(t, len(m), 2048, "the scheduler's message is cut as every message the hook reads")
+	})
+}
+
 // starrocksYAMLWithStatus renders an instance carrying the status the fake
 // cluster holds now, as the next reconcile would find it.
 func starrocksYAMLWithStatus(t *testing.T, f *framework.HookExecutionConfig, name string, gen, cores, streaming int) string {

@@ -399,6 +399,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 		}
 		o.JoinPod, o.Join = frontendJoin(rollouts[res.Key])
 		o.PullPod, o.PullFailure = pullFailure(rollouts[res.Key])
+		o.UnschedulablePod, o.Unschedulable = unschedulablePod(rollouts[res.Key])
 		if res.Entry != nil {
 			plan.BackupWrites = append(plan.BackupWrites, backupWrites(sr, o, res.Entry, now)...)
 		}

@@ -44,6 +44,10 @@ const (
 		` revision: (.metadata.labels["` + revisionLabel + `"] | str),` +
 		` owner: ([(.metadata.ownerReferences // [])[] | select(.controller == true and .kind == "StatefulSet") | {name: (.name | str), uid: (.uid | str)}][0] // null),` +
 		` ready: ([(.status.conditions // [])[] | select(.type == "Ready") | .status == "True"][0] // false),` +
+		// Why the scheduler does not place the pod (PodScheduled=False:
+		// reason Unschedulable, "0/3 nodes are available: 3 Insufficient
+		// cpu."); both cut as every message the hook reads.
+		` unschedulable: ([(.status.conditions // [])[] | select(.type == "PodScheduled" and .status == "False") | {reason: (.reason | str | cutmsg), message: (.message | str | cutmsg)}][0] // null),` +
 		` terminating: (.metadata.deletionTimestamp != null),` +
 		// The first container the kubelet cannot pull the image of
 		// (pullfailure.go); its message is the kubelet's, cut.
@@ -85,6 +89,15 @@ type RolloutPodSnap struct {
 	Agent       *RolloutAgentRep `json:"agent"`
 	// PullFailure is a container whose image the kubelet cannot pull.
 	PullFailure *PullFailure `json:"pullFailure"`
+	// Unschedulable is the pod's PodScheduled condition while it is
+	// False; nil once the pod is placed.
+	Unschedulable *PodUnschedulable `json:"unschedulable"`
+}
+
+// PodUnschedulable is why the scheduler does not place a pod.
+type PodUnschedulable struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
 }
 
 // RolloutAgentRep is the part of an agent's status the rollout reads.
@@ -294,6 +307,27 @@ func frontendJoin(o *rolloutObservation) (pod string, j *agentconfig.JoinStatus)
 		switch p.Agent.Join.Reason {
 		case agentconfig.JoinReasonRejoining, agentconfig.JoinReasonWaitingForLeader:
 			return p.Name, p.Agent.Join
+		}
+	}
+	return "", nil
+}
+
+// unschedulablePod is the first pod of the instance (FE pods, then BE pods,
+// by ordinal) the scheduler cannot place, and why; "" when there is none.
+func unschedulablePod(o *rolloutObservation) (string, *PodUnschedulable) {
+	if o == nil {
+		return "", nil
+	}
+	for _, pods := range []map[int]RolloutPodSnap{o.frontends, o.backends} {
+		ordinals := make([]int, 0, len(pods))
+		for n := range pods {
+			ordinals = append(ordinals, n)
+		}
+		sort.Ints(ordinals)
+		for _, n := range ordinals {
+			if p := pods[n]; p.Unschedulable != nil && !p.Terminating {
+				return p.Name, p.Unschedulable
+			}
 		}
 	}
 	return "", nil

@@ -44,6 +44,7 @@ const (
 	ReasonNeverValid          = "NoValidConfiguration"
 	ReasonAllReplicasReady    = "AllReplicasReady"
 	ReasonReplicasNotReady    = "ReplicasNotReady"
+	ReasonPodsUnschedulable   = "PodsUnschedulable"
 	ReasonNotRendered         = "NotRendered"
 	ReasonCertificateReady    = "CertificateReady"
 	ReasonCertificateMissing  = "CertificateMissing"
@@ -143,6 +144,10 @@ type Observed struct {
 	// on a bootstrapped instance (set by Reconcile).
 	JoinPod string
 	Join    *agentconfig.JoinStatus
+	// Unschedulable is why the scheduler does not place pod
+	// UnschedulablePod (set by Reconcile).
+	UnschedulablePod string
+	Unschedulable    *PodUnschedulable
 	// Bootstrapped is true when the trusted last valid entry of the instance
 	// records agentConfig.bootstrapped (set by Reconcile): the module's
 	// memory of the bootstrap besides the AccountsReady condition.
@@ -375,6 +380,10 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 			reason, msg = ReasonImagePullFailed, msg+" "+pullFailureMessage(obs.PullPod, obs.PullFailure)
 		case obs.Join != nil:
 			reason, msg = obs.Join.Reason, fmt.Sprintf("%s The FE of pod %s has an empty meta directory on an instance that has bootstrapped, so it never starts a new cluster: %s", msg, obs.JoinPod, obs.Join.Message)
+		case obs.Unschedulable != nil:
+			// The scheduler's own words (which resource no node has left):
+			// "Ready pods: 0 of 1" alone leaves the user guessing.
+			reason, msg = ReasonPodsUnschedulable, fmt.Sprintf("%s Pod %s cannot be scheduled (%s): %s", msg, obs.UnschedulablePod, obs.Unschedulable.Reason, obs.Unschedulable.Message)
 		}
 		set(v1alpha1.ConditionAvailable, false, reason, msg)
 	}

@@ -339,6 +339,8 @@ func TestOnNode(t *testing.T) {
 		}
 	})
 
+	t.Run("USAGE's mysql client pod connects over verified TLS", e.testUSAGEClient)
+
 	// The Standalone's rollout, deleted pods and certificate rotation, and
 	// beside them (test 1b) a Cluster of its own whose every pod template
 	// changes: it rolls its pods in the documented order, one at a time.
