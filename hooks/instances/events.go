@@ -80,7 +80,7 @@ func instanceEvents(sr *v1alpha1.Starrocks, prev, next v1alpha1.StarrocksStatus)
 			}
 		case v1alpha1.ConditionAvailable:
 			switch {
-			case (n.Reason == ReasonNotManaged || excludedReasons[n.Reason] || n.Reason == ReasonPodsUnschedulable || n.Reason == agentconfig.JoinReasonRejoining || n.Reason == agentconfig.JoinReasonWaitingForLeader) && changed:
+			case (n.Reason == ReasonNotManaged || excludedReasons[n.Reason] || n.Reason == ReasonPodsUnschedulable || n.Reason == ReasonImagePullFailed || n.Reason == agentconfig.JoinReasonRejoining || n.Reason == agentconfig.JoinReasonWaitingForLeader) && changed:
 				add(corev1.EventTypeWarning, n)
 			// Every pod ready: the moment a new instance can be used (the
 			// one Event a healthy new instance gets), and the end of an

@@ -64,6 +64,7 @@ func TestInstanceEvents(t *testing.T) {
 	overTLS := cond(v1alpha1.ConditionTLSReady, false, ReasonInstanceLimitReached, beyond)
 	ready := cond(v1alpha1.ConditionAvailable, true, ReasonAllReplicasReady, "1 FE pod and 1 BE pod are ready.")
 	unschedulable := cond(v1alpha1.ConditionAvailable, false, ReasonPodsUnschedulable, "Ready pods: 0 of 1 FE, 0 of 1 BE. Pod d8ms-sr-a-0 cannot be scheduled (Unschedulable): 0/1 nodes are available: 1 Insufficient cpu.")
+	pullFailed := cond(v1alpha1.ConditionAvailable, false, ReasonImagePullFailed, "Ready pods: 0 of 1 FE, 0 of 1 BE. Pod d8ms-sr-a-0 cannot pull its image (container fe, ImagePullBackOff).")
 	unschedulableMemory := cond(v1alpha1.ConditionAvailable, false, ReasonPodsUnschedulable, "Ready pods: 0 of 1 FE, 0 of 1 BE. Pod d8ms-sr-a-0 cannot be scheduled (Unschedulable): 0/1 nodes are available: 1 Insufficient memory.")
 
 	type ev struct{ Type, Reason string }
@@ -77,6 +78,8 @@ func TestInstanceEvents(t *testing.T) {
 		{"a new instance available: the one Event of a healthy start", []metav1.Condition{valid, applied, notReady}, []metav1.Condition{valid, applied, ready}, []ev{{"Normal", ReasonAllReplicasReady}}},
 		{"available again is no news", []metav1.Condition{ready}, []metav1.Condition{ready}, nil},
 		{"a pod the scheduler cannot place", []metav1.Condition{valid, applied, notReady}, []metav1.Condition{valid, applied, unschedulable}, []ev{{"Warning", ReasonPodsUnschedulable}}},
+		{"a pod that cannot pull its image", []metav1.Condition{valid, applied, notReady}, []metav1.Condition{valid, applied, pullFailed}, []ev{{"Warning", ReasonImagePullFailed}}},
+		{"still unable to pull", []metav1.Condition{valid, applied, pullFailed}, []metav1.Condition{valid, applied, pullFailed}, nil},
 		{"the scheduler's words changing is no news", []metav1.Condition{unschedulable}, []metav1.Condition{unschedulableMemory}, nil},
 		{"placed, not ready yet, is no news", []metav1.Condition{unschedulable}, []metav1.Condition{notReady}, nil},
 		{"placed and ready: available", []metav1.Condition{unschedulable}, []metav1.Condition{ready}, []ev{{"Normal", ReasonAllReplicasReady}}},
