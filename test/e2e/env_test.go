@@ -51,8 +51,19 @@ import (
 
 var binaries struct {
 	once           sync.Once
+	dir            string
 	hooks, webhook string
 	err            error
+}
+
+// TestMain removes the binaries the tests built (118 MB a run) once they
+// all ended.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binaries.dir != "" {
+		os.RemoveAll(binaries.dir)
+	}
+	os.Exit(code)
 }
 
 func buildBinaries(t testing.TB) (hooks, webhook string) {
@@ -63,6 +74,7 @@ func buildBinaries(t testing.TB) (hooks, webhook string) {
 			binaries.err = err
 			return
 		}
+		binaries.dir = dir
 		ctx := context.Background()
 		if binaries.hooks, binaries.err = moduleloop.BuildBinary(ctx, moduleloop.HooksPackage, dir); binaries.err != nil {
 			return
