@@ -58,8 +58,9 @@ import (
 
 // Options configure a ControlPlane.
 type Options struct {
-	// CRDDirs are directories whose CustomResourceDefinitions are installed
-	// (and waited for) before Start returns. Files named doc-ru-* (Deckhouse
+	// CRDDirs are directories (or single .yaml files) whose
+	// CustomResourceDefinitions are installed (and waited for) before Start
+	// returns. Files named doc-ru-* (Deckhouse
 	// Russian description twins) and non-CRD documents are skipped.
 	CRDDirs []string
 	// Dir is where data, certificates and logs go; a new temporary directory

@@ -36,11 +36,15 @@ import (
 )
 
 // LoadCRDs reads every CustomResourceDefinition from the YAML files of the
-// directories. Deckhouse doc-ru-* twins and other kinds are skipped.
+// directories (a path ending in .yaml is one such file). Deckhouse doc-ru-*
+// twins and other kinds are skipped.
 func LoadCRDs(dirs ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, dir := range dirs {
 		files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if strings.HasSuffix(dir, ".yaml") {
+			files, err = []string{dir}, nil
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -61,6 +61,32 @@ func CRDDirs() ([]string, error) {
 	}, nil
 }
 
+// ModuleCRDs are the CRDs of CRDDirs the module itself writes or reads: its
+// own, cert-manager's Certificate, Issuer and ClusterIssuer, the
+// PodMonitor and PrometheusRule, and the Deckhouse fixtures. A cluster
+// without a cert-manager controller (test/e2e) needs no more: no object
+// of the other kinds exists there, and each CRD costs the apiserver its
+// OpenAPI and handler build (cert-manager's ACME Challenge and
+// prometheus-operator's Prometheus, Alertmanager and ThanosRuler are
+// several hundred kilobytes of schema each: about 2 of the 6 CPU-seconds a
+// control plane takes to start).
+func ModuleCRDs() ([]string, error) {
+	dirs, err := CRDDirs()
+	if err != nil {
+		return nil, err
+	}
+	certManager, prometheusOperator := dirs[1], dirs[2]
+	return []string{
+		dirs[0],
+		filepath.Join(certManager, "cert-manager.io_certificates.yaml"),
+		filepath.Join(certManager, "cert-manager.io_issuers.yaml"),
+		filepath.Join(certManager, "cert-manager.io_clusterissuers.yaml"),
+		filepath.Join(prometheusOperator, "monitoring.coreos.com_podmonitors.yaml"),
+		filepath.Join(prometheusOperator, "monitoring.coreos.com_prometheusrules.yaml"),
+		dirs[3],
+	}, nil
+}
+
 // DeckhouseNamespaces exist in every Deckhouse cluster the module runs in:
 // d8-monitoring is the Prometheus namespace the instances' NetworkPolicies
 // admit to the metrics ports, d8-cert-manager is where cert-manager runs

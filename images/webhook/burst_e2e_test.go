@@ -118,7 +118,7 @@ func TestEndToEndABurstOfCreatesTakesNoMoreThanTheLimits(t *testing.T) {
 // webhook was down) take no place under the cluster's limit, so one tenant
 // cannot lock every other out.
 func TestEndToEndInstancesBeyondALimitTakeNoPlace(t *testing.T) {
-	ctx, dyn := limitsClusterWith(t, "--max-per-namespace=1 --max-instances=3", func(ctx context.Context, dyn dynamic.Interface) {
+	ctx, dyn, _ := limitsClusterWith(t, "--max-per-namespace=1 --max-instances=3", func(ctx context.Context, dyn dynamic.Interface) {
 		for _, name := range []string{"one", "two", "three"} {
 			create(ctx, t, dyn, v1alpha1.StarrocksGVR, "team-a", instance(name, func(sr *v1alpha1.Starrocks) { sr.Namespace = "team-a" }))
 		}

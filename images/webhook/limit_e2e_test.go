@@ -85,14 +85,15 @@ func TestEndToEndInstanceLimit(t *testing.T) {
 // class "small": what the end-to-end tests of the CREATE limits start from.
 func limitsCluster(t *testing.T, flags string, namespaces ...string) (context.Context, dynamic.Interface) {
 	t.Helper()
-	return limitsClusterWith(t, flags, nil, namespaces...)
+	ctx, dyn, _ := limitsClusterWith(t, flags, nil, namespaces...)
+	return ctx, dyn
 }
 
 // limitsClusterWith is limitsCluster where before, when not nil, runs once
 // the namespaces and the class exist and before the webhook is registered:
 // the objects it makes are what a cluster holds from before the webhook
 // (or from while it was down).
-func limitsClusterWith(t *testing.T, flags string, before func(context.Context, dynamic.Interface), namespaces ...string) (context.Context, dynamic.Interface) {
+func limitsClusterWith(t *testing.T, flags string, before func(context.Context, dynamic.Interface), namespaces ...string) (context.Context, dynamic.Interface, kubernetes.Interface) {
 	t.Helper()
 	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir()}})
 	cfg := cp.RESTConfig()
@@ -121,5 +122,5 @@ func limitsClusterWith(t *testing.T, flags string, before func(context.Context, 
 	if before == nil {
 		create(ctx, t, dyn, v1alpha1.StarrocksClassGVR, "", smallClass("small"))
 	}
-	return ctx, dyn
+	return ctx, dyn, kube
 }

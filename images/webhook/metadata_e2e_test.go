@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 )
@@ -47,9 +49,17 @@ func inflatedLabels(size int) map[string]string {
 // labels (made before the webhook refused them) do not slow down every
 // CREATE of the cluster, and new or grown metadata past
 // classrules.MaxMetadataBytes is refused, naming the fields and the rule.
+//
+// A webhook that read the Starrocks on each review (a LIST, as it once did)
+// made each CREATE read every tenant's labels: the test counts the
+// apiserver's LIST and GET requests for Starrocks during the CREATEs, which
+// must stay at none whatever the objects' size, so a few objects of the
+// largest labels etcd stores show it; a timing would need tens of them (40
+// took about 40 CPU-seconds of the apiserver) to tell a reading webhook
+// from one that does not.
 func TestEndToEndInflatedMetadata(t *testing.T) {
-	const bloated = 40
-	ctx, dyn := limitsClusterWith(t, "--max-per-namespace=0", func(ctx context.Context, dyn dynamic.Interface) {
+	const bloated = 3
+	ctx, dyn, kube := limitsClusterWith(t, "--max-per-namespace=0", func(ctx context.Context, dyn dynamic.Interface) {
 		labels := inflatedLabels(1200 << 10)
 		for i := range bloated {
 			create(ctx, t, dyn, v1alpha1.StarrocksGVR, "bloat", instance(fmt.Sprintf("big%02d", i), func(sr *v1alpha1.Starrocks) {
@@ -61,11 +71,15 @@ func TestEndToEndInflatedMetadata(t *testing.T) {
 		}
 	}, "bloat", "team-a")
 
+	readsBefore := starrocksReads(ctx, t, kube)
 	var took []time.Duration
 	for i := range 5 {
 		start := time.Now()
 		create(ctx, t, dyn, v1alpha1.StarrocksGVR, "team-a", instance(fmt.Sprintf("small%d", i), func(sr *v1alpha1.Starrocks) { sr.Namespace = "team-a" }))
 		took = append(took, time.Since(start))
+	}
+	if reads := starrocksReads(ctx, t, kube) - readsBefore; reads != 0 {
+		t.Errorf("5 CREATEs with %d Starrocks of 1.2 MB labels in the cluster made %d LIST or GET requests for Starrocks: the webhook reads them on a review", bloated, reads)
 	}
 	slices.Sort(took)
 	t.Logf("CREATE with %d Starrocks of 1.2 MB labels in the cluster: %v", bloated, took)
@@ -100,4 +114,28 @@ func TestEndToEndInflatedMetadata(t *testing.T) {
 	if err := dyn.Resource(v1alpha1.StarrocksGVR).Namespace("bloat").Delete(ctx, "big00", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete an inflated instance: %v", err)
 	}
+}
+
+// starrocksReads is how many LIST and GET requests for Starrocks the
+// apiserver has served (its apiserver_request_total counter).
+func starrocksReads(ctx context.Context, t *testing.T, kube kubernetes.Interface) int {
+	t.Helper()
+	body, err := kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("read the apiserver's metrics: %v", err)
+	}
+	resource := fmt.Sprintf(`group=%q,resource=%q,`, v1alpha1.StarrocksGVR.Group, v1alpha1.StarrocksGVR.Resource)
+	total := 0
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, resource) ||
+			!(strings.Contains(line, `verb="LIST"`) || strings.Contains(line, `verb="GET"`)) {
+			continue
+		}
+		n, err := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
+		if err != nil {
+			t.Fatalf("apiserver metric %q: %v", line, err)
+		}
+		total += int(n)
+	}
+	return total
 }

@@ -51,8 +51,19 @@ import (
 
 var binaries struct {
 	once           sync.Once
+	dir            string
 	hooks, webhook string
 	err            error
+}
+
+// TestMain removes the binaries the tests built (118 MB a run) once they
+// all ended.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binaries.dir != "" {
+		os.RemoveAll(binaries.dir)
+	}
+	os.Exit(code)
 }
 
 func buildBinaries(t testing.TB) (hooks, webhook string) {
@@ -63,6 +74,7 @@ func buildBinaries(t testing.TB) (hooks, webhook string) {
 			binaries.err = err
 			return
 		}
+		binaries.dir = dir
 		ctx := context.Background()
 		if binaries.hooks, binaries.err = moduleloop.BuildBinary(ctx, moduleloop.HooksPackage, dir); binaries.err != nil {
 			return
@@ -120,7 +132,9 @@ type envOptions struct {
 func newEnv(t testing.TB, opts envOptions) *env {
 	t.Helper()
 	_, webhookBin := buildBinaries(t)
-	crdDirs, err := moduleloop.CRDDirs()
+	// No cert-manager controller runs here: the CRDs of the kinds the
+	// module uses suffice.
+	crdDirs, err := moduleloop.ModuleCRDs()
 	if err != nil {
 		t.Fatal(err)
 	}
