@@ -116,6 +116,9 @@ type Config struct {
 	// default of a day. Between MinBackupJobTimeoutSeconds and
 	// MaxBackupJobTimeoutSeconds.
 	BackupJobTimeoutSeconds int64 `json:"backupJobTimeoutSeconds,omitempty"`
+	// SharedData is set on a shared-data instance (shareddata.go), nil on
+	// a shared-nothing one.
+	SharedData *SharedData `json:"sharedData,omitempty"`
 }
 
 // Grants is what the team declares, in the form the agent applies.
