@@ -18,9 +18,15 @@ export GOFLAGS := -trimpath
 # Built, then run, not `go run`: that exits 1 on Ctrl-C whatever the program
 # does, and make would report a clean stop as an error.
 RUN_FLAGS ?=
-run: tools
-	@go build -o bin/localrun ./dev/cmd/localrun
+run: tools bin/localrun
 	bin/localrun $(RUN_FLAGS)
+
+# Phony: go build decides whether it is up to date (then it links nothing).
+# dev/cmd/localrun's test builds it here too, so that the `make run` it
+# starts finds it built with the same flags.
+.PHONY: bin/localrun
+bin/localrun:
+	@go build -o bin/localrun ./dev/cmd/localrun
 
 ## test: every test of the repository, against real components
 # -parallel 4: the end-to-end tests each run their own control plane and

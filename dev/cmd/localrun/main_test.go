@@ -36,7 +36,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
-	"github.com/deckhouse/managed-starrocks/dev/moduleloop"
 )
 
 // localrun is the built program running as `make run` runs it, in a process
@@ -174,8 +173,13 @@ func TestCtrlCStopsEverythingAndExitsZero(t *testing.T) {
 	}
 	// The tools the program builds on first use; built once into the cache.
 	require.NoError(t, controlplane.BuildTools(io.Discard))
-	bin, err := moduleloop.BuildBinary(t.Context(), "./dev/cmd/localrun", t.TempDir())
-	require.NoError(t, err)
+	// Built as `make run` builds it (same target, same flags), so that the
+	// make run below finds it up to date instead of linking it again.
+	build := exec.Command("make", "--no-print-directory", "bin/localrun")
+	build.Dir = controlplane.RepoRoot()
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "make bin/localrun: %s", out)
+	bin := filepath.Join(controlplane.RepoRoot(), "bin", "localrun")
 
 	t.Run("while starting", func(t *testing.T) {
 		lr := startLocalrun(t, bin)
