@@ -49,11 +49,14 @@ var (
 	buildErr  error
 )
 
-// binaries builds the agent and the idle floor program once per test run.
+// binaries builds the agent and the idle floor program once per test run,
+// into the repository's bin/test/agent: go build leaves binaries there
+// alone while they are up to date (a fresh folder would cost two links,
+// about 6 CPU-seconds, every run).
 func binaries(t testing.TB) (agentBin, idleBin string) {
 	t.Helper()
 	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "agent-bin")
+		buildDir, buildErr = filepath.Abs(filepath.Join("..", "..", "bin", "test", "agent"))
 		if buildErr != nil {
 			return
 		}
@@ -68,14 +71,6 @@ func binaries(t testing.TB) (agentBin, idleBin string) {
 	})
 	require.NoError(t, buildErr)
 	return filepath.Join(buildDir, "agent"), filepath.Join(buildDir, "idle")
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if buildDir != "" {
-		_ = os.RemoveAll(buildDir)
-	}
-	os.Exit(code)
 }
 
 // process is the agent binary running against a fake FE. The FE is reached
