@@ -51,8 +51,19 @@ func TestStartsServesAndStops(t *testing.T) {
 	}
 }
 
-func TestControllerManagerCollectsGarbage(t *testing.T) {
+// The tests that need kube-controller-manager share one control plane: a
+// start of kube-apiserver, etcd and the controller manager costs more CPU
+// than both tests together, and they touch different namespaces (default;
+// team-a and d8-system).
+func TestControllerManager(t *testing.T) {
 	cp := controlplane.StartForTest(t, controlplane.Options{ControllerManager: true})
+	t.Run("collects garbage", func(t *testing.T) { controllerManagerCollectsGarbage(t, cp) })
+	t.Run("platform policies refuse tenants and let the platform through", func(t *testing.T) {
+		platformPoliciesRefuseTenantsAndLetThePlatformThrough(t, cp)
+	})
+}
+
+func controllerManagerCollectsGarbage(t *testing.T, cp *controlplane.ControlPlane) {
 	cs, err := kubernetes.NewForConfig(cp.RESTConfig())
 	if err != nil {
 		t.Fatal(err)

@@ -49,8 +49,7 @@ func clientFor(t *testing.T, cfg *rest.Config) kubernetes.Interface {
 // it, and let the platform's own identities through: Deckhouse's service
 // account, and the StatefulSet controller making the PVCs of a
 // volumeClaimTemplate labelled heritage: deckhouse.
-func TestPlatformPoliciesRefuseTenantsAndLetThePlatformThrough(t *testing.T) {
-	cp := controlplane.StartForTest(t, controlplane.Options{ControllerManager: true})
+func platformPoliciesRefuseTenantsAndLetThePlatformThrough(t *testing.T, cp *controlplane.ControlPlane) {
 	ctx := context.Background()
 	admin := clientFor(t, cp.RESTConfig())
 	if err := controlplane.EnsureServiceAccount(ctx, cp.RESTConfig(), "d8-system", "deckhouse", "cluster-admin"); err != nil {
