@@ -112,6 +112,13 @@ type StarrocksClassSpec struct {
 	// endpoints, how often and how long. Without it, backups are refused.
 	// +optional
 	Backup *ClassBackupPolicy `json:"backup,omitempty"`
+
+	// Shared-data policy: whether instances may keep their tables in
+	// object storage (spec.storage.mode ObjectStorage), at which
+	// endpoints, with which CN sizes, counts and cache volumes. Without
+	// it, such instances are refused.
+	// +optional
+	SharedData *ClassSharedData `json:"sharedData,omitempty"`
 }
 
 // ClassTopology limits the topologies of instances.
