@@ -201,7 +201,11 @@ type ValidationRule struct {
 	// `roles` (name, roles and privileges: database, object, privileges),
 	// `users` (name, roles and hasPasswordSecret) and `backup` (enabled,
 	// endpoint, host, schedule, suspend, keepLast, keepWithinSeconds,
-	// include, exclude, restore). Examples:
+	// include, exclude, restore), `storage` (Local or ObjectStorage) and
+	// `compute` (the CNs of an ObjectStorage instance: cpu.cores,
+	// cpu.coreFraction, memory.size and cache.size in bytes, minReplicas,
+	// maxReplicas, autoscaling; zeros with local storage, where `backend`
+	// is zeros with ObjectStorage). Examples:
 	// `configuration.streamingLoadMaxMb <= 10240`,
 	// `users.all(u, u.hasPasswordSecret)`,
 	// `!backup.enabled || backup.keepLast >= 3`.
