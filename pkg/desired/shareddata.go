@@ -58,6 +58,9 @@ type Autoscaling struct {
 	TargetMemoryUtilizationPercentage int32 `json:"targetMemoryUtilizationPercentage,omitempty"`
 }
 
+// MaxComputeReplicas bounds every CN count the module reports.
+const MaxComputeReplicas int32 = 100
+
 // CN ports (StarRocks be/src/common/config.h: a CN reads the BE's keys from
 // cn.conf; the defaults of thrift_port, heartbeat_service_port, brpc_port,
 // be_http_port and starlet_port).
