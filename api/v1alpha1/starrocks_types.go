@@ -56,6 +56,7 @@ const ClusterFrontendReplicas = 3
 // +kubebuilder:printcolumn:name="Valid",type=string,JSONPath=`.status.conditions[?(@.type=="ConfigurationValid")].status`
 // +kubebuilder:printcolumn:name="FE Ready",type=string,JSONPath=`.status.frontend.ready`
 // +kubebuilder:printcolumn:name="BE Ready",type=string,JSONPath=`.status.backend.ready`
+// +kubebuilder:printcolumn:name="CN Ready",type=string,JSONPath=`.status.compute.ready`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoints.query`,priority=1
 // +kubebuilder:printcolumn:name="Last Backup",type=date,JSONPath=`.status.backup.lastSuccessfulTime`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -72,8 +73,13 @@ type Starrocks struct {
 }
 
 // StarrocksSpec is what a user orders.
-// +kubebuilder:validation:XValidation:rule="self.type == 'Cluster' || !has(self.backend.replicas)",message="spec.backend.replicas may only be set when spec.type is Cluster (a Standalone instance has exactly one BE)"
-// +kubebuilder:validation:XValidation:rule="self.type != 'Cluster' || has(self.backend.replicas)",message="spec.backend.replicas is required when spec.type is Cluster"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Cluster' || !has(self.backend) || !has(self.backend.replicas)",message="spec.backend.replicas may only be set when spec.type is Cluster (a Standalone instance has exactly one BE)"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Cluster' || !has(self.backend) || has(self.backend.replicas)",message="spec.backend.replicas is required when spec.type is Cluster"
+// +kubebuilder:validation:XValidation:rule="(has(self.storage) && self.storage.mode == 'ObjectStorage') == (has(oldSelf.storage) && oldSelf.storage.mode == 'ObjectStorage')",fieldPath=".storage.mode",message="spec.storage.mode is immutable: StarRocks cannot convert an instance between local and object storage (run_mode never changes); create a new instance"
+// +kubebuilder:validation:XValidation:rule="(has(self.storage) && self.storage.mode == 'ObjectStorage') ? !has(self.backend) : has(self.backend)",fieldPath=".backend",message="spec.backend is required with local storage and not allowed with spec.storage.mode ObjectStorage (compute nodes, spec.compute, run the queries)"
+// +kubebuilder:validation:XValidation:rule="(has(self.storage) && self.storage.mode == 'ObjectStorage') == has(self.compute)",fieldPath=".compute",message="spec.compute is required with spec.storage.mode ObjectStorage and not allowed with local storage"
+// +kubebuilder:validation:XValidation:rule="!(has(self.storage) && self.storage.mode == 'ObjectStorage') || !has(self.backup)",fieldPath=".backup",message="spec.backup is not allowed with spec.storage.mode ObjectStorage: StarRocks' BACKUP does not support shared-data; the module's automated cluster snapshots protect the instance instead"
+// +kubebuilder:validation:XValidation:rule="!(has(self.storage) && self.storage.mode == 'ObjectStorage') || !has(self.restore)",fieldPath=".restore",message="spec.restore is not allowed with spec.storage.mode ObjectStorage: a shared-data instance is restored from a cluster snapshot, not from a BACKUP"
 // +kubebuilder:validation:XValidation:rule="has(self.restore) == has(oldSelf.restore)",message="spec.restore can only be set when the instance is created, and cannot be removed"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.type) || oldSelf.type != 'Cluster' || self.type == 'Cluster'",message="spec.type cannot change from Cluster to Standalone: the data of the other BEs would be lost"
 type StarrocksSpec struct {
@@ -93,8 +99,22 @@ type StarrocksSpec struct {
 	// Frontend (FE): metadata, query planning, the MySQL protocol endpoint.
 	Frontend ComponentSpec `json:"frontend"`
 
-	// Backend (BE): data storage and query execution.
-	Backend BackendSpec `json:"backend"`
+	// Where the tables live: Local (the default: BEs with volumes) or
+	// ObjectStorage (the team's S3 bucket, compute nodes with a cache).
+	// Chosen at creation, it cannot change.
+	// +optional
+	Storage *StorageSpec `json:"storage,omitempty"`
+
+	// Backend (BE): data storage and query execution. Required with local
+	// storage, not allowed with ObjectStorage.
+	// +optional
+	Backend BackendSpec `json:"backend,omitzero"`
+
+	// Compute nodes (CN) of an ObjectStorage instance: query execution
+	// with a local cache of the bucket. Required with ObjectStorage, not
+	// allowed with local storage.
+	// +optional
+	Compute *ComputeSpec `json:"compute,omitempty"`
 
 	// Placement of the instance.
 	// +optional
@@ -345,6 +365,11 @@ type StarrocksStatus struct {
 	// BE pods.
 	// +optional
 	Backend ComponentStatus `json:"backend,omitempty"`
+
+	// CN pods of an ObjectStorage instance: replicas is the count desired
+	// now (the autoscaler's choice while autoscaling).
+	// +optional
+	Compute *ComponentStatus `json:"compute,omitempty"`
 
 	// Where clients connect.
 	// +optional

@@ -112,6 +112,13 @@ type StarrocksClassSpec struct {
 	// endpoints, how often and how long. Without it, backups are refused.
 	// +optional
 	Backup *ClassBackupPolicy `json:"backup,omitempty"`
+
+	// Shared-data policy: whether instances may keep their tables in
+	// object storage (spec.storage.mode ObjectStorage), at which
+	// endpoints, with which CN sizes, counts and cache volumes. Without
+	// it, such instances are refused.
+	// +optional
+	SharedData *ClassSharedData `json:"sharedData,omitempty"`
 }
 
 // ClassTopology limits the topologies of instances.
@@ -194,7 +201,11 @@ type ValidationRule struct {
 	// `roles` (name, roles and privileges: database, object, privileges),
 	// `users` (name, roles and hasPasswordSecret) and `backup` (enabled,
 	// endpoint, host, schedule, suspend, keepLast, keepWithinSeconds,
-	// include, exclude, restore). Examples:
+	// include, exclude, restore), `storage` (Local or ObjectStorage) and
+	// `compute` (the CNs of an ObjectStorage instance: cpu.cores,
+	// cpu.coreFraction, memory.size and cache.size in bytes, minReplicas,
+	// maxReplicas, autoscaling; zeros with local storage, where `backend`
+	// is zeros with ObjectStorage). Examples:
 	// `configuration.streamingLoadMaxMb <= 10240`,
 	// `users.all(u, u.hasPasswordSecret)`,
 	// `!backup.enabled || backup.keepLast >= 3`.

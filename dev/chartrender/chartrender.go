@@ -121,6 +121,7 @@ func DefaultGlobals() map[string]any {
 					"webhook":     digest('b'),
 					"starrocksFe": digest('c'),
 					"starrocksBe": digest('d'),
+					"starrocksCn": digest('e'),
 				},
 			},
 		},

@@ -90,7 +90,7 @@ func setEntries(t testing.TB, client dynamic.Interface, instances []map[string]a
 }
 
 const globals = `{"global": {"discovery": {"clusterDomain": "cluster.local"}, "modulesImages": {"registry": {"base": "registry.example.com/managed-starrocks"},
- "digests": {"managedStarrocks": {"agent": "sha256:aaaa", "starrocksFe": "sha256:cccc", "starrocksBe": "sha256:dddd"}}}}}`
+ "digests": {"managedStarrocks": {"agent": "sha256:aaaa", "starrocksFe": "sha256:cccc", "starrocksBe": "sha256:dddd", "starrocksCn": "sha256:eeee"}}}}}`
 
 var starrocksGVR = schema.GroupVersionResource{Group: "managed-services.deckhouse.io", Version: "v1alpha1", Resource: "starrockses"} // the fake cluster guesses the plural
 
@@ -315,7 +315,10 @@ func TestWritesEveryObjectOnceThenNothingUntilSomethingChanges(t *testing.T) {
 		require.Len(t, o.GetOwnerReferences(), 1, "%s %s", o.GetKind(), o.GetName())
 		assert.Equal(t, "Starrocks", o.GetOwnerReferences()[0].Kind)
 	}
-	assert.Len(t, kinds, len(instanceobjects.Kinds), "every kind of instance object is rendered")
+	// Every kind but the CN autoscaler, which only a shared-data instance
+	// with compute.autoscaling has (TestSharedDataAutoscalerOwnsTheCNCount).
+	assert.Len(t, kinds, len(instanceobjects.Kinds)-1, "every kind of instance object is rendered")
+	assert.False(t, kinds["HorizontalPodAutoscaler"])
 	for _, inst := range instances {
 		rec := record(t, c, inst["uid"].(string))
 		assert.NotEmpty(t, rec.Checksum)

@@ -532,6 +532,8 @@ func observe(s State, warnings *[]string) map[string]Observed {
 			feUID[desired.Key(st.Namespace, st.Instance)] = st.UID
 		case st.Component == shared.ComponentBackend && st.Name == names.BackendStatefulSet:
 			o.Backend = &state
+		case st.Component == shared.ComponentCompute && st.Name == names.ComputeStatefulSet:
+			o.Compute = &state
 		default:
 			continue
 		}

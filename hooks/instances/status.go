@@ -98,6 +98,8 @@ type Observed struct {
 	PullFailure *PullFailure
 	Frontend    *StatefulSetState
 	Backend     *StatefulSetState
+	// Compute is the CN StatefulSet of a shared-data instance.
+	Compute     *StatefulSetState
 	Certificate *CertificateState
 	// AgentTLS is the TLS part of the agent status of each FE pod, by pod
 	// name; nil for a pod whose agent has not reported yet.
@@ -320,7 +322,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 		return st
 	}
 
-	if e == nil && (obs.Frontend != nil || obs.Backend != nil) {
+	if e == nil && (obs.Frontend != nil || obs.Backend != nil || obs.Compute != nil) {
 		// No trusted memory (lost, or the module was upgraded while the spec
 		// was invalid) but the instance's StatefulSets exist: they carry
 		// helm.sh/resource-policy: keep, so Helm leaves them and their data
@@ -359,22 +361,30 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	}
 	st.Frontend.Ready, st.Backend.Ready = readyOfDesired(st.Frontend), readyOfDesired(st.Backend)
 
-	allReady := obs.Frontend != nil && obs.Backend != nil &&
-		st.Frontend.ReadyReplicas >= st.Frontend.Replicas && st.Backend.ReadyReplicas >= st.Backend.Replicas
+	// The pods beside the FEs: BEs, or the CNs of a shared-data instance.
+	workers, workersObs, workerWord := &st.Backend, obs.Backend, "BE"
+	if e.Compute != nil {
+		st.Backend = v1alpha1.ComponentStatus{}
+		st.Compute = computeStatus(e, obs.Compute)
+		workers, workersObs, workerWord = st.Compute, obs.Compute, "CN"
+	}
+
+	allReady := obs.Frontend != nil && workersObs != nil &&
+		st.Frontend.ReadyReplicas >= st.Frontend.Replicas && workers.ReadyReplicas >= workers.Replicas
 	switch {
-	case obs.Frontend == nil || obs.Backend == nil:
+	case obs.Frontend == nil || workersObs == nil:
 		st.Phase = v1alpha1.PhasePending
 		set(v1alpha1.ConditionAvailable, false, ReasonNotRendered, "The StatefulSets of the instance do not exist yet; the module is deploying them.")
 	case allReady:
 		st.Phase = v1alpha1.PhaseRunning
 		set(v1alpha1.ConditionAvailable, true, ReasonAllReplicasReady,
-			fmt.Sprintf("%s and %s are ready.", plural.Count(st.Frontend.Replicas, "FE pod"), plural.Count(st.Backend.Replicas, "BE pod")))
+			fmt.Sprintf("%s and %s are ready.", plural.Count(st.Frontend.Replicas, "FE pod"), plural.Count(workers.Replicas, workerWord+" pod")))
 	default:
 		st.Phase = v1alpha1.PhaseProvisioning
 		if prev.Phase == v1alpha1.PhaseRunning || prev.Phase == v1alpha1.PhaseDegraded {
 			st.Phase = v1alpha1.PhaseDegraded
 		}
-		reason, msg := ReasonReplicasNotReady, fmt.Sprintf("Ready pods: %d of %d FE, %d of %d BE.", st.Frontend.ReadyReplicas, st.Frontend.Replicas, st.Backend.ReadyReplicas, st.Backend.Replicas)
+		reason, msg := ReasonReplicasNotReady, fmt.Sprintf("Ready pods: %d of %d FE, %d of %d %s.", st.Frontend.ReadyReplicas, st.Frontend.Replicas, workers.ReadyReplicas, workers.Replicas, workerWord)
 		switch {
 		case obs.PullFailure != nil:
 			reason, msg = ReasonImagePullFailed, msg+" "+pullFailureMessage(obs.PullPod, obs.PullFailure)
@@ -604,4 +614,23 @@ func excludedBecause(res desired.Result) (reason, msg, why string) {
 			"%s, until older instances are deleted or your cluster admin raises the limit.", res.OverLimit, leftAsIs), "(instance limit reached)"
 	}
 	return "", "", ""
+}
+
+// computeStatus is status.compute of a shared-data instance: the fixed CN
+// count, or while autoscaling the count the autoscaler set on the CN
+// StatefulSet, bounded by the entry's range (anyone who may edit the
+// StatefulSet may write its replicas).
+func computeStatus(e *desired.Instance, obs *StatefulSetState) *v1alpha1.ComponentStatus {
+	c := &v1alpha1.ComponentStatus{Replicas: e.Compute.Replicas}
+	if a := e.Compute.Autoscaling; a != nil {
+		c.Replicas = a.MinReplicas
+		if obs != nil {
+			c.Replicas = min(max(obs.Replicas, a.MinReplicas), a.MaxReplicas)
+		}
+	}
+	if obs != nil {
+		c.ReadyReplicas = min(obs.ReadyReplicas, desired.MaxComputeReplicas)
+	}
+	c.Ready = readyOfDesired(*c)
+	return c
 }

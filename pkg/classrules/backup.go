@@ -202,12 +202,22 @@ func validateDNS1123Label(s string) string {
 }
 
 func checkStorage(field string, s v1alpha1.BackupStorage, policy *v1alpha1.ClassBackupPolicy, rule string) Violations {
+	var allowed []string
+	if policy != nil {
+		allowed = policy.AllowedEndpoints
+	}
+	return checkStorageIn(field, s, allowed, rule)
+}
+
+// checkStorageIn checks a storage block; allowedEndpoints are the class's
+// hosts (empty: any), rule names the policy they are of.
+func checkStorageIn(field string, s v1alpha1.BackupStorage, allowedEndpoints []string, rule string) Violations {
 	var vs Violations
 	if e, err := ParseEndpoint(s.Endpoint); err != nil {
 		vs = append(vs, Violation{Field: field + ".endpoint", Value: quoteValue(s.Endpoint), Rule: "scheme://host[:port]", Message: err.Error()})
-	} else if policy != nil && !hostAllowed(e.Host, policy.AllowedEndpoints) {
+	} else if !hostAllowed(e.Host, allowedEndpoints) {
 		vs = append(vs, Violation{Field: field + ".endpoint", Value: quoteValue(s.Endpoint),
-			Rule:    rule + ".allowedEndpoints " + stringList(policy.AllowedEndpoints),
+			Rule:    rule + ".allowedEndpoints " + stringList(allowedEndpoints),
 			Message: fmt.Sprintf("the host %s is not among the endpoints the class allows", e.Host)})
 	}
 	if s.Region != "" && !regionRE.MatchString(s.Region) {

@@ -60,6 +60,8 @@ var celEnv = sync.OnceValues(func() (*cel.Env, error) {
 		cel.Variable("roles", cel.ListType(cel.MapType(cel.StringType, cel.DynType))),
 		cel.Variable("users", cel.ListType(cel.MapType(cel.StringType, cel.DynType))),
 		cel.Variable("backup", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("storage", cel.StringType),
+		cel.Variable("compute", cel.MapType(cel.StringType, cel.DynType)),
 		cel.OptionalTypes(),
 	)
 })
@@ -137,6 +139,7 @@ func Compile(class *v1alpha1.StarrocksClass) (*Compiled, Violations) {
 	vs = append(vs, checkClassStrings(class)...)
 	vs = append(vs, checkClassAccounts(class)...)
 	vs = append(vs, checkClassBackup(class)...)
+	vs = append(vs, checkClassSharedData(class)...)
 	c.problems = vs
 	if len(vs) == 0 {
 		return c, nil

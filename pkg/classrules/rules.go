@@ -55,6 +55,9 @@ type Resolved struct {
 	Users     []v1alpha1.User
 	// backup is the `backup` variable of the CEL rules (backupActivation).
 	backup map[string]any
+	// SharedData is what an ObjectStorage (shared-data) instance runs
+	// with; nil for local storage, whose BEs are Backend.
+	SharedData *ResolvedSharedData
 }
 
 func (r *Resolved) backupVar() map[string]any {
@@ -110,13 +113,35 @@ func (c *Compiled) Default(sr *v1alpha1.Starrocks) {
 			cpu.CoreFraction = largestFraction(c.class.Spec.SizingPolicies[i])
 		}
 	}
+	if cpu := computeCPU(spec); cpu != nil && cpu.CoreFraction == 0 {
+		policies := c.class.Spec.SizingPolicies
+		if p := c.class.Spec.SharedData; p != nil && len(p.ComputeSizingPolicies) > 0 {
+			policies = p.ComputeSizingPolicies
+		}
+		if i, n := policyIn(policies, cpu.Cores); n == 1 {
+			cpu.CoreFraction = largestFraction(policies[i])
+		}
+	}
+}
+
+func computeCPU(spec *v1alpha1.StarrocksSpec) *v1alpha1.CPUSpec {
+	if spec.Compute == nil {
+		return nil
+	}
+	return &spec.Compute.CPU
 }
 
 // policyFor returns the index of the first policy covering cores and how many
 // policies cover it.
 func (c *Compiled) policyFor(cores int32) (index, count int) {
+	return policyIn(c.class.Spec.SizingPolicies, cores)
+}
+
+// policyIn returns the index of the first of policies covering cores and
+// how many cover it.
+func policyIn(policies []v1alpha1.SizingPolicy, cores int32) (index, count int) {
 	index = -1
-	for i, p := range c.class.Spec.SizingPolicies {
+	for i, p := range policies {
 		if cores >= p.Cores.Min && cores <= p.Cores.Max {
 			if index < 0 {
 				index = i
@@ -172,16 +197,28 @@ func (c *Compiled) Resolve(sr *v1alpha1.Starrocks) (*Resolved, Violations) {
 		r.Topology = sr.Spec.Cluster.Topology
 	}
 
-	var fv, bv Violations
+	var fv, bv, sv Violations
+	r.SharedData, sv = c.checkSharedData(sr)
+	vs = append(vs, sv...)
+	shared := sr.Spec.IsSharedData()
 	r.Frontend, fv = c.component("spec.frontend", sr.Spec.Frontend)
-	r.Backend, bv = c.component("spec.backend", sr.Spec.Backend.ComponentSpec)
 	fv = append(fv, memoryFloor("spec.frontend", "FE", r.Frontend.Memory, FrontendMemoryFloor, fv)...)
-	bv = append(bv, memoryFloor("spec.backend", "BE", r.Backend.Memory, BackendMemoryFloor, bv)...)
 	vs = append(vs, fv...)
-	vs = append(vs, bv...)
-	r.Frontend.Replicas, r.Backend.Replicas = 1, 1
+	if !shared {
+		r.Backend, bv = c.component("spec.backend", sr.Spec.Backend.ComponentSpec)
+		bv = append(bv, memoryFloor("spec.backend", "BE", r.Backend.Memory, BackendMemoryFloor, bv)...)
+		vs = append(vs, bv...)
+		r.Backend.Replicas = 1
+	}
+	r.Frontend.Replicas = 1
 	if r.Type == v1alpha1.TypeCluster {
 		r.Frontend.Replicas = v1alpha1.ClusterFrontendReplicas
+	}
+	switch {
+	case shared:
+		// checkSharedData refuses spec.backend; the BE count rules below
+		// are about BEs only.
+	case r.Type == v1alpha1.TypeCluster:
 		if n := sr.Spec.Backend.Replicas; n != nil && (*n < 1 || *n > 100) {
 			// The CRD bounds, repeated: a count outside them must not reach
 			// the desired state.
@@ -190,12 +227,12 @@ func (c *Compiled) Resolve(sr *v1alpha1.Starrocks) (*Resolved, Violations) {
 		} else if n != nil {
 			r.Backend.Replicas = *n
 		}
-	} else if sr.Spec.Backend.Replicas != nil {
+	case sr.Spec.Backend.Replicas != nil:
 		vs = append(vs, Violation{Field: "spec.backend.replicas", Value: fmt.Sprint(*sr.Spec.Backend.Replicas),
 			Rule:    "spec.type Standalone has exactly one BE",
 			Message: "a Standalone has exactly one BE; only a Cluster sets the BE count"})
 	}
-	if r.Type == v1alpha1.TypeCluster && sr.Spec.Backend.Replicas == nil {
+	if !shared && r.Type == v1alpha1.TypeCluster && sr.Spec.Backend.Replicas == nil {
 		vs = append(vs, Violation{Field: "spec.backend.replicas", Value: "<unset>",
 			Rule:    "spec.type Cluster needs spec.backend.replicas",
 			Message: "a Cluster needs the BE count (1 to 100)"})
@@ -230,6 +267,13 @@ func (c *Compiled) Resolve(sr *v1alpha1.Starrocks) (*Resolved, Violations) {
 }
 
 func (c *Compiled) component(prefix string, spec v1alpha1.ComponentSpec) (ResolvedComponent, Violations) {
+	return c.componentIn(prefix, spec, c.class.Spec.SizingPolicies, "sizingPolicies")
+}
+
+// componentIn sizes a component by one list of the class's sizing
+// policies; policiesField names the list in the class (sizingPolicies,
+// sharedData.computeSizingPolicies).
+func (c *Compiled) componentIn(prefix string, spec v1alpha1.ComponentSpec, policies []v1alpha1.SizingPolicy, policiesField string) (ResolvedComponent, Violations) {
 	name := c.class.Name
 	rc := ResolvedComponent{
 		Cores:        spec.CPU.Cores,
@@ -248,22 +292,22 @@ func (c *Compiled) component(prefix string, spec v1alpha1.ComponentSpec) (Resolv
 		vs = append(vs, Violation{Field: prefix + ".memory.size", Value: rc.Memory.String(),
 			Rule: "memory.size > 0", Message: "the memory size must be greater than zero"})
 	}
-	i, n := c.policyFor(rc.Cores)
+	i, n := policyIn(policies, rc.Cores)
 	switch {
 	case n == 0:
 		vs = append(vs, Violation{Field: prefix + ".cpu.cores", Value: fmt.Sprint(rc.Cores),
-			Rule:    fmt.Sprintf("class %q sizingPolicies cores ranges %s", name, c.coreRanges()),
+			Rule:    fmt.Sprintf("class %q %s cores ranges %s", name, policiesField, coreRanges(policies)),
 			Message: coreCount(rc.Cores) + " into no sizing policy of the class"})
 		return rc, vs
 	case n > 1:
 		vs = append(vs, Violation{Field: prefix + ".cpu.cores", Value: fmt.Sprint(rc.Cores),
-			Rule:    fmt.Sprintf("class %q sizingPolicies cores ranges %s", name, c.coreRanges()),
+			Rule:    fmt.Sprintf("class %q %s cores ranges %s", name, policiesField, coreRanges(policies)),
 			Message: coreCount(rc.Cores) + " into more than one sizing policy of the class; the class must be fixed"})
 		return rc, vs
 	}
 	rc.PolicyIndex = i
-	p := c.class.Spec.SizingPolicies[i]
-	rule := fmt.Sprintf("class %q sizingPolicies[%d]", name, i)
+	p := policies[i]
+	rule := fmt.Sprintf("class %q %s[%d]", name, policiesField, i)
 	if rc.CoreFraction == 0 {
 		rc.CoreFraction = largestFraction(p)
 	} else if !slices.Contains(p.CoreFractions, rc.CoreFraction) {
@@ -398,6 +442,8 @@ func (r *Resolved) Activation() map[string]any {
 		"roles":     r.rolesActivation(),
 		"users":     r.usersActivation(),
 		"backup":    r.backupVar(),
+		"storage":   string(r.storageMode()),
+		"compute":   r.computeActivation(),
 	}
 }
 
@@ -489,9 +535,9 @@ func lookup(path string, act map[string]any) string {
 	return fmt.Sprint(cur)
 }
 
-func (c *Compiled) coreRanges() string {
-	ss := make([]string, len(c.class.Spec.SizingPolicies))
-	for i, p := range c.class.Spec.SizingPolicies {
+func coreRanges(policies []v1alpha1.SizingPolicy) string {
+	ss := make([]string, len(policies))
+	for i, p := range policies {
 		ss[i] = fmt.Sprintf("[%d-%d]", p.Cores.Min, p.Cores.Max)
 	}
 	return strings.Join(ss, ", ")
@@ -539,6 +585,18 @@ func ValidateUpdate(oldSR, newSR *v1alpha1.Starrocks) Violations {
 				Message: "a volume cannot shrink"})
 		}
 	}
+	vs = append(vs, CheckStorageChange(&n, &o)...)
+	if o.Compute != nil && n.Compute != nil {
+		oc, nc := o.Compute.Cache, n.Compute.Cache
+		if oc.StorageClassName != nc.StorageClassName {
+			vs = append(vs, Violation{Field: "spec.compute.cache.storageClassName", Value: nc.StorageClassName, Rule: fmt.Sprintf("immutable (was %q)", oc.StorageClassName),
+				Message: "the storage class cannot change: a StatefulSet cannot move its volumes to another storage class"})
+		}
+		if oc.Size.Cmp(nc.Size) != 0 {
+			vs = append(vs, Violation{Field: "spec.compute.cache.size", Value: nc.Size.String(), Rule: fmt.Sprintf("immutable (was %s)", oc.Size.String()),
+				Message: "the cache volume size cannot change: the CN StatefulSet's volume template is fixed"})
+		}
+	}
 	return vs
 }
 
@@ -550,3 +608,27 @@ func backendCount(s v1alpha1.StarrocksSpec) int32 {
 }
 
 var _ error = Violations(nil)
+
+func (r *Resolved) storageMode() v1alpha1.StorageMode {
+	if r.SharedData != nil {
+		return v1alpha1.StorageObjectStorage
+	}
+	return v1alpha1.StorageLocal
+}
+
+// computeActivation is the `compute` variable: the CN size and count range
+// of a shared-data instance, zeros for local storage.
+func (r *Resolved) computeActivation() map[string]any {
+	sd := r.SharedData
+	if sd == nil {
+		sd = &ResolvedSharedData{}
+	}
+	return map[string]any{
+		"cpu":         map[string]any{"cores": int64(sd.Compute.Cores), "coreFraction": int64(sd.Compute.CoreFraction)},
+		"memory":      map[string]any{"size": sd.Compute.Memory.Value()},
+		"cache":       map[string]any{"size": sd.Compute.Storage.Value()},
+		"minReplicas": int64(sd.MinReplicas),
+		"maxReplicas": int64(sd.MaxReplicas),
+		"autoscaling": sd.Autoscaling != nil,
+	}
+}

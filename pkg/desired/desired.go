@@ -297,6 +297,7 @@ func Compute(in Input) Output {
 	})
 
 	excluded := exclusions(objs, in.MaxPerNamespace, in.MaxInstances)
+	locations := LocationConflicts(objs)
 	out.Results = make([]Result, 0, len(objs))
 	out.Instances = make([]Instance, 0, len(objs))
 	for _, sr := range objs {
@@ -308,6 +309,12 @@ func Compute(in Input) Output {
 			resolved, vs := c.Resolve(sr)
 			if len(vs) == 0 {
 				vs = checkScaling(sr, in.LastValid[res.Key], in.Backends[res.Key])
+			}
+			if len(vs) == 0 {
+				vs = locations[res.Key]
+			}
+			if len(vs) == 0 {
+				vs = checkStorageKept(sr, in.LastValid[res.Key])
 			}
 			res.Violations = vs
 			if len(vs) == 0 {
@@ -473,6 +480,8 @@ func NamesFor(name string) Names {
 		ClientService:           base,
 		FrontendHeadlessService: base + "-fe-headless",
 		BackendHeadlessService:  base + "-be-headless",
+		ComputeStatefulSet:      base + "-cn",
+		ComputeHeadlessService:  base + "-cn-headless",
 		ConfigMap:               base + "-config",
 		CredentialsSecret:       base + "-credentials",
 		AgentCredentialsSecret:  base + "-agent-credentials",
@@ -515,6 +524,11 @@ func Endpoints(name, namespace, domain string) v1alpha1.Endpoints {
 // Build computes the entry (desired state) of a valid instance.
 func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules.Resolved, domain string) Instance {
 	names := NamesFor(sr.Name)
+	if r.SharedData == nil {
+		// Reserved (ObjectNames), but a local instance's entry has no use
+		// for them.
+		names.ComputeStatefulSet, names.ComputeHeadlessService = "", ""
+	}
 	ns := sr.Namespace
 	feHosts := podHosts(names.FrontendStatefulSet, names.FrontendHeadlessService, ns, domain, r.Frontend.Replicas)
 	beHosts := podHosts(names.BackendStatefulSet, names.BackendHeadlessService, ns, domain, r.Backend.Replicas)
@@ -543,7 +557,7 @@ func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules
 	}
 	dnsNames = append(dnsNames, feHosts...)
 
-	return Instance{
+	e := Instance{
 		Name:       sr.Name,
 		Namespace:  ns,
 		UID:        string(sr.UID),
@@ -605,6 +619,8 @@ func Build(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass, r *classrules
 		Network: Network{AllowedNamespaces: allowedNamespaces(sr.Spec.Network)},
 		Names:   names,
 	}
+	buildSharedData(&e, sr, r, domain)
+	return e
 }
 
 // allowedNamespaces copies spec.network.allowedNamespaces (nil when none).

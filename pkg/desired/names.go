@@ -63,7 +63,7 @@ func (n ObjectName) String() string {
 // controllers make unique themselves (ControllerRevisions, EndpointSlices,
 // CertificateRequests, Events) are theirs to keep apart.
 //
-// Every name is a lead fixed per kind ("", or "meta-"/"storage-" for PVCs),
+// Every name is a lead fixed per kind ("", or "meta-"/"storage-"/"cache-" for PVCs),
 // "d8ms-sr-", the instance name, then nothing, "-" or ".": two instances
 // can share a name only when one's name is the other's followed by "-" or
 // "." (mayShare relies on it; TestObjectNamesLeadWithTheInstanceName
@@ -102,6 +102,13 @@ func ObjectNames(name string) []ObjectName {
 		{Kind: "Pod", Name: n.BackendStatefulSet, Form: Ordinals},
 		{Kind: "PersistentVolumeClaim", Name: "meta-" + n.FrontendStatefulSet, Form: Ordinals},
 		{Kind: "PersistentVolumeClaim", Name: "storage-" + n.BackendStatefulSet, Form: Ordinals},
+		// The CNs of an ObjectStorage instance, reserved for every one.
+		{Kind: "StatefulSet", Name: n.ComputeStatefulSet},
+		{Kind: "PodDisruptionBudget", Name: n.ComputeStatefulSet},
+		{Kind: "HorizontalPodAutoscaler", Name: n.ComputeStatefulSet},
+		{Kind: "Service", Name: n.ComputeHeadlessService},
+		{Kind: "Pod", Name: n.ComputeStatefulSet, Form: Ordinals},
+		{Kind: "PersistentVolumeClaim", Name: "cache-" + n.ComputeStatefulSet, Form: Ordinals},
 	}
 }
 

@@ -103,7 +103,7 @@ func TestObjectNamesLeadWithTheInstanceName(t *testing.T) {
 		if !ok {
 			if n.Kind == "PersistentVolumeClaim" {
 				_, rest, ok = strings.Cut(n.Name, "-d8ms-sr-x")
-				ok = ok && (strings.HasPrefix(n.Name, "meta-") || strings.HasPrefix(n.Name, "storage-"))
+				ok = ok && (strings.HasPrefix(n.Name, "meta-") || strings.HasPrefix(n.Name, "storage-") || strings.HasPrefix(n.Name, "cache-"))
 			}
 		}
 		assert.True(t, ok, "%s does not lead with d8ms-sr-x", n)

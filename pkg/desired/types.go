@@ -27,16 +27,21 @@ import (
 // test in this package validates it against that schema, so a change to one
 // without the other fails.
 type Instance struct {
-	Name          string             `json:"name"`
-	Namespace     string             `json:"namespace"`
-	UID           string             `json:"uid"`
-	ClassName     string             `json:"className"`
-	Type          string             `json:"type"`
-	Generation    int64              `json:"generation"`
-	Topology      string             `json:"topology"`
-	Zones         []string           `json:"zones,omitempty"`
-	Frontend      Frontend           `json:"frontend"`
-	Backend       Backend            `json:"backend"`
+	Name       string   `json:"name"`
+	Namespace  string   `json:"namespace"`
+	UID        string   `json:"uid"`
+	ClassName  string   `json:"className"`
+	Type       string   `json:"type"`
+	Generation int64    `json:"generation"`
+	Topology   string   `json:"topology"`
+	Zones      []string `json:"zones,omitempty"`
+	Frontend   Frontend `json:"frontend"`
+	Backend    Backend  `json:"backend,omitzero"`
+	// StorageMode is ObjectStorage for a shared-data instance (fe.conf
+	// run_mode = shared_data, CNs instead of BEs); empty for local storage.
+	StorageMode string `json:"storageMode,omitempty"`
+	// Compute is the CN StatefulSet of an ObjectStorage instance.
+	Compute       *ComputeNodes      `json:"compute,omitempty"`
 	Configuration Configuration      `json:"configuration"`
 	TLS           TLS                `json:"tls"`
 	Scheduling    Scheduling         `json:"scheduling"`
@@ -172,7 +177,11 @@ type Names struct {
 	ClientService           string `json:"clientService"`
 	FrontendHeadlessService string `json:"frontendHeadlessService"`
 	BackendHeadlessService  string `json:"backendHeadlessService"`
-	ConfigMap               string `json:"configMap"`
+	// ComputeStatefulSet and ComputeHeadlessService are the CNs' of an
+	// ObjectStorage instance (reserved for every instance).
+	ComputeStatefulSet     string `json:"computeStatefulSet,omitempty"`
+	ComputeHeadlessService string `json:"computeHeadlessService,omitempty"`
+	ConfigMap              string `json:"configMap"`
 	// CredentialsSecret holds the team's admin account (agentconfig.AdminUser).
 	CredentialsSecret string `json:"credentialsSecret"`
 	// AgentCredentialsSecret holds the module's own accounts: the agent's

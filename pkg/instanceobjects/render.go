@@ -62,6 +62,12 @@ const (
 // Images are the module images the instance templates use, by werf's name.
 var Images = []string{"starrocksFe", "starrocksBe", "agent"}
 
+// OptionalImages are the images only some instances use: the CN image of
+// shared-data instances. Read like Images, but not required for a render:
+// without its digest only a shared-data instance fails to render (the
+// template says which digest is missing), every other instance renders.
+var OptionalImages = []string{"starrocksCn"}
+
 // Kinds are the kinds of an instance's objects, in the order they are
 // applied: what the pods mount and reach before the StatefulSets that start
 // them (Helm's install order, with cert-manager's kinds before the
@@ -77,6 +83,8 @@ var Kinds = []Kind{
 	{APIVersion: "cert-manager.io/v1", Kind: "Certificate"},
 	{APIVersion: "cert-manager.io/v1", Kind: "Issuer"},
 	{APIVersion: "apps/v1", Kind: "StatefulSet"},
+	// After the StatefulSet it scales.
+	{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
 }
 
 // Kind is an API version and kind.
@@ -169,7 +177,7 @@ func ModuleFromValues(get func(path string) gjson.Result) Module {
 		LogLevel:        get("managedStarrocks.logLevel").String(),
 		PVCRetention:    get("managedStarrocks.instances.persistentVolumeClaimRetention").String(),
 	}
-	for _, name := range Images {
+	for _, name := range slices.Concat(Images, OptionalImages) {
 		if d := get("global.modulesImages.digests.managedStarrocks." + name).String(); d != "" {
 			m.Digests[name] = d
 		}

@@ -765,7 +765,7 @@ func TestCRDs(t *testing.T) {
 
 		t.Run("printer columns show", func(t *testing.T) {
 			table := getTable(t, c, "/apis/managed-services.deckhouse.io/v1alpha1/namespaces/team-a/starrocks/status-test")
-			want := []string{"Name", "Class", "Type", "Phase", "Valid", "FE Ready", "BE Ready", "Endpoint", "Last Backup", "Age"}
+			want := []string{"Name", "Class", "Type", "Phase", "Valid", "FE Ready", "BE Ready", "CN Ready", "Endpoint", "Last Backup", "Age"}
 			if got := table.columnNames(); strings.Join(got, ",") != strings.Join(want, ",") {
 				t.Fatalf("columns %v, want %v", got, want)
 			}
@@ -777,7 +777,7 @@ func TestCRDs(t *testing.T) {
 			// a phase of Running alone would hide that a change was refused.
 			got := kubectlrun.Run(t, c.kubeconfig, t.TempDir(), "-n", namespace, "get", "starrocks", "status-test")
 			lines := strings.Split(strings.TrimSpace(got.Out), "\n")
-			if got.Failed || len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAME CLASS TYPE PHASE VALID FE READY BE READY AGE" ||
+			if got.Failed || len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAME CLASS TYPE PHASE VALID FE READY BE READY CN READY AGE" ||
 				!strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "status-test default Standalone Running False 2/3 4/4") {
 				t.Fatalf("kubectl get starrocks printed\n%s%s\nwant the VALID column (False) and ready of desired pods (2/3, 4/4) without -o wide", got.Out, got.Err)
 			}

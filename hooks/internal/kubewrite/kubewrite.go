@@ -104,6 +104,7 @@ var resources = map[schema.GroupVersionKind]string{
 	{Version: "v1", Kind: "PersistentVolumeClaim"}:                                         "persistentvolumeclaims",
 	{Version: "v1", Kind: "Event"}:                                                         "events",
 	{Group: "apps", Version: "v1", Kind: "StatefulSet"}:                                    "statefulsets",
+	{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}:                 "horizontalpodautoscalers",
 	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}:                          "poddisruptionbudgets",
 	{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"}:                     "networkpolicies",
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"}:                      "roles",
@@ -164,6 +165,7 @@ func (w *Writer) CreateOrUpdate(ctx context.Context, o *unstructured.Unstructure
 	}
 	u := o.DeepCopy()
 	u.SetResourceVersion(live.GetResourceVersion())
+	keepScaledReplicas(u, live)
 	updated, err := ri.Update(ctx, u, metav1.UpdateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("update %s: %w", RefOf(o), err)
@@ -288,4 +290,21 @@ func Gone(err error) bool {
 		}
 	}
 	return false
+}
+
+// keepScaledReplicas carries the live spec.replicas of a StatefulSet into
+// an update rendered without one: a HorizontalPodAutoscaler owns the count
+// then, and an update without the field would be defaulted to 1 replica by
+// the API server (apps/v1 SetDefaults_StatefulSet), scaling the
+// autoscaler's pods away on every write.
+func keepScaledReplicas(u, live *unstructured.Unstructured) {
+	if u.GetKind() != "StatefulSet" {
+		return
+	}
+	if _, rendered, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "replicas"); rendered {
+		return
+	}
+	if n, found, _ := unstructured.NestedInt64(live.Object, "spec", "replicas"); found {
+		_ = unstructured.SetNestedField(u.Object, n, "spec", "replicas")
+	}
 }

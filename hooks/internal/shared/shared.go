@@ -112,6 +112,8 @@ const (
 	LabelComponent    = "app.kubernetes.io/component"
 	ComponentFrontend = "frontend"
 	ComponentBackend  = "backend"
+	// ComponentCompute is the CNs of a shared-data instance.
+	ComponentCompute = "compute"
 )
 
 // LabelState marks objects the hooks create to hold state in the cluster;

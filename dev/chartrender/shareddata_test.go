@@ -1,0 +1,196 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package chartrender_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+)
+
+func sharedDataClassForRender() *v1alpha1.StarrocksClass {
+	c := hostileClass()
+	c.Spec.SharedData = &v1alpha1.ClassSharedData{Allowed: true, MinReplicas: 1, MaxReplicas: 10, AutoscalingAllowed: true}
+	return c
+}
+
+func sharedDataInstanceForRender() *v1alpha1.Starrocks {
+	sr := hostileInstance()
+	sr.UID = types.UID("0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0")
+	sr.Spec.Backend = v1alpha1.BackendSpec{}
+	sr.Spec.Backup, sr.Spec.Restore = nil, nil
+	sr.Spec.Storage = &v1alpha1.StorageSpec{Mode: v1alpha1.StorageObjectStorage, ObjectStorage: &v1alpha1.BackupStorage{
+		Endpoint: "https://s3.example.com", Bucket: "team-olap", Prefix: "starrocks",
+		CredentialsSecretRef: v1alpha1.BackupCredentialsRef{Name: "s3-keys"},
+		CASecretRef:          &v1alpha1.BackupSecretKeyRef{Name: "s3-ca"},
+	}}
+	sr.Spec.Compute = &v1alpha1.ComputeSpec{CPU: v1alpha1.CPUSpec{Cores: 2}, Memory: v1alpha1.MemorySpec{Size: resource.MustParse("8Gi")},
+		Replicas: ptrTo(int32(3)), Cache: v1alpha1.CacheVolumeSpec{Size: resource.MustParse("50Gi")}}
+	return sr
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func kindsAndNames(objs []*unstructured.Unstructured) map[string]bool {
+	out := map[string]bool{}
+	for _, o := range objs {
+		out[o.GetKind()+"/"+o.GetName()] = true
+	}
+	return out
+}
+
+// TestSharedDataRenders: a shared-data instance renders its FEs with
+// run_mode = shared_data, a CN StatefulSet with its cn.conf, headless
+// Service, PDB and the agent's rights on the CN StatefulSet and the S3
+// Secrets, and no BE object.
+func TestSharedDataRenders(t *testing.T) {
+	sr := sharedDataInstanceForRender()
+	objs, rejectedBy, err := layers(t, sharedDataClassForRender(), sr)
+	if err != nil || rejectedBy != "" {
+		t.Fatalf("%v %s", err, rejectedBy)
+	}
+	ns, base := sr.Namespace, "d8ms-sr-"+sr.Name
+	have := kindsAndNames(objs)
+	for _, want := range []string{"StatefulSet/" + base + "-cn", "Service/" + base + "-cn-headless", "PodDisruptionBudget/" + base + "-cn"} {
+		if !have[want] {
+			t.Errorf("no %s in %v", want, have)
+		}
+	}
+	for _, unwanted := range []string{"StatefulSet/" + base + "-be", "Service/" + base + "-be-headless", "PodDisruptionBudget/" + base + "-be", "HorizontalPodAutoscaler/" + base + "-cn"} {
+		if have[unwanted] {
+			t.Errorf("%s rendered for a shared-data instance of a fixed CN count", unwanted)
+		}
+	}
+	cm := chartrender.Find(objs, "ConfigMap", ns, base+"-config")
+	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+	for _, line := range []string{"run_mode = shared_data", "cloud_native_meta_port = 6090", "enable_load_volume_from_conf = false"} {
+		if !strings.Contains(data["fe.conf"], line+"\n") {
+			t.Errorf("fe.conf lacks %q:\n%s", line, data["fe.conf"])
+		}
+	}
+	for _, line := range []string{"starlet_port = 9070", "storage_root_path = /opt/starrocks/cn/storage", "heartbeat_service_port = 9050"} {
+		if !strings.Contains(data["cn.conf"], line+"\n") {
+			t.Errorf("cn.conf lacks %q:\n%s", line, data["cn.conf"])
+		}
+	}
+	if _, ok := data["be.conf"]; ok {
+		t.Error("be.conf rendered for a shared-data instance")
+	}
+	if !strings.Contains(data["agent.json"], `"sharedData"`) || strings.Contains(data["agent.json"], "secretAccessKey\":\"AKIA") {
+		t.Errorf("agent.json: %s", data["agent.json"])
+	}
+	sts := chartrender.Find(objs, "StatefulSet", ns, base+"-cn")
+	if n, _, _ := unstructured.NestedFieldNoCopy(sts.Object, "spec", "replicas"); fmt.Sprint(n) != "3" {
+		t.Errorf("CN replicas %v, want 3", n)
+	}
+	role := chartrender.Find(objs, "Role", ns, base+"-agent")
+	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+	var sawSTS, sawKeys, sawCA bool
+	for _, r := range rules {
+		m := r.(map[string]any)
+		names, _ := m["resourceNames"].([]any)
+		for _, n := range names {
+			switch n {
+			case base + "-cn":
+				sawSTS = true
+			case "s3-keys":
+				sawKeys = true
+			case "s3-ca":
+				sawCA = true
+			}
+		}
+		if len(names) == 0 {
+			t.Errorf("a rule without resourceNames: %v", m)
+		}
+	}
+	if !sawSTS || !sawKeys || !sawCA {
+		t.Errorf("agent Role lacks the CN StatefulSet (%v), the keys (%v) or the CA (%v): %v", sawSTS, sawKeys, sawCA, rules)
+	}
+}
+
+// TestSharedDataAutoscalingRendersAnHPAAndNoReplicas: the CN StatefulSet
+// leaves .spec.replicas to the autoscaler.
+func TestSharedDataAutoscalingRendersAnHPAAndNoReplicas(t *testing.T) {
+	sr := sharedDataInstanceForRender()
+	sr.Spec.Compute.Replicas = nil
+	sr.Spec.Compute.Autoscaling = &v1alpha1.ComputeAutoscaling{MinReplicas: 2, MaxReplicas: 6, TargetCPUUtilizationPercentage: ptrTo(int32(70)), TargetMemoryUtilizationPercentage: ptrTo(int32(80))}
+	objs, rejectedBy, err := layers(t, sharedDataClassForRender(), sr)
+	if err != nil || rejectedBy != "" {
+		t.Fatalf("%v %s", err, rejectedBy)
+	}
+	ns, base := sr.Namespace, "d8ms-sr-"+sr.Name
+	sts := chartrender.Find(objs, "StatefulSet", ns, base+"-cn")
+	if _, found, _ := unstructured.NestedFieldNoCopy(sts.Object, "spec", "replicas"); found {
+		t.Error("the CN StatefulSet sets spec.replicas while an autoscaler owns it")
+	}
+	hpa := chartrender.Find(objs, "HorizontalPodAutoscaler", ns, base+"-cn")
+	if hpa == nil {
+		t.Fatal("no HorizontalPodAutoscaler")
+	}
+	min, _, _ := unstructured.NestedFieldNoCopy(hpa.Object, "spec", "minReplicas")
+	max, _, _ := unstructured.NestedFieldNoCopy(hpa.Object, "spec", "maxReplicas")
+	target, _, _ := unstructured.NestedString(hpa.Object, "spec", "scaleTargetRef", "name")
+	metrics, _, _ := unstructured.NestedSlice(hpa.Object, "spec", "metrics")
+	if fmt.Sprint(min) != "2" || fmt.Sprint(max) != "6" || target != base+"-cn" || len(metrics) != 2 {
+		t.Errorf("HPA min %v max %v target %q metrics %v", min, max, target, metrics)
+	}
+}
+
+// TestSharedDataHostileStrings: tenant strings of the object storage block
+// are refused before they reach a template, or rendered quoted into the
+// objects a benign instance has.
+func TestSharedDataHostileStrings(t *testing.T) {
+	benign, _, err := layers(t, sharedDataClassForRender(), sharedDataInstanceForRender())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := kindsAndNames(benign)
+	setters := map[string]func(*v1alpha1.BackupStorage, string){
+		"endpoint":                  func(s *v1alpha1.BackupStorage, v string) { s.Endpoint = "https://" + v },
+		"bucket":                    func(s *v1alpha1.BackupStorage, v string) { s.Bucket = v },
+		"prefix":                    func(s *v1alpha1.BackupStorage, v string) { s.Prefix = v },
+		"region":                    func(s *v1alpha1.BackupStorage, v string) { s.Region = v },
+		"credentialsSecretRef.name": func(s *v1alpha1.BackupStorage, v string) { s.CredentialsSecretRef.Name = v },
+		"credentialsSecretRef.key":  func(s *v1alpha1.BackupStorage, v string) { s.CredentialsSecretRef.AccessKeyIDKey = v },
+		"caSecretRef.name":          func(s *v1alpha1.BackupStorage, v string) { s.CASecretRef.Name = v },
+	}
+	for field, set := range setters {
+		for _, p := range hostilePayloads {
+			sr := sharedDataInstanceForRender()
+			set(sr.Spec.Storage.ObjectStorage, p)
+			objs, rejectedBy, err := layers(t, sharedDataClassForRender(), sr)
+			if err != nil {
+				t.Errorf("%s = %q: render error %v", field, p, err)
+				continue
+			}
+			if rejectedBy != "" {
+				continue
+			}
+			got := kindsAndNames(objs)
+			if len(got) != len(want) {
+				t.Errorf("%s = %q rendered objects %v, want %v", field, p, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,186 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package desired
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+)
+
+func sharedDataClass() *v1alpha1.StarrocksClass {
+	c := class()
+	c.Spec.SharedData = &v1alpha1.ClassSharedData{Allowed: true, MinReplicas: 1, MaxReplicas: 10, AutoscalingAllowed: true}
+	return c
+}
+
+func sharedDataInstance(ns, name, uid string) *v1alpha1.Starrocks {
+	sr := instance(ns, name)
+	sr.UID = types.UID(uid)
+	sr.Spec.Backend = v1alpha1.BackendSpec{}
+	sr.Spec.Storage = &v1alpha1.StorageSpec{Mode: v1alpha1.StorageObjectStorage, ObjectStorage: &v1alpha1.BackupStorage{
+		Endpoint: "http://s3.storage.svc:9000", Bucket: "olap", Prefix: "teams", PathStyle: true,
+		CredentialsSecretRef: v1alpha1.BackupCredentialsRef{Name: "s3-keys"},
+	}}
+	sr.Spec.Compute = &v1alpha1.ComputeSpec{
+		CPU: v1alpha1.CPUSpec{Cores: 4, CoreFraction: 100}, Memory: v1alpha1.MemorySpec{Size: resource.MustParse("16Gi")},
+		Replicas: ptr(int32(3)), Cache: v1alpha1.CacheVolumeSpec{Size: resource.MustParse("100Gi"), StorageClassName: "fast"},
+	}
+	return sr
+}
+
+const uidA = "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"
+
+func TestSharedDataEntry(t *testing.T) {
+	out := Compute(Input{Instances: []*v1alpha1.Starrocks{sharedDataInstance("team-a", "olap", uidA)}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}, ClusterDomain: "k8s.example"})
+	require.Len(t, out.Instances, 1, "%v", out.Results[0].Violations)
+	e := out.Instances[0]
+	assert.Equal(t, "ObjectStorage", e.StorageMode)
+	require.NotNil(t, e.Compute)
+	assert.Equal(t, int32(3), e.Compute.Replicas)
+	assert.Nil(t, e.Compute.Autoscaling)
+	assert.Equal(t, Storage{Size: "100Gi", StorageClassName: "fast"}, e.Compute.Cache)
+	assert.Equal(t, ResourceList{CPU: "4000m", Memory: "16Gi"}, e.Compute.Resources.Requests)
+	assert.Equal(t, int32(0), e.Backend.Replicas, "no BEs")
+	assert.Empty(t, e.AgentConfig.Backends)
+	assert.NotContains(t, e.AgentConfig.FrontendConfig, "default_replication_num", "StarRocks keeps one replica of a shared-data table whatever it says")
+	assert.Equal(t, "d8ms-sr-olap-cn", e.Names.ComputeStatefulSet)
+
+	sd := e.AgentConfig.SharedData
+	require.NotNil(t, sd)
+	assert.Equal(t, "d8ms_sv_0b1c2d3e4f5061728394a5b6c7d8e9f0", sd.StorageVolume.Name)
+	assert.Equal(t, "s3://olap/teams/team-a/olap/"+uidA, sd.StorageVolume.Location)
+	assert.Equal(t, "http://s3.storage.svc:9000", sd.StorageVolume.Endpoint)
+	assert.False(t, sd.StorageVolume.EnableSSL)
+	assert.True(t, sd.StorageVolume.PathStyle)
+	assert.Equal(t, "s3-keys", sd.StorageVolume.Credentials.SecretName)
+	assert.Equal(t, "accessKeyID", sd.StorageVolume.Credentials.AccessKeyIDKey)
+	assert.Equal(t, "d8ms-sr-olap-cn", sd.ComputeNodes.StatefulSet)
+	assert.Equal(t, "d8ms-sr-olap-cn-%d.d8ms-sr-olap-cn-headless.team-a.svc.k8s.example", sd.ComputeNodes.HostFormat)
+	assert.Equal(t, 9050, sd.ComputeNodes.HeartbeatPort)
+	assert.Equal(t, int32(3), sd.ComputeNodes.Min, "a fixed count: min = max = replicas")
+	assert.Equal(t, int32(3), sd.ComputeNodes.Max)
+	assert.True(t, sd.ClusterSnapshots)
+
+	data, err := json.Marshal(e)
+	require.NoError(t, err)
+	require.NoError(t, ValidateEntry(data))
+	assert.NotContains(t, string(data), "secretAccessKey\":\"", "no key in the entry, only key names")
+}
+
+func TestSharedDataAutoscalingLeavesReplicasToTheHPA(t *testing.T) {
+	sr := sharedDataInstance("team-a", "olap", uidA)
+	sr.Spec.Compute.Replicas = nil
+	sr.Spec.Compute.Autoscaling = &v1alpha1.ComputeAutoscaling{MinReplicas: 2, MaxReplicas: 8, TargetCPUUtilizationPercentage: ptr(int32(70))}
+	out := Compute(Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}})
+	require.Len(t, out.Instances, 1, "%v", out.Results[0].Violations)
+	e := out.Instances[0]
+	assert.Equal(t, int32(0), e.Compute.Replicas, "no count of the module's while autoscaling")
+	assert.Equal(t, &Autoscaling{MinReplicas: 2, MaxReplicas: 8, TargetCPUUtilizationPercentage: 70}, e.Compute.Autoscaling)
+	assert.Equal(t, int32(2), e.AgentConfig.SharedData.ComputeNodes.Min)
+	assert.Equal(t, int32(8), e.AgentConfig.SharedData.ComputeNodes.Max)
+	data, err := json.Marshal(e)
+	require.NoError(t, err)
+	require.NoError(t, ValidateEntry(data))
+	assert.NotContains(t, string(data), `"compute":{"memLimitBytes":1,"replicas"`)
+}
+
+// TestSharedDataPrefixIntoAnotherInstance: a team chooses a prefix that
+// reaches into an older instance's location (its namespace, name and UID
+// are in the other's status and names); the newer instance is refused,
+// the older keeps running.
+func TestSharedDataPrefixIntoAnotherInstance(t *testing.T) {
+	victim := sharedDataInstance("team-a", "olap", uidA)
+	victim.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	attacker := sharedDataInstance("team-b", "x", "11112222-3333-4444-5555-666677778888")
+	attacker.CreationTimestamp = metav1.NewTime(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
+	attacker.Spec.Storage.ObjectStorage.Prefix = "teams/team-a/olap/" + uidA
+	same := sharedDataInstance("team-c", "y", "21112222-3333-4444-5555-666677778888")
+	same.CreationTimestamp = metav1.NewTime(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	same.Spec.Storage.ObjectStorage.Bucket = "other-bucket"
+	same.Spec.Storage.ObjectStorage.Prefix = "teams/team-a/olap/" + uidA
+
+	out := Compute(Input{Instances: []*v1alpha1.Starrocks{attacker, victim, same}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}})
+	byKey := map[string]Result{}
+	for _, r := range out.Results {
+		byKey[r.Key] = r
+	}
+	assert.True(t, byKey["team-a/olap"].Valid(), "the older instance keeps running: %v", byKey["team-a/olap"].Violations)
+	assert.True(t, byKey["team-c/y"].Valid(), "another bucket does not overlap: %v", byKey["team-c/y"].Violations)
+	vs := byKey["team-b/x"].Violations
+	require.Len(t, vs, 1)
+	assert.Equal(t, "spec.storage.objectStorage.prefix", vs[0].Field)
+	assert.Contains(t, vs[0].Message, "Starrocks team-a/olap")
+	assert.Nil(t, byKey["team-b/x"].Entry)
+}
+
+func TestSharedDataLocationKeptAgainstTheEntryInEffect(t *testing.T) {
+	sr := sharedDataInstance("team-a", "olap", uidA)
+	first := Compute(Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}})
+	require.Len(t, first.Instances, 1)
+	last := map[string]*Instance{"team-a/olap": &first.Instances[0]}
+
+	moved := sr.DeepCopy()
+	moved.Spec.Storage.ObjectStorage.Prefix = "elsewhere"
+	out := Compute(Input{Instances: []*v1alpha1.Starrocks{moved}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}, LastValid: last})
+	require.False(t, out.Results[0].Valid())
+	assert.Equal(t, "spec.storage.objectStorage", out.Results[0].Violations[0].Field)
+	require.Len(t, out.Instances, 1, "the entry in effect stays")
+	assert.Equal(t, "s3://olap/teams/team-a/olap/"+uidA, out.Instances[0].AgentConfig.SharedData.StorageVolume.Location)
+
+	local := instance("team-a", "olap")
+	local.UID = uidA
+	out = Compute(Input{Instances: []*v1alpha1.Starrocks{local}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}, LastValid: last})
+	require.False(t, out.Results[0].Valid())
+	assert.Equal(t, "spec.storage.mode", out.Results[0].Violations[0].Field)
+
+	keys := sr.DeepCopy()
+	keys.Spec.Storage.ObjectStorage.CredentialsSecretRef.Name = "s3-keys-rotated"
+	out = Compute(Input{Instances: []*v1alpha1.Starrocks{keys}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}, LastValid: last})
+	require.True(t, out.Results[0].Valid(), "%v", out.Results[0].Violations)
+	assert.Equal(t, "s3-keys-rotated", out.Instances[0].AgentConfig.SharedData.StorageVolume.Credentials.SecretName)
+}
+
+// TestSharedDataHostileStringsNeverReachTheEntry: strings the CRD would
+// refuse, stored past it, are refused by the hooks and produce no entry.
+func TestSharedDataHostileStringsNeverReachTheEntry(t *testing.T) {
+	for field, edit := range map[string]func(*v1alpha1.BackupStorage){
+		"endpoint": func(s *v1alpha1.BackupStorage) { s.Endpoint = "http://s3\"}}\n{{ .Values }}" },
+		"bucket":   func(s *v1alpha1.BackupStorage) { s.Bucket = "b')); DROP" },
+		"prefix":   func(s *v1alpha1.BackupStorage) { s.Prefix = "a/../../b" },
+		"region":   func(s *v1alpha1.BackupStorage) { s.Region = "us\n" },
+		"credentialsSecretRef": func(s *v1alpha1.BackupStorage) {
+			s.CredentialsSecretRef.AccessKeyIDKey = "k\"}"
+		},
+	} {
+		sr := sharedDataInstance("team-a", "olap", uidA)
+		edit(sr.Spec.Storage.ObjectStorage)
+		out := Compute(Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}})
+		require.False(t, out.Results[0].Valid(), field)
+		assert.Empty(t, out.Instances, field)
+		assert.True(t, strings.HasPrefix(out.Results[0].Violations[0].Field, "spec.storage.objectStorage."+field), "%s: %v", field, out.Results[0].Violations)
+	}
+}
