@@ -179,6 +179,10 @@ func (a *Agent) ensureVolume(ctx context.Context, c agentconfig.StorageVolume) a
 // replicas bounded by Min and Max.
 func (a *Agent) ensureComputeNodes(ctx context.Context, c agentconfig.ComputeNodes) (*agentconfig.ComputeNodesStatus, []shareddata.ComputeNode, error) {
 	st := &agentconfig.ComputeNodesStatus{Replicas: -1}
+	if err := shareddata.Validate(c); err != nil {
+		st.Reason, st.Message = ReasonComputeNodesRefused, err.Error()
+		return st, nil, err
+	}
 	replicas, readErr := int32(0), error(nil)
 	if a.opts.StatefulSets == nil {
 		readErr = errors.New("the agent has no Kubernetes access")

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,6 +61,24 @@ func ShowComputeNodes(ctx context.Context, q Querier) ([]ComputeNode, error) {
 			RunningQueries: running, Version: version})
 	}
 	return out, nil
+}
+
+// reHostFormat is a lower-case DNS name with one %d for the ordinal: the
+// hosts go into ALTER SYSTEM statements between double quotes.
+var reHostFormat = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]*%d[a-z0-9.-]*[a-z0-9]$`)
+
+// Validate checks what goes into the statements: the host format and the
+// port, and Min <= Max.
+func Validate(c agentconfig.ComputeNodes) error {
+	switch {
+	case len(c.HostFormat) > 253 || !reHostFormat.MatchString(c.HostFormat) || strings.Count(c.HostFormat, "%") != 1:
+		return fmt.Errorf("computeNodes.hostFormat %q: must be a lower-case DNS name with one %%d (%s)", c.HostFormat, reHostFormat)
+	case c.HeartbeatPort <= 0 || c.HeartbeatPort > 65535:
+		return fmt.Errorf("computeNodes.heartbeatPort %d is not a TCP port", c.HeartbeatPort)
+	case c.Min < 0 || c.Max < c.Min:
+		return fmt.Errorf("computeNodes.min %d and max %d: want 0 <= min <= max", c.Min, c.Max)
+	}
+	return nil
 }
 
 // DesiredCount bounds the CN StatefulSet's spec.replicas by Min and Max:

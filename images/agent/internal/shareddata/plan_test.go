@@ -140,3 +140,25 @@ func TestStatementsCarryTheProperties(t *testing.T) {
 		t.Errorf("Scrub = %q", got)
 	}
 }
+
+func TestValidateComputeNodes(t *testing.T) {
+	if err := Validate(testCNs); err != nil {
+		t.Fatalf("the module's form: %v", err)
+	}
+	for name, edit := range map[string]func(*agentconfig.ComputeNodes){
+		"no ordinal":        func(c *agentconfig.ComputeNodes) { c.HostFormat = "cn.ns.svc" },
+		"two ordinals":      func(c *agentconfig.ComputeNodes) { c.HostFormat = "cn-%d-%d.ns.svc" },
+		"another verb":      func(c *agentconfig.ComputeNodes) { c.HostFormat = "cn-%s.ns.svc" },
+		"a quote":           func(c *agentconfig.ComputeNodes) { c.HostFormat = `cn-%d.ns", "x:1` },
+		"upper case":        func(c *agentconfig.ComputeNodes) { c.HostFormat = "CN-%d.ns.svc" },
+		"port":              func(c *agentconfig.ComputeNodes) { c.HeartbeatPort = 70000 },
+		"max below min":     func(c *agentconfig.ComputeNodes) { c.Min, c.Max = 3, 1 },
+		"a 300-letter name": func(c *agentconfig.ComputeNodes) { c.HostFormat = strings.Repeat("a", 300) + "%d.ns" },
+	} {
+		c := testCNs
+		edit(&c)
+		if err := Validate(c); err == nil {
+			t.Errorf("%s: accepted %+v", name, c)
+		}
+	}
+}
