@@ -218,6 +218,8 @@ type Server struct {
 	jobs   sync.WaitGroup
 	// closeOnce: Close may run twice (a test's cleanup and a stand-in's stop).
 	closeOnce sync.Once
+
+	computeNodes []ComputeNode // computenodes.go
 }
 
 // Start listens and serves until t ends.
@@ -577,6 +579,9 @@ func (s *Server) exec(c *mysql.Conn, q string) (*sqltypes.Result, error) {
 		return res, err
 	}
 	if res, handled, err := s.execNodes(q); handled {
+		return res, err
+	}
+	if res, handled, err := s.execComputeNodes(q); handled {
 		return res, err
 	}
 	if m := reShowFrontends.FindStringSubmatch(q); m != nil {

@@ -115,7 +115,20 @@ type Options struct {
 	// Secret. Only what the rendering of the FE needs counts: the test
 	// gives the agent's repository the S3 server's endpoint itself.
 	Backup *v1alpha1.BackupStorage
+	// SharedData starts the FEs in StarRocks' shared-data mode: fe.conf
+	// is still the rendered one, with the lines of SharedDataConf added
+	// where the rendering has no run_mode of its own. The storage volume
+	// is the test's (the agent creates it with SQL).
+	SharedData bool
 }
+
+// SharedDataConf are the fe.conf lines of a shared-data FE: run_mode (a
+// fe-core common/Config @ConfField that never changes for a cluster),
+// StarManager's port (cloud_native_meta_port, 6090 by default, written out
+// because the CNs are told it) and no storage volume built from fe.conf
+// (enable_load_volume_from_conf, false by default: the keys would sit in
+// fe.conf).
+const SharedDataConf = "run_mode = shared_data\ncloud_native_meta_port = 6090\nenable_load_volume_from_conf = false\n"
 
 // Cluster is the frame of one instance's FEs: the rendered configuration,
 // the PKI and the network. StartFE runs its FEs.
@@ -245,6 +258,9 @@ func Start(t testing.TB, opts Options) *Cluster {
 		t.Fatalf("realfe: %d FE hosts, at most %d fit", len(r.entry.Frontend.Hosts), maxFrontends)
 	}
 	c := &Cluster{Entry: r.entry, AgentConfig: r.agent, FEConf: r.feConf, home: home, dir: t.TempDir(), fes: map[int]*FE{}}
+	if opts.SharedData && !strings.Contains(c.FEConf, "\nrun_mode") {
+		c.FEConf = strings.TrimRight(c.FEConf, "\n") + "\n" + SharedDataConf
+	}
 	c.KeystorePassword, c.RootPassword = randomString(t), randomString(t)
 	c.writeTLS(t)
 

@@ -117,6 +117,9 @@ func run() error {
 		if *manageUsers {
 			opts.Secrets = &agent.KubeSecrets{Secrets: cs.CoreV1(), Namespace: *podNamespace}
 		}
+		// A shared-data instance's CN count: get on the CN StatefulSet by
+		// name (read only when the configuration has sharedData).
+		opts.StatefulSets = &agent.KubeStatefulSets{StatefulSets: cs.AppsV1(), Namespace: *podNamespace}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)

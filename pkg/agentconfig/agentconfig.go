@@ -247,6 +247,9 @@ type Status struct {
 	// the sets and the restore its Config names (backup.go).
 	Backup  *BackupStatus  `json:"backup,omitempty"`
 	Restore *RestoreStatus `json:"restore,omitempty"`
+	// SharedData is set by the agent of the FE leader only, on a
+	// shared-data instance (shareddatastatus.go).
+	SharedData *SharedDataStatus `json:"sharedData,omitempty"`
 	// UpdatedAt is when the agent wrote this status (RFC 3339).
 	UpdatedAt string `json:"updatedAt"`
 }
@@ -334,6 +337,8 @@ type MembershipStatus struct {
 	// Tablets is the tablet health StarRocks reports; the hooks restart
 	// the next BE of a rollout only when no tablet is unhealthy.
 	Tablets *TabletsStatus `json:"tablets,omitempty"`
+	// ComputeNodes are the CNs of a shared-data instance (nil otherwise).
+	ComputeNodes *ComputeNodesStatus `json:"computeNodes,omitempty"`
 }
 
 // TabletsStatus is the Total row of SHOW PROC '/statistic'.

@@ -87,6 +87,9 @@ type Options struct {
 	// Secrets reads the users' password Secrets and updates their
 	// connection Secrets (users.go); nil applies no user.
 	Secrets SecretStore
+	// StatefulSets reads the CN StatefulSet's replicas of a shared-data
+	// instance (shareddata.go); nil follows ComputeNodes.Min.
+	StatefulSets StatefulSetReader
 	// PasswordCheckEvery: see DefaultPasswordCheckEvery.
 	PasswordCheckEvery time.Duration
 	Logger             *slog.Logger
@@ -127,9 +130,12 @@ type Agent struct {
 	users         *agentconfig.UsersStatus // users.go
 	userPasswords []string                 // for scrubbing, like secrets
 	usersRun      usersRun
-	backups       backup.Runner              // backups.go
-	backupSt      *agentconfig.BackupStatus  // backups.go
-	restoreSt     *agentconfig.RestoreStatus // backups.go
+	backups       backup.Runner                 // backups.go
+	backupSt      *agentconfig.BackupStatus     // backups.go
+	restoreSt     *agentconfig.RestoreStatus    // backups.go
+	sharedRun     sharedDataRun                 // shareddata.go
+	sharedSt      *agentconfig.SharedDataStatus // shareddata.go
+	volumeKeys    []string                      // shareddata.go, for scrubbing like secrets
 }
 
 // New builds an Agent; Run starts it.
@@ -326,7 +332,7 @@ func (a *Agent) inputs() (*agentconfig.Config, accounts.Secrets, error) {
 func (a *Agent) scrub(msg string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, s := range append(append([]string(nil), a.secrets...), a.userPasswords...) {
+	for _, s := range append(append(append([]string(nil), a.secrets...), a.userPasswords...), a.volumeKeys...) {
 		if s != "" {
 			msg = strings.ReplaceAll(msg, s, "<redacted>")
 		}
@@ -496,10 +502,24 @@ func (a *Agent) pass(ctx context.Context) (applied, pending []string, mst *agent
 		}
 		mst.ImageCreated, mst.ImageBaseline, mst.ImageRequestedAt = a.imageRequest()
 		mst.Tablets = a.readTablets(ctx, cfg.TabletHealth)
+		volumeReady := true
+		if cfg.SharedData != nil {
+			var err error
+			if volumeReady, err = a.runSharedData(ctx, cfg, mst); err != nil {
+				errs = append(errs, err)
+			}
+		} else {
+			a.setSharedDataStatus(nil)
+		}
 		if err := a.runBackups(ctx, cfg, leader.Version); err != nil {
 			errs = append(errs, err)
 		}
-		if why := a.restorePending(cfg); why != "" {
+		if !volumeReady {
+			// A shared-data FE creates a database on the default storage
+			// volume; the declared ones wait for it.
+			a.setUsersStatus(&agentconfig.UsersStatus{Applied: agentconfig.GrantsToken(cfg.Grants), Reason: ReasonStorageVolumePending,
+				Message: "the declared databases, roles and users are applied once the instance's storage volume is ready"}, nil)
+		} else if why := a.restorePending(cfg); why != "" {
 			// Restore first (issue 26): the declared databases, roles and
 			// users are applied once the restore Completed, onto the
 			// restored data, never into a database being restored.
@@ -526,6 +546,7 @@ func (a *Agent) pass(ctx context.Context) (applied, pending []string, mst *agent
 		// Only the leader's agent reports users and backups.
 		a.setUsersStatus(nil, nil)
 		a.setBackupStatus(nil, nil)
+		a.setSharedDataStatus(nil)
 	}
 	// ADMIN SET FRONTEND CONFIG is forwarded to every FE (fe-core
 	// common/ConfigBase.setConfig), but not to one that is down then;
@@ -664,7 +685,7 @@ func (a *Agent) writeHelper(content string) error {
 func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *agentconfig.MembershipStatus) {
 	a.mu.Lock()
 	st := agentconfig.Status{LastApply: last, Membership: mst, Accounts: a.accounts, Join: a.join, Users: a.users,
-		ImageJournalID: newestImage(a.opts.MetaDir), Backup: a.backupSt, Restore: a.restoreSt}
+		ImageJournalID: newestImage(a.opts.MetaDir), Backup: a.backupSt, Restore: a.restoreSt, SharedData: a.sharedSt}
 	m, mErr := a.material, a.materialErr
 	switch {
 	case mErr != nil:
@@ -696,7 +717,8 @@ func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *
 	uj, _ := json.Marshal(st.Users)
 	bj, _ := json.Marshal(st.Backup)
 	rj, _ := json.Marshal(st.Restore)
-	key := fmt.Sprintf("%+v|%v|%v|%v|%s|%+v|%s|%s|%d|%s|%s", st.TLS, last.Succeeded, last.Error, last.Pending, mj, st.Accounts, jj, uj, st.ImageJournalID, bj, rj)
+	sj, _ := json.Marshal(st.SharedData)
+	key := fmt.Sprintf("%+v|%v|%v|%v|%s|%+v|%s|%s|%d|%s|%s|%s", st.TLS, last.Succeeded, last.Error, last.Pending, mj, st.Accounts, jj, uj, st.ImageJournalID, bj, rj, sj)
 	due := key != a.published || time.Since(a.publishedAt) > a.opts.RepublishEvery || len(last.Applied) > 0
 	st.UpdatedAt = time.Now().UTC().Format(time.RFC3339)
 	a.st = st

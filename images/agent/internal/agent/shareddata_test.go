@@ -1,0 +1,138 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/deckhouse/managed-starrocks/dev/fakefe"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/agent"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+)
+
+// scriptedReplicas is the CN StatefulSet as the API server answers it: a
+// count, or an error (403 while the Role has not caught up).
+type scriptedReplicas struct {
+	mu  sync.Mutex
+	n   int32
+	err error
+}
+
+func (s *scriptedReplicas) Replicas(context.Context, string) (int32, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n, s.err
+}
+
+func (s *scriptedReplicas) set(n int32, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n, s.err = n, err
+}
+
+const cnFormat = "d8ms-sr-demo-cn-%d.d8ms-sr-demo-cn.ns.svc.cluster.local"
+
+func cnHost(i int) string {
+	return []string{"d8ms-sr-demo-cn-0.d8ms-sr-demo-cn.ns.svc.cluster.local", "d8ms-sr-demo-cn-1.d8ms-sr-demo-cn.ns.svc.cluster.local",
+		"d8ms-sr-demo-cn-2.d8ms-sr-demo-cn.ns.svc.cluster.local"}[i]
+}
+
+func cnHosts(cns []fakefe.ComputeNode) []string {
+	var out []string
+	for _, cn := range cns {
+		out = append(out, cn.Host)
+	}
+	return out
+}
+
+// What needs a running CN, which the tests' real FE has not: a CN beyond
+// the count that is alive (its pod still runs, it may run queries) is left
+// until its process has exited, then dropped; the StatefulSet unreadable
+// drops nothing. The fake FE speaks no storage volume statement, so the
+// volume is reported refused here; the CNs do not depend on it (the real
+// FE's answers to both: realfe_shareddata_test.go, internal/shareddata).
+func TestComputeNodesFollowTheStatefulSet(t *testing.T) {
+	ctx := ctxT(t)
+	e := newEnv(t, envOptions{serverPassword: rootPass})
+	e.cfg.SharedData = &agentconfig.SharedData{
+		StorageVolume: agentconfig.StorageVolume{Name: agentconfig.StorageVolumeName("0b5e7c1d-2222-4333-8444-955566667777"),
+			Location: "s3://bucket/sr/ns/demo/0b5e7c1d-2222-4333-8444-955566667777", Endpoint: "http://s3.invalid",
+			Credentials: agentconfig.S3Credentials{SecretName: "keys", AccessKeyIDKey: "a", SecretAccessKeyKey: "s"}},
+		ComputeNodes: agentconfig.ComputeNodes{StatefulSet: "d8ms-sr-demo-cn", HostFormat: cnFormat, HeartbeatPort: 9050, Min: 1, Max: 3},
+	}
+	e.writeConfig(t)
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
+	secrets := newMemSecrets()
+	secrets.set("keys", map[string]string{"a": "AKIAEXAMPLE", "s": "secretexample"})
+	sts := &scriptedReplicas{n: 3}
+	opts := e.options(fe0)
+	opts.Secrets, opts.StatefulSets = secrets, sts
+	a := agent.New(opts)
+	a.LoadCertificates()
+
+	a.Pass(ctx)
+	require.Equal(t, []string{cnHost(0), cnHost(1), cnHost(2)}, cnHosts(e.fe.ComputeNodes()))
+	st := a.Status()
+	require.Equal(t, agentconfig.StorageVolumeRefused, st.SharedData.StorageVolume.Reason, "the fake speaks no storage volume")
+	for i := range 3 {
+		e.fe.SetComputeNode(cnHost(i), true, 0, "4.1.7")
+	}
+
+	// Scaled in to one: CN 1 runs queries, CN 2 has none; both are alive,
+	// their pods still run (graceful exit), neither is dropped.
+	sts.set(1, nil)
+	e.fe.SetComputeNode(cnHost(1), true, 4, "4.1.7")
+	a.Pass(ctx)
+	require.Len(t, e.fe.ComputeNodes(), 3)
+	cn := a.Status().Membership.ComputeNodes
+	require.Equal(t, int32(1), cn.Desired)
+	require.Equal(t, int32(3), cn.Alive)
+	require.Equal(t, []string{cnHost(1) + ":9050", cnHost(2) + ":9050"}, cn.Leaving)
+
+	// CN 2 has exited: dropped; CN 1 still finishes its queries.
+	e.fe.SetComputeNode(cnHost(2), false, 0, "4.1.7")
+	a.Pass(ctx)
+	require.Equal(t, []string{cnHost(0), cnHost(1)}, cnHosts(e.fe.ComputeNodes()))
+
+	// The StatefulSet unreadable: Min is kept, nothing is dropped even
+	// once CN 1 has exited.
+	sts.set(0, errors.New(`statefulsets.apps "d8ms-sr-demo-cn" is forbidden`))
+	e.fe.SetComputeNode(cnHost(1), false, 0, "4.1.7")
+	a.Pass(ctx)
+	require.Equal(t, []string{cnHost(0), cnHost(1)}, cnHosts(e.fe.ComputeNodes()))
+	cn = a.Status().Membership.ComputeNodes
+	require.Equal(t, agent.ReasonReplicasUnreadable, cn.Reason)
+	require.Equal(t, int32(-1), cn.Replicas)
+
+	sts.set(1, nil)
+	a.Pass(ctx)
+	require.Equal(t, []string{cnHost(0)}, cnHosts(e.fe.ComputeNodes()))
+	require.Contains(t, nodesOf(a.Status()), cnHost(0), "CNs are reported with their version among the nodes")
+}
+
+func nodesOf(st agentconfig.Status) map[string]string {
+	out := map[string]string{}
+	for _, n := range st.Membership.Nodes {
+		out[n.Host] = n.Version
+	}
+	return out
+}
