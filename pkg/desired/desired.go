@@ -167,11 +167,12 @@ func applyExisting(e Instance, ex Existing) Instance {
 	return e
 }
 
-// trustedCAs are the CA Secrets of the instance's repositories, from its
-// spec: spec.backup's storage, and the storage of spec.restore.source
+// trustedCAs are the CA Secrets of the instance's object storage, from its
+// spec: spec.backup's storage, the storage of spec.restore.source
 // (immutable; a restore from a StarrocksBackup reads spec.backup's
-// storage). Not from the restore the agent is told to run, which ends with
-// the restore: the list would shrink then, and the FEs restart for it.
+// storage) and spec.storage.objectStorage. Not from the restore the agent
+// is told to run, which ends with the restore: the list would shrink then,
+// and the FEs restart for it.
 func trustedCAs(sr *v1alpha1.Starrocks) []TrustedCA {
 	var out []TrustedCA
 	add := func(ca *v1alpha1.BackupSecretKeyRef, file string) {
@@ -184,6 +185,11 @@ func trustedCAs(sr *v1alpha1.Starrocks) []TrustedCA {
 	}
 	if r := sr.Spec.Restore; r != nil && r.Source != nil {
 		add(r.Source.Storage.CASecretRef, "restore.crt")
+	}
+	// A shared-data FE reads and writes its tables through the same JVM
+	// trust store (the agent's storage volume is the FE's S3 client).
+	if s := sr.Spec.Storage; s != nil && s.ObjectStorage != nil {
+		add(s.ObjectStorage.CASecretRef, "storage.crt")
 	}
 	return out
 }

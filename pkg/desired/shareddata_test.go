@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
 func sharedDataClass() *v1alpha1.StarrocksClass {
@@ -89,6 +90,24 @@ func TestSharedDataEntry(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, ValidateEntry(data))
 	assert.NotContains(t, string(data), "secretAccessKey\":\"", "no key in the entry, only key names")
+}
+
+// TestSharedDataStorageCAReachesTheFrontend: the FE's JVM is the S3
+// client of a shared-data instance, so a private CA of its object storage
+// goes into the FE's trust store, and a changed CA Secret restarts the FEs.
+func TestSharedDataStorageCAReachesTheFrontend(t *testing.T) {
+	sr := sharedDataInstance("team-a", "olap", uidA)
+	without := Compute(Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}})
+	require.Len(t, without.Instances, 1, "%v", without.Results[0].Violations)
+	assert.Empty(t, without.Instances[0].Frontend.TrustedCAs)
+
+	sr.Spec.Storage.ObjectStorage.CASecretRef = &v1alpha1.BackupSecretKeyRef{Name: "s3-ca"}
+	with := Compute(Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}})
+	require.Len(t, with.Instances, 1, "%v", with.Results[0].Violations)
+	f := with.Instances[0].Frontend
+	assert.Equal(t, []TrustedCA{{SecretName: "s3-ca", Key: "ca.crt", File: "storage.crt"}}, f.TrustedCAs)
+	assert.NotEqual(t, without.Instances[0].Frontend.ConfigChecksum, f.ConfigChecksum, "the JVM reads its trust store only at start")
+	assert.Equal(t, &agentconfig.SecretKeyRef{Name: "s3-ca", Key: "ca.crt"}, with.Instances[0].AgentConfig.SharedData.StorageVolume.CA)
 }
 
 func TestSharedDataAutoscalingLeavesReplicasToTheHPA(t *testing.T) {
