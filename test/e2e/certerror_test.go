@@ -54,7 +54,7 @@ import (
 func TestCertificateErrorWithClientsStillServed(t *testing.T) {
 	t.Parallel()
 	const ns, name = "team-t", "tlserr"
-	e := newEnv(t, envOptions{})
+	e := sharedEnv(t, withWebhook)
 	e.apply(testClass)
 	e.apply(instance(ns, name, "Standalone", ""))
 	pod := e.waitFirstFrontendPod(ns, name)

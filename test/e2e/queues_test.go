@@ -242,6 +242,8 @@ func loadTheModule(e *env, n int) queueLoad {
 // /modules/managed-starrocks) set to "main".
 func TestMainQueueKeepsConvergingWhileTheModuleWorks(t *testing.T) {
 	t.Parallel()
+	// Its own env: another module runs beside this one, and the test
+	// counts every instance's StatefulSets in the cluster.
 	e := newEnv(t, envOptions{noWebhook: true, extra: []addonoperator.Module{sentinelModule}})
 	res := loadTheModule(e, 100)
 	if res.busyRounds < 3 {

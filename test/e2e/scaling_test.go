@@ -39,7 +39,7 @@ import (
 func TestReplicationAwareScaling(t *testing.T) {
 	t.Parallel()
 	const ns, name = "team-r", "olap"
-	e := newEnv(t, envOptions{})
+	e := sharedEnv(t, withWebhook)
 	e.apply(testClass)
 	withBEs := func(n int) string {
 		return strings.Replace(instance(ns, name, "Cluster", ""), "replicas: 3", fmt.Sprintf("replicas: %d", n), 1)
