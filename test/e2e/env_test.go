@@ -73,6 +73,18 @@ func TestMain(m *testing.M) {
 	for _, s := range []*shared{withWebhook, withoutWebhook} {
 		if code != 0 && s.env != nil {
 			fmt.Printf("=== the %s environment's addon-operator and hooks log:\n%s\n", s.name, s.env.moduleLogs.String())
+			if s.env.webhook != nil {
+				log, _ := os.ReadFile(s.env.webhook.Log)
+				fmt.Printf("=== the %s environment's webhook log:\n%s\n", s.name, log)
+			}
+			// A webhook call that failed or timed out lets the request
+			// through (failurePolicy Ignore): the apiserver says so.
+			apiserverLog, _ := os.ReadFile(filepath.Join(s.env.cp.Dir(), "kube-apiserver.log"))
+			for _, line := range strings.Split(string(apiserverLog), "\n") {
+				if strings.Contains(line, "webhook") {
+					fmt.Println(line)
+				}
+			}
 		}
 	}
 	packageRun.stop()
