@@ -21,13 +21,13 @@ limitations under the License.
 // webhook server (a local process) called by the apiserver over TLS. There is no kubelet: tests play
 // its part by writing Pod and Certificate status.
 //
-// Starting such a cluster costs about 15 seconds and as many CPU-seconds,
-// so the tests that only work in namespaces of their own share one
+// Such a cluster costs some 15 CPU-seconds (most of it its start), so the
+// tests that only work in namespaces of their own share one
 // (sharedEnv: withWebhook, or withoutWebhook for those that store specs
 // the webhook would refuse), started by the first of them and stopped by
 // TestMain. A test that changes what others would see (the module's
 // settings, globals, modules or error counters, a restart or disable of
-// the module, the webhook bypassed, a cluster-wide object) or that
+// the module, the webhook stopped or bypassed, a cluster-wide object) or that
 // measures gets a cluster of its own (newEnv) and says why beside it.
 package e2e_test
 
@@ -121,7 +121,7 @@ type env struct {
 	// private env, packageRun for a shared one.
 	owner envOwner
 	// shared: other tests run on this cluster and module at the same time,
-	// so nothing may restart the module or bypass the webhook.
+	// so nothing may restart the module, stop or bypass the webhook.
 	shared bool
 	cp     *controlplane.ControlPlane
 	// dyn, kube and client act as the cluster admin (the control plane's
@@ -453,6 +453,16 @@ func (e *env) setWebhook(w *moduleloop.WebhookEndpoint) {
 		e.t.Fatal("setWebhook: the env has no webhook")
 	}
 	e.redirect.Set(w)
+}
+
+// stopWebhook stops the webhook server: the apiserver fails open
+// (failurePolicy Ignore), as when the module's webhook is down.
+func (e *env) stopWebhook() {
+	e.t.Helper()
+	if e.shared {
+		e.t.Fatal("stopWebhook: the env is shared; a test that stops the webhook needs its own (newEnv)")
+	}
+	e.webhook.Stop()
 }
 
 // moduleErrors counts the module's failed hook runs and module runs so far.
