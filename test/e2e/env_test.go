@@ -58,11 +58,17 @@ import (
 	"github.com/deckhouse/managed-starrocks/dev/moduleloop"
 )
 
+// binaries are the repository's binaries the tests run, each built once a
+// run (binary).
 var binaries struct {
-	once           sync.Once
-	dir            string
-	hooks, webhook string
-	err            error
+	mu    sync.Mutex
+	dir   string
+	built map[string]builtBinary // by package
+}
+
+type builtBinary struct {
+	path string
+	err  error
 }
 
 // TestMain stops the shared environments once every test ended (their
@@ -94,22 +100,32 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// builtBinaries builds the hooks and webhook binaries, once for all tests.
-func builtBinaries() (hooks, webhook string, err error) {
-	binaries.once.Do(func() {
+// binary builds the main package pkg of the repository, once for all tests.
+func binary(pkg string) (string, error) {
+	binaries.mu.Lock()
+	defer binaries.mu.Unlock()
+	if b, ok := binaries.built[pkg]; ok {
+		return b.path, b.err
+	}
+	if binaries.dir == "" {
 		dir, err := os.MkdirTemp("", "managed-starrocks-e2e-bin-")
 		if err != nil {
-			binaries.err = err
-			return
+			return "", err
 		}
-		binaries.dir = dir
-		ctx := context.Background()
-		if binaries.hooks, binaries.err = moduleloop.BuildBinary(ctx, moduleloop.HooksPackage, dir); binaries.err != nil {
-			return
-		}
-		binaries.webhook, binaries.err = moduleloop.BuildBinary(ctx, moduleloop.WebhookPackage, dir)
-	})
-	return binaries.hooks, binaries.webhook, binaries.err
+		binaries.dir, binaries.built = dir, map[string]builtBinary{}
+	}
+	path, err := moduleloop.BuildBinary(context.Background(), pkg, binaries.dir)
+	binaries.built[pkg] = builtBinary{path, err}
+	return path, err
+}
+
+// builtBinaries are the hooks and webhook binaries.
+func builtBinaries() (hooks, webhook string, err error) {
+	if hooks, err = binary(moduleloop.HooksPackage); err != nil {
+		return "", "", err
+	}
+	webhook, err = binary(moduleloop.WebhookPackage)
+	return hooks, webhook, err
 }
 
 // env is one cluster with the module running on it. Tests get one of
