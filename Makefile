@@ -29,8 +29,9 @@ bin/localrun:
 	@go build -o bin/localrun ./dev/cmd/localrun
 
 ## test: every test of the repository, against real components
-# -parallel 4: the end-to-end tests each run their own control plane and
-# mostly wait for module passes, so four at a time fit on 2 cores.
+# -parallel 4: the end-to-end tests (most on a shared control plane, the
+# rest on their own) mostly wait for module passes, so four at a time fit
+# on 2 cores.
 # The two longest packages first: go test starts packages in the order
 # named. -p 3: test/node mostly waits for pods (50 CPU-seconds in 150 s), so
 # two more packages run beside it: a warm .ci/run took 327 s instead of 371

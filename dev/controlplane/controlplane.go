@@ -191,33 +191,62 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 
 // StartForTest starts a ControlPlane that is stopped when the test ends,
 // whether it passed or not. It fails the test when the control plane cannot
-// start.
+// start. A start that lost a port is tried again (see StartRetrying).
+func StartForTest(t testing.TB, opts Options) *ControlPlane {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if opts.Dir == "" {
+		// The test's own directory, removed with the test even when a
+		// start fails half-way.
+		opts.Dir = t.TempDir()
+		cp, err := startRetrying(ctx, opts, t.TempDir, t.Logf)
+		if err != nil {
+			t.Fatalf("start local control plane: %v", err)
+		}
+		t.Cleanup(cp.Stop)
+		return cp
+	}
+	cp, err := Start(ctx, opts)
+	if err != nil {
+		t.Fatalf("start local control plane: %v", err)
+	}
+	t.Cleanup(cp.Stop)
+	return cp
+}
+
+// StartRetrying is Start for a control plane that outlives any one test
+// (several tests share it; the caller stops it). opts.Dir must be empty:
+// each attempt gets a fresh temporary directory, which Stop removes.
 //
 // FreePorts finds ports that are free when it looks; a test running beside
 // this one can take one of them before etcd or kube-apiserver binds it. Such
 // a start is tried again, in a fresh directory, up to three times in all.
-func StartForTest(t testing.TB, opts Options) *ControlPlane {
-	t.Helper()
-	ownDir := opts.Dir == ""
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+func StartRetrying(ctx context.Context, opts Options, logf func(format string, args ...any)) (*ControlPlane, error) {
+	if opts.Dir != "" {
+		return nil, fmt.Errorf("StartRetrying: Options.Dir %q given; each attempt needs a fresh directory", opts.Dir)
+	}
+	return startRetrying(ctx, opts, func() string { return "" }, logf)
+}
+
+// startRetrying starts a control plane in opts.Dir, then in newDir() for
+// each further attempt after a port was taken meanwhile.
+func startRetrying(ctx context.Context, opts Options, newDir func() string, logf func(format string, args ...any)) (*ControlPlane, error) {
 	var err error
 	for attempt := 1; attempt <= 3; attempt++ {
-		if ownDir {
-			opts.Dir = t.TempDir()
+		if attempt > 1 {
+			opts.Dir = newDir()
 		}
 		var cp *ControlPlane
 		if cp, err = Start(ctx, opts); err == nil {
-			t.Cleanup(cp.Stop)
-			return cp
+			return cp, nil
 		}
-		if !ownDir || !strings.Contains(err.Error(), "address already in use") {
+		if !strings.Contains(err.Error(), "address already in use") {
 			break
 		}
-		t.Logf("start local control plane, attempt %d: a port was taken meanwhile, trying again", attempt)
+		logf("start local control plane, attempt %d: a port was taken meanwhile, trying again", attempt)
 	}
-	t.Fatalf("start local control plane: %v", err)
-	return nil
+	return nil, err
 }
 
 // RESTConfig is a cluster-admin client configuration. Callers get a copy.

@@ -40,10 +40,14 @@ const (
 
 // BuildBinary builds a main package of the repository into dir and returns
 // the binary's path. The hooks binary must keep its source paths (no
-// -trimpath): module-sdk names hooks after them.
+// -trimpath): module-sdk names hooks after them (runtime.Caller, which reads
+// the pclntab that -s keeps). -s -w leave out the symbol table and DWARF:
+// the link takes half the CPU (the packages come from the build cache, the
+// link runs every time) and the hooks binary, started for every hook run,
+// is a third smaller.
 func BuildBinary(ctx context.Context, pkg, dir string) (string, error) {
 	out := filepath.Join(dir, filepath.Base(pkg))
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags=-s -w", "-o", out, pkg)
 	cmd.Dir = controlplane.RepoRoot()
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {

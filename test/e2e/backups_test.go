@@ -69,7 +69,7 @@ func TestBackupAndRestore(t *testing.T) {
 	const ns, name, copyName, bucket = "team-bk", "olap", "copy", "team-backups"
 	s3 := s3server.Start(t)
 	s3.CreateBucket(t, bucket)
-	e := newEnv(t, envOptions{})
+	e := sharedEnv(t, withWebhook)
 	e.apply(backupClass)
 	e.apply(fmt.Sprintf(`
 apiVersion: v1

@@ -36,6 +36,7 @@ import (
 //
 //	go test ./test/e2e -run '^$' -bench ApplyToValid -benchtime 1x
 func BenchmarkApplyToValid(b *testing.B) {
+	// Its own env: it measures the module's hook runs.
 	e := newEnv(b, envOptions{})
 	e.apply(testClass)
 	floor := e.passFloor()

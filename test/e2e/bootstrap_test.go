@@ -34,7 +34,7 @@ import (
 func TestFrontendThatLostItsVolumeNeverBootstraps(t *testing.T) {
 	t.Parallel()
 	const ns, name = "team-v", "olap"
-	e := newEnv(t, envOptions{})
+	e := sharedEnv(t, withWebhook)
 	e.apply(testClass)
 	e.apply(instance(ns, name, "Cluster", ""))
 	e.waitObjects(ns, name, 3, 3)

@@ -38,7 +38,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deckhouse/managed-starrocks/dev/fakefe"
-	"github.com/deckhouse/managed-starrocks/dev/moduleloop"
 	"github.com/deckhouse/managed-starrocks/dev/testpki"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
@@ -54,7 +53,7 @@ import (
 func TestCertificateErrorWithClientsStillServed(t *testing.T) {
 	t.Parallel()
 	const ns, name = "team-t", "tlserr"
-	e := newEnv(t, envOptions{})
+	e := sharedEnv(t, withWebhook)
 	e.apply(testClass)
 	e.apply(instance(ns, name, "Standalone", ""))
 	pod := e.waitFirstFrontendPod(ns, name)
@@ -135,7 +134,7 @@ const (
 // leader's host is the reporting pod's.
 func startSidecar(t *testing.T, kubeconfig, namespace, instance, pod string, selfHost ...string) *sidecar {
 	t.Helper()
-	bin, err := moduleloop.BuildBinary(context.Background(), "./images/agent", t.TempDir())
+	bin, err := binary("./images/agent")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ const certificateRevisionAnnotation = "managed-starrocks.deckhouse.io/certificat
 func TestCertificateRenewalRollsTheFrontends(t *testing.T) {
 	t.Parallel()
 	const ns, name = "team-c", "tls"
-	e := newEnv(t, envOptions{})
+	e := sharedEnv(t, withWebhook)
 	e.apply(testClass)
 	e.apply(instance(ns, name, "Standalone", ""))
 	e.waitObjects(ns, name, 1, 1)

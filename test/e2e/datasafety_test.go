@@ -114,19 +114,20 @@ func instanceObjects(name string) [][2]string {
 
 func TestInvalidSpecWithoutMemoryKeepsTheObjects(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{noWebhook: true})
+	const ns = "team-invalid"
+	e := sharedEnv(t, withoutWebhook)
 	e.apply(testClass)
-	sr := e.apply(instance("team", "olap", "Standalone", ""))
-	e.waitObjects("team", "olap", 1, 1)
-	e.waitVolume("team", "olap")
-	if !e.hasValuesEntry("team", "olap") {
+	sr := e.apply(instance(ns, "olap", "Standalone", ""))
+	e.waitObjects(ns, "olap", 1, 1)
+	e.waitVolume(ns, "olap")
+	if !e.hasValuesEntry(ns, "olap") {
 		t.Fatal("a deployed instance has no values entry: hasValuesEntry cannot see entries")
 	}
 
 	// The spec breaks the class (the webhook is down), then the module's
 	// memory is lost: no entry is rendered for the instance any more.
-	e.apply(instance("team", "olap", "Standalone", "    streamingLoadMaxMb: 204800"))
-	e.waitCondition("team", "olap", "LastValidConfigurationApplied", "True")
+	e.apply(instance(ns, "olap", "Standalone", "    streamingLoadMaxMb: 204800"))
+	e.waitCondition(ns, "olap", "LastValidConfigurationApplied", "True")
 	// A pass that began before the invalid spec was stored may still
 	// persist generation 1 once more: delete the memory until the module
 	// reports it missing.
@@ -137,35 +138,37 @@ func TestInvalidSpecWithoutMemoryKeepsTheObjects(t *testing.T) {
 			return false, err.Error()
 		}
 		var status string
-		status, reason, message = e.condition("team", "olap", "LastValidConfigurationApplied")
+		status, reason, message = e.condition(ns, "olap", "LastValidConfigurationApplied")
 		return status == "False", fmt.Sprintf("LastValidConfigurationApplied is %q (%s: %s)", status, reason, message)
 	})
 	t.Logf("LastValidConfigurationApplied: %s: %s", reason, message)
-	if r, _ := e.waitCondition("team", "olap", "Available", "False"); r != "NotManaged" {
+	if r, _ := e.waitCondition(ns, "olap", "Available", "False"); r != "NotManaged" {
 		t.Errorf("Available reason %q, want NotManaged (the objects are left as they are)", r)
 	}
 	e.eventually("no values entry for the instance", func() (bool, string) {
-		if e.hasValuesEntry("team", "olap") {
-			return false, "team/olap still has a values entry"
+		if e.hasValuesEntry(ns, "olap") {
+			return false, ns + "/olap still has a values entry"
 		}
 		return true, ""
 	})
-	e.assertStays("team", instanceObjects("olap")...)
+	e.assertStays(ns, instanceObjects("olap")...)
 	// kubectl describe warns that the objects are left unmanaged.
 	e.eventually("a Warning Event NotManaged", func() (bool, string) {
-		ev := e.starrocksEvents("team", "olap")["NotManaged"]
+		ev := e.starrocksEvents(ns, "olap")["NotManaged"]
 		return len(ev) == 1 && ev[0].Type == corev1.EventTypeWarning, fmt.Sprint(ev)
 	})
 
 	// A valid spec again: the instance is managed again, on its old volumes.
-	e.apply(instance("team", "olap", "Standalone", ""))
-	e.waitCondition("team", "olap", "ConfigurationValid", "True")
-	e.waitCondition("team", "olap", "LastValidConfigurationApplied", "True")
-	e.assertStays("team", instanceObjects("olap")...)
+	e.apply(instance(ns, "olap", "Standalone", ""))
+	e.waitCondition(ns, "olap", "ConfigurationValid", "True")
+	e.waitCondition(ns, "olap", "LastValidConfigurationApplied", "True")
+	e.assertStays(ns, instanceObjects("olap")...)
 }
 
 func TestModuleDisableLeavesTheInstances(t *testing.T) {
 	t.Parallel()
+	// Its own env: it disables the module, which every test on a shared one
+	// would see.
 	e := newEnv(t, envOptions{noWebhook: true})
 	e.apply(testClass)
 	sr := e.apply(instance("team", "olap", "Standalone", ""))
@@ -229,44 +232,45 @@ func TestModuleDisableLeavesTheInstances(t *testing.T) {
 
 func TestRecreatedInstanceOnRetainedVolumesKeepsItsCredentials(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{noWebhook: true})
+	const ns = "team-recreated"
+	e := sharedEnv(t, withoutWebhook)
 	e.apply(testClass)
-	sr := e.apply(instance("team", "olap", "Standalone", ""))
-	e.waitObjects("team", "olap", 1, 1)
-	pvc := e.waitVolume("team", "olap")
+	sr := e.apply(instance(ns, "olap", "Standalone", ""))
+	e.waitObjects(ns, "olap", 1, 1)
+	pvc := e.waitVolume(ns, "olap")
 	before := map[string]map[string][]byte{}
 	for _, s := range credentialSecrets {
-		before[s] = e.secretData("team", "d8ms-sr-olap-"+s)
+		before[s] = e.secretData(ns, "d8ms-sr-olap-"+s)
 	}
 
 	// Delete the instance: Kubernetes GC removes its objects (owned by the
 	// Starrocks), the PVCs stay (persistentVolumeClaimRetention Retain) and
 	// with them the Secrets they own.
-	if err := e.resource("Starrocks", "team").Delete(context.Background(), "olap", metav1.DeleteOptions{}); err != nil {
+	if err := e.resource("Starrocks", ns).Delete(context.Background(), "olap", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.eventually("the StatefulSets collected with the Starrocks", func() (bool, string) {
-		_, err := e.get("StatefulSet", "team", "d8ms-sr-olap")
+		_, err := e.get("StatefulSet", ns, "d8ms-sr-olap")
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
 	e.eventually("the module's memory of the deleted object deleted", func() (bool, string) {
 		_, err := e.kube.CoreV1().ConfigMaps("d8-managed-starrocks").Get(context.Background(), "last-valid-"+string(sr.GetUID()), metav1.GetOptions{})
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
-	e.assertStays("team", [2]string{"PersistentVolumeClaim", "meta-d8ms-sr-olap-0"}, [2]string{"Secret", "d8ms-sr-olap-credentials"},
+	e.assertStays(ns, [2]string{"PersistentVolumeClaim", "meta-d8ms-sr-olap-0"}, [2]string{"Secret", "d8ms-sr-olap-credentials"},
 		[2]string{"Secret", "d8ms-sr-olap-agent-credentials"}, [2]string{"Secret", "d8ms-sr-olap-keystore"})
 
 	// Re-create it under the same name: same volumes, same passwords.
-	again := e.apply(instance("team", "olap", "Standalone", ""))
+	again := e.apply(instance(ns, "olap", "Standalone", ""))
 	if again.GetUID() == sr.GetUID() {
 		t.Fatal("the re-created Starrocks has the old UID")
 	}
-	e.waitObjects("team", "olap", 1, 1)
-	if got := e.waitVolume("team", "olap"); got.UID != pvc.UID {
+	e.waitObjects(ns, "olap", 1, 1)
+	if got := e.waitVolume(ns, "olap"); got.UID != pvc.UID {
 		t.Errorf("FE metadata PVC %s, want the retained %s", got.UID, pvc.UID)
 	}
 	for _, s := range credentialSecrets {
-		got := e.secretData("team", "d8ms-sr-olap-"+s)
+		got := e.secretData(ns, "d8ms-sr-olap-"+s)
 		if fmt.Sprint(got) != fmt.Sprint(before[s]) {
 			t.Errorf("Secret d8ms-sr-olap-%s changed on re-creation: the retained FE metadata would refuse the new passwords", s)
 		}

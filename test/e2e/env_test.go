@@ -20,6 +20,15 @@ limitations under the License.
 // in its queues and installing the chart as its Helm release, the real
 // webhook server (a local process) called by the apiserver over TLS. There is no kubelet: tests play
 // its part by writing Pod and Certificate status.
+//
+// Such a cluster costs some 15 CPU-seconds (most of it its start), so the
+// tests that only work in namespaces of their own share one
+// (sharedEnv: withWebhook, or withoutWebhook for those that store specs
+// the webhook would refuse), started by the first of them and stopped by
+// TestMain. A test that changes what others would see (the module's
+// settings, globals, modules or error counters, a restart or disable of
+// the module, the webhook stopped or bypassed, a cluster-wide object) or that
+// measures gets a cluster of its own (newEnv) and says why beside it.
 package e2e_test
 
 import (
@@ -49,48 +58,88 @@ import (
 	"github.com/deckhouse/managed-starrocks/dev/moduleloop"
 )
 
+// binaries are the repository's binaries the tests run, each built once a
+// run (binary).
 var binaries struct {
-	once           sync.Once
-	dir            string
-	hooks, webhook string
-	err            error
+	mu    sync.Mutex
+	dir   string
+	built map[string]builtBinary // by package
 }
 
-// TestMain removes the binaries the tests built (118 MB a run) once they
-// all ended.
+type builtBinary struct {
+	path string
+	err  error
+}
+
+// TestMain stops the shared environments once every test ended (their
+// module logs printed when a test failed: a private env's go to its test's
+// log instead) and removes the binaries the tests built (118 MB a run).
 func TestMain(m *testing.M) {
 	code := m.Run()
+	for _, s := range []*shared{withWebhook, withoutWebhook} {
+		if code != 0 && s.env != nil {
+			fmt.Printf("=== the %s environment's addon-operator and hooks log:\n%s\n", s.name, s.env.moduleLogs.String())
+			if s.env.webhook != nil {
+				log, _ := os.ReadFile(s.env.webhook.Log)
+				fmt.Printf("=== the %s environment's webhook log:\n%s\n", s.name, log)
+			}
+			// A webhook call that failed or timed out lets the request
+			// through (failurePolicy Ignore): the apiserver says so.
+			apiserverLog, _ := os.ReadFile(filepath.Join(s.env.cp.Dir(), "kube-apiserver.log"))
+			for _, line := range strings.Split(string(apiserverLog), "\n") {
+				if strings.Contains(line, "webhook") {
+					fmt.Println(line)
+				}
+			}
+		}
+	}
+	packageRun.stop()
 	if binaries.dir != "" {
 		os.RemoveAll(binaries.dir)
 	}
 	os.Exit(code)
 }
 
-func buildBinaries(t testing.TB) (hooks, webhook string) {
-	t.Helper()
-	binaries.once.Do(func() {
+// binary builds the main package pkg of the repository, once for all tests.
+func binary(pkg string) (string, error) {
+	binaries.mu.Lock()
+	defer binaries.mu.Unlock()
+	if b, ok := binaries.built[pkg]; ok {
+		return b.path, b.err
+	}
+	if binaries.dir == "" {
 		dir, err := os.MkdirTemp("", "managed-starrocks-e2e-bin-")
 		if err != nil {
-			binaries.err = err
-			return
+			return "", err
 		}
-		binaries.dir = dir
-		ctx := context.Background()
-		if binaries.hooks, binaries.err = moduleloop.BuildBinary(ctx, moduleloop.HooksPackage, dir); binaries.err != nil {
-			return
-		}
-		binaries.webhook, binaries.err = moduleloop.BuildBinary(ctx, moduleloop.WebhookPackage, dir)
-	})
-	if binaries.err != nil {
-		t.Fatal(binaries.err)
+		binaries.dir, binaries.built = dir, map[string]builtBinary{}
 	}
-	return binaries.hooks, binaries.webhook
+	path, err := moduleloop.BuildBinary(context.Background(), pkg, binaries.dir)
+	binaries.built[pkg] = builtBinary{path, err}
+	return path, err
 }
 
-// env is one cluster with the module running on it.
+// builtBinaries are the hooks and webhook binaries.
+func builtBinaries() (hooks, webhook string, err error) {
+	if hooks, err = binary(moduleloop.HooksPackage); err != nil {
+		return "", "", err
+	}
+	webhook, err = binary(moduleloop.WebhookPackage)
+	return hooks, webhook, err
+}
+
+// env is one cluster with the module running on it. Tests get one of
+// their own (newEnv) or a view of a shared one (sharedEnv).
 type env struct {
-	t  testing.TB
-	cp *controlplane.ControlPlane
+	// t is the test using the env: it fails and logs through it.
+	t testing.TB
+	// owner holds the env's processes and directories: the test of a
+	// private env, packageRun for a shared one.
+	owner envOwner
+	// shared: other tests run on this cluster and module at the same time,
+	// so nothing may restart the module, stop or bypass the webhook.
+	shared bool
+	cp     *controlplane.ControlPlane
 	// dyn, kube and client act as the cluster admin (the control plane's
 	// superuser), whom Deckhouse's policies do not exclude: what they
 	// refuse an admin they refuse these.
@@ -118,8 +167,10 @@ type env struct {
 	globals map[string]any
 	extra   []addonoperator.Module
 	// moduleLogs keeps addon-operator's and the hooks' logs for tests that
-	// search them (no secret in any log: backups_test.go).
-	moduleLogs lockedLog
+	// search them (no secret in any log: backups_test.go); log gets them
+	// too (the test's log of a private env), when set.
+	moduleLogs *lockedLog
+	log        io.Writer
 }
 
 type envOptions struct {
@@ -129,62 +180,176 @@ type envOptions struct {
 	extra []addonoperator.Module
 }
 
+// envOwner is what an env's processes and directories live as long as.
+type envOwner interface {
+	Cleanup(func())
+	TempDir() string
+	Logf(format string, args ...any)
+}
+
+// newEnv starts a cluster with the module for t alone, stopped when t ends.
+// A test takes one of its own only when it changes what other tests would
+// see: the module's settings, globals or modules, a module restart or
+// disable, the webhook bypassed, the module's error counters, cluster-wide
+// objects; or when it measures. Each such call says why beside it.
 func newEnv(t testing.TB, opts envOptions) *env {
 	t.Helper()
-	_, webhookBin := buildBinaries(t)
+	e, err := startEnv(t, testLog{t}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.t = t
+	return e
+}
+
+// shared is one environment the tests that only work in namespaces of
+// their own run on together, started by the first of them (sharedEnv) and
+// stopped by TestMain.
+type shared struct {
+	name string
+	opts envOptions
+	once sync.Once
+	env  *env
+	err  error
+}
+
+var (
+	// withWebhook runs the module as Deckhouse does, webhook included.
+	withWebhook = &shared{name: "shared", opts: envOptions{}}
+	// withoutWebhook has no webhook (as when it is down): the tests on it
+	// store specs the webhook would refuse.
+	withoutWebhook = &shared{name: "shared webhook-less", opts: envOptions{noWebhook: true}}
+)
+
+// sharedEnv returns t's view of s, started on first use. Tests on it must
+// keep to their own namespaces and names (unique among the tests sharing
+// it), count only objects of their own, and change no cluster-wide object
+// another test reads (a StarrocksClass they change is their own).
+func sharedEnv(t testing.TB, s *shared) *env {
+	t.Helper()
+	s.once.Do(func() {
+		started := time.Now()
+		s.env, s.err = startEnv(packageRun, nil, s.opts)
+		if s.err == nil {
+			s.env.shared = true
+			packageRun.Logf("the %s environment started in %s", s.name, time.Since(started).Round(10*time.Millisecond))
+		}
+	})
+	if s.err != nil {
+		t.Fatalf("the %s environment: %v", s.name, s.err)
+	}
+	view := *s.env
+	view.t = t
+	return &view
+}
+
+// packageRun owns the shared environments: it runs their cleanups, last
+// registered first, when TestMain calls stop.
+var packageRun = &runOwner{}
+
+type runOwner struct {
+	mu       sync.Mutex
+	cleanups []func()
+}
+
+func (o *runOwner) Cleanup(f func()) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.cleanups = append(o.cleanups, f)
+}
+
+// TempDir makes a directory that stop removes.
+func (o *runOwner) TempDir() string {
+	dir, err := os.MkdirTemp("", "managed-starrocks-e2e-shared-")
+	if err != nil {
+		panic(err)
+	}
+	o.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func (o *runOwner) Logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...)
+}
+
+func (o *runOwner) stop() {
+	o.mu.Lock()
+	cleanups := o.cleanups
+	o.cleanups = nil
+	o.mu.Unlock()
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		cleanups[i]()
+	}
+}
+
+// startEnv starts a control plane, the module's webhook and addon-operator
+// with the module, tied to owner. On error what started is stopped with
+// owner's cleanups.
+func startEnv(owner envOwner, log io.Writer, opts envOptions) (*env, error) {
+	_, webhookBin, err := builtBinaries()
+	if err != nil {
+		return nil, err
+	}
 	// No cert-manager controller runs here: the CRDs of the kinds the
 	// module uses suffice.
 	crdDirs, err := moduleloop.ModuleCRDs()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	cp := controlplane.StartForTest(t, controlplane.Options{CRDDirs: crdDirs, ControllerManager: true})
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cp, err := controlplane.StartRetrying(ctx, controlplane.Options{CRDDirs: crdDirs, ControllerManager: true}, owner.Logf)
+	if err != nil {
+		return nil, fmt.Errorf("start local control plane: %w", err)
+	}
+	owner.Cleanup(cp.Stop)
 	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	e := &env{t: t, cp: cp, settings: opts.settings, extra: opts.extra}
+	e := &env{owner: owner, cp: cp, settings: opts.settings, extra: opts.extra, moduleLogs: &lockedLog{}, log: log}
 	if e.dyn, err = dynamic.NewForConfig(cp.RESTConfig()); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if e.kube, err = kubernetes.NewForConfig(cp.RESTConfig()); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if e.client, err = kubeutil.NewClient(cp.RESTConfig()); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if e.platformDyn, err = dynamic.NewForConfig(controlplane.PlatformConfig(cp.RESTConfig())); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if e.platformKube, err = kubernetes.NewForConfig(controlplane.PlatformConfig(cp.RESTConfig())); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var webhookKubeconfig string
 	if e.moduleConfig, webhookKubeconfig, err = moduleloop.Identities(ctx, cp); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if !opts.noWebhook {
-		if e.webhook, err = moduleloop.PrepareWebhook(t.TempDir()); err != nil {
-			t.Fatal(err)
+		if e.webhook, err = moduleloop.PrepareWebhook(owner.TempDir()); err != nil {
+			return nil, err
 		}
-		t.Cleanup(e.webhook.Stop)
+		owner.Cleanup(e.webhook.Stop)
 	}
 	// Cleanups run last-in first-out: addon-operator stops before the
 	// redirect, the webhook and the control plane.
-	t.Cleanup(func() {
+	owner.Cleanup(func() {
 		if e.redirect != nil {
 			e.redirect.Stop()
 		}
 	})
-	t.Cleanup(func() { e.stopModule() })
-	e.startModule()
+	owner.Cleanup(func() { e.stopAddonOperator() })
+	if err := e.tryStartModule(); err != nil {
+		return nil, err
+	}
 	if e.webhook != nil {
 		// Its service account and RBAC come with the module's release.
-		if err := e.webhook.Start(ctx, webhookBin, webhookKubeconfig); err != nil {
-			t.Fatal(err)
+		if err := e.webhook.Start(context.Background(), webhookBin, webhookKubeconfig); err != nil {
+			return nil, err
 		}
 	}
-	return e
+	return e, nil
 }
 
 // startModule starts addon-operator with the module (again), as Deckhouse
@@ -192,43 +357,62 @@ func newEnv(t testing.TB, opts envOptions) *env {
 // here.
 func (e *env) startModule() {
 	e.t.Helper()
-	hooksBin, _ := buildBinaries(e.t)
+	if e.shared {
+		e.t.Fatal("startModule: the env is shared; a test that restarts the module needs its own (newEnv)")
+	}
+	if err := e.tryStartModule(); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) tryStartModule() error {
+	hooksBin, _, err := builtBinaries()
+	if err != nil {
+		return err
+	}
 	ctx := context.Background()
 	started := time.Now()
+	var log io.Writer = e.moduleLogs
+	if e.log != nil {
+		log = io.MultiWriter(e.log, e.moduleLogs)
+	}
 	ao, err := addonoperator.Start(ctx, addonoperator.Options{
 		Identity:    rest.CopyConfig(e.moduleConfig),
 		AdminConfig: e.cp.RESTConfig(),
 		HooksBinary: hooksBin,
-		Dir:         e.t.TempDir(),
+		Dir:         e.owner.TempDir(),
 		Settings:    e.settings,
 		Globals:     e.globals,
 		Extra:       e.extra,
-		Log:         io.MultiWriter(testLog{e.t}, &e.moduleLogs),
+		Log:         log,
 	})
 	if err != nil {
-		e.t.Fatal(err)
+		return err
 	}
 	e.ao = ao
 	if e.webhook != nil && e.redirect == nil {
 		if e.redirect, err = addonoperator.RedirectWebhooks(controlplane.PlatformConfig(e.cp.RESTConfig()), &e.webhook.Endpoint); err != nil {
-			e.t.Fatal(err)
+			return err
 		}
 	}
 	if err := ao.WaitRelease(ctx, 3*time.Minute); err != nil {
-		e.t.Fatal(err)
+		return err
 	}
 	if e.webhook != nil {
-		e.waitWebhookRedirected()
+		if err := e.waitWebhookRedirected(); err != nil {
+			return err
+		}
 	}
-	e.t.Logf("addon-operator: the module's release deployed %s after start", time.Since(started).Round(10*time.Millisecond))
+	e.owner.Logf("addon-operator: the module's release deployed %s after start", time.Since(started).Round(10*time.Millisecond))
+	return nil
 }
 
 // waitWebhookRedirected waits until both webhook configurations point at
 // the local webhook.
-func (e *env) waitWebhookRedirected() {
-	e.t.Helper()
+func (e *env) waitWebhookRedirected() error {
 	ctx := context.Background()
-	e.eventually("the webhook configurations point at the local webhook", func() (bool, string) {
+	const timeout = 90 * time.Second
+	if ok, why := poll(timeout, func() (bool, string) {
 		var urls []*string
 		v, err := e.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, addonoperator.WebhookConfigurationName, metav1.GetOptions{})
 		if err != nil {
@@ -250,12 +434,23 @@ func (e *env) waitWebhookRedirected() {
 			}
 		}
 		return true, ""
-	})
+	}); !ok {
+		return fmt.Errorf("the webhook configurations point at the local webhook: not reached in %s: %s (addon-operator's log: %s)", timeout, why, e.ao.LogPath)
+	}
+	return nil
 }
 
 // stopModule stops addon-operator (the module's objects stay, as when
 // Deckhouse restarts).
 func (e *env) stopModule() {
+	e.t.Helper()
+	if e.shared {
+		e.t.Fatal("stopModule: the env is shared; a test that stops the module needs its own (newEnv)")
+	}
+	e.stopAddonOperator()
+}
+
+func (e *env) stopAddonOperator() {
 	if e.ao != nil {
 		e.ao.Stop()
 		e.ao = nil
@@ -267,15 +462,31 @@ func (e *env) stopModule() {
 // lets everything through).
 func (e *env) setWebhook(w *moduleloop.WebhookEndpoint) {
 	e.t.Helper()
+	if e.shared {
+		e.t.Fatal("setWebhook: the env is shared; a test that bypasses the webhook needs its own (newEnv)")
+	}
 	if e.redirect == nil {
 		e.t.Fatal("setWebhook: the env has no webhook")
 	}
 	e.redirect.Set(w)
 }
 
+// stopWebhook stops the webhook server: the apiserver fails open
+// (failurePolicy Ignore), as when the module's webhook is down.
+func (e *env) stopWebhook() {
+	e.t.Helper()
+	if e.shared {
+		e.t.Fatal("stopWebhook: the env is shared; a test that stops the webhook needs its own (newEnv)")
+	}
+	e.webhook.Stop()
+}
+
 // moduleErrors counts the module's failed hook runs and module runs so far.
 func (e *env) moduleErrors() float64 {
 	e.t.Helper()
+	if e.shared {
+		e.t.Fatal("moduleErrors: the env is shared, its counters count other tests' runs too; a test that counts needs its own (newEnv)")
+	}
 	if e.ao == nil {
 		return 0
 	}
@@ -321,20 +532,29 @@ func (e *env) eventually(what string, cond func() (bool, string)) {
 
 func (e *env) eventuallyWithin(timeout time.Duration, what string, cond func() (bool, string)) {
 	e.t.Helper()
+	if ok, why := poll(timeout, cond); !ok {
+		where := "no addon-operator running"
+		if e.ao != nil {
+			where = "addon-operator's log: " + e.ao.LogPath
+		}
+		if e.shared {
+			where += ", printed at the end of the run"
+		}
+		e.t.Fatalf("%s: not reached in %s: %s (%s)", what, timeout, why, where)
+	}
+}
+
+// poll calls cond every 100 ms until it holds or timeout passed; then it
+// returns cond's last explanation.
+func poll(timeout time.Duration, cond func() (bool, string)) (ok bool, why string) {
 	deadline := time.Now().Add(timeout)
-	var why string
 	for time.Now().Before(deadline) {
-		var ok bool
 		if ok, why = cond(); ok {
-			return
+			return true, ""
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	where := "no addon-operator running"
-	if e.ao != nil {
-		where = "addon-operator's log: " + e.ao.LogPath
-	}
-	e.t.Fatalf("%s: not reached in %s: %s (%s)", what, timeout, why, where)
+	return false, why
 }
 
 func (e *env) apply(doc string) *unstructured.Unstructured {

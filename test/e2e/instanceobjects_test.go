@@ -42,9 +42,15 @@ import (
 func TestInstanceObjectsComeBackAndFollowTheSpecAndTheClass(t *testing.T) {
 	t.Parallel()
 	const ns, name = "team-o", "ledger"
-	e := newEnv(t, envOptions{})
-	e.apply(testClass)
-	e.apply(instance(ns, name, "Standalone", ""))
+	e := sharedEnv(t, withWebhook)
+	// A class of its own: the test changes a class default, which would
+	// change the instances of the other tests on the shared env.
+	class := strings.Replace(testClass, "name: analytics", "name: instance-objects", 1)
+	ofClass := func(config string) string {
+		return strings.Replace(instance(ns, name, "Standalone", config), "starrocksClassName: analytics", "starrocksClassName: instance-objects", 1)
+	}
+	e.apply(class)
+	e.apply(ofClass(""))
 	e.waitObjects(ns, name, 1, 1)
 
 	client := "d8ms-sr-" + name
@@ -94,7 +100,7 @@ func TestInstanceObjectsComeBackAndFollowTheSpecAndTheClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.apply(instance(ns, name, "Standalone", "    catalogTrashExpireSecond: 7200"))
+	e.apply(ofClass("    catalogTrashExpireSecond: 7200"))
 	e.eventually("every object of the instance carries the new render checksum", func() (bool, string) {
 		cm, err := e.get("ConfigMap", ns, client+"-config")
 		if err != nil {
@@ -136,7 +142,7 @@ func TestInstanceObjectsComeBackAndFollowTheSpecAndTheClass(t *testing.T) {
 	} else if cfg, found, _ := unstructured.NestedMap(sr.Object, "spec", "configuration"); found && cfg["streamingLoadMaxMb"] != nil {
 		t.Fatalf("spec.configuration.streamingLoadMaxMb = %v: the webhook wrote the class default into the spec", cfg["streamingLoadMaxMb"])
 	}
-	e.apply(strings.Replace(testClass, "streamingLoadMaxMb: 10240", "streamingLoadMaxMb: 20480", 1))
+	e.apply(strings.Replace(class, "streamingLoadMaxMb: 10240", "streamingLoadMaxMb: 20480", 1))
 	e.eventually("be.conf follows the new class default, fe.conf keeps the user's value", func() (bool, string) {
 		data := e.configMapData(ns, client+"-config")
 		be, fe := fmt.Sprint(data["be.conf"]), fmt.Sprint(data["fe.conf"])

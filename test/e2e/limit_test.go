@@ -36,6 +36,8 @@ func maxCount(n int) map[string]any {
 // it again leaves that one's objects, Secrets and memory where they are.
 func TestInstancesBeyondMaxCountAreLeftAlone(t *testing.T) {
 	t.Parallel()
+	// Its own env: it sets the module's maxCount, which counts every
+	// instance in the cluster, and restarts the module.
 	e := newEnv(t, envOptions{noWebhook: true, settings: maxCount(1)})
 	e.apply(testClass)
 	e.apply(instance("team", "first", "Standalone", ""))

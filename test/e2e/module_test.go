@@ -128,6 +128,8 @@ func (e *env) waitObjects(namespace, name string, feReplicas, beReplicas int64) 
 
 func TestModuleEndToEnd(t *testing.T) {
 	t.Parallel()
+	// Its own env: it bypasses the webhook, restarts the module and deletes
+	// the default StarrocksClass, all of which other tests would see.
 	e := newEnv(t, envOptions{})
 	e.apply(testClass)
 	run := func(name string, f func(t *testing.T)) {

@@ -32,30 +32,31 @@ import (
 // object, with nothing of it deployed.
 func TestCollidingInstancesOnlyTheOlderIsManaged(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{noWebhook: true})
+	const ns = "team-names"
+	e := sharedEnv(t, withoutWebhook)
 	e.apply(testClass)
-	e.apply(instance("team", "dev", "Standalone", ""))
-	e.waitObjects("team", "dev", 1, 1)
+	e.apply(instance(ns, "dev", "Standalone", ""))
+	e.waitObjects(ns, "dev", 1, 1)
 	time.Sleep(1100 * time.Millisecond) // creationTimestamp counts whole seconds
-	e.apply(instance("team", "dev-be", "Standalone", ""))
+	e.apply(instance(ns, "dev-be", "Standalone", ""))
 
-	e.eventually("team/dev-be Available=False/NameConflict", func() (bool, string) {
-		s, r, m := e.condition("team", "dev-be", "Available")
+	e.eventually(ns+"/dev-be Available=False/NameConflict", func() (bool, string) {
+		s, r, m := e.condition(ns, "dev-be", "Available")
 		return s == "False" && r == "NameConflict" && strings.Contains(m, `Starrocks "dev", older in this namespace, already uses the name of StatefulSet d8ms-sr-dev-be`),
 			fmt.Sprintf("Available is %q (%s: %s)", s, r, m)
 	})
-	if e.hasValuesEntry("team", "dev-be") {
+	if e.hasValuesEntry(ns, "dev-be") {
 		t.Error("the newer of two colliding instances has a values entry")
 	}
-	if !e.hasValuesEntry("team", "dev") {
+	if !e.hasValuesEntry(ns, "dev") {
 		t.Error("the older of two colliding instances has no values entry")
 	}
 	e.eventually("a Warning Event NameConflict", func() (bool, string) {
-		ev := e.starrocksEvents("team", "dev-be")["NameConflict"]
+		ev := e.starrocksEvents(ns, "dev-be")["NameConflict"]
 		return len(ev) == 1 && ev[0].Type == corev1.EventTypeWarning, fmt.Sprint(ev)
 	})
 	// The shared name stays dev's BE StatefulSet, and nothing of dev-be exists.
-	sts, err := e.get("StatefulSet", "team", "d8ms-sr-dev-be")
+	sts, err := e.get("StatefulSet", ns, "d8ms-sr-dev-be")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,11 +65,11 @@ func TestCollidingInstancesOnlyTheOlderIsManaged(t *testing.T) {
 	}
 	for _, kind := range []string{"StatefulSet", "ConfigMap", "Service"} {
 		name := map[string]string{"StatefulSet": "d8ms-sr-dev-be-be", "ConfigMap": "d8ms-sr-dev-be-config", "Service": "d8ms-sr-dev-be-fe-headless"}[kind]
-		if _, err := e.get(kind, "team", name); err == nil {
+		if _, err := e.get(kind, ns, name); err == nil {
 			t.Errorf("%s %s of the newer instance exists", kind, name)
 		}
 	}
-	if _, r, _ := e.condition("team", "dev", "Available"); r == "NameConflict" {
+	if _, r, _ := e.condition(ns, "dev", "Available"); r == "NameConflict" {
 		t.Error("the older instance is reported as the conflicting one")
 	}
 }

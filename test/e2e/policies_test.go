@@ -60,7 +60,7 @@ func refusedByPolicy(err error) bool {
 func TestUnderDeckhousePlatformPolicies(t *testing.T) {
 	t.Parallel()
 	const ns, name = "team-p", "olap"
-	e := newEnv(t, envOptions{})
+	e := sharedEnv(t, withWebhook)
 	e.apply(testClass)
 	tenantKube, tenantDyn := e.tenant(ns)
 	ctx := context.Background()

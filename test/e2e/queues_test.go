@@ -27,6 +27,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
 
 	"github.com/deckhouse/managed-starrocks/dev/addonoperator"
 	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
@@ -195,8 +197,15 @@ func loadTheModule(e *env, n int) queueLoad {
 		}
 	}
 	var busy []time.Duration
+	// Metadata only: the StatefulSets' specs would cost the apiserver and
+	// the test megabytes of JSON every round.
+	meta, err := metadata.NewForConfig(e.cp.RESTConfig())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	statefulSets := meta.Resource(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"})
 	done := func() bool {
-		list, err := e.kube.AppsV1().StatefulSets(metav1.NamespaceAll).List(context.Background(), metav1.ListOptions{})
+		list, err := statefulSets.List(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -242,6 +251,8 @@ func loadTheModule(e *env, n int) queueLoad {
 // /modules/managed-starrocks) set to "main".
 func TestMainQueueKeepsConvergingWhileTheModuleWorks(t *testing.T) {
 	t.Parallel()
+	// Its own env: another module runs beside this one, and the test
+	// counts every instance's StatefulSets in the cluster.
 	e := newEnv(t, envOptions{noWebhook: true, extra: []addonoperator.Module{sentinelModule}})
 	res := loadTheModule(e, 100)
 	if res.busyRounds < 3 {

@@ -208,6 +208,8 @@ type upgradeCluster struct {
 
 func newUpgradeCluster(t *testing.T, ns, name string) *upgradeCluster {
 	t.Helper()
+	// Its own env: the upgrade tests restart the module with new images,
+	// which would roll every other test's instances too.
 	e := newEnv(t, envOptions{})
 	e.apply(testClass)
 	e.apply(instance(ns, name, "Cluster", ""))

@@ -41,7 +41,7 @@ import (
 func TestBackendScaleInWaitsForTheDecommission(t *testing.T) {
 	t.Parallel()
 	const ns, name = "team-s", "olap"
-	e := newEnv(t, envOptions{})
+	e := sharedEnv(t, withWebhook)
 	e.apply(backupClass)
 	e.apply(fmt.Sprintf(`
 apiVersion: v1

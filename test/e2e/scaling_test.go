@@ -39,6 +39,8 @@ import (
 func TestReplicationAwareScaling(t *testing.T) {
 	t.Parallel()
 	const ns, name = "team-r", "olap"
+	// Its own env: its last part stops the webhook, which every test on a
+	// shared one would lose.
 	e := newEnv(t, envOptions{})
 	e.apply(testClass)
 	withBEs := func(n int) string {
@@ -152,7 +154,7 @@ func TestReplicationAwareScaling(t *testing.T) {
 	})
 
 	t.Run("with the webhook down the hooks hold the rules", func(t *testing.T) {
-		e.webhook.Stop()
+		e.stopWebhook()
 		// The CRD refuses any scale-in from 3 BEs (2 is not allowed), so
 		// grow to 4 first; then a table needs 4 replicas, and 4 -> 3 passes
 		// the CRD (by one) while the hooks refuse it and keep 4.

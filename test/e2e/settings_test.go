@@ -28,6 +28,8 @@ import (
 // twice, and the webhook configurations point at the local webhook again.
 func TestSettingsChangeUpgradesTheReleaseWithTheWebhookRedirected(t *testing.T) {
 	t.Parallel()
+	// Its own env: it changes the module's settings and counts the
+	// module's failed runs, other tests' included on a shared one.
 	e := newEnv(t, envOptions{})
 	ctx := context.Background()
 	for _, n := range []int{7, 8} {

@@ -50,7 +50,7 @@ import (
 func TestUsersAndDatabasesAsCode(t *testing.T) {
 	t.Parallel()
 	const ns, name = "team-u", "grants"
-	e := newEnv(t, envOptions{})
+	e := sharedEnv(t, withWebhook)
 	e.apply(testClass)
 	e.apply(teamPasswordSecret(ns, "reader-password", "first-password-of-the-team"))
 	e.apply(usersInstance(ns, name, true, true))

@@ -63,6 +63,8 @@ func TestGrowingAVolumeExpandsThePVCs(t *testing.T) {
 	t.Parallel()
 	const ns, name = "team-v", "vol"
 	ctx := context.Background()
+	// Its own env: it counts the module's failed runs (other tests' would
+	// count on a shared one) and makes a cluster-wide StorageClass.
 	e := newEnv(t, envOptions{})
 	expand := true
 	immediate := storagev1.VolumeBindingImmediate
