@@ -222,11 +222,11 @@ func run() error {
 	mux := http.NewServeMux()
 	// The leader names its newest image for its followers (fetchImages).
 	mux.HandleFunc("/standin/image", func(w http.ResponseWriter, _ *http.Request) {
-		if srv == nil || srv.ImagesWritten() == 0 {
+		if srv == nil || srv.NewestImage() == 0 {
 			http.NotFound(w, nil)
 			return
 		}
-		fmt.Fprintf(w, "image.%d", 1000*srv.ImagesWritten())
+		fmt.Fprintf(w, "image.%d", srv.NewestImage())
 	})
 	// The leader's catalog for its followers' copies (replica.fetch).
 	mux.HandleFunc("/standin/state", func(w http.ResponseWriter, r *http.Request) {
