@@ -450,7 +450,7 @@ func (e *env) testClusterCertificateRotation(t *testing.T) {
 	// serving the new certificate on its own address.
 	restarted := map[string]time.Duration{}
 	var everyFE time.Duration
-	deadline = time.Now().Add(8 * time.Minute)
+	deadline = time.Now().Add(5 * time.Minute)
 	for everyFE == 0 {
 		serving := 0
 		for _, name := range fes {
@@ -473,7 +473,7 @@ func (e *env) testClusterCertificateRotation(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not every FE serves the renewed certificate 8m after the Secret changed (restarted: %v)", restarted)
+			t.Fatalf("not every FE serves the renewed certificate 5m after the Secret changed (restarted: %v)", restarted)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
