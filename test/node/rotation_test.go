@@ -69,52 +69,47 @@ const (
 // dial a Service's cluster IP (the node's blackhole route for
 // 198.18.0.0/15 refuses the connect before kube-proxy's OUTPUT rules
 // apply), a pod can. A socket belongs to the namespace of the thread that
-// created it, so each dial runs on a thread of its own that enters the
-// pod's namespace and ends with its goroutine (a locked thread that is not
-// unlocked is not reused). The connection then takes the pod's path:
-// its veth, the bridge, kube-proxy's rules to one of the Service's ready
-// endpoints, as an application pod's connection does. Names are resolved
-// by the pod's nameserver (CoreDNS), also from inside the namespace.
+// created it, so each dial moves its locked thread into the pod's
+// namespace and back before unlocking it. The thread is never left to
+// end with its goroutine: the node's and cert-manager's processes are
+// started with Pdeathsig, which the kernel sends when the thread that
+// started them ends, whichever goroutine holds it then. The connection
+// then takes the pod's path: its veth, the bridge, kube-proxy's rules to
+// one of the Service's ready endpoints, as an application pod's connection
+// does. Names are resolved by the pod's nameserver (CoreDNS), also from
+// inside the namespace.
 type podNetwork struct {
 	netns      string // /proc/<pid>/ns/net of a container of the pod
 	nameserver string // ip:53 from the pod's resolv.conf
 }
 
 func (p podNetwork) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	type result struct {
-		c   net.Conn
-		err error
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	own, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
+	if err != nil {
+		return nil, err
 	}
-	done := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		// No UnlockOSThread: the thread stays in the pod's namespace and
-		// exits with this goroutine.
-		f, err := os.Open(p.netns)
-		if err != nil {
-			done <- result{nil, err}
-			return
+	defer own.Close()
+	target, err := os.Open(p.netns)
+	if err != nil {
+		return nil, err
+	}
+	defer target.Close()
+	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+		return nil, fmt.Errorf("setns %s: %w", p.netns, err)
+	}
+	defer func() {
+		if err := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); err != nil {
+			// A thread left in the pod's namespace must not serve
+			// other goroutines, and must not end either (Pdeathsig).
+			panic(fmt.Sprintf("setns back to the test's network namespace: %v", err))
 		}
-		defer f.Close()
-		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
-			done <- result{nil, fmt.Errorf("setns %s: %w", p.netns, err)}
-			return
-		}
-		var d net.Dialer
-		c, err := d.DialContext(ctx, network, addr)
-		done <- result{c, err}
 	}()
-	select {
-	case r := <-done:
-		return r.c, r.err
-	case <-ctx.Done():
-		go func() {
-			if r := <-done; r.c != nil {
-				r.c.Close()
-			}
-		}()
-		return nil, ctx.Err()
-	}
+	// socket(2) runs on this thread; the connect completes through the
+	// netpoller whichever thread waits for it.
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
 }
 
 // dialService resolves host (a Service's name) through
