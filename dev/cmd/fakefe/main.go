@@ -382,6 +382,11 @@ func forward(l net.Listener, leader string, copyOfLeader *replica) {
 					log.Printf("the copy of the leader's catalog: %v", err)
 					return
 				}
+				// StarRocks' follower sends each write to the leader of the
+				// moment; a connection of the copy would keep writing into
+				// the copy, where it is lost. It is closed once the leader
+				// answers again, and the client's next connection reaches it.
+				go closeWhenLeaderAnswers(leader, c)
 			}
 			defer up.Close()
 			done := make(chan struct{}, 2)
@@ -389,6 +394,23 @@ func forward(l net.Listener, leader string, copyOfLeader *replica) {
 			go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
 			<-done
 		}()
+	}
+}
+
+// closeWhenLeaderAnswers closes c, a client connection answered from the
+// copy of the leader's catalog, once the leader's edit log port answers (or
+// c is closed already).
+func closeWhenLeaderAnswers(leader string, c net.Conn) {
+	for {
+		time.Sleep(time.Second)
+		if _, _, err := leaderPorts(leader); err == nil {
+			c.Close()
+			return
+		}
+		// A closed connection's deadline cannot be set: the forwarder is done.
+		if err := c.SetDeadline(time.Time{}); err != nil {
+			return
+		}
 	}
 }
 
