@@ -468,7 +468,8 @@ func (e *env) testClusterCertificateRotation(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not every FE serves the renewed certificate 5m after the Secret changed (restarted: %v)", restarted)
+			t.Fatalf("not every FE serves the renewed certificate 5m after the Secret changed (restarted: %v); the client so far: %d ok, %d failed, %d retried\n%s",
+				restarted, client.ok.Load(), client.failed.Load(), client.retried.Load(), client.errors())
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
