@@ -202,6 +202,7 @@ type Server struct {
 	// imagePending: CREATE IMAGE asked for an image not written yet.
 	imagePending  bool
 	imagesWritten int
+	newestImage   int64 // nodes.go NewestImage
 	// imageMetaDirs are FE meta directories the checkpoint writes its
 	// images into (SetImageMetaDirs), as the leader and the followers
 	// that download it would.

@@ -191,7 +191,15 @@ func (s *Server) WritePendingImage() bool {
 	s.imagesWritten++
 	// fe-core names an image by the journal id it holds
 	// (persist/Storage.getImageFile: image.<id>, format v2 in image/v2/).
-	id := int64(1000 * s.imagesWritten)
+	// Journal ids only grow, also across restarts: the next image is named
+	// past every image already in the meta directories.
+	id := s.newestImage + 1000
+	for _, dir := range s.imageMetaDirs {
+		if newest := newestImageIn(filepath.Join(dir, "image", "v2")); newest >= id {
+			id = newest + 1000
+		}
+	}
+	s.newestImage = id
 	for _, dir := range s.imageMetaDirs {
 		d := filepath.Join(dir, "image", "v2")
 		if err := os.MkdirAll(d, 0o755); err == nil {
@@ -199,6 +207,26 @@ func (s *Server) WritePendingImage() bool {
 		}
 	}
 	return true
+}
+
+// NewestImage is the journal id of the newest image WritePendingImage
+// wrote since the server started (0: none).
+func (s *Server) NewestImage() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.newestImage
+}
+
+// newestImageIn is the highest id of the image.<id> files in dir (0: none).
+func newestImageIn(dir string) int64 {
+	entries, _ := os.ReadDir(dir)
+	var newest int64
+	for _, e := range entries {
+		if id, err := strconv.ParseInt(strings.TrimPrefix(e.Name(), "image."), 10, 64); err == nil && strings.HasPrefix(e.Name(), "image.") && id > newest {
+			newest = id
+		}
+	}
+	return newest
 }
 
 // SetImageMetaDirs makes WritePendingImage put each image it writes into

@@ -19,6 +19,8 @@ package fakefe
 import (
 	"database/sql"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -112,5 +114,29 @@ func TestStateRestoresNodesAccountsAndSettings(t *testing.T) {
 	}
 	if saved == 0 {
 		t.Errorf("AfterStatement did not run")
+	}
+}
+
+// An FE restarted on its meta names its next image past the ones already
+// there, as journal ids only grow: an agent that waits for an image newer
+// than its baseline sees one after every CREATE IMAGE.
+func TestImageIDsGrowAcrossRestarts(t *testing.T) {
+	meta := t.TempDir()
+	first := Start(t, Options{})
+	first.SetImageMetaDirs(meta)
+	execAll(t, first, "", "ALTER SYSTEM CREATE IMAGE")
+	if !first.WritePendingImage() || first.NewestImage() != 1000 {
+		t.Fatalf("the first image is %d, want 1000", first.NewestImage())
+	}
+	first.Close()
+
+	restarted := Start(t, Options{})
+	restarted.SetImageMetaDirs(meta)
+	execAll(t, restarted, "", "ALTER SYSTEM CREATE IMAGE")
+	if !restarted.WritePendingImage() || restarted.NewestImage() != 2000 {
+		t.Fatalf("after a restart the next image is %d, want 2000", restarted.NewestImage())
+	}
+	if _, err := os.Stat(filepath.Join(meta, "image", "v2", "image.2000")); err != nil {
+		t.Fatal(err)
 	}
 }

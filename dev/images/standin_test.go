@@ -397,6 +397,9 @@ func TestStandinsStartProbeAndStopGracefully(t *testing.T) {
 	if _, err := db.Exec("SET PASSWORD = PASSWORD('after-restart')"); err != nil {
 		t.Fatal(err)
 	}
+	// The follower copies the leader's catalog every two seconds; let one
+	// copy hold the new password before the leader goes.
+	time.Sleep(3 * time.Second)
 	// preStop: stop_fe.sh -g; /api/health answers 500 while the FE drains.
 	stop := exec.Command("/bin/sh", filepath.Join(feHome, "bin/stop_fe.sh"), "-g")
 	stopOut := &bytes.Buffer{}
@@ -414,6 +417,13 @@ func TestStandinsStartProbeAndStopGracefully(t *testing.T) {
 	if err := fe.waitExit(t); err != nil {
 		t.Errorf("FE stand-in exit: %v", err)
 	}
+	// With the leader gone the follower answers from its copy of the
+	// leader's catalog, over TLS, with the password set last.
+	fromCopy := connectTo(p2[2], "after-restart")
+	eventually(t, "the follower answers from its copy while the leader is down", func() (bool, string) {
+		alive, all := backendAlive(fromCopy)
+		return alive != "", all
+	})
 	for _, c := range []struct{ dir, want string }{
 		{filepath.Join(feHome, "meta"), "fe graceful exit (SIGUSR1)"},
 		{filepath.Join(beHome, "storage"), "be graceful exit (SIGTERM)"},

@@ -347,9 +347,10 @@ func TestOnNode(t *testing.T) {
 	// The two instances share nothing but the node; side by side they take
 	// the time of the longer, not of both (make test's warm budget).
 	t.Run("instances side by side", func(t *testing.T) {
-		t.Run("cluster rollout order", func(t *testing.T) {
+		t.Run("cluster", func(t *testing.T) {
 			t.Parallel()
-			e.testClusterRolloutOrder(t)
+			t.Run("cluster rollout order", e.testClusterRolloutOrder)
+			t.Run("cluster certificate rotation without a failed query", e.testClusterCertificateRotation)
 		})
 		t.Run("standalone", func(t *testing.T) {
 			t.Parallel()

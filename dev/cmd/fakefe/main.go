@@ -36,12 +36,21 @@ limitations under the License.
 // leader in meta_dir/standin-leader and forwards every client connection on
 // its query port to the leader's (which the leader's edit log port names),
 // so all FEs of an instance answer from the leader's one catalog, as
-// StarRocks' followers serve the leader's replicated catalog.
+// StarRocks' followers serve the leader's replicated catalog. It also keeps
+// a copy of the leader's catalog, fetched every two seconds from the
+// leader's HTTP port (which answers only the instance's FEs, as StarRocks'
+// meta actions answer only known FEs: fe-core http/meta/MetaBaseAction
+// checkFromValidFe), and answers a client from that copy while the leader
+// does not answer: StarRocks' followers keep serving reads while the leader
+// is away ("still offer read service", fe-core server/GlobalStateMgr
+// transferToNonLeader; docs.starrocks.io graceful_exit: a follower handles
+// read-only queries).
 //
 // What it does not do: run queries, store data, elect a new leader (the FE
-// that bootstrapped stays the leader; while it is down its followers'
-// clients fail), keep databases, grants or tables across restarts, serve
-// HTTPS or metrics beyond a stub.
+// that bootstrapped stays the leader; while it is down its followers answer
+// from their copy, where a change is lost and SHOW FRONTENDS shows the
+// catalog as last fetched), keep databases, grants or tables across
+// restarts, serve HTTPS or metrics beyond a stub.
 package main
 
 import (
@@ -151,8 +160,14 @@ func run() error {
 			return fmt.Errorf("query_port %d: %w", queryPort, err)
 		}
 		defer ql.Close()
-		go forward(ql, leader)
+		copyOfLeader, err := newReplica(tlsConf, conf["ssl_force_secure_transport"] == "true", self)
+		if err != nil {
+			return err
+		}
+		defer copyOfLeader.srv.Close()
+		go forward(ql, leader, copyOfLeader)
 		go fetchImages(leader, httpPort, meta)
+		go copyOfLeader.fetch(leader)
 		log.Printf("follower of %s: clients are forwarded to the leader", leader)
 	} else {
 		statePath := filepath.Join(meta, stateFile)
@@ -185,8 +200,8 @@ func run() error {
 		save()
 	}
 
-	// The edit log port tells a follower the leader's query port; the rpc
-	// port only accepts.
+	// The edit log port tells a follower the leader's query and HTTP
+	// ports; the rpc port only accepts.
 	el, err := net.Listen("tcp", fmt.Sprintf(":%d", editLogPort))
 	if err != nil {
 		return fmt.Errorf("edit_log_port %d: %w", editLogPort, err)
@@ -194,7 +209,7 @@ func run() error {
 	defer el.Close()
 	reply := ""
 	if srv != nil {
-		reply = strconv.Itoa(queryPort) + "\n"
+		reply = fmt.Sprintf("%d %d\n", queryPort, httpPort)
 	}
 	go acceptAndReply(el, reply)
 	rl, err := net.Listen("tcp", fmt.Sprintf(":%d", rpcPort))
@@ -207,11 +222,24 @@ func run() error {
 	mux := http.NewServeMux()
 	// The leader names its newest image for its followers (fetchImages).
 	mux.HandleFunc("/standin/image", func(w http.ResponseWriter, _ *http.Request) {
-		if srv == nil || srv.ImagesWritten() == 0 {
+		if srv == nil || srv.NewestImage() == 0 {
 			http.NotFound(w, nil)
 			return
 		}
-		fmt.Fprintf(w, "image.%d", 1000*srv.ImagesWritten())
+		fmt.Fprintf(w, "image.%d", srv.NewestImage())
+	})
+	// The leader's catalog for its followers' copies (replica.fetch).
+	mux.HandleFunc("/standin/state", func(w http.ResponseWriter, r *http.Request) {
+		if srv == nil {
+			http.NotFound(w, nil)
+			return
+		}
+		if !fromFrontend(r.RemoteAddr, srv.Frontends()) {
+			http.Error(w, "invalid client host", http.StatusForbidden)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(srv.State())
 	})
 	mux.HandleFunc("/api/health", func(w http.ResponseWriter, _ *http.Request) {
 		total, online := 0, 0
@@ -331,9 +359,11 @@ func writeVersion(meta string) error {
 
 // forward hands every client connection to the leader's query port, which
 // the leader's edit log port tells (asked per connection: the leader may
-// have restarted). TLS and the MySQL protocol pass through untouched, so a
-// client sees the leader's certificate (the pods of an instance share one).
-func forward(l net.Listener, leader string) {
+// have restarted), or to the follower's copy of the leader's catalog while
+// the leader does not answer. TLS and the MySQL protocol pass through
+// untouched, so a client sees the certificate of the leader (or, from the
+// copy, of this follower: the pods of an instance share one).
+func forward(l net.Listener, leader string, copyOfLeader *replica) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -341,20 +371,22 @@ func forward(l net.Listener, leader string) {
 		}
 		go func() {
 			defer c.Close()
-			host, _, err := net.SplitHostPort(leader)
+			up, err := dialLeader(leader)
 			if err != nil {
-				log.Printf("leader %q: %v", leader, err)
-				return
-			}
-			port, err := leaderQueryPort(leader)
-			if err != nil {
-				log.Printf("leader %s: %v", leader, err)
-				return
-			}
-			up, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), 5*time.Second)
-			if err != nil {
-				log.Printf("leader %s: %v", leader, err)
-				return
+				if !copyOfLeader.fetched.Load() {
+					log.Printf("leader %s: %v; no copy of its catalog yet", leader, err)
+					return
+				}
+				log.Printf("leader %s: %v; answering from the copy of its catalog", leader, err)
+				if up, err = net.DialTimeout("tcp", copyOfLeader.addr, time.Second); err != nil {
+					log.Printf("the copy of the leader's catalog: %v", err)
+					return
+				}
+				// StarRocks' follower sends each write to the leader of the
+				// moment; a connection of the copy would keep writing into
+				// the copy, where it is lost. It is closed once the leader
+				// answers again, and the client's next connection reaches it.
+				go closeWhenLeaderAnswers(leader, c)
 			}
 			defer up.Close()
 			done := make(chan struct{}, 2)
@@ -365,18 +397,58 @@ func forward(l net.Listener, leader string) {
 	}
 }
 
-func leaderQueryPort(leader string) (string, error) {
-	c, err := net.DialTimeout("tcp", leader, 5*time.Second)
+// closeWhenLeaderAnswers closes c, a client connection answered from the
+// copy of the leader's catalog, once the leader's edit log port answers (or
+// c is closed already).
+func closeWhenLeaderAnswers(leader string, c net.Conn) {
+	for {
+		time.Sleep(time.Second)
+		if _, _, err := leaderPorts(leader); err == nil {
+			c.Close()
+			return
+		}
+		// A closed connection's deadline cannot be set: the forwarder is done.
+		if err := c.SetDeadline(time.Time{}); err != nil {
+			return
+		}
+	}
+}
+
+// leaderDialTimeout bounds each dial of the leader: in the pod network a
+// live leader answers within milliseconds, and a client waits for the
+// answer from the copy while a gone leader's address times out.
+const leaderDialTimeout = time.Second
+
+// dialLeader connects to the leader's query port.
+func dialLeader(leader string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(leader)
 	if err != nil {
-		return "", err
+		return nil, err
+	}
+	query, _, err := leaderPorts(leader)
+	if err != nil {
+		return nil, err
+	}
+	return net.DialTimeout("tcp", net.JoinHostPort(host, query), leaderDialTimeout)
+}
+
+// leaderPorts asks the leader's edit log port for its query and HTTP ports.
+func leaderPorts(leader string) (query, http string, err error) {
+	c, err := net.DialTimeout("tcp", leader, leaderDialTimeout)
+	if err != nil {
+		return "", "", err
 	}
 	defer c.Close()
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(leaderDialTimeout))
 	line, err := bufio.NewReader(c).ReadString('\n')
 	if err != nil {
-		return "", fmt.Errorf("no query port from the leader's edit log port (is it a follower?): %w", err)
+		return "", "", fmt.Errorf("no ports from the leader's edit log port (is it a follower?): %w", err)
 	}
-	return strings.TrimSpace(line), nil
+	f := strings.Fields(line)
+	if len(f) != 2 {
+		return "", "", fmt.Errorf("the leader's edit log port answered %q, want its query and HTTP ports", line)
+	}
+	return f[0], f[1], nil
 }
 
 // serverTLS reads the PKCS12 keystore at ssl_keystore_location with
@@ -514,4 +586,79 @@ func fetchImages(leader string, httpPort int, meta string) {
 			log.Printf("received %s from the leader", name)
 		}
 	}
+}
+
+// replica is a follower's copy of the leader's catalog (accounts, nodes,
+// configuration), served on a port of its own in the pod: the forwarder
+// hands it the clients the leader does not take. It is dialled at the
+// pod's own address, not loopback, so ssl_force_secure_transport holds
+// for it as for the leader (the FE exempts only 127.0.0.1).
+type replica struct {
+	srv     *fakefe.Server
+	addr    string
+	fetched atomic.Bool
+}
+
+func newReplica(tlsConf *tls.Config, force bool, self string) (*replica, error) {
+	srv, err := fakefe.New(fakefe.Options{TLS: tlsConf, ForceSecureTransport: force, ListenAddr: ":0"})
+	if err != nil {
+		return nil, fmt.Errorf("the copy of the leader's catalog: %w", err)
+	}
+	_, port, err := net.SplitHostPort(srv.Addr())
+	if err != nil {
+		srv.Close()
+		return nil, err
+	}
+	return &replica{srv: srv, addr: net.JoinHostPort(self, port)}, nil
+}
+
+// fetch replaces the copy with the leader's catalog every two seconds,
+// as long as the leader answers.
+func (r *replica) fetch(leader string) {
+	host, _, err := net.SplitHostPort(leader)
+	if err != nil {
+		host = leader
+	}
+	client := &http.Client{Timeout: 2 * time.Second}
+	for range time.Tick(2 * time.Second) {
+		_, httpPort, err := leaderPorts(leader)
+		if err != nil {
+			continue
+		}
+		resp, err := client.Get(fmt.Sprintf("http://%s/standin/state", net.JoinHostPort(host, httpPort)))
+		if err != nil {
+			continue
+		}
+		var st fakefe.State
+		err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || err != nil {
+			continue
+		}
+		r.srv.Restore(st)
+		if !r.fetched.Swap(true) {
+			log.Printf("copied the leader's catalog")
+		}
+	}
+}
+
+// fromFrontend says whether remote (host:port) is the address of one of
+// the frontends, looked up by their host names.
+func fromFrontend(remote string, frontends []fakefe.Frontend) bool {
+	ip, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		return false
+	}
+	for _, fe := range frontends {
+		addrs, err := net.LookupHost(fe.Host)
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			if a == ip {
+				return true
+			}
+		}
+	}
+	return false
 }
