@@ -48,8 +48,10 @@ const (
 	metricsService    = "metrics-server"
 	// metricResolution is how often metrics-server scrapes the kubelet;
 	// 10 s is the least it accepts (its default is 60 s, too slow for a
-	// test that waits for an autoscaler).
-	metricResolution = "10s"
+	// test that waits for an autoscaler), and it must exceed the kubelet
+	// request timeout (default 10 s: metrics-server refuses to start).
+	metricResolution      = "10s"
+	kubeletRequestTimeout = "5s"
 )
 
 var apiServiceResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
@@ -114,6 +116,7 @@ func (n *Node) startMetricsServer(ctx context.Context) error {
 		"--kubelet-use-node-status-port",
 		"--kubelet-preferred-address-types=InternalIP",
 		"--metric-resolution="+metricResolution,
+		"--kubelet-request-timeout="+kubeletRequestTimeout,
 		"--v=1",
 	); err != nil {
 		return err
