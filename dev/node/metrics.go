@@ -27,12 +27,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/dev/testpki"
@@ -127,9 +129,8 @@ func (n *Node) startMetricsServer(ctx context.Context) error {
 	return n.waitMetricsAPI(ctx, 2*time.Minute)
 }
 
-// registerMetricsAPI makes the Service without a selector, its Endpoints
-// at the bridge's address (the endpointslice-mirroring controller makes the
-// EndpointSlice of it), and the APIService. The aggregator routes to the
+// registerMetricsAPI makes the Service without a selector, its
+// EndpointSlice at the bridge's address, and the APIService. The aggregator routes to the
 // endpoint (--enable-aggregator-routing, dev/controlplane), which the host
 // reaches; the Service's cluster IP it could not.
 func registerMetricsAPI(ctx context.Context, cp *controlplane.ControlPlane, port int, caPEM []byte) error {
@@ -146,16 +147,24 @@ func registerMetricsAPI(ctx context.Context, cp *controlplane.ControlPlane, port
 	if _, err := cs.CoreV1().Services(metricsNamespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("metrics-server Service: %w", err)
 	}
-	//nolint:staticcheck // core/v1 Endpoints: the mirroring controller turns them into the EndpointSlice both resolvers read.
-	ep := &corev1.Endpoints{
-		ObjectMeta: metav1.ObjectMeta{Name: metricsService, Namespace: metricsNamespace},
-		Subsets: []corev1.EndpointSubset{{
-			Addresses: []corev1.EndpointAddress{{IP: Gateway}},
-			Ports:     []corev1.EndpointPort{{Name: "https", Port: int32(port), Protocol: corev1.ProtocolTCP}},
+	// The slice of a Service without a selector, written by its owner as
+	// the EndpointSlice API asks (kubernetes.io/service-name,
+	// endpointslice.kubernetes.io/managed-by naming someone other than the
+	// controllers).
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: metricsService, Namespace: metricsNamespace, Labels: map[string]string{
+			discoveryv1.LabelServiceName: metricsService,
+			discoveryv1.LabelManagedBy:   "dev.managed-starrocks.invalid-node",
 		}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{{
+			Addresses:  []string{Gateway},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+		}},
+		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(int32(port)), Protocol: ptr.To(corev1.ProtocolTCP)}},
 	}
-	if _, err := cs.CoreV1().Endpoints(metricsNamespace).Create(ctx, ep, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("metrics-server Endpoints: %w", err)
+	if _, err := cs.DiscoveryV1().EndpointSlices(metricsNamespace).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("metrics-server EndpointSlice: %w", err)
 	}
 	dyn, err := dynamic.NewForConfig(cp.RESTConfig())
 	if err != nil {
