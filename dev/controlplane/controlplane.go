@@ -370,7 +370,7 @@ func startControllerManager(dir, bin, kubeconfig string, pki *pki, node bool) (*
 		// Options.MetricsServer); without them an HPA only reports that
 		// it cannot read metrics. Every 5 s instead of 15 s, so a test sees
 		// a scale within seconds of the load.
-		controllers += ",horizontalpodautoscaling-controller"
+		controllers += ",horizontal-pod-autoscaler-controller"
 		extra = append(extra, "--horizontal-pod-autoscaler-sync-period=5s")
 	}
 	args := append([]string{
