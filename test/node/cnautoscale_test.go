@@ -62,7 +62,8 @@ func TestCNAutoscalingOnNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	cp, n := node.StartForTest(t, controlplane.Options{}, node.Options{Images: []string{archive}, MetricsServer: true})
-	t.Logf("node with metrics-server Ready and metrics.k8s.io Available %s after the test started", time.Since(start).Round(time.Second))
+	nodeUp := time.Now()
+	t.Logf("node with metrics-server Ready and metrics.k8s.io Available %s after the test started (the CN image built, the node lock waited for)", nodeUp.Sub(start).Round(time.Second))
 	cs, err := kubernetes.NewForConfig(cp.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +152,7 @@ func TestCNAutoscalingOnNode(t *testing.T) {
 		t.Errorf("cn-1's %s: want a line \"cn graceful exit (SIGTERM)\", got %q (%v)", standin.StopsLog, record, err)
 	}
 	t.Logf("metrics read %s after the node was up; scaled out %s after the load began; scaled in %s after it ended; node RSS %d MiB",
-		metricsAt.Sub(start).Round(time.Second), scaledOutAt.Sub(metricsAt).Round(time.Second), scaledInAt.Sub(scaledOutAt).Round(time.Second), n.MemoryRSS()>>20)
+		metricsAt.Sub(nodeUp).Round(time.Second), scaledOutAt.Sub(metricsAt).Round(time.Second), scaledInAt.Sub(scaledOutAt).Round(time.Second), n.MemoryRSS()>>20)
 }
 
 // cnStatefulSet runs the CN stand-in image as the CN image runs: the
