@@ -259,6 +259,14 @@ func (cp *ControlPlane) KubeconfigPath() string { return cp.kubeconfig }
 // serving certificate and the client certificate the apiserver shows kubelets.
 func (cp *ControlPlane) CAFile() string { return cp.pki.caFile }
 
+// KubeletClientCertificate is the client certificate and key the apiserver
+// shows kubelets (Options.Node; empty without one): the node's kubelet
+// trusts only certificates of the control plane's CA, and metrics-server
+// reads the kubelet's resource metrics with this one.
+func (cp *ControlPlane) KubeletClientCertificate() (certFile, keyFile string) {
+	return cp.pki.kubeletClientCert, cp.pki.kubeletClientKey
+}
+
 // UserKubeconfig writes a kubeconfig that authenticates as one of the node's
 // identities (Options.Node): "system:node:<name>", "system:kube-proxy" or
 // "system:kube-scheduler" (each has its token in the apiserver's token file;
@@ -334,6 +342,22 @@ func startAPIServer(dir, bin string, pki *pki, etcdPort, port int, node *NodeOpt
 			"--kubelet-client-certificate=" + pki.kubeletClientCert,
 			"--kubelet-client-key=" + pki.kubeletClientKey,
 			"--kubelet-preferred-address-types=InternalIP",
+			// The aggregation layer, for extension apiservers on the node
+			// (metrics-server serves metrics.k8s.io to HPAs): the aggregator
+			// authenticates to them with the front proxy's client
+			// certificate and passes the user in these headers, as kubeadm
+			// sets it up. Aggregator routing dials an APIService's endpoint
+			// address, not its Service's cluster IP: the host cannot reach
+			// cluster IPs (the node's blackhole route for 198.18.0.0/15
+			// refuses them before kube-proxy's rules apply).
+			"--requestheader-client-ca-file=" + pki.frontProxyCAFile,
+			"--requestheader-allowed-names=" + frontProxyClientName,
+			"--requestheader-username-headers=X-Remote-User",
+			"--requestheader-group-headers=X-Remote-Group",
+			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+			"--proxy-client-cert-file=" + pki.frontProxyClientCert,
+			"--proxy-client-key-file=" + pki.frontProxyClientKey,
+			"--enable-aggregator-routing=true",
 		}
 	}
 	args := []string{
@@ -361,6 +385,7 @@ func startAPIServer(dir, bin string, pki *pki, etcdPort, port int, node *NodeOpt
 }
 
 func startControllerManager(dir, bin, kubeconfig string, pki *pki, node bool) (*process, error) {
+	var extra []string
 	controllers := "garbage-collector-controller,statefulset-controller,namespace-controller,serviceaccount-controller,replicaset-controller,deployment-controller,persistentvolume-protection-controller,persistentvolumeclaim-protection-controller,clusterrole-aggregation-controller"
 	if node {
 		// With a node, Services get EndpointSlices (kube-proxy and CoreDNS
@@ -369,9 +394,16 @@ func startControllerManager(dir, bin, kubeconfig string, pki *pki, node bool) (*
 		// a Ready node loses the not-ready taint the kubelet registers it with;
 		// claims bind to the volumes the node provisions.
 		controllers += ",endpointslice-controller,endpointslice-mirroring-controller,endpoints-controller,pod-garbage-collector-controller,ttl-controller,root-ca-certificate-publisher-controller,node-lifecycle-controller,persistentvolume-binder-controller"
+		// HorizontalPodAutoscalers scale the StatefulSets they target from
+		// the metrics the node serves when asked (dev/node
+		// Options.MetricsServer); without them an HPA only reports that
+		// it cannot read metrics. Every 5 s instead of 15 s, so a test sees
+		// a scale within seconds of the load.
+		controllers += ",horizontal-pod-autoscaler-controller"
+		extra = append(extra, "--horizontal-pod-autoscaler-sync-period=5s")
 	}
-	return startProcess(dir, "kube-controller-manager", bin,
-		"--kubeconfig="+kubeconfig,
+	args := append([]string{
+		"--kubeconfig=" + kubeconfig,
 		"--authentication-skip-lookup=true",
 		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
 		"--bind-address=127.0.0.1",
@@ -383,12 +415,13 @@ func startControllerManager(dir, bin, kubeconfig string, pki *pki, node bool) (*
 		// identities Deckhouse's admission policies let write objects
 		// labelled heritage: deckhouse (policies/deckhouse.yaml).
 		"--use-service-account-credentials=true",
-		"--service-account-private-key-file="+pki.saKey,
-		"--root-ca-file="+pki.caFile,
-		"--controllers="+controllers,
+		"--service-account-private-key-file=" + pki.saKey,
+		"--root-ca-file=" + pki.caFile,
+		"--controllers=" + controllers,
 		"--concurrent-gc-syncs=5",
 		"--v=1",
-	)
+	}, extra...)
+	return startProcess(dir, "kube-controller-manager", bin, args...)
 }
 
 // process is a child process whose output goes to a log file.

@@ -45,6 +45,13 @@ type pki struct {
 	userTokens        map[string]string
 	kubeletClientCert string
 	kubeletClientKey  string
+	// With a node: the front proxy's CA and the client certificate the
+	// apiserver's aggregator shows an extension apiserver (metrics-server),
+	// which trusts the user it names in X-Remote-User because that CA
+	// signed it (the requestheader flags).
+	frontProxyCAFile     string
+	frontProxyClientCert string
+	frontProxyClientKey  string
 }
 
 func writePKI(dir string, node *NodeOptions) (*pki, error) {
@@ -132,12 +139,43 @@ func writePKI(dir string, node *NodeOptions) (*pki, error) {
 		if err := os.WriteFile(p.kubeletClientKey, client.KeyPEM, 0o600); err != nil {
 			return nil, err
 		}
+		if err := p.writeFrontProxy(dir); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.WriteFile(p.tokenFile, []byte(line), 0o600); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
+
+// writeFrontProxy writes a CA of its own for the aggregator's client
+// certificate, as kubeadm does (front-proxy-ca): a certificate of the main CA
+// would let any of the node's client certificates assert a user to an
+// extension apiserver.
+func (p *pki) writeFrontProxy(dir string) error {
+	ca, err := testpki.NewCA("managed-starrocks local front-proxy CA")
+	if err != nil {
+		return err
+	}
+	client, err := ca.Issue(frontProxyClientName, nil, nil, 0)
+	if err != nil {
+		return err
+	}
+	p.frontProxyCAFile = filepath.Join(dir, "front-proxy-ca.crt")
+	p.frontProxyClientCert = filepath.Join(dir, "front-proxy-client.crt")
+	p.frontProxyClientKey = filepath.Join(dir, "front-proxy-client.key")
+	for path, data := range map[string][]byte{p.frontProxyCAFile: ca.CertPEM, p.frontProxyClientCert: client.CertPEM, p.frontProxyClientKey: client.KeyPEM} {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// frontProxyClientName is the aggregator's client certificate's common name,
+// the one --requestheader-allowed-names accepts.
+const frontProxyClientName = "front-proxy-client"
 
 // firstServiceIP is the address the apiserver gives the kubernetes Service:
 // the first one after the network address of the Service range.

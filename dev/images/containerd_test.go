@@ -141,7 +141,7 @@ func TestSetImportsIntoContainerdUnderTheCRINames(t *testing.T) {
 	for _, n := range strings.Fields(out) {
 		names[n] = true
 	}
-	for _, b := range []Built{s.Pause, s.Busybox, s.Agent, s.Webhook, s.StarrocksFE, s.StarrocksBE, s.Client} {
+	for _, b := range []Built{s.Pause, s.Busybox, s.Agent, s.Webhook, s.StarrocksFE, s.StarrocksBE, s.StarrocksCN, s.Client} {
 		for _, ref := range []string{b.Ref, b.DigestRef} {
 			if !names[ref] {
 				t.Errorf("containerd has no image %s (it has %v)", ref, out)

@@ -279,7 +279,7 @@ func TestSetLaysOutTheImagesAsWerfAndUpstream(t *testing.T) {
 		t.Errorf("BE image: storage/ missing")
 	}
 	mi, _ := json.Marshal(s.ModulesImages())
-	for _, b := range []Built{s.Agent, s.Webhook, s.StarrocksFE, s.StarrocksBE} {
+	for _, b := range []Built{s.Agent, s.Webhook, s.StarrocksFE, s.StarrocksBE, s.StarrocksCN} {
 		if !strings.HasPrefix(b.DigestRef, Registry+"@sha256:") || !strings.Contains(string(mi), b.Digest) {
 			t.Errorf("%s: DigestRef %s not in %s or not in ModulesImages %s", b.Ref, b.DigestRef, Registry, mi)
 		}
@@ -295,7 +295,7 @@ func TestSetLaysOutTheImagesAsWerfAndUpstream(t *testing.T) {
 		}
 	}
 	var refs []string
-	for _, b := range []Built{s.Pause, s.Busybox, s.Agent, s.Webhook, s.StarrocksFE, s.StarrocksBE, s.Client} {
+	for _, b := range []Built{s.Pause, s.Busybox, s.Agent, s.Webhook, s.StarrocksFE, s.StarrocksBE, s.StarrocksCN, s.Client} {
 		refs = append(refs, b.Ref)
 	}
 	sort.Strings(refs)

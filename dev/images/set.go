@@ -56,25 +56,33 @@ const (
 // starrocks/be-ubuntu (StarRocks/starrocks docker/dockerfiles/fe/fe-ubuntu.Dockerfile
 // and be/be-ubuntu.Dockerfile: WORKDIR /opt/starrocks, the release copied
 // into /opt/starrocks/{fe,be}, all owned by user and group starrocks, uid
-// and gid 1000, fe/meta and be/storage created, cn a link to be). Upstream's k8s scripts beside them
-// (fe_entrypoint.sh and the like) are left out: the module runs its own
-// fe-start.sh and be-start.sh and the bin/ scripts.
+// and gid 1000, fe/meta and be/storage created, cn a link to be; upstream's
+// starrocks/cn-ubuntu comes from the BE's recipe, so a CN's files are the
+// BE's, reached through /opt/starrocks/cn). Upstream's k8s scripts beside them
+// (fe_entrypoint.sh, cn_entrypoint.sh and the like) are left out: the module
+// runs its own fe-start.sh, be-start.sh and cn-start.sh and the bin/ scripts.
 const (
 	FEHome = "/opt/starrocks/fe"
 	BEHome = "/opt/starrocks/be"
+	// CNHome is where a CN's pod finds the release: the link to BEHome.
+	CNHome = "/opt/starrocks/cn"
 	// FEStartWrapper is where werf adds the module's fe-start.sh
 	// (images/starrocks-fe/werf.inc.yaml).
 	FEStartWrapper = "/opt/managed-starrocks/fe-start.sh"
 	// BEStartWrapper is where werf adds the module's be-start.sh
 	// (images/starrocks-be/werf.inc.yaml).
 	BEStartWrapper = "/opt/managed-starrocks/be-start.sh"
+	// CNStartWrapper is where werf adds the module's cn-start.sh
+	// (images/starrocks-cn/werf.inc.yaml).
+	CNStartWrapper = "/opt/managed-starrocks/cn-start.sh"
 	// StandinFEBinary and StandinBEBinary are the stand-in servers, started
-	// by the stand-in start scripts.
+	// by the stand-in start scripts; the CN image runs the BE's with --cn,
+	// as upstream's CN is starrocks_be --cn.
 	StandinFEBinary = FEHome + "/lib/starrocks-fe-standin"
 	StandinBEBinary = BEHome + "/lib/starrocks-be-standin"
-	// StopsLog is the file, under the FE's meta and the BE's storage
-	// directory (their persistent volumes), where a stand-in appends one line
-	// per stop: which signal, graceful or not.
+	// StopsLog is the file, under the FE's meta and the BE's or CN's
+	// storage directory (their persistent volumes), where a stand-in appends
+	// one line per stop: which signal, graceful or not.
 	StopsLog     = standin.StopsLog
 	starrocksUID = 1000
 )
@@ -85,8 +93,8 @@ var standinScripts embed.FS
 // Set is the module's images for the local node, written to one archive.
 type Set struct {
 	// Archive is the OCI layout tar to `ctr -n k8s.io images import`.
-	Archive                                                  string
-	Pause, Busybox, Agent, Webhook, StarrocksFE, StarrocksBE Built
+	Archive                                                               string
+	Pause, Busybox, Agent, Webhook, StarrocksFE, StarrocksBE, StarrocksCN Built
 	// Client is ClientRef; empty when this machine has no MariaDB client.
 	Client Built
 	// RealFEArchive holds the real FE image once UseRealFE put it in the
@@ -124,6 +132,7 @@ func (s *Set) ModulesImages() map[string]any {
 			"webhook":     s.Webhook.Digest,
 			"starrocksFe": s.StarrocksFE.Digest,
 			"starrocksBe": s.StarrocksBE.Digest,
+			"starrocksCn": s.StarrocksCN.Digest,
 		}},
 	}
 }
@@ -170,11 +179,47 @@ func BuildSet(ctx context.Context, dir string) (*Set, error) {
 		return nil, err
 	}
 	set := &Set{Archive: archive, Pause: built[0], Busybox: built[1], Agent: built[2], Webhook: built[3],
-		StarrocksFE: built[4], StarrocksBE: built[5]}
-	if len(built) > 6 {
-		set.Client = built[6]
+		StarrocksFE: built[4], StarrocksBE: built[5], StarrocksCN: built[6]}
+	if len(built) > 7 {
+		set.Client = built[7]
 	}
 	return set, nil
+}
+
+// BuildCN builds the CN stand-in image alone into dir/cn.tar, for a test
+// that runs only CN pods (the node brings its own pause and busybox): a
+// fraction of BuildSet's work. The image is the one BuildSet names
+// Registry:starrocks-cn.
+func BuildCN(ctx context.Context, dir string) (archive string, cn Built, err error) {
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return "", Built{}, err
+	}
+	root := controlplane.RepoRoot()
+	gobuild := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin+"/", standinBEPackage)
+	gobuild.Dir, gobuild.Env = root, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := gobuild.CombinedOutput(); err != nil {
+		return "", Built{}, fmt.Errorf("go build %s: %w\n%s", standinBEPackage, err, out)
+	}
+	shell, err := BusyboxLayer(BusyboxPath)
+	if err != nil {
+		return "", Built{}, err
+	}
+	files, err := cnFiles(filepath.Join(bin, "fakebe"), filepath.Join(root, "images/starrocks-cn/cn-start.sh"))
+	if err != nil {
+		return "", Built{}, err
+	}
+	archive = filepath.Join(dir, "cn.tar")
+	built, err := Write(archive, cnImage(shell, files))
+	if err != nil {
+		return "", Built{}, err
+	}
+	return archive, built[0], nil
+}
+
+// cnImage is the CN stand-in image of the layers shell and cn.
+func cnImage(shell, cn []File) Image {
+	return Image{Ref: Registry + ":starrocks-cn", Layers: [][]File{shell, cn}, WorkingDir: "/opt/starrocks", Cmd: []string{CNHome + "/bin/start_cn.sh"}}
 }
 
 // setSpecs lays the images out; the order is BuildSet's.
@@ -191,6 +236,10 @@ func setSpecs(root, bin string) ([]Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	cn, err := cnFiles(filepath.Join(bin, "fakebe"), filepath.Join(root, "images/starrocks-cn/cn-start.sh"))
+	if err != nil {
+		return nil, err
+	}
 	// The agent and webhook images are werf's (images/*/werf.inc.yaml): the
 	// binary at /<name> as the entrypoint on a distroless base, no user (the
 	// pod's securityContext sets it). The base's /etc/passwd and CA bundle
@@ -203,6 +252,7 @@ func setSpecs(root, bin string) ([]Image, error) {
 		{Ref: Registry + ":webhook", Layers: [][]File{{{Path: "/webhook", Source: filepath.Join(bin, "webhook")}}}, Entrypoint: []string{"/webhook"}},
 		{Ref: Registry + ":starrocks-fe", Layers: [][]File{shell, fe}, WorkingDir: "/opt/starrocks", Cmd: []string{FEHome + "/bin/start_fe.sh"}},
 		{Ref: Registry + ":starrocks-be", Layers: [][]File{shell, be}, WorkingDir: "/opt/starrocks", Cmd: []string{BEHome + "/bin/start_be.sh", "--be"}},
+		cnImage(shell, cn),
 	}
 	// The client image is for the user's recipes only; a machine without
 	// the MariaDB client runs everything else.
@@ -289,6 +339,29 @@ func beFiles(server, wrapper string) ([]File, error) {
 		File{Path: "/opt/starrocks/cn", Link: "be"})
 }
 
+// cnFiles is the CN stand-in's own layer: the BE's release (upstream's
+// cn-ubuntu is built from the BE's recipe) with conf/cn.conf, the CN's
+// scripts beside the BE's, and the module's cn-start.sh (images/starrocks-cn)
+// as wrapper. server is the BE stand-in binary, which --cn makes a CN.
+func cnFiles(server, wrapper string) ([]File, error) {
+	files, err := starrocksLayer("be", BEHome, server, []string{"bin", "conf", "storage", "log", "lib"},
+		File{Path: BEHome + "/conf/be.conf", Data: []byte(defaultBEConf), UID: starrocksUID, GID: starrocksUID},
+		File{Path: BEHome + "/conf/cn.conf", Data: []byte(defaultCNConf), UID: starrocksUID, GID: starrocksUID},
+		File{Path: CNStartWrapper, Source: wrapper},
+		File{Path: CNHome, Link: "be"})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range [][2]string{{"start_cn.sh", "start_cn.sh"}, {"stop_cn.sh", "stop.sh"}} {
+		data, err := standinScripts.ReadFile("standin/" + s[1])
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Path: BEHome + "/bin/" + s[0], Data: data, Mode: 0o755})
+	}
+	return files, nil
+}
+
 // starrocksLayer is /opt/starrocks/<component> of a stand-in image: the
 // directories the release has, owned by starrocks, the stand-in scripts in
 // bin/, the stand-in server in lib/, and the users of the image.
@@ -366,7 +439,18 @@ brpc_port = 8060
 storage_root_path = ${STARROCKS_HOME}/storage
 `
 
-// StandinPaths lists every path of the FE ("fe") or BE ("be") stand-in
+// defaultCNConf names the ports as the operator's and StarRocks' docs'
+// cn.conf do (thrift_port, webserver_port; the stand-in reads both names).
+const defaultCNConf = `# Stand-in CN configuration (dev/images); the pod mounts the rendered one over it.
+thrift_port = 9060
+webserver_port = 8040
+heartbeat_service_port = 9050
+brpc_port = 8060
+starlet_port = 9070
+storage_root_path = ${STARROCKS_HOME}/storage
+`
+
+// StandinPaths lists every path of the FE ("fe"), BE ("be") or CN ("cn") stand-in
 // image, directories included, without building anything: a test holds the
 // templates' commands, probes and preStop hooks to them.
 func StandinPaths(component string) ([]string, error) {
@@ -380,18 +464,38 @@ func StandinPaths(component string) ([]string, error) {
 		own, err = feFiles("", "")
 	case "be":
 		own, err = beFiles("", "")
+	case "cn":
+		own, err = cnFiles("", "")
 	default:
-		return nil, fmt.Errorf("component %q: want fe or be", component)
+		return nil, fmt.Errorf("component %q: want fe, be or cn", component)
 	}
 	if err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
 	var out []string
-	for _, f := range append(shell, own...) {
-		for p := f.Path; p != "/" && !seen[p]; p = path.Dir(p) {
+	add := func(p string) {
+		for ; p != "/" && !seen[p]; p = path.Dir(p) {
 			seen[p] = true
 			out = append(out, p)
+		}
+	}
+	all := append(shell, own...)
+	for _, f := range all {
+		add(f.Path)
+	}
+	// A link to a directory of the image (/opt/starrocks/cn -> be) reaches
+	// everything under it by its own name too: the CN's pod names the
+	// release by the link, as upstream's operator does.
+	for _, l := range all {
+		if l.Link == "" || path.IsAbs(l.Link) {
+			continue
+		}
+		target := path.Join(path.Dir(l.Path), l.Link)
+		for _, f := range all {
+			if rest, ok := strings.CutPrefix(f.Path, target+"/"); ok {
+				add(l.Path + "/" + rest)
+			}
 		}
 	}
 	return out, nil

@@ -84,6 +84,8 @@ func extractOpt(t *testing.T, archive string, b Built, root string) {
 			if data, err = io.ReadAll(tr); err == nil {
 				err = os.WriteFile(p, data, os.FileMode(h.Mode)&0o777)
 			}
+		case tar.TypeSymlink:
+			err = os.Symlink(h.Linkname, p)
 		}
 		if err != nil {
 			t.Fatal(err)

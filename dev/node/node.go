@@ -98,6 +98,12 @@ type Options struct {
 	// Images are image archives (docker or OCI) imported into containerd
 	// before the kubelet starts, besides the node's own pause and busybox.
 	Images []string
+	// MetricsServer also runs metrics-server and registers it as the
+	// metrics.k8s.io APIService (metrics.go), so HorizontalPodAutoscalers
+	// read pods' CPU and memory; Start then returns once the API is
+	// Available. Off by default: it costs a process and a scrape of the
+	// kubelet every 10 s that most tests do not need.
+	MetricsServer bool
 	// Machine is the machine lock, held by the caller (LockMachine), who
 	// wants the machine to itself around the node (a test comparing the
 	// machine before and after); Stop leaves it held. Start takes the lock
@@ -244,6 +250,11 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, opts Options) (_ 
 	}
 	if err := n.waitReady(ctx, 2*time.Minute); err != nil {
 		return nil, err
+	}
+	if opts.MetricsServer {
+		if err := n.startMetricsServer(ctx); err != nil {
+			return nil, err
+		}
 	}
 	volumesCtx, stopVolumes := context.WithCancel(context.Background())
 	n.stopVolumes = stopVolumes

@@ -52,7 +52,7 @@ builder/distroless: "sha256:0000000000000000000000000000000000000000000000000000
 var bundleGitPaths = []string{".helmignore", "Chart.yaml", "module.yaml", "templates", "crds", "openapi", "monitoring", "docs"}
 
 // The images the templates address by digest key.
-var wantDigestKeys = []string{"agent", "starrocksBe", "starrocksFe", "webhook"}
+var wantDigestKeys = []string{"agent", "starrocksBe", "starrocksCn", "starrocksFe", "webhook"}
 
 func renderModule(t *testing.T) *Config {
 	t.Helper()
@@ -235,7 +235,7 @@ func TestModuleWerfConfig(t *testing.T) {
 		if !regexp.MustCompile(`^4\.1\.[1-9][0-9]*$`).MatchString(version) {
 			t.Fatalf("oss.yaml pins StarRocks %q: want 4.1.x and not 4.1.0 (its container images cannot start BE)", version)
 		}
-		for name, repo := range map[string]string{"starrocks-fe": "starrocks/fe-ubuntu", "starrocks-be": "starrocks/be-ubuntu"} {
+		for name, repo := range map[string]string{"starrocks-fe": "starrocks/fe-ubuntu", "starrocks-be": "starrocks/be-ubuntu", "starrocks-cn": "starrocks/cn-ubuntu"} {
 			// By tag, or by tag and digest once the digest is recorded.
 			pinned := regexp.MustCompile(`^` + regexp.QuoteMeta(repo+":"+version) + `(@sha256:[0-9a-f]{64})?$`)
 			if img := mustImage(t, cfg, name); !pinned.MatchString(img.From) {

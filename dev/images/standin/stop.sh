@@ -13,16 +13,17 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-# Stand-in for StarRocks' bin/stop_fe.sh and bin/stop_be.sh (dev/images
-# installs it under both names; the name says which). As upstream, it
+# Stand-in for StarRocks' bin/stop_fe.sh, bin/stop_be.sh and bin/stop_cn.sh
+# (dev/images installs it under these names; the name says which). As upstream, it
 # signals the process in PID_DIR/<fe|be>.pid and waits until it has gone,
 # at most --timeout seconds when given:
 #   stop_fe.sh: SIGTERM, or SIGUSR1 (the FE's graceful exit) with
 #     -g/--graceful (StarRocks/starrocks bin/stop_fe.sh: SIG=15, -g sets
 #     SIG=10, --timeout);
-#   stop_be.sh: SIGKILL, or SIGTERM with -g/--graceful (bin/stop_be.sh and
-#     bin/stop_cn.sh: sig=9, -g/--graceful sets sig=15).
-# Upstream also checks that the pid is a java (FE) or starrocks_be (BE)
+#   stop_be.sh, stop_cn.sh: SIGKILL, or SIGTERM with -g/--graceful
+#     (bin/stop_be.sh and bin/stop_cn.sh: SIG=9, -g/--graceful sets SIG=15;
+#     the pid in PID_DIR/be.pid or PID_DIR/cn.pid).
+# Upstream also checks that the pid is a java (FE) or starrocks_be (BE, CN)
 # process; the stand-in is neither, so that check is left out.
 set -eu
 script="$(basename "$0")"
@@ -31,7 +32,8 @@ PID_DIR="${PID_DIR:-$curdir}"
 case "$script" in
   stop_fe.sh) component=fe name=FE sig=TERM graceful=USR1 ;;
   stop_be.sh) component=be name=BE sig=KILL graceful=TERM ;;
-  *) echo "$script: installed under an unknown name (stop_fe.sh or stop_be.sh)"; exit 1 ;;
+  stop_cn.sh) component=cn name=CN sig=KILL graceful=TERM ;;
+  *) echo "$script: installed under an unknown name (stop_fe.sh, stop_be.sh or stop_cn.sh)"; exit 1 ;;
 esac
 timeout=-1
 while [ $# -gt 0 ]; do
