@@ -127,6 +127,19 @@ func TestSharedDataRenders(t *testing.T) {
 	if !sawSTS || !sawKeys || !sawCA {
 		t.Errorf("agent Role lacks the CN StatefulSet (%v), the keys (%v) or the CA (%v): %v", sawSTS, sawKeys, sawCA, rules)
 	}
+	// The FE's JVM and the CN's S3 client both reach the object storage:
+	// both trust its CA, through their start scripts.
+	if cmd, _, _ := unstructured.NestedSlice(sts.Object, "spec", "template", "spec", "containers"); len(cmd) == 0 ||
+		fmt.Sprint(cmd[0].(map[string]any)["command"]) != "[/bin/sh /opt/managed-starrocks/cn-start.sh /opt/starrocks/cn/storage/spill]" {
+		t.Errorf("the CN does not start through cn-start.sh: %v", cmd)
+	}
+	for _, name := range []string{base, base + "-cn"} {
+		pod, _, _ := unstructured.NestedMap(chartrender.Find(objs, "StatefulSet", ns, name).Object, "spec", "template", "spec")
+		if text := fmt.Sprint(pod); !strings.Contains(text, "name:trusted-cas projected") || !strings.Contains(text, "name:s3-ca") ||
+			!strings.Contains(text, "path:storage.crt") || !strings.Contains(text, "mountPath:/etc/starrocks/trusted-cas") {
+			t.Errorf("%s does not mount the object storage's CA: %s", name, text)
+		}
+	}
 }
 
 // TestSharedDataAutoscalingRendersAnHPAAndNoReplicas: the CN StatefulSet

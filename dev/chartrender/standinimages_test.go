@@ -43,6 +43,12 @@ func TestStandinImagesHoldEveryPathTheStarRocksContainersRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A shared-data instance adds the CN StatefulSet.
+	sharedData, rejectedBy, err := layers(t, sharedDataClassForRender(), sharedDataInstanceForRender())
+	if err != nil || rejectedBy != "" {
+		t.Fatalf("%v %s", err, rejectedBy)
+	}
+	objs = append(objs, sharedData...)
 	checked := 0
 	for _, o := range objs {
 		if o.GetKind() != "StatefulSet" {
@@ -56,7 +62,7 @@ func TestStandinImagesHoldEveryPathTheStarRocksContainersRun(t *testing.T) {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &pod); err != nil {
 			t.Fatal(err)
 		}
-		component := map[string]string{"frontend": "fe", "backend": "be"}[pod.Spec.Template.Labels["app.kubernetes.io/component"]]
+		component := map[string]string{"frontend": "fe", "backend": "be", "compute": "cn"}[pod.Spec.Template.Labels["app.kubernetes.io/component"]]
 		paths, err := images.StandinPaths(component)
 		if err != nil {
 			t.Fatalf("%s: %v", o.GetName(), err)
@@ -91,7 +97,7 @@ func TestStandinImagesHoldEveryPathTheStarRocksContainersRun(t *testing.T) {
 			}
 		}
 	}
-	if checked < 4 {
+	if checked < 6 {
 		t.Fatalf("checked only %d paths: the StatefulSets were not found", checked)
 	}
 }

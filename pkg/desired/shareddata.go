@@ -47,6 +47,9 @@ type ComputeNodes struct {
 	// Cache is the PVC template of each CN's cache volume.
 	Cache          Storage `json:"cache"`
 	ConfigChecksum string  `json:"configChecksum"`
+	// TrustedCAs is the object storage's CA Secret, which the CN container
+	// mounts and cn-start.sh adds to its S3 client's CA bundle, as a BE's.
+	TrustedCAs []TrustedCA `json:"trustedCAs,omitempty"`
 }
 
 // Autoscaling is the CN autoscaler's range and targets (percent of the
@@ -87,6 +90,8 @@ func buildSharedData(e *Instance, sr *v1alpha1.Starrocks, r *classrules.Resolved
 		ConfigChecksum: checksum(map[string]string{"memLimitBytes": strconv.FormatInt(mem.MemLimitBytes, 10),
 			"loadProcessMaxMemoryLimitPercent": strconv.FormatInt(e.Configuration.LoadProcessMaxMemoryLimitPercent, 10)}),
 	}
+	c.TrustedCAs = trustedCAs(sr)
+	c.ConfigChecksum = trustedCAsChecksum(c.ConfigChecksum, c.TrustedCAs)
 	if a := sd.Autoscaling; a != nil {
 		c.Autoscaling = &Autoscaling{MinReplicas: a.MinReplicas, MaxReplicas: a.MaxReplicas}
 		if a.TargetCPUUtilizationPercentage != nil {

@@ -245,3 +245,23 @@ topologySpreadConstraints:
 {{- end }}
 {{- end }}
 
+
+{{- /* The trusted-cas volume of a component's CA Secrets (desired
+TrustedCA: the object storage's, backup's and restore's endpoints), which
+its start script adds to its S3 client's trust; nothing without any.
+Argument: the component's trustedCAs. */}}
+{{- define "ms.trustedCAsVolume" }}
+{{- with . }}
+- name: trusted-cas
+  projected:
+    defaultMode: 0444
+    sources:
+      {{- range . }}
+      - secret:
+          name: {{ .secretName | quote }}
+          items:
+            - key: {{ .key | quote }}
+              path: {{ .file | quote }}
+      {{- end }}
+{{- end }}
+{{- end }}

@@ -139,19 +139,7 @@ spec:
               - key: be.conf
                 path: be.conf
         {{- include "ms.logVolume" . | nindent 8 }}
-        {{- with $i.backend.trustedCAs }}
-        - name: trusted-cas
-          projected:
-            defaultMode: 0444
-            sources:
-              {{- range . }}
-              - secret:
-                  name: {{ .secretName | quote }}
-                  items:
-                    - key: {{ .key | quote }}
-                      path: {{ .file | quote }}
-              {{- end }}
-        {{- end }}
+        {{- include "ms.trustedCAsVolume" $i.backend.trustedCAs | nindent 8 }}
   volumeClaimTemplates:
     - metadata:
         name: storage

@@ -58,11 +58,13 @@ spec:
         - name: starrocks
           image: {{ include "ms.image" (list $root "starrocksCn") | quote }}
           {{- /* Upstream's CN image (starrocks/cn-ubuntu, as the StarRocks
-          operator runs it) keeps the CN under /opt/starrocks/cn;
-          start_cn.sh execs the CN process (start_backend.sh --cn), which
-          gets the kubelet's SIGTERM itself, and --logconsole sends its logs
-          to stderr. */}}
-          command: ["/opt/starrocks/cn/bin/start_cn.sh", "--logconsole"]
+          operator runs it) keeps the CN under /opt/starrocks/cn.
+          cn-start.sh (images/starrocks-cn, added by werf) creates the spill
+          directory (cn.conf spill_local_storage_dir), builds the CA bundle
+          of the object storage when the instance names one and execs
+          start_cn.sh --logconsole, which execs the CN process
+          (start_backend.sh --cn): it gets the kubelet's SIGTERM itself. */}}
+          command: ["/bin/sh", "/opt/managed-starrocks/cn-start.sh", "/opt/starrocks/cn/storage/spill"]
           {{- /* What the StarRocks operator runs before a CN stops: the
           graceful exit (stop_cn.sh -g; StarRocks/starrocks-kubernetes-operator
           pkg/k8sutils/templates/pod/spec.go GetPreStopCommand). */}}
@@ -115,6 +117,11 @@ spec:
               readOnly: true
             - name: log
               mountPath: /opt/starrocks/cn/log
+            {{- if $i.compute.trustedCAs }}
+            - name: trusted-cas
+              mountPath: /etc/starrocks/trusted-cas
+              readOnly: true
+            {{- end }}
       volumes:
         - name: config
           configMap:
@@ -124,6 +131,7 @@ spec:
               - key: cn.conf
                 path: cn.conf
         {{- include "ms.logVolume" . | nindent 8 }}
+        {{- include "ms.trustedCAsVolume" $i.compute.trustedCAs | nindent 8 }}
   volumeClaimTemplates:
     - metadata:
         name: cache

@@ -308,19 +308,7 @@ spec:
           secret:
             secretName: {{ $i.tls.secretName | quote }}
             defaultMode: 0440
-        {{- with $i.frontend.trustedCAs }}
-        - name: trusted-cas
-          projected:
-            defaultMode: 0444
-            sources:
-              {{- range . }}
-              - secret:
-                  name: {{ .secretName | quote }}
-                  items:
-                    - key: {{ .key | quote }}
-                      path: {{ .file | quote }}
-              {{- end }}
-        {{- end }}
+        {{- include "ms.trustedCAsVolume" $i.frontend.trustedCAs | nindent 8 }}
         - name: agent-run
           emptyDir:
             medium: Memory
