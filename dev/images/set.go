@@ -154,8 +154,10 @@ const (
 func BuildSet(ctx context.Context, dir string) (*Set, error) {
 	root := controlplane.RepoRoot()
 	bin := filepath.Join(root, "bin", "images")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		return nil, err
+	for _, d := range []string{bin, dir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	build := exec.CommandContext(ctx, "dev/scripts/build.sh", "agent", "webhook")
 	build.Dir, build.Env = root, append(os.Environ(), "OUT_DIR="+bin)

@@ -140,8 +140,8 @@ func TestEndToEnd(t *testing.T) {
 			c.Spec.Validations = append(c.Spec.Validations, v1alpha1.ValidationRule{Rule: "backend.cpu.cores + 1", Message: "x"})
 		}), "must evaluate to bool"},
 		{"CEL rule naming an unknown variable", withClass("c3", func(c *v1alpha1.StarrocksClass) {
-			c.Spec.Validations = append(c.Spec.Validations, v1alpha1.ValidationRule{Rule: "storage.size > 0", Message: "x"})
-		}), "undeclared reference to 'storage'"},
+			c.Spec.Validations = append(c.Spec.Validations, v1alpha1.ValidationRule{Rule: "disk.size > 0", Message: "x"})
+		}), "undeclared reference to 'disk'"},
 		{"node selector pinning a zone that is not allowed", withClass("c4", func(c *v1alpha1.StarrocksClass) {
 			c.Spec.Topology.AllowedZones = []string{"zone-a"}
 			c.Spec.NodeSelector = map[string]string{"topology.kubernetes.io/zone": "zone-b"}
