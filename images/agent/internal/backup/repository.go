@@ -42,6 +42,8 @@ import (
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
 )
 
 // Querier is what the package needs of a connection pool (*sql.DB).
@@ -347,7 +349,7 @@ type repoRow struct {
 // ShowRepositoriesStmt: RepoId, RepoName, CreateTime, IsReadOnly,
 // Location, Broker, ErrMsg).
 func showRepositories(ctx context.Context, q Querier) (map[string]repoRow, error) {
-	rows, err := queryRows(ctx, q, "SHOW REPOSITORIES")
+	rows, err := conn.QueryMaps(ctx, q, "SHOW REPOSITORIES")
 	if err != nil {
 		return nil, fmt.Errorf("show repositories: %w", err)
 	}
@@ -356,34 +358,4 @@ func showRepositories(ctx context.Context, q Querier) (map[string]repoRow, error
 		out[m["RepoName"]] = repoRow{location: m["Location"], readOnly: strings.EqualFold(m["IsReadOnly"], "true")}
 	}
 	return out, nil
-}
-
-// queryRows runs a query and returns its rows by column name (NULL as "").
-func queryRows(ctx context.Context, q Querier, query string, args ...any) ([]map[string]string, error) {
-	rs, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	cols, err := rs.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out []map[string]string
-	for rs.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rs.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		m := make(map[string]string, len(cols))
-		for i, c := range cols {
-			m[c] = vals[i].String
-		}
-		out = append(out, m)
-	}
-	return out, rs.Err()
 }

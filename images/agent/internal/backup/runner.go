@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
@@ -279,7 +280,7 @@ func databases(ctx context.Context, q Querier, s agentconfig.BackupSet) ([]strin
 	if len(s.Include) > 0 {
 		names = append(names, s.Include...)
 	} else {
-		rows, err := queryRows(ctx, q, "SHOW DATABASES")
+		rows, err := conn.QueryMaps(ctx, q, "SHOW DATABASES")
 		if err != nil {
 			return nil, "", fmt.Errorf("show databases: %w", err)
 		}

@@ -30,6 +30,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
 )
 
 // Frontend is a row of SHOW FRONTENDS.
@@ -63,7 +65,7 @@ type Querier interface {
 // ShowFrontends runs SHOW FRONTENDS. The leader is the row with Role=LEADER
 // (3.x) or IsMaster=true (older versions).
 func ShowFrontends(ctx context.Context, q Querier) ([]Frontend, error) {
-	rows, err := queryMaps(ctx, q, "SHOW FRONTENDS")
+	rows, err := conn.QueryMaps(ctx, q, "SHOW FRONTENDS")
 	if err != nil {
 		return nil, fmt.Errorf("show frontends: %w", err)
 	}
@@ -87,7 +89,7 @@ func ShowFrontends(ctx context.Context, q Querier) ([]Frontend, error) {
 
 // ShowBackends runs SHOW BACKENDS.
 func ShowBackends(ctx context.Context, q Querier) ([]Backend, error) {
-	rows, err := queryMaps(ctx, q, "SHOW BACKENDS")
+	rows, err := conn.QueryMaps(ctx, q, "SHOW BACKENDS")
 	if err != nil {
 		return nil, fmt.Errorf("show backends: %w", err)
 	}
@@ -293,34 +295,4 @@ func first(r map[string]string, names ...string) string {
 		}
 	}
 	return ""
-}
-
-// queryMaps returns rows as column-name maps; NULL becomes "".
-func queryMaps(ctx context.Context, q Querier, query string) ([]map[string]string, error) {
-	rows, err := q.QueryContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out []map[string]string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		m := make(map[string]string, len(cols))
-		for i, c := range cols {
-			m[c] = vals[i].String
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
 }

@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
@@ -41,7 +42,7 @@ type ComputeNode struct {
 
 // ShowComputeNodes runs SHOW COMPUTE NODES.
 func ShowComputeNodes(ctx context.Context, q Querier) ([]ComputeNode, error) {
-	rows, err := queryMaps(ctx, q, "SHOW COMPUTE NODES")
+	rows, err := conn.QueryMaps(ctx, q, "SHOW COMPUTE NODES")
 	if err != nil {
 		return nil, fmt.Errorf("show compute nodes: %w", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
@@ -52,7 +53,7 @@ type Automated struct {
 
 // ShowAutomated reads ADMIN SHOW AUTOMATED CLUSTER SNAPSHOT.
 func ShowAutomated(ctx context.Context, q Querier) (Automated, error) {
-	rows, err := queryMaps(ctx, q, "ADMIN SHOW AUTOMATED CLUSTER SNAPSHOT")
+	rows, err := conn.QueryMaps(ctx, q, "ADMIN SHOW AUTOMATED CLUSTER SNAPSHOT")
 	if err != nil {
 		return Automated{}, fmt.Errorf("admin show automated cluster snapshot: %w", err)
 	}
@@ -70,7 +71,7 @@ func ShowAutomated(ctx context.Context, q Querier) (Automated, error) {
 // live one it answers ERROR 5904 "Warehouse default_warehouse is not
 // available" (seen on the shared-data FE of ../shared/starrocks/README.md).
 func LastJob(ctx context.Context, q Querier) (*agentconfig.ClusterSnapshotJob, error) {
-	rows, err := queryMaps(ctx, q, "SELECT SNAPSHOT_NAME, CREATED_TIME, FINISHED_TIME, STATE, ERROR_MESSAGE "+
+	rows, err := conn.QueryMaps(ctx, q, "SELECT SNAPSHOT_NAME, CREATED_TIME, FINISHED_TIME, STATE, ERROR_MESSAGE "+
 		"FROM information_schema.cluster_snapshot_jobs ORDER BY JOB_ID DESC LIMIT 1")
 	if err != nil {
 		return nil, fmt.Errorf("read information_schema.cluster_snapshot_jobs: %w", err)

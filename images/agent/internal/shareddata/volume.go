@@ -32,6 +32,7 @@ import (
 	"strings"
 
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/backup"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
 )
 
 // Querier is what the package needs from a pool.
@@ -158,7 +159,7 @@ type Described struct {
 // Describe reads the volume; found is false when StarRocks has none of the
 // name (SHOW STORAGE VOLUMES, column "Storage Volume").
 func Describe(ctx context.Context, q Querier, name string) (d Described, found bool, err error) {
-	rows, err := queryMaps(ctx, q, "SHOW STORAGE VOLUMES")
+	rows, err := conn.QueryMaps(ctx, q, "SHOW STORAGE VOLUMES")
 	if err != nil {
 		return Described{}, false, fmt.Errorf("show storage volumes: %w", err)
 	}
@@ -168,7 +169,7 @@ func Describe(ctx context.Context, q Querier, name string) (d Described, found b
 	if !found {
 		return Described{}, false, nil
 	}
-	rows, err = queryMaps(ctx, q, "DESC STORAGE VOLUME `"+name+"`")
+	rows, err = conn.QueryMaps(ctx, q, "DESC STORAGE VOLUME `"+name+"`")
 	if err != nil {
 		return Described{}, true, fmt.Errorf("desc storage volume %s: %w", name, err)
 	}
@@ -271,33 +272,3 @@ func sameParams(have map[string]string, v Volume) bool {
 }
 
 func isTrue(s string) bool { return strings.EqualFold(strings.TrimSpace(s), "true") }
-
-// queryMaps returns rows as column-name maps; NULL becomes "".
-func queryMaps(ctx context.Context, q Querier, query string) ([]map[string]string, error) {
-	rows, err := q.QueryContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out []map[string]string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		m := make(map[string]string, len(cols))
-		for i, c := range cols {
-			m[c] = vals[i].String
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
-}
