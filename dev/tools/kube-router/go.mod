@@ -11,6 +11,8 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/containerd/errdefs v1.0.0 // indirect
+	github.com/containerd/errdefs/pkg v0.3.0 // indirect
 	github.com/coreos/go-iptables v0.7.0 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/dgryski/go-farm v0.0.0-20200201041132-a6ae2369ad13 // indirect
@@ -44,7 +46,9 @@ require (
 	github.com/magiconair/properties v1.8.7 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
 	github.com/mitchellh/mapstructure v1.5.0 // indirect
+	github.com/moby/docker-image-spec v1.3.1 // indirect
 	github.com/moby/ipvs v1.1.0 // indirect
+	github.com/moby/sys/atomicwriter v0.1.0 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.2 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
@@ -66,8 +70,8 @@ require (
 	github.com/spf13/pflag v1.0.5 // indirect
 	github.com/spf13/viper v1.18.2 // indirect
 	github.com/subosito/gotenv v1.6.0 // indirect
-	github.com/vishvananda/netlink v1.2.1-beta.2 // indirect
-	github.com/vishvananda/netns v0.0.4 // indirect
+	github.com/vishvananda/netlink v1.2.1 // indirect
+	github.com/vishvananda/netns v0.0.5 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.69.0 // indirect
 	go.opentelemetry.io/otel v1.47.0 // indirect
@@ -106,4 +110,21 @@ require (
 	sigs.k8s.io/json v0.0.0-20221116044647-bc3834ca7abd // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.4.1 // indirect
 	sigs.k8s.io/yaml v1.4.0 // indirect
+)
+
+// kube-router v2.1.0 is the newest release the module proxy here serves.
+// Raised where they still build, for advisories against the versions it
+// pins: docker/docker v25.0.3 (AuthZ plugin bypass CVE-2024-41110, fixed in
+// 25.0.6; kube-router links only its client), gobgp v3.23.0 (older than
+// the fixes of GoBGP's published message-parsing advisories; the BGP router
+// does not run on the node, --run-router=false) and netlink v1.2.1.
+// What remains old: k8s.io/api, apimachinery and client-go v0.29.2 (kube-router
+// v2.1.0's API release) and moby/spdystream v0.2.0 (not linked). This binary
+// runs only on the local development node (dev/node), as root on the
+// developer's machine against the test's own API server; it is never
+// shipped.
+replace (
+	github.com/docker/docker => github.com/docker/docker v28.5.2+incompatible
+	github.com/osrg/gobgp/v3 => github.com/osrg/gobgp/v3 v3.37.0
+	github.com/vishvananda/netlink => github.com/vishvananda/netlink v1.3.1
 )
