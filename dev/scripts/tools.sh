@@ -77,8 +77,8 @@ coredns() {
   echo "$out"
 }
 
-# kube-router, only its NetworkPolicy controller runs on the node; about 1.5
-# minutes on 2 cores.
+# kube-router, only its NetworkPolicy controller runs on the node; about 3
+# minutes of CPU, once.
 kube_router() {
   local out="$cache/bin/kube-router-$KUBE_ROUTER_VERSION"
   build dev/tools/kube-router "$out" github.com/cloudnativelabs/kube-router/v2/cmd/kube-router
