@@ -340,7 +340,10 @@ func (n *Node) startNetworkPolicies(ctx context.Context, bin string) error {
 		"--run-service-proxy=false",
 		"--service-cluster-ip-range="+ServiceCIDR,
 		"--health-port=0",
-		"--v=1",
+		// 2 logs each pod event it acts on ("Received update to pod",
+		// pod.go OnPodUpdate) beside each sync's duration (1): when a
+		// new pod's address entered the sets.
+		"--v=2",
 	); err != nil {
 		return err
 	}

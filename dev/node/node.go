@@ -517,6 +517,11 @@ func StartForTest(t testing.TB, cpOpts controlplane.Options, opts Options) (*con
 		for _, p := range n.procs {
 			t.Logf("last lines of %s:\n%s", p.log, tail(p.log, 15))
 		}
+		if dir, err := n.dumpForFailure(cp, t.Name()); err != nil {
+			t.Logf("keep the node's logs in %s: %v", dir, err)
+		} else if dir != "" {
+			t.Logf("the node's logs, pods, events and NetworkPolicy state are in %s", dir)
+		}
 	})
 	return cp, n
 }
