@@ -285,29 +285,41 @@ func check(t *testing.T, conns []connection) []connection {
 
 // dialFrom connects to ip:port from the network namespace at netns, as a
 // process of that pod would. A socket belongs to the namespace of the
-// thread that made it: the goroutine's thread enters the namespace and is
-// thrown away after (it exits locked, so the runtime ends the thread).
+// thread that made it: the calling goroutine, locked to its thread, enters
+// the namespace, dials and returns the thread to the test's namespace
+// before unlocking it. The thread must never end: the test's servers run
+// with Pdeathsig, which the kernel sends when the thread that forked them
+// ends (prctl(2) PR_SET_PDEATHSIG), and a goroutine that exits locked ends
+// its thread (TestDialFromKeepsTheTestsChildrenAlive).
 func dialFrom(netns, ip string, port int, timeout time.Duration) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		f, err := os.Open(netns)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer f.Close()
-		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
-			errc <- fmt.Errorf("enter %s: %w", netns, err)
-			return
-		}
-		c, err := net.DialTimeout("tcp", net.JoinHostPort(ip, strconv.Itoa(port)), timeout)
-		if err == nil {
-			c.Close()
-		}
-		errc <- err
-	}()
-	return <-errc
+	runtime.LockOSThread()
+	own, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		runtime.UnlockOSThread()
+		return err
+	}
+	defer own.Close()
+	f, err := os.Open(netns)
+	if err != nil {
+		runtime.UnlockOSThread()
+		return err
+	}
+	defer f.Close()
+	if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("enter %s: %w", netns, err)
+	}
+	c, dialErr := net.DialTimeout("tcp", net.JoinHostPort(ip, strconv.Itoa(port)), timeout)
+	if dialErr == nil {
+		c.Close()
+	}
+	if err := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); err != nil {
+		// Neither unlocked (it would run the test in the pod's namespace)
+		// nor ended (its children would die): stop the test here.
+		panic("return to the test's network namespace: " + err.Error())
+	}
+	runtime.UnlockOSThread()
+	return dialErr
 }
 
 // listening says whether a socket listens on port in the network namespace
