@@ -69,7 +69,12 @@ func (e *env) testUSAGEClient(t *testing.T) {
 				// The recipe's commands, run by the pod instead of kubectl
 				// exec: a new pod's first connection is retried as USAGE
 				// says, since the NetworkPolicy controller admits the pod's
-				// address only after the pod's status reports it
+				// address only after the pod's status reports it, and
+				// the kubelet reports a new pod's address only after its
+				// containers started (k8s.io/kubernetes pkg/kubelet
+				// kubelet.go SyncPod sets the API status before
+				// containerRuntime.SyncPod makes the sandbox); here the
+				// first attempt was refused in every run
 				// (kube-router v2.1.0 pkg/controllers/netpol/pod.go
 				// newPodEventHandler: a pod enters the sets on the update
 				// that gives it status.podIP, then a full sync;
