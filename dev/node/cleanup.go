@@ -49,6 +49,7 @@ type machineState struct {
 	hasBlackhole bool
 	netns        map[string]bool
 	nftTables    map[string]bool
+	ipsets       map[string]bool
 	cgroups      map[string]bool // kubepods folders present before
 	sysctl       map[string]string
 	// /run/containerd (containerd 1.6 puts shim sockets in /run/containerd/s
@@ -58,7 +59,7 @@ type machineState struct {
 }
 
 func captureMachineState() (*machineState, error) {
-	s := &machineState{netns: map[string]bool{}, nftTables: map[string]bool{}, cgroups: map[string]bool{}, sysctl: map[string]string{}}
+	s := &machineState{netns: map[string]bool{}, nftTables: map[string]bool{}, ipsets: map[string]bool{}, cgroups: map[string]bool{}, sysctl: map[string]string{}}
 	routes, err := output("ip", "route", "show", "type", "blackhole")
 	if err != nil {
 		return nil, err
@@ -73,6 +74,13 @@ func captureMachineState() (*machineState, error) {
 	}
 	for _, t := range tables {
 		s.nftTables[t] = true
+	}
+	sets, err := ipsetNames()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range sets {
+		s.ipsets[name] = true
 	}
 	for _, c := range kubepodsCgroups() {
 		s.cgroups[c] = true
@@ -117,6 +125,42 @@ func nftTables() ([]string, error) {
 	return tables, nil
 }
 
+// ipsetNames lists the kernel's ipsets by name.
+func ipsetNames() ([]string, error) {
+	out, err := output("ipset", "list", "-n")
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
+}
+
+// kubeRouterIPSet tells kube-router's ipsets (pkg/controllers/netpol:
+// KUBE-SRC-<hash>, KUBE-DST-<hash>; pkg/utils/ipset.go: TMP-<hash> while it
+// swaps a set's members, "inet6:" before an IPv6 set's name).
+func kubeRouterIPSet(name string) bool {
+	name = strings.TrimPrefix(name, "inet6:")
+	return strings.HasPrefix(name, "KUBE-") || strings.HasPrefix(name, "TMP-")
+}
+
+// destroyIPSets destroys kube-router's ipsets that were not there before,
+// once no iptables rule refers to them (cleanIPTables ran).
+func destroyIPSets(before map[string]bool) error {
+	sets, err := ipsetNames()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, name := range sets {
+		if before[name] || !kubeRouterIPSet(name) {
+			continue
+		}
+		if err := run("ipset", "destroy", name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 func kubepodsCgroups() []string {
 	matches, _ := filepath.Glob(filepath.Join(cgroupRoot, "*", "kubepods*"))
 	return matches
@@ -159,8 +203,9 @@ func (n *Node) removePods() error {
 
 // cleanMachine removes what the stopped node left: mounts under the run
 // directory, network namespaces, the bridge (its veths went with the pods'
-// namespaces), iptables chains and rules (KUBE-*, CNI-*, the egress guard),
-// nftables tables that did not exist before, kubepods cgroups, the
+// namespaces), iptables chains and rules (KUBE-*, CNI-*, the egress guard;
+// kube-router's KUBE-ROUTER-*, KUBE-NWPLCY-*, KUBE-POD-FW-* among them), then
+// kube-router's ipsets that did not exist before, nftables tables that did not exist before, kubepods cgroups, the
 // blackhole route, changed sysctls, the kubelet's /var/log/containers and
 // containerd 1.6's shim socket folder (/run/containerd/s, fixed in its code).
 func (n *Node) cleanMachine() error {
@@ -188,12 +233,13 @@ func (n *Node) cleanMachine() error {
 		n.bridgeMade = false
 	}
 	errs = append(errs, cleanIPTables("iptables"), cleanIPTables("ip6tables"))
+	errs = append(errs, destroyIPSets(b.ipsets))
 	if tables, err := nftTables(); err == nil {
 		for _, t := range tables {
 			if b.nftTables[t] {
 				continue
 			}
-			if empty, err := nftTableEmpty(t); err == nil && (empty || strings.HasSuffix(t, " kube-network-policies")) {
+			if empty, err := nftTableEmpty(t); err == nil && empty {
 				if err := run("nft", append([]string{"delete", "table"}, strings.Fields(t)...)...); err != nil {
 					errs = append(errs, err)
 				}
@@ -426,12 +472,16 @@ func removeCgroups(before map[string]bool) error {
 }
 
 // nftTableLine starts a lock file line naming a table ("family name") that
-// existed before the node; sysctl lines are key=value (a key has no space).
-const nftTableLine = "nft "
+// existed before the node, ipsetLine one naming an ipset that did; sysctl
+// lines are key=value (a key has no space).
+const (
+	nftTableLine = "nft "
+	ipsetLine    = "ipset "
+)
 
 // recordInLock writes the node's run directory, the sysctls as they were
-// before it and the nftables tables that existed before it (an empty one
-// of the machine's own is not the node's to delete) into the lock file,
+// before it and the nftables tables and ipsets that existed before it (an
+// empty table of the machine's own is not the node's to delete) into the lock file,
 // for recoverDeadNode; Stop empties the file.
 func (n *Node) recordInLock() error {
 	var b strings.Builder
@@ -441,6 +491,9 @@ func (n *Node) recordInLock() error {
 	}
 	for t := range n.before.nftTables {
 		fmt.Fprintf(&b, "%s%s\n", nftTableLine, t)
+	}
+	for name := range n.before.ipsets {
+		fmt.Fprintf(&b, "%s%s\n", ipsetLine, name)
 	}
 	if err := n.lock.Truncate(0); err != nil {
 		return err
@@ -454,18 +507,22 @@ func (n *Node) recordInLock() error {
 // were before it are in the lock file, which Stop empties. Holding the
 // lock, whatever of the node's kinds is on the machine is that dead node's:
 // its shims and containers, mounts under its run directory, the bridge, pod
-// network namespaces, the node's iptables chains, empty nftables tables
-// that were not there before it, kubepods cgroups and the blackhole route go, and the sysctls go back.
+// network namespaces, the node's iptables chains, kube-router's ipsets and
+// empty nftables tables that were not there before it (both listed in the
+// lock file), kubepods cgroups and the blackhole route go, and the sysctls
+// go back.
 func recoverDeadNode(lock *os.File) error {
 	data := make([]byte, 64*1024)
 	k, _ := lock.ReadAt(data, 0)
 	lines := strings.Split(strings.TrimSpace(string(data[:k])), "\n")
 	if prev := lines[0]; prev != "" {
 		sysctl := map[string]string{}
-		tables := map[string]bool{}
+		tables, sets := map[string]bool{}, map[string]bool{}
 		for _, l := range lines[1:] {
 			if t, ok := strings.CutPrefix(l, nftTableLine); ok {
 				tables[t] = true
+			} else if name, ok := strings.CutPrefix(l, ipsetLine); ok {
+				sets[name] = true
 			} else if key, v, ok := strings.Cut(l, "="); ok && slices.Contains(sysctls, key) {
 				sysctl[key] = v
 			}
@@ -475,7 +532,7 @@ func recoverDeadNode(lock *os.File) error {
 			dir:            prev,
 			containerdSock: filepath.Join(prev, "containerd", "containerd.sock"),
 			bridgeMade:     exists("/sys/class/net/" + Bridge),
-			before:         &machineState{netns: map[string]bool{}, nftTables: tables, cgroups: map[string]bool{}, sysctl: sysctl},
+			before:         &machineState{netns: map[string]bool{}, nftTables: tables, ipsets: sets, cgroups: map[string]bool{}, sysctl: sysctl},
 		}
 		if routes, err := output("ip", "route", "show", "type", "blackhole"); err == nil {
 			dead.routeMade = strings.Contains(routes, BenchmarkRange)

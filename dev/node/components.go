@@ -21,9 +21,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -308,51 +308,63 @@ func (n *Node) startCoreDNS(ctx context.Context, bin string) error {
 	return waitHTTP(ctx, n.procs[len(n.procs)-1], "http://127.0.0.1:"+ready+"/ready", 60*time.Second)
 }
 
-// startNetworkPolicies runs kube-network-policies on the host: it puts the
-// first packet of each connection to or from a pod a NetworkPolicy selects
-// through an nfqueue and decides in user space. NRI is off (containerd 1.6
-// has no NRI configured here); pod IPs come from the API.
+// startNetworkPolicies runs kube-router's NetworkPolicy controller on the
+// host, and only it (--run-firewall; no BGP routing, no IPVS service proxy:
+// the bridge routes and kube-proxy serves Services). It enforces policy with
+// iptables chains (KUBE-ROUTER-INPUT/FORWARD/OUTPUT, KUBE-POD-FW-<hash> per
+// selected local pod, KUBE-NWPLCY-<hash> per policy) that match peers with
+// ipsets (KUBE-SRC-<hash>, KUBE-DST-<hash>), which this kernel has (the
+// iptables "set" match), where kube-network-policies needs an nftables
+// queue rule it has not (no nft_queue). Facts from kube-router v2.1.0:
+//   - pkg/controllers/netpol/network_policy_controller.go
+//     NewNetworkPolicyController: --service-cluster-ip-range is required;
+//     the node is read by name (utils.GetNodeObject: $NODE_NAME, then the
+//     hostname, then --hostname-override, no retry, so it starts once the
+//     Node is registered) and its InternalIP is the node IP;
+//   - pkg/controllers/netpol/pod.go getLocalPods: the pods it guards are
+//     those whose status.hostIP is that node IP (the kubelet's --node-ip,
+//     Gateway); no pod CIDR is read;
+//   - pkg/healthcheck: --health-port listens on every interface (":port"),
+//     so it is off (0); metrics are off by default (--metrics-port 0);
+//   - it leaves its chains and ipsets when it stops (Cleanup runs only with
+//     --cleanup-config): cleanMachine removes them.
 //
-// Its command reads only the in-cluster configuration (rest.InClusterConfig:
-// KUBERNETES_SERVICE_HOST/PORT and the token and CA under
-// /var/run/secrets/kubernetes.io/serviceaccount). Rather than write there on
-// the host, it runs in a private mount namespace with a tmpfs over /run
-// holding those two files; the namespace goes with the process. It reads
-// the API with the admin token (development tooling: no RBAC to keep).
-func (n *Node) startNetworkPolicies(bin string) error {
-	metrics, err := freePort()
-	if err != nil {
-		return err
-	}
-	sa := filepath.Join(n.dir, "knp-serviceaccount")
-	if err := os.MkdirAll(sa, 0o700); err != nil {
-		return err
-	}
-	cfg := n.cp.RESTConfig()
-	if err := os.WriteFile(filepath.Join(sa, "token"), []byte(cfg.BearerToken), 0o600); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(sa, "ca.crt"), cfg.CAData, 0o600); err != nil {
-		return err
-	}
-	u, err := url.Parse(cfg.Host)
-	if err != nil {
-		return err
-	}
-	const inCluster = "/run/secrets/kubernetes.io/serviceaccount"
-	script := `set -e
-mount -t tmpfs -o size=1m,mode=0755 tmpfs /run
-mkdir -p ` + inCluster + `
-cp "$SA/token" "$SA/ca.crt" ` + inCluster + `/
-exec "$@"`
-	env := []string{"SA=" + sa, "KUBERNETES_SERVICE_HOST=" + u.Hostname(), "KUBERNETES_SERVICE_PORT=" + u.Port()}
-	return n.startEnv("kube-network-policies", env, "unshare", "--mount", "--propagation", "private", "--",
-		"sh", "-c", script, "sh", bin,
+// It reads the API with the admin kubeconfig (development tooling: no RBAC
+// to keep).
+func (n *Node) startNetworkPolicies(ctx context.Context, bin string) error {
+	if err := n.startEnv("kube-router", []string{"NODE_NAME=" + Name}, bin,
+		"--kubeconfig="+n.cp.KubeconfigPath(),
 		"--hostname-override="+Name,
-		"--metrics-bind-address=127.0.0.1:"+metrics,
-		"--disable-nri",
-		"--v=1",
-	)
+		"--run-firewall=true",
+		"--run-router=false",
+		"--run-service-proxy=false",
+		"--service-cluster-ip-range="+ServiceCIDR,
+		"--health-port=0",
+		// 2 logs each pod event it acts on ("Received update to pod",
+		// pod.go OnPodUpdate) beside each sync's duration (1): when a
+		// new pod's address entered the sets.
+		"--v=2",
+	); err != nil {
+		return err
+	}
+	// Its first full sync puts the jump to KUBE-ROUTER-FORWARD into the
+	// filter table's FORWARD chain: from then on policies are enforced.
+	p := n.procs[len(n.procs)-1]
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if p.exited() {
+			return p.failure("exited early")
+		}
+		if out, err := output("iptables", "--wait", "-S", "FORWARD"); err == nil && strings.Contains(out, "-j KUBE-ROUTER-FORWARD") {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+	return p.failure("did not set up its chains")
 }
 
 func waitHTTP(ctx context.Context, p *process, url string, timeout time.Duration) error {
@@ -375,27 +387,4 @@ func waitHTTP(ctx context.Context, p *process, url string, timeout time.Duration
 		}
 	}
 	return p.failure("not ready at " + url)
-}
-
-// nftQueueWorks says whether the kernel takes an nftables queue rule, which
-// kube-network-policies needs for every policy (its "queue" statement). A
-// kernel without nft_queue (these machines' 6.18 build has none, and
-// modules cannot be loaded here) refuses it: `nft add rule inet t c queue
-// num 100 bypass` answers "Could not process rule: No such file or
-// directory", and kube-network-policies' sync fails with "netlink receive:
-// no such file or directory", so no policy is enforced. The probe uses a
-// throwaway table and removes it.
-func nftQueueWorks() error {
-	const table = "managed-starrocks-node-probe"
-	if err := run("nft", "add", "table", "inet", table); err != nil {
-		return err
-	}
-	defer func() { _ = run("nft", "delete", "table", "inet", table) }()
-	if err := run("nft", "add", "chain", "inet", table, "c", "{ type filter hook forward priority 0; policy accept; }"); err != nil {
-		return err
-	}
-	if err := run("nft", "add", "rule", "inet", table, "c", "queue", "num", "100", "bypass"); err != nil {
-		return fmt.Errorf("the kernel refuses nftables queue rules, which kube-network-policies needs: NetworkPolicy is not enforced on this node: %w", err)
-	}
-	return nil
 }

@@ -17,14 +17,14 @@ limitations under the License.
 // Package node gives the local control plane (dev/controlplane) one real
 // node on this machine, so pods run: containerd and runc from Debian with
 // the CRI on, CNI bridge networking, a kubelet, kube-proxy (iptables mode),
-// kube-scheduler, CoreDNS for the cluster domain and kube-network-policies
-// for NetworkPolicy. It is development tooling for tests and `make run`:
+// kube-scheduler, CoreDNS for the cluster domain and kube-router's
+// NetworkPolicy controller. It is development tooling for tests and `make run`:
 // nothing here is shipped in the module bundle.
 //
 // Everything lives under one run directory (containerd's socket, state and
 // root, the kubelet's root, CNI state, logs); Stop removes what Start made
 // on the machine (pods, mounts, network namespaces, the bridge, iptables
-// chains and nftables tables, kubepods cgroups, the blackhole route), so a
+// chains, ipsets and nftables tables, kubepods cgroups, the blackhole route), so a
 // test leaves the machine as it found it.
 //
 // Addresses are in 198.18.0.0/15, reserved for benchmarking (RFC 2544):
@@ -169,7 +169,6 @@ type Node struct {
 	bridgeMade     bool
 	routeMade      bool
 	callersLock    bool // Options.Machine: Stop leaves the lock held
-	policiesErr    error
 }
 
 // Start brings up the node against cp (started with ControlPlaneOptions and
@@ -242,13 +241,11 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, opts Options) (_ 
 	if err := n.startCoreDNS(ctx, bins["coredns"]); err != nil {
 		return nil, err
 	}
-	if n.policiesErr = nftQueueWorks(); n.policiesErr != nil {
-		fmt.Fprintf(os.Stderr, "node: %v\n", n.policiesErr)
-	}
-	if err := n.startNetworkPolicies(bins["kube-network-policies"]); err != nil {
+	if err := n.waitReady(ctx, 2*time.Minute); err != nil {
 		return nil, err
 	}
-	if err := n.waitReady(ctx, 2*time.Minute); err != nil {
+	// kube-router reads the Node at start (it must be registered).
+	if err := n.startNetworkPolicies(ctx, bins["kube-router"]); err != nil {
 		return nil, err
 	}
 	if opts.MetricsServer {
@@ -264,10 +261,6 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, opts Options) (_ 
 	return n, nil
 }
 
-// NetworkPoliciesEnforced is nil when kube-network-policies can enforce
-// NetworkPolicy on this machine's kernel, else why not.
-func (n *Node) NetworkPoliciesEnforced() error { return n.policiesErr }
-
 // Dir is the node's run directory (logs are <component>.log there).
 func (n *Node) Dir() string { return n.dir }
 
@@ -276,16 +269,16 @@ func (n *Node) ContainerdSocket() string { return n.containerdSock }
 
 func tools() (map[string]string, error) {
 	bins := map[string]string{}
-	for _, name := range []string{"kubelet", "kube-proxy", "kube-scheduler", "coredns", "kube-network-policies"} {
+	for _, name := range []string{"kubelet", "kube-proxy", "kube-scheduler", "coredns", "kube-router"} {
 		p, err := controlplane.Tool(name)
 		if err != nil {
 			return nil, err
 		}
 		bins[name] = p
 	}
-	for _, name := range []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr", "iptables", "ip6tables", "ip", "nft"} {
+	for _, name := range []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr", "iptables", "ip6tables", "ip", "nft", "ipset"} {
 		if _, err := exec.LookPath(name); err != nil {
-			return nil, fmt.Errorf("%s not found: the node needs the Debian packages containerd, runc, containernetworking-plugins, iptables, nftables, iproute2 (.ci/run installs them)", name)
+			return nil, fmt.Errorf("%s not found: the node needs the Debian packages containerd, runc, containernetworking-plugins, iptables, nftables, iproute2, ipset (.ci/run installs them)", name)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(cniBinDir, "bridge")); err != nil {
@@ -535,12 +528,17 @@ func StartForTest(t testing.TB, cpOpts controlplane.Options, opts Options) (*con
 		for _, p := range n.procs {
 			t.Logf("last lines of %s:\n%s", p.log, tail(p.log, 15))
 		}
+		if dir, err := n.dumpForFailure(cp, t.Name()); err != nil {
+			t.Logf("keep the node's logs in %s: %v", dir, err)
+		} else if dir != "" {
+			t.Logf("the node's logs, pods, events and NetworkPolicy state are in %s", dir)
+		}
 	})
 	return cp, n
 }
 
 // MemoryRSS is the resident memory of the node's processes (containerd, the
-// kubelet, kube-proxy, kube-scheduler, CoreDNS, kube-network-policies) and
+// kubelet, kube-proxy, kube-scheduler, CoreDNS, kube-router) and
 // of the pods' shims and containers under containerd, in bytes.
 func (n *Node) MemoryRSS() uint64 {
 	var total uint64

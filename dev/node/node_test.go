@@ -30,6 +30,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -140,6 +141,59 @@ func runWebAndClient(t *testing.T, cs kubernetes.Interface) {
 	if len(routes) != 2 || !strings.HasPrefix(routes[0], node.BenchmarkRange+" via "+node.Gateway) || !strings.HasPrefix(routes[1], node.PodCIDR+" dev eth0") {
 		t.Errorf("pod routes are not exactly %s via %s and the bridge's /24: %q", node.BenchmarkRange, node.Gateway, routes)
 	}
+
+	// NetworkPolicy is enforced: once a policy admits nobody to the web pod,
+	// the same fetch through the Service is refused (kube-router applies it
+	// within a sync; the client tries for a while). The kubelet's probes
+	// still reach the pod (kube-router admits the node's address).
+	if _, err := cs.NetworkingV1().NetworkPolicies(ns).Create(ctx, denyAllIngress(ns, "web"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svcIP, err := cs.CoreV1().Services(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	denied := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "denied", Namespace: ns},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name:  "client",
+				Image: node.BusyboxImage,
+				Command: []string{"sh", "-c", "for i in $(seq 60); do " +
+					"if ! printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 2 " + svcIP.Spec.ClusterIP + " 80 | grep -q hello-from-web; then echo refused after $i tries; exit 0; fi; " +
+					"sleep 0.5; done; echo still served; exit 1"},
+			}},
+		},
+	}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, denied, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p = waitPod(ctx, t, cs, ns, "denied", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+	logs, err = cs.CoreV1().Pods(ns).GetLogs("denied", &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("client under a policy that admits nobody, %s: %s", p.Status.Phase, logs)
+	if p.Status.Phase != corev1.PodSucceeded {
+		t.Errorf("NetworkPolicy is not enforced: the web pod still serves a pod the policy does not admit")
+	}
+	if p := waitPod(ctx, t, cs, ns, "web", func(*corev1.Pod) bool { return true }); !podReady(p) {
+		t.Errorf("the web pod is not Ready under the policy: the kubelet's probes are refused")
+	}
+}
+
+// denyAllIngress selects the pods labelled app=<app> and admits nobody.
+func denyAllIngress(ns, app string) *networkingv1.NetworkPolicy {
+	return &networkingv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "deny-" + app, Namespace: ns},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+		},
+	}
 }
 
 func waitServiceAccount(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns string) {
@@ -209,6 +263,7 @@ func snapshot(t *testing.T) map[string][]string {
 	cmd("iptables rules", "sh", "-c", "iptables-save | grep -v '^#' | sed 's/\\[[0-9]*:[0-9]*\\]//'")
 	cmd("ip6tables rules", "sh", "-c", "ip6tables-save | grep -v '^#' | sed 's/\\[[0-9]*:[0-9]*\\]//'")
 	cmd("nftables tables", "nft", "list", "tables")
+	cmd("ipsets", "ipset", "list", "-n")
 	cmd("sysctls", "sh", "-c", "cat /proc/sys/net/ipv4/ip_forward /proc/sys/vm/overcommit_memory /proc/sys/kernel/panic /proc/sys/kernel/panic_on_oops /proc/sys/net/ipv4/conf/all/route_localnet")
 	// Mount points, but not other tests' and helpers' temporary ones.
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
@@ -234,7 +289,7 @@ func snapshot(t *testing.T) map[string][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	own := regexp.MustCompile(`^(containerd|containerd-shim|kubelet|kube-proxy|kube-scheduler|coredns|kube-network-p|runc|pause)`)
+	own := regexp.MustCompile(`^(containerd|containerd-shim|kubelet|kube-proxy|kube-scheduler|coredns|kube-router|runc|pause)`)
 	for _, c := range strings.Fields(string(ps)) {
 		if own.MatchString(c) {
 			s["processes"] = append(s["processes"], c)
@@ -323,8 +378,8 @@ func diff(a, b []string) string {
 // the next node, which runs a web server pod behind a Service and a client
 // pod that resolves the Service's name through CoreDNS and fetches from it,
 // and stops it: the machine is as it was before the killed node (no
-// process, network namespace, link, route, iptables rule, nftables table,
-// mount, cgroup or sysctl of either node is left). One test, so one node
+// process, network namespace, link, route, iptables rule, ipset, nftables
+// table, mount, cgroup or sysctl of either node is left). One test, so one node
 // start fewer: the next node's pods and clean Stop are what a test of a
 // node on a clean machine would check, and the machine before the killed
 // node is the one to find again.
@@ -343,6 +398,12 @@ func TestNodeCleansUpAfterANodeThatWasKilled(t *testing.T) {
 		t.Fatalf("nft add table: %v: %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("nft", append([]string{"delete", "table"}, own...)...).Run() })
+	// An ipset of the machine's own, named as kube-router names its sets:
+	// the recovery must keep it (the lock file lists the sets from before).
+	if out, err := exec.Command("ipset", "create", ownIPSet, "hash:ip").CombinedOutput(); err != nil {
+		t.Fatalf("ipset create: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ipset", "destroy", ownIPSet).Run() })
 	before := snapshot(t)
 	// The helper process takes the lock itself.
 	m.Unlock()
@@ -380,8 +441,12 @@ func TestNodeCleansUpAfterANodeThatWasKilled(t *testing.T) {
 	}
 	_ = child.Process.Kill()
 	_ = child.Wait()
-	if left := snapshot(t); diff(before["links"], left["links"]) == "" {
+	left := snapshot(t)
+	if diff(before["links"], left["links"]) == "" {
 		t.Fatal("the killed node left nothing behind: the test would prove nothing")
+	}
+	if diff(before["ipsets"], left["ipsets"]) == "" || !strings.Contains(strings.Join(left["iptables rules"], "\n"), "KUBE-ROUTER-FORWARD") {
+		t.Fatal("the killed node left no kube-router ipsets and policy chains: the test would prove nothing about them")
 	}
 
 	m = lockMachine(t)
@@ -410,6 +475,13 @@ func TestNodeCleansUpAfterANodeThatWasKilled(t *testing.T) {
 }
 
 const helperEnv = "MANAGED_STARROCKS_NODE_HELPER"
+
+// ownIPSet is the machine's own ipset that a node's clean-up must keep.
+// Its prefix is one the clean-up removes when a set was not there before
+// (kube-router's KUBE-), but not KUBE-SRC- or KUBE-DST-: kube-router itself
+// destroys every set of those prefixes that no policy of its uses
+// (netpol.cleanupStaleIPSets), a machine's own among them.
+const ownIPSet = "KUBE-MACHINE-OWN"
 
 // TestLockMachineWaitsForAChangeOfTheMachine: while another test changes
 // the machine (dev/images' throwaway containerd holds machinelock shared),
@@ -463,7 +535,26 @@ func TestHelperRunNodeUntilKilled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	node.StartForTest(t, controlplane.Options{Dir: filepath.Join(dir, "cp")}, node.Options{Dir: filepath.Join(dir, "node")})
+	cp, _ := node.StartForTest(t, controlplane.Options{Dir: filepath.Join(dir, "cp")}, node.Options{Dir: filepath.Join(dir, "node")})
+	// A policy, so the killed node leaves kube-router's ipsets and chains.
+	cs, err := kubernetes.NewForConfig(cp.RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.NetworkingV1().NetworkPolicies("default").Create(context.Background(), denyAllIngress("default", "nothing"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		out, _ := exec.Command("ipset", "list", "-n").Output()
+		if strings.Contains(string(out), "KUBE-DST-") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("kube-router made no ipset for the policy in a minute")
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
 	fmt.Println("node-ready")
 	time.Sleep(10 * time.Minute)
 }

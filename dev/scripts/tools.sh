@@ -16,7 +16,7 @@
 # Prints the path of a development tool, building it into the cache first if
 # it is not there yet. Tools are keyed by version, so a version bump rebuilds.
 #
-#   dev/scripts/tools.sh kube-apiserver|kube-controller-manager|kubelet|kube-proxy|kube-scheduler|coredns|kube-network-policies|metrics-server|etcd|controller-gen|addon-operator|cert-manager-controller|versitygw|cert-manager-crds|prometheus-operator-crds|all
+#   dev/scripts/tools.sh kube-apiserver|kube-controller-manager|kubelet|kube-proxy|kube-scheduler|coredns|kube-router|metrics-server|etcd|controller-gen|addon-operator|cert-manager-controller|versitygw|cert-manager-crds|prometheus-operator-crds|all
 #
 # Cache: $MANAGED_STARROCKS_CACHE (default ~/.cache/managed-starrocks).
 set -euo pipefail
@@ -35,7 +35,7 @@ ADDON_OPERATOR_VERSION=v1.24.4
 # The node's DNS and NetworkPolicy enforcement (dev/node); versions pinned in
 # their tool modules' go.mod, repeated here to key the cache.
 COREDNS_VERSION=v1.15.0
-KNP_VERSION=v0.8.0
+KUBE_ROUTER_VERSION=v2.1.0
 # The node's resource metrics API for HorizontalPodAutoscalers (dev/node
 # Options.MetricsServer); pinned in its tool module's go.mod.
 METRICS_SERVER_VERSION=v0.8.0
@@ -80,9 +80,11 @@ coredns() {
   echo "$out"
 }
 
-kube_network_policies() {
-  local out="$cache/bin/kube-network-policies-$KNP_VERSION"
-  build dev/tools/kube-network-policies "$out" sigs.k8s.io/kube-network-policies/cmd
+# kube-router, only its NetworkPolicy controller runs on the node; about 3
+# minutes of CPU, once.
+kube_router() {
+  local out="$cache/bin/kube-router-$KUBE_ROUTER_VERSION"
+  build dev/tools/kube-router "$out" github.com/cloudnativelabs/kube-router/v2/cmd/kube-router
   echo "$out"
 }
 
@@ -175,7 +177,7 @@ missing() {
   done
   [[ -x "$cache/bin/etcd-$ETCD_VERSION" ]] || echo etcd
   [[ -x "$cache/bin/coredns-$COREDNS_VERSION" ]] || echo coredns
-  [[ -x "$cache/bin/kube-network-policies-$KNP_VERSION" ]] || echo kube-network-policies
+  [[ -x "$cache/bin/kube-router-$KUBE_ROUTER_VERSION" ]] || echo kube-router
   [[ -x "$cache/bin/metrics-server-$METRICS_SERVER_VERSION" ]] || echo metrics-server
   [[ -x "$cache/bin/controller-gen-$CONTROLLER_TOOLS_VERSION" ]] || echo controller-gen
   [[ -x "$cache/bin/addon-operator-$ADDON_OPERATOR_VERSION" ]] || echo addon-operator
@@ -190,7 +192,7 @@ case "${1:-}" in
   kube-controller-manager) kube_controller_manager ;;
   kubelet|kube-proxy|kube-scheduler) node_tool "$1" ;;
   coredns) coredns ;;
-  kube-network-policies) kube_network_policies ;;
+  kube-router) kube_router ;;
   metrics-server) metrics_server ;;
   etcd) etcd ;;
   controller-gen) controller_gen ;;
@@ -199,6 +201,6 @@ case "${1:-}" in
   versitygw) versitygw ;;
   cert-manager-crds) cert_manager_crds ;;
   prometheus-operator-crds) prometheus_operator_crds ;;
-  all) kube_apiserver; kube_controller_manager; node_tool kubelet; node_tool kube-proxy; node_tool kube-scheduler; coredns; kube_network_policies; metrics_server; etcd; controller_gen; addon_operator; cert_manager_controller; versitygw; cert_manager_crds; prometheus_operator_crds ;;
-  *) echo "usage: $0 kube-apiserver|kube-controller-manager|kubelet|kube-proxy|kube-scheduler|coredns|kube-network-policies|metrics-server|etcd|controller-gen|addon-operator|cert-manager-controller|versitygw|cert-manager-crds|prometheus-operator-crds|all|missing" >&2; exit 2 ;;
+  all) kube_apiserver; kube_controller_manager; node_tool kubelet; node_tool kube-proxy; node_tool kube-scheduler; coredns; kube_router; metrics_server; etcd; controller_gen; addon_operator; cert_manager_controller; versitygw; cert_manager_crds; prometheus_operator_crds ;;
+  *) echo "usage: $0 kube-apiserver|kube-controller-manager|kubelet|kube-proxy|kube-scheduler|coredns|kube-router|metrics-server|etcd|controller-gen|addon-operator|cert-manager-controller|versitygw|cert-manager-crds|prometheus-operator-crds|all|missing" >&2; exit 2 ;;
 esac

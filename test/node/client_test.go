@@ -66,8 +66,29 @@ func (e *env) testUSAGEClient(t *testing.T) {
 			RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{
 				Name: "mysql", Image: "mysql:8.4",
-				// The recipe's command, run by the pod instead of kubectl exec.
-				Command: []string{"sh", "-c", `mysql --host ` + host + ` --port 9030 --user "$SR_USER" --ssl-mode=VERIFY_IDENTITY --ssl-ca=/etc/starrocks-ca/ca.crt -e 'SHOW FRONTENDS'`},
+				// The recipe's commands, run by the pod instead of kubectl
+				// exec: a new pod's first connection is retried as USAGE
+				// says, since the NetworkPolicy controller admits the pod's
+				// address only after the pod's status reports it, and
+				// the kubelet reports a new pod's address only after its
+				// containers started (k8s.io/kubernetes pkg/kubelet
+				// kubelet.go SyncPod sets the API status before
+				// containerRuntime.SyncPod makes the sandbox); here the
+				// first attempt was refused in every run
+				// (kube-router v2.1.0 pkg/controllers/netpol/pod.go
+				// newPodEventHandler: a pod enters the sets on the update
+				// that gives it status.podIP, then a full sync;
+				// utils.go isNetPolActionable), and until then the FE's
+				// pod chain rejects it (pod.go syncPodFirewallChains,
+				// "rule to REJECT traffic destined for POD").
+				Command: []string{"sh", "-c", `HOST=` + host + `
+for attempt in 1 2 3 4 5 6 7 8 9 10; do
+  mysql --host "$HOST" --port 9030 --user "$SR_USER" \
+    --ssl-mode=VERIFY_IDENTITY --ssl-ca=/etc/starrocks-ca/ca.crt -e 'SELECT 1' >/dev/null && break
+  sleep 3
+done
+echo "connected at attempt $attempt"
+mysql --host "$HOST" --port 9030 --user "$SR_USER" --ssl-mode=VERIFY_IDENTITY --ssl-ca=/etc/starrocks-ca/ca.crt -e 'SHOW FRONTENDS'`},
 				Env: []corev1.EnvVar{
 					{Name: "SR_USER", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: creds}, Key: "username"}}},
 					{Name: "MYSQL_PWD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: creds}, Key: "password"}}},

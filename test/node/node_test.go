@@ -301,43 +301,9 @@ func TestOnNode(t *testing.T) {
 		}
 	})
 
-	// 3. NetworkPolicy, enforced by kube-network-policies: from a pod of
-	// the instance's namespace the client port is open and the internal
-	// ports are closed; from another namespace (not in spec.network) every
-	// port is closed.
-	t.Run("network policy", func(t *testing.T) {
-		if err := e.node.NetworkPoliciesEnforced(); err != nil {
-			t.Skip(err)
-		}
-		fe, be := e.pod(pods[0]).Status.PodIP, e.pod(pods[1]).Status.PodIP
-		targets := []struct {
-			ip, port string
-			internal bool
-		}{
-			{fe, "9030", false}, {fe, "9010", true}, {fe, "9020", true},
-			{be, "9060", true}, {be, "8040", true}, {be, "8060", true},
-		}
-		script := ""
-		for _, tg := range targets {
-			script += fmt.Sprintf("if nc -w 3 %s %s </dev/null >/dev/null 2>&1; then echo %s:%s open; else echo %s:%s closed; fi; ", tg.ip, tg.port, tg.ip, tg.port, tg.ip, tg.port)
-		}
-		for _, from := range []string{ns, "elsewhere"} {
-			if err := kubeutil.EnsureNamespace(e.ctx, e.kube, from, nil); err != nil {
-				t.Fatal(err)
-			}
-			out := e.runProbe(from, script)
-			for _, tg := range targets {
-				want := "closed"
-				if from == ns && !tg.internal {
-					want = "open"
-				}
-				if !strings.Contains(out, tg.ip+":"+tg.port+" "+want) {
-					t.Errorf("from namespace %s, %s:%s should be %s:\n%s", from, tg.ip, tg.port, want, out)
-				}
-			}
-			t.Logf("from namespace %s:\n%s", from, out)
-		}
-	})
+	// 3. NetworkPolicy, enforced by the node's kube-router
+	// (networkpolicy_test.go).
+	t.Run("network policy", e.testNetworkPolicy)
 
 	t.Run("USAGE's mysql client pod connects over verified TLS", e.testUSAGEClient)
 
@@ -533,43 +499,4 @@ func rootReadOnly(t *testing.T, pid int) bool {
 	}
 	t.Fatalf("no / in /proc/%d/mountinfo", pid)
 	return false
-}
-
-// runProbe runs a busybox pod with script in namespace and returns its log.
-func (e *env) runProbe(namespace, script string) string {
-	e.t.Helper()
-	name := "probe"
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers:    []corev1.Container{{Name: "probe", Image: node.BusyboxImage, Command: []string{"sh", "-c", script}}},
-		},
-	}
-	// The default ServiceAccount comes from the controller-manager.
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if _, err := e.kube.CoreV1().ServiceAccounts(namespace).Get(e.ctx, "default", metav1.GetOptions{}); err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
-	if _, err := e.kube.CoreV1().Pods(namespace).Create(e.ctx, pod, metav1.CreateOptions{}); err != nil {
-		e.t.Fatal(err)
-	}
-	deadline = time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		p, err := e.kube.CoreV1().Pods(namespace).Get(e.ctx, name, metav1.GetOptions{})
-		if err == nil && (p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed) {
-			logs, err := e.kube.CoreV1().Pods(namespace).GetLogs(name, &corev1.PodLogOptions{}).DoRaw(e.ctx)
-			if err != nil {
-				e.t.Fatal(err)
-			}
-			_ = e.kube.CoreV1().Pods(namespace).Delete(e.ctx, name, metav1.DeleteOptions{})
-			return string(logs)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	e.t.Fatalf("probe pod in %s did not finish", namespace)
-	return ""
 }

@@ -272,6 +272,27 @@ func run() error {
 			log.Printf("http: %v", err)
 		}
 	}()
+	// With enable_https the FE serves the same HTTP API over TLS on
+	// https_port (default 8443) beside http_port (fe-core
+	// StarRocksFEServer.start: a second HttpServer(Config.https_port, true)).
+	// The stand-in does too, so the NetworkPolicy test on the local node
+	// finds a listener behind the client port 8443.
+	if conf["enable_https"] == "true" && tlsConf != nil {
+		httpsPort, err := standin.Port(conf, "https_port", 8443)
+		if err != nil {
+			return err
+		}
+		sl, err := net.Listen("tcp", fmt.Sprintf(":%d", httpsPort))
+		if err != nil {
+			return fmt.Errorf("https_port %d: %w", httpsPort, err)
+		}
+		secure := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsConf}
+		go func() {
+			if err := secure.ServeTLS(sl, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Printf("https: %v", err)
+			}
+		}()
+	}
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()

@@ -140,7 +140,7 @@ func startLocalNode(ctx context.Context, cp *controlplane.ControlPlane, dir stri
 		}
 		realFE = true
 	}
-	say("starting the local node: containerd, kubelet, kube-proxy, kube-scheduler, CoreDNS, kube-network-policies")
+	say("starting the local node: containerd, kubelet, kube-proxy, kube-scheduler, CoreDNS, kube-router")
 	n, err := node.Start(ctx, cp, node.Options{Dir: filepath.Join(dir, "node"), Images: set.Archives()})
 	if err != nil {
 		return nil, nil, err
@@ -248,7 +248,7 @@ Thrift heartbeat, so SHOW BACKENDS lists it with Alive false, TablesReplicated
 says NoBackendAlive and statements that need a BE fail,`
 	}
 	return `A real node (` + node.Name + `) runs the pods: containerd and runc, the kubelet,
-kube-proxy, kube-scheduler, CoreDNS and kube-network-policies, with the module's
+kube-proxy, kube-scheduler, CoreDNS and kube-router, with the module's
 agent and webhook images and ` + fe + ` built here (dev/images), and
 cert-manager's controllers issue the certificates. team-a/on-node runs there;
 the documented Cluster team-a/analytics asks for more cores than this machine

@@ -16,11 +16,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package tools pins kube-network-policies, SIG Network's reference NetworkPolicy
-// implementation (nftables + nfqueue), which enforces NetworkPolicy on the local
-// node (dev/node). It is development tooling, never shipped.
+// Package tools pins kube-router, whose NetworkPolicy controller (iptables
+// with the ipset "set" match) enforces NetworkPolicy on the local node
+// (dev/node). Only its firewall runs there (no routing, no service proxy).
+// It is development tooling, never shipped.
 package tools
 
 import (
-	_ "sigs.k8s.io/kube-network-policies/cmd"
+	_ "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router"
 )
