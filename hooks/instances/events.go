@@ -133,9 +133,10 @@ func instanceEvents(sr *v1alpha1.Starrocks, prev, next v1alpha1.StarrocksStatus)
 			}
 		case v1alpha1.ConditionBackupsHealthy:
 			// A repository that stops working or a backup that fails, a
-			// different failure, and the end of it (issue 26).
+			// different failure, and the end of it. Unknown (a shared-data
+			// instance before its first cluster snapshot) is no problem.
 			switch {
-			case !isTrue && (changed || p.Message != n.Message):
+			case n.Status == metav1.ConditionFalse && (changed || p.Message != n.Message):
 				add(corev1.EventTypeWarning, n)
 			case isTrue && wasFalse:
 				add(corev1.EventTypeNormal, n)
@@ -145,6 +146,16 @@ func instanceEvents(sr *v1alpha1.Starrocks, prev, next v1alpha1.StarrocksStatus)
 			// condition.
 			switch {
 			case n.Reason == ReasonRestoreFailed && changed:
+				add(corev1.EventTypeWarning, n)
+			case isTrue && wasFalse:
+				add(corev1.EventTypeNormal, n)
+			}
+		case ConditionStorageReady:
+			// A storage volume that cannot be created or changed (keys,
+			// a refused statement, a moved location), and its end; waiting
+			// for the agent (Unknown) is how every instance starts.
+			switch {
+			case n.Status == metav1.ConditionFalse && changed:
 				add(corev1.EventTypeWarning, n)
 			case isTrue && wasFalse:
 				add(corev1.EventTypeNormal, n)

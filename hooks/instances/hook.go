@@ -302,13 +302,35 @@ const podFilter = `((.metadata.annotations // {}) | if type == "object" then .["
 	// The backup and restore reports pass as JSON text, decoded and
 	// checked in Go (backups.go): a string always decodes here. Each is
 	// kept up to shared.MaxReportBytes; a longer one is not the agent's.
-	` backupRaw: ((.backup // null) | report("the backup report")), restoreRaw: ((.restore // null) | report("the restore report"))})` +
+	` backupRaw: ((.backup // null) | report("the backup report")), restoreRaw: ((.restore // null) | report("the restore report")),` +
+	sharedDataFilter + `})` +
 	` catch {unreadable: (if type == "string" then . else "the agent-status annotation is not readable" end)}) end) as $agent |` +
 	` {namespace: (.metadata.namespace | str), name: (.metadata.name | str), instance: (.metadata.labels["` + shared.LabelInstance + `"] | str),` +
 	` owner: ([(.metadata.ownerReferences // [])[] | select(.controller == true and .kind == "StatefulSet") | {name: (.name | str), uid: (.uid | str)}][0] // null)} +` +
 	` (if $agent.unreadable then {agentTLS: {ready: false, reason: "` + ReasonAgentStatusUnreadable + `", message: $agent.unreadable},` +
 	` accounts: {ready: false, reason: "` + ReasonAgentStatusUnreadable + `", message: $agent.unreadable}, membership: {unreadable: true}, users: {unreadable: $agent.unreadable}}` +
-	` else {agentTLS: $agent.tls, accounts: $agent.accounts, membership: $agent.membership, users: $agent.users, backupRaw: $agent.backupRaw, restoreRaw: $agent.restoreRaw} end)`
+	` else {agentTLS: $agent.tls, accounts: $agent.accounts, membership: $agent.membership, users: $agent.users, backupRaw: $agent.backupRaw, restoreRaw: $agent.restoreRaw,` +
+	` sharedData: $agent.sharedData} end)`
+
+// sharedDataFilter reads the shared-data report of a shared-data
+// instance's FE leader (shareddata.go): the storage volume and the
+// automated cluster snapshot, only the fields the status shows, names
+// within shared.MaxNameBytes, reasons and messages cut as the others.
+const sharedDataFilter = ` sharedData: (.sharedData | want("object"; "sharedData") | if . == null then null else {` +
+	` storageVolume: (.storageVolume | want("object"; "sharedData.storageVolume") // {} | {name: (.name | name("sharedData.storageVolume.name") // ""),` +
+	` ready: (.ready | want("boolean"; "sharedData.storageVolume.ready") // false),` +
+	` reason: (.reason | want("string"; "sharedData.storageVolume.reason") // "" | cutmsg), message: (.message | want("string"; "sharedData.storageVolume.message") // "" | cutmsg)}),` +
+	` clusterSnapshots: (.clusterSnapshots | want("object"; "sharedData.clusterSnapshots") | if . == null then null else {` +
+	` enabled: (.enabled | want("boolean"; "sharedData.clusterSnapshots.enabled") // false),` +
+	` newestSnapshotTime: (.newestSnapshotTime | name("sharedData.clusterSnapshots.newestSnapshotTime") // ""),` +
+	` lastJob: (.lastJob | want("object"; "sharedData.clusterSnapshots.lastJob") | if . == null then null else {` +
+	` snapshotName: (.snapshotName | name("sharedData.clusterSnapshots.lastJob.snapshotName") // ""),` +
+	` createdTime: (.createdTime | name("sharedData.clusterSnapshots.lastJob.createdTime") // ""),` +
+	` finishedTime: (.finishedTime | name("sharedData.clusterSnapshots.lastJob.finishedTime") // ""),` +
+	` state: (.state | name("sharedData.clusterSnapshots.lastJob.state") // ""),` +
+	` succeeded: (.succeeded | want("boolean"; "sharedData.clusterSnapshots.lastJob.succeeded") // false),` +
+	` errorMessage: (.errorMessage | want("string"; "sharedData.clusterSnapshots.lastJob.errorMessage") // "" | cutmsg)} end),` +
+	` reason: (.reason | want("string"; "sharedData.clusterSnapshots.reason") // "" | cutmsg), message: (.message | want("string"; "sharedData.clusterSnapshots.message") // "" | cutmsg)} end)} end)`
 
 // replicationFilter reads the replication numbers and the refused
 // decommission of the leader's membership report (replication.go).

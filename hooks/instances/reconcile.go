@@ -105,6 +105,9 @@ type PodSnap struct {
 	RestoreRaw string `json:"restoreRaw"`
 	// Users is the users report (the FE leader's agent publishes one).
 	Users *UsersSnap `json:"users"`
+	// SharedData is the shared-data report (the FE leader's agent of a
+	// shared-data instance publishes one), only the fields the status uses.
+	SharedData *agentconfig.SharedDataStatus `json:"sharedData"`
 }
 
 // OwnerSnap is a controller ownerReference.
@@ -127,6 +130,8 @@ func (p *PodSnap) checkReasons() {
 	for _, r := range []struct{ field, reason string }{
 		{"tls.reason", reasonOf(p.AgentTLS)},
 		{"accounts.reason", reasonOfAccounts(p.Accounts)},
+		{"sharedData.storageVolume.reason", sharedDataReason(p.SharedData, false)},
+		{"sharedData.clusterSnapshots.reason", sharedDataReason(p.SharedData, true)},
 	} {
 		if r.reason != "" && (len(r.reason) > maxReasonLength || !conditionReason.MatchString(r.reason)) {
 			p.markUnreadable(r.field + " is not a CamelCase word (the form of a condition reason)")
@@ -150,8 +155,21 @@ func reasonOfAccounts(a *AgentAccounts) string {
 	return a.Reason
 }
 
+func sharedDataReason(s *agentconfig.SharedDataStatus, snapshots bool) string {
+	switch {
+	case s == nil:
+		return ""
+	case !snapshots:
+		return s.StorageVolume.Reason
+	case s.ClusterSnapshots != nil:
+		return s.ClusterSnapshots.Reason
+	}
+	return ""
+}
+
 // markUnreadable makes every report of the pod unreadable, saying why.
 func (p *PodSnap) markUnreadable(why string) {
+	p.SharedData = nil
 	p.AgentTLS = &AgentTLS{Reason: ReasonAgentStatusUnreadable, Message: why}
 	p.Accounts = &AgentAccounts{Reason: ReasonAgentStatusUnreadable, Message: why}
 	p.Membership = &MembershipSnap{Unreadable: true}
@@ -590,6 +608,12 @@ func observe(s State, warnings *[]string) map[string]Observed {
 			o.BackupReports, o.RestoreReports = map[string]string{}, map[string]string{}
 		}
 		o.BackupReports[p.Name], o.RestoreReports[p.Name] = p.BackupRaw, p.RestoreRaw
+		if p.SharedData != nil {
+			if o.SharedData == nil {
+				o.SharedData = map[string]*agentconfig.SharedDataStatus{}
+			}
+			o.SharedData[p.Name] = p.SharedData
+		}
 		if o.Users == nil {
 			o.Users = map[string]*UsersSnap{}
 		}

@@ -119,6 +119,9 @@ type Observed struct {
 	// BackupReports and RestoreReports are each FE pod's backup and restore
 	// reports as JSON text (backups.go reads the leader's).
 	BackupReports, RestoreReports map[string]string
+	// SharedData is each FE pod's shared-data report, by pod name
+	// (shareddata.go reads the leader's).
+	SharedData map[string]*agentconfig.SharedDataStatus
 	// Backups are the instance's StarrocksBackup objects (set by Reconcile).
 	Backups []BackupSnap
 	// Restore is the restore requested of the agent (nil: none) and
@@ -371,10 +374,25 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 
 	allReady := obs.Frontend != nil && workersObs != nil &&
 		st.Frontend.ReadyReplicas >= st.Frontend.Replicas && workers.ReadyReplicas >= workers.Replicas
+	// A shared-data instance keeps its tables in the storage volume: with
+	// every pod ready but no volume, no table can be created, so it is not
+	// Available (the one place of that rule).
+	var storage *tristate
+	if e.Compute != nil {
+		storage = ptrTo(storageReady(obs))
+		conds = setCondition(conds, metav1.Condition{Type: ConditionStorageReady, Status: storage.Status, Reason: storage.Reason, Message: truncate(storage.Message), ObservedGeneration: gen}, now)
+	}
 	switch {
 	case obs.Frontend == nil || workersObs == nil:
 		st.Phase = v1alpha1.PhasePending
 		set(v1alpha1.ConditionAvailable, false, ReasonNotRendered, "The StatefulSets of the instance do not exist yet; the module is deploying them.")
+	case allReady && storage != nil && storage.Status != metav1.ConditionTrue:
+		st.Phase = v1alpha1.PhaseProvisioning
+		if prev.Phase == v1alpha1.PhaseRunning || prev.Phase == v1alpha1.PhaseDegraded {
+			st.Phase = v1alpha1.PhaseDegraded
+		}
+		set(v1alpha1.ConditionAvailable, false, storage.Reason,
+			fmt.Sprintf("%s and %s are ready, but the storage volume is not (see %s): %s", plural.Count(st.Frontend.Replicas, "FE pod"), plural.Count(workers.Replicas, workerWord+" pod"), ConditionStorageReady, storage.Message))
 	case allReady:
 		st.Phase = v1alpha1.PhaseRunning
 		set(v1alpha1.ConditionAvailable, true, ReasonAllReplicasReady,
@@ -423,6 +441,13 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	if bs, v, ok := backupsVerdict(sr, obs, now.Time); ok {
 		st.Backup = bs
 		set(v1alpha1.ConditionBackupsHealthy, v.OK, v.Reason, v.Message)
+	}
+	if e.Compute != nil {
+		// A shared-data instance has no spec.backup: StarRocks' automated
+		// cluster snapshot protects it.
+		bs, v := snapshotsVerdict(obs)
+		st.Backup = bs
+		conds = setCondition(conds, metav1.Condition{Type: v1alpha1.ConditionBackupsHealthy, Status: v.Status, Reason: v.Reason, Message: truncate(v.Message), ObservedGeneration: gen}, now)
 	}
 	st.Conditions = conds
 	return st

@@ -1,0 +1,149 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package instances
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+)
+
+// Shared-data instances, the status part: the storage volume and the
+// automated cluster snapshot as the FE leader's agent reports them
+// (agentconfig.SharedDataStatus). The report is an annotation of a pod in
+// the tenant's namespace: it counts only from the one pod of this
+// instance's FE StatefulSet that claims the leadership (LeaderClaims), so a
+// forged report misleads the status of its own instance at most.
+
+// ConditionStorageReady says the instance's default storage volume exists
+// at its location in the bucket: StarRocks creates no table before.
+const ConditionStorageReady = "StorageReady"
+
+// Reasons of StorageReady and of BackupsHealthy of a shared-data instance
+// (the agent's own reasons pass as they are).
+const (
+	ReasonStorageVolumeReady    = "StorageVolumeReady"
+	ReasonStorageVolumeNotReady = "StorageVolumeNotReady"
+	ReasonSnapshotsSucceeding   = "SnapshotsSucceeding"
+	ReasonSnapshotFailed        = "SnapshotFailed"
+	ReasonSnapshotsOff          = "SnapshotsOff"
+	ReasonNoSnapshotYet         = "NoSnapshotYet"
+	ReasonSnapshotsUnknown      = "SnapshotsNotReadable"
+)
+
+// maxAgentMessageLength bounds a message of the agent within a condition
+// (the pod filter keeps 1025 bytes, cutmsg; this cut marks it).
+const maxAgentMessageLength = 1024
+
+// snapshotTimeLayout is how StarRocks prints LastSnapshotTime of ADMIN SHOW
+// AUTOMATED CLUSTER SNAPSHOT and the times of
+// information_schema.cluster_snapshot_jobs (fe-core common/util/TimeUtils
+// .longToTimeString: yyyy-MM-dd HH:mm:ss, no zone).
+const snapshotTimeLayout = "2006-01-02 15:04:05"
+
+// snapshotTime reads a time the agent passed on as StarRocks printed it.
+// StarRocks prints it in the FE's default time zone and the agent adds no
+// zone; the FE containers set no TZ, so the JVM's zone is UTC and the time
+// is read as UTC. Anything else is no time (false).
+func snapshotTime(s string) (time.Time, bool) {
+	t, err := time.ParseInLocation(snapshotTimeLayout, s, time.UTC)
+	return t, err == nil
+}
+
+// leaderSharedData is the shared-data report of the single pod claiming
+// the FE leadership; nil without one leader or without a report.
+func leaderSharedData(o Observed) *agentconfig.SharedDataStatus {
+	if len(o.LeaderClaims) != 1 {
+		return nil
+	}
+	return o.SharedData[o.LeaderClaims[0]]
+}
+
+// tristate is a condition that may also be Unknown.
+type tristate struct {
+	Status          metav1.ConditionStatus
+	Reason, Message string
+}
+
+func agentMessage(s string) string { return truncateBytes(oneLine(s), maxAgentMessageLength) }
+
+// storageReady is StorageReady of a shared-data instance: Unknown before
+// the leader's agent reports, True once it reports the volume ready, False
+// with the agent's reason and message otherwise.
+func storageReady(o Observed) tristate {
+	r := leaderSharedData(o)
+	if r == nil {
+		return tristate{metav1.ConditionUnknown, ReasonWaitingForAgent, "The agent of the FE leader has not reported the storage volume yet; StarRocks creates no table before it exists."}
+	}
+	v := r.StorageVolume
+	if v.Ready {
+		return tristate{metav1.ConditionTrue, ReasonStorageVolumeReady, fmt.Sprintf("Storage volume %q exists at the instance's location in the bucket and is the default one.", v.Name)}
+	}
+	reason := v.Reason
+	if reason == "" {
+		reason = ReasonStorageVolumeNotReady
+	}
+	return tristate{metav1.ConditionFalse, reason, fmt.Sprintf("Storage volume %q is not ready, so no table can be created: %s", v.Name, agentMessage(v.Message))}
+}
+
+// snapshotsVerdict is status.backup and BackupsHealthy of a shared-data
+// instance, from the automated cluster snapshot: True when it is on and the
+// newest job finished (with the newest snapshot's time), False when it is
+// off or the newest job failed, Unknown before the first snapshot or while
+// the jobs cannot be read.
+func snapshotsVerdict(o Observed) (*v1alpha1.InstanceBackupStatus, tristate) {
+	r := leaderSharedData(o)
+	if r == nil || r.ClusterSnapshots == nil {
+		return nil, tristate{metav1.ConditionUnknown, ReasonWaitingForAgent, "The agent of the FE leader has not reported the automated cluster snapshot yet."}
+	}
+	cs := r.ClusterSnapshots
+	st := &v1alpha1.InstanceBackupStatus{}
+	newest, haveNewest := snapshotTime(cs.NewestSnapshotTime)
+	if haveNewest {
+		st.LastSuccessfulTime = &metav1.Time{Time: newest}
+	}
+	if j := cs.LastJob; j != nil && j.State == "ERROR" {
+		reason := fmt.Sprintf("The cluster snapshot job %q failed: %s", j.SnapshotName, oneLine(j.ErrorMessage))
+		at, ok := snapshotTime(j.FinishedTime)
+		if !ok {
+			at, _ = snapshotTime(j.CreatedTime)
+		}
+		st.LastFailure = &v1alpha1.BackupFailure{Time: metav1.Time{Time: at}, Reason: truncateBytes(reason, maxAgentMessageLength)}
+	}
+	if *st == (v1alpha1.InstanceBackupStatus{}) {
+		st = nil
+	}
+	switch j := cs.LastJob; {
+	case !cs.Enabled:
+		reason := cs.Reason
+		if reason == "" {
+			reason = ReasonSnapshotsOff
+		}
+		return st, tristate{metav1.ConditionFalse, reason, "StarRocks' automated cluster snapshot of the storage volume is not on: " + agentMessage(cs.Message)}
+	case j != nil && j.State == "ERROR":
+		return st, tristate{metav1.ConditionFalse, ReasonSnapshotFailed, "The newest cluster snapshot failed: " + st.LastFailure.Reason}
+	case cs.Reason != "":
+		return st, tristate{metav1.ConditionUnknown, cs.Reason, "The state of the cluster snapshots cannot be read: " + agentMessage(cs.Message)}
+	case haveNewest:
+		return st, tristate{metav1.ConditionTrue, ReasonSnapshotsSucceeding, fmt.Sprintf("Automated cluster snapshots are on; the newest was taken at %s.", newest.Format(time.RFC3339))}
+	}
+	return st, tristate{metav1.ConditionUnknown, ReasonNoSnapshotYet, "Automated cluster snapshots are on; StarRocks has not finished the first one yet."}
+}
