@@ -352,7 +352,9 @@ type StarrocksStatus struct {
 	// Condition types: ConfigurationValid, LastValidConfigurationApplied,
 	// Available, TLSReady, AccountsReady, BackendScaleIn, VolumesResized,
 	// TablesReplicated, RolledOut, UsersReady, ObjectsApplied, BackupsHealthy
-	// (with spec.backup), Restored (with spec.restore).
+	// (with spec.backup, and on a shared-data instance from its automated
+	// cluster snapshot), StorageReady (shared-data: the storage volume),
+	// Restored (with spec.restore).
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -400,7 +402,9 @@ type StarrocksStatus struct {
 	// but are no longer (or were never) declared.
 	// +optional
 	Databases []DatabaseStatus `json:"databases,omitempty"`
-	// Backups of the instance: last success, last failure, next run.
+	// Backups of the instance: last success, last failure, next run; on a
+	// shared-data instance the newest cluster snapshot (lastSuccessfulTime)
+	// and the newest failed snapshot job.
 	// +optional
 	Backup *InstanceBackupStatus `json:"backup,omitempty"`
 }

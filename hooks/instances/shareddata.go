@@ -53,17 +53,32 @@ const (
 // (the pod filter keeps 1025 bytes, cutmsg; this cut marks it).
 const maxAgentMessageLength = 1024
 
-// snapshotTimeLayout is how StarRocks prints LastSnapshotTime of ADMIN SHOW
-// AUTOMATED CLUSTER SNAPSHOT and the times of
-// information_schema.cluster_snapshot_jobs (fe-core common/util/TimeUtils
-// .longToTimeString: yyyy-MM-dd HH:mm:ss, no zone).
+// snapshotTimeLayout is how StarRocks prints a time without its zone
+// (yyyy-MM-dd HH:mm:ss); the agent passes it on as printed.
 const snapshotTimeLayout = "2006-01-02 15:04:05"
 
-// snapshotTime reads a time the agent passed on as StarRocks printed it.
-// StarRocks prints it in the FE's default time zone and the agent adds no
-// zone; the FE containers set no TZ, so the JVM's zone is UTC and the time
-// is read as UTC. Anything else is no time (false).
+// lastSnapshotZone is the zone of LastSnapshotTime of ADMIN SHOW AUTOMATED
+// CLUSTER SNAPSHOT: StarRocks formats it with TimeUtils.longToTimeString
+// (lake/snapshot/ClusterSnapshotMgr.getAutomatedSnapshotRows), whose
+// DATETIME_TO_STRING_FORMAT is withZone(TIME_ZONE), the fixed offset
+// ZoneOffset.ofTotalSeconds(8 * 3600) (fe-core common/util/TimeUtils): +08:00
+// whatever the FE's own or the session's time zone.
+var lastSnapshotZone = time.FixedZone("UTC+8", 8*3600)
+
+// snapshotTime reads LastSnapshotTime as StarRocks printed it (+08:00).
+// Anything else is no time (false).
 func snapshotTime(s string) (time.Time, bool) {
+	t, err := time.ParseInLocation(snapshotTimeLayout, s, lastSnapshotZone)
+	return t, err == nil
+}
+
+// jobTime reads CREATED_TIME or FINISHED_TIME of
+// information_schema.cluster_snapshot_jobs: DATETIME columns
+// (catalog/system/information/ClusterSnapshotJobsTable) the FE fills with
+// Unix seconds (lake/snapshot/ClusterSnapshotJob.getInfo) and the scanning
+// node prints in the session's time zone, by default the FE's system zone:
+// the module's FE containers set no TZ, so it is read as UTC.
+func jobTime(s string) (time.Time, bool) {
 	t, err := time.ParseInLocation(snapshotTimeLayout, s, time.UTC)
 	return t, err == nil
 }
@@ -122,9 +137,9 @@ func snapshotsVerdict(o Observed) (*v1alpha1.InstanceBackupStatus, tristate) {
 	}
 	if j := cs.LastJob; j != nil && j.State == "ERROR" {
 		reason := fmt.Sprintf("The cluster snapshot job %q failed: %s", j.SnapshotName, oneLine(j.ErrorMessage))
-		at, ok := snapshotTime(j.FinishedTime)
+		at, ok := jobTime(j.FinishedTime)
 		if !ok {
-			at, _ = snapshotTime(j.CreatedTime)
+			at, _ = jobTime(j.CreatedTime)
 		}
 		st.LastFailure = &v1alpha1.BackupFailure{Time: metav1.Time{Time: at}, Reason: truncateBytes(reason, maxAgentMessageLength)}
 	}
@@ -143,7 +158,7 @@ func snapshotsVerdict(o Observed) (*v1alpha1.InstanceBackupStatus, tristate) {
 	case cs.Reason != "":
 		return st, tristate{metav1.ConditionUnknown, cs.Reason, "The state of the cluster snapshots cannot be read: " + agentMessage(cs.Message)}
 	case haveNewest:
-		return st, tristate{metav1.ConditionTrue, ReasonSnapshotsSucceeding, fmt.Sprintf("Automated cluster snapshots are on; the newest was taken at %s.", newest.Format(time.RFC3339))}
+		return st, tristate{metav1.ConditionTrue, ReasonSnapshotsSucceeding, fmt.Sprintf("Automated cluster snapshots are on; the newest was taken at %s.", newest.UTC().Format(time.RFC3339))}
 	}
 	return st, tristate{metav1.ConditionUnknown, ReasonNoSnapshotYet, "Automated cluster snapshots are on; StarRocks has not finished the first one yet."}
 }

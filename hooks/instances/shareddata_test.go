@@ -152,6 +152,7 @@ func TestSharedDataStorageVolumeGatesAvailable(t *testing.T) {
 				}
 			} else {
 				assert.Equal(t, v1alpha1.PhaseRunning, st.Phase)
+				conditionsAreDocumented(t, st)
 			}
 		})
 	}
@@ -230,11 +231,11 @@ func TestSharedDataSnapshotsVerdict(t *testing.T) {
 		{"before the agent reports", volume(true, "", ""), metav1.ConditionUnknown, ReasonWaitingForAgent, "", "", ""},
 		{"on, before the first", snapshots(map[string]any{"enabled": true}), metav1.ConditionUnknown, ReasonNoSnapshotYet, "", "", ""},
 		{"on, the first running", snapshots(map[string]any{"enabled": true, "lastJob": running}), metav1.ConditionUnknown, ReasonNoSnapshotYet, "", "", ""},
-		{"off", snapshots(map[string]any{"enabled": false, "reason": "SnapshotOff", "message": "the automated cluster snapshot is off"}), metav1.ConditionFalse, "SnapshotOff", "", "", "is off"},
-		{"a finished snapshot", snapshots(map[string]any{"enabled": true, "newestSnapshotTime": "2026-12-05 10:00:00", "lastJob": finished}), metav1.ConditionTrue, ReasonSnapshotsSucceeding, "2026-12-05T10:00:00Z", "", "2026-12-05T10:00:00Z"},
-		{"the next one running", snapshots(map[string]any{"enabled": true, "newestSnapshotTime": "2026-12-05 10:00:00", "lastJob": running}), metav1.ConditionTrue, ReasonSnapshotsSucceeding, "2026-12-05T10:00:00Z", "", ""},
-		{"the newest failed", snapshots(map[string]any{"enabled": true, "newestSnapshotTime": "2026-12-05 10:00:00", "lastJob": failed}), metav1.ConditionFalse, ReasonSnapshotFailed, "2026-12-05T10:00:00Z", "403 Forbidden", "403 Forbidden"},
-		{"jobs unreadable", snapshots(map[string]any{"enabled": true, "newestSnapshotTime": "2026-12-05 10:00:00", "reason": "SnapshotRefused", "message": "no compute node"}), metav1.ConditionUnknown, "SnapshotRefused", "2026-12-05T10:00:00Z", "", "no compute node"},
+		{"off", snapshots(map[string]any{"enabled": false, "reason": "Disabled", "message": "the automated cluster snapshot is off"}), metav1.ConditionFalse, "Disabled", "", "", "is off"},
+		{"a finished snapshot", snapshots(map[string]any{"enabled": true, "newestSnapshotTime": "2026-12-05 10:00:00", "lastJob": finished}), metav1.ConditionTrue, ReasonSnapshotsSucceeding, "2026-12-05T02:00:00Z", "", "2026-12-05T02:00:00Z"},
+		{"the next one running", snapshots(map[string]any{"enabled": true, "newestSnapshotTime": "2026-12-05 10:00:00", "lastJob": running}), metav1.ConditionTrue, ReasonSnapshotsSucceeding, "2026-12-05T02:00:00Z", "", ""},
+		{"the newest failed", snapshots(map[string]any{"enabled": true, "newestSnapshotTime": "2026-12-05 10:00:00", "lastJob": failed}), metav1.ConditionFalse, ReasonSnapshotFailed, "2026-12-05T02:00:00Z", "403 Forbidden", "403 Forbidden"},
+		{"jobs unreadable", snapshots(map[string]any{"enabled": true, "newestSnapshotTime": "2026-12-05 10:00:00", "reason": "ClusterSnapshotRefused", "message": "no compute node"}), metav1.ConditionUnknown, "ClusterSnapshotRefused", "2026-12-05T02:00:00Z", "", "no compute node"},
 		{"a time that is not StarRocks'", snapshots(map[string]any{"enabled": true, "newestSnapshotTime": "yesterday"}), metav1.ConditionUnknown, ReasonNoSnapshotYet, "", "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

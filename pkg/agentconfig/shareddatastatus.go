@@ -56,8 +56,10 @@ type ClusterSnapshotsStatus struct {
 	// Enabled: ADMIN SHOW AUTOMATED CLUSTER SNAPSHOT says true for the
 	// instance's storage volume.
 	Enabled bool `json:"enabled"`
-	// NewestSnapshotTime is its LastSnapshotTime (the FE's local time as
-	// StarRocks prints it, yyyy-MM-dd HH:mm:ss), empty before the first.
+	// NewestSnapshotTime is its LastSnapshotTime as StarRocks prints it
+	// (yyyy-MM-dd HH:mm:ss, no zone: always +08:00, fe-core
+	// common/util/TimeUtils.DATETIME_TO_STRING_FORMAT; the instances hook
+	// converts it), empty before the first.
 	NewestSnapshotTime string `json:"newestSnapshotTime,omitempty"`
 	// LastJob is the newest row of information_schema.cluster_snapshot_jobs;
 	// nil while it cannot be read (StarRocks scans it on a compute node:
