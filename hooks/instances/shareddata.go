@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
@@ -102,10 +103,16 @@ func agentMessage(s string) string { return truncateBytes(oneLine(s), maxAgentMe
 
 // storageReady is StorageReady of a shared-data instance: Unknown before
 // the leader's agent reports, True once it reports the volume ready, False
-// with the agent's reason and message otherwise.
-func storageReady(o Observed) tristate {
+// with the agent's reason and message otherwise. Without a report (the FE
+// leader restarting, a leadership change) a volume that was ready stays so:
+// a volume does not go away with the pod that reported it, and the instance
+// stays Available meanwhile.
+func storageReady(o Observed, prev v1alpha1.StarrocksStatus) tristate {
 	r := leaderSharedData(o)
 	if r == nil {
+		if c := meta.FindStatusCondition(prev.Conditions, ConditionStorageReady); c != nil && c.Status == metav1.ConditionTrue {
+			return tristate{c.Status, c.Reason, c.Message}
+		}
 		return tristate{metav1.ConditionUnknown, ReasonWaitingForAgent, "The agent of the FE leader has not reported the storage volume yet; StarRocks creates no table before it exists."}
 	}
 	v := r.StorageVolume
@@ -123,9 +130,13 @@ func storageReady(o Observed) tristate {
 // instance, from the automated cluster snapshot: True when it is on and the
 // newest job finished (with the newest snapshot's time), False when it is
 // off or the newest job failed, Unknown before the first snapshot or while
-// the jobs cannot be read.
-func snapshotsVerdict(o Observed) (*v1alpha1.InstanceBackupStatus, tristate) {
+// the jobs cannot be read. Without a report (the FE leader restarting) the
+// last verdict and status.backup stay as they were.
+func snapshotsVerdict(o Observed, prev v1alpha1.StarrocksStatus) (*v1alpha1.InstanceBackupStatus, tristate) {
 	r := leaderSharedData(o)
+	if c := meta.FindStatusCondition(prev.Conditions, v1alpha1.ConditionBackupsHealthy); r == nil && c != nil {
+		return prev.Backup, tristate{c.Status, c.Reason, c.Message}
+	}
 	if r == nil || r.ClusterSnapshots == nil {
 		return nil, tristate{metav1.ConditionUnknown, ReasonWaitingForAgent, "The agent of the FE leader has not reported the automated cluster snapshot yet."}
 	}

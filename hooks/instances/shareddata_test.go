@@ -179,6 +179,14 @@ func TestSharedDataReportIsHostileInput(t *testing.T) {
 			assert.Equal(t, metav1.ConditionTrue, sdCond(st, v1alpha1.ConditionAvailable).Status)
 		})
 	}
+	t.Run("a ready volume stays ready while the leader's report is missing", func(t *testing.T) {
+		was := sdStatus(t, v1alpha1.StarrocksStatus{}, ready)
+		st := sdStatus(t, was, sdPod(t, "olap", "d8ms-sr-olap-0", false, map[string]any{}))
+		assert.Equal(t, metav1.ConditionTrue, sdCond(st, ConditionStorageReady).Status)
+		assert.Equal(t, metav1.ConditionTrue, sdCond(st, v1alpha1.ConditionAvailable).Status)
+		st = sdStatus(t, was, refused("olap", "d8ms-sr-olap-0", true))
+		assert.Equal(t, metav1.ConditionFalse, sdCond(st, ConditionStorageReady).Status, "the leader's report that it is not ready counts")
+	})
 	t.Run("another instance's forged report does not make this one's", func(t *testing.T) {
 		st := sdStatus(t, v1alpha1.StarrocksStatus{}, refused("other", "d8ms-sr-other-0", true))
 		assert.Equal(t, metav1.ConditionUnknown, sdCond(st, ConditionStorageReady).Status)
@@ -262,6 +270,17 @@ func TestSharedDataSnapshotsVerdict(t *testing.T) {
 			}
 		})
 	}
+}
+
+// While the FE leader restarts there is no report: the newest snapshot
+// and the verdict stay.
+func TestSharedDataSnapshotsKeptWithoutAReport(t *testing.T) {
+	was := sdStatus(t, v1alpha1.StarrocksStatus{}, sdPod(t, "olap", "d8ms-sr-olap-0", true,
+		snapshots(map[string]any{"enabled": true, "newestSnapshotTime": "2026-12-05 10:00:00"})))
+	require.Equal(t, metav1.ConditionTrue, sdCond(was, v1alpha1.ConditionBackupsHealthy).Status)
+	st := sdStatus(t, was, sdPod(t, "olap", "d8ms-sr-olap-0", false, map[string]any{}))
+	assert.Equal(t, sdCond(was, v1alpha1.ConditionBackupsHealthy), sdCond(st, v1alpha1.ConditionBackupsHealthy))
+	assert.Equal(t, was.Backup, st.Backup)
 }
 
 // TestSharedDataStorageEvents: one Warning when the storage volume becomes

@@ -379,7 +379,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	// Available (the one place of that rule).
 	var storage *tristate
 	if e.Compute != nil {
-		storage = ptrTo(storageReady(obs))
+		storage = ptrTo(storageReady(obs, prev))
 		conds = setCondition(conds, metav1.Condition{Type: ConditionStorageReady, Status: storage.Status, Reason: storage.Reason, Message: truncate(storage.Message), ObservedGeneration: gen}, now)
 	}
 	switch {
@@ -445,7 +445,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	if e.Compute != nil {
 		// A shared-data instance has no spec.backup: StarRocks' automated
 		// cluster snapshot protects it.
-		bs, v := snapshotsVerdict(obs)
+		bs, v := snapshotsVerdict(obs, prev)
 		st.Backup = bs
 		conds = setCondition(conds, metav1.Condition{Type: v1alpha1.ConditionBackupsHealthy, Status: v.Status, Reason: v.Reason, Message: truncate(v.Message), ObservedGeneration: gen}, now)
 	}
