@@ -57,6 +57,17 @@ type Keys struct {
 	AccessKey, SecretKey string
 }
 
+// Scrub removes the keys from a message StarRocks or the S3 server wrote:
+// StarRocks may echo a statement's properties in its errors.
+func (k Keys) Scrub(msg string) string {
+	for _, key := range []string{k.SecretKey, k.AccessKey} {
+		if key != "" {
+			msg = strings.ReplaceAll(msg, key, "<redacted>")
+		}
+	}
+	return msg
+}
+
 // Storage is where the instance's snapshots go.
 type Storage struct {
 	// Endpoint is https://host[:port] or http://host[:port].
@@ -161,15 +172,8 @@ func (r Repository) Fingerprint() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// scrub removes the keys from a message StarRocks or the S3 server wrote.
-func (r Repository) scrub(msg string) string {
-	for _, k := range []string{r.Keys.SecretKey, r.Keys.AccessKey} {
-		if k != "" {
-			msg = strings.ReplaceAll(msg, k, "<redacted>")
-		}
-	}
-	return msg
-}
+// scrub removes the repository's keys from a message.
+func (r Repository) scrub(msg string) string { return r.Keys.Scrub(msg) }
 
 // Ensured says what EnsureRepository did.
 type Ensured struct {

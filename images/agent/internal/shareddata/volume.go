@@ -134,15 +134,8 @@ func (v Volume) Fingerprint() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Scrub removes the keys from a message.
-func (v Volume) Scrub(msg string) string {
-	for _, k := range []string{v.Keys.SecretKey, v.Keys.AccessKey} {
-		if k != "" {
-			msg = strings.ReplaceAll(msg, k, "<redacted>")
-		}
-	}
-	return msg
-}
+// Scrub removes the volume's keys from a message.
+func (v Volume) Scrub(msg string) string { return v.Keys.Scrub(msg) }
 
 // Described is a row of DESC STORAGE VOLUME (fe-core
 // ShowResultMetaFactory.visitDescStorageVolumeStatement: Name, Type,
