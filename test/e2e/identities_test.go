@@ -21,6 +21,7 @@ import (
 	"fmt"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,10 +99,14 @@ func (e *env) tenant(namespace string) (kubernetes.Interface, dynamic.Interface)
 // pod's spec.serviceAccountName, which the templates give the FE pods).
 func (e *env) agentAccount(namespace, pod string) string {
 	e.t.Helper()
-	p, err := e.kube.CoreV1().Pods(namespace).Get(context.Background(), pod, metav1.GetOptions{})
-	if err != nil {
-		e.t.Fatalf("pod %s/%s: %v", namespace, pod, err)
-	}
+	// The StatefulSet controller makes the pod after the hooks wrote its
+	// StatefulSet, which is all a test waits for before it reports.
+	var p *corev1.Pod
+	e.eventually("pod "+namespace+"/"+pod, func() (bool, string) {
+		var err error
+		p, err = e.kube.CoreV1().Pods(namespace).Get(context.Background(), pod, metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
 	if p.Spec.ServiceAccountName == "" || p.Spec.ServiceAccountName == "default" {
 		e.t.Fatalf("pod %s/%s has no service account of its own: no agent runs there", namespace, pod)
 	}
