@@ -36,7 +36,7 @@ bin/localrun:
 # named. -p 3: test/node mostly waits for pods (50 CPU-seconds in 150 s), so
 # two more packages run beside it: a warm .ci/run took 327 s instead of 371
 # with -p 2 (and 384 s with the longest packages last).
-LONGEST_TESTS := ./test/node ./test/e2e
+LONGEST_TESTS := ./dev/node ./test/node ./test/e2e
 # -ldflags=-w: go test links each of the ~50 test binaries anew every run;
 # without DWARF (which no test reads: stack traces come from the pclntab)
 # a link costs 20 to 34% less CPU (pkg/plural 0.43 -> 0.31 CPU-s,
@@ -48,7 +48,7 @@ test: tools
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
 	  if [ -n "$$unformatted" ]; then echo "gofmt -w needed on: $$unformatted"; exit 1; fi
 	go vet ./...
-	go test -count=1 -p 3 -parallel 4 -timeout 45m -ldflags=-w $(LONGEST_TESTS) ./...
+	go test -count=1 -p 4 -parallel 4 -timeout 45m -ldflags=-w $(LONGEST_TESTS) ./...
 
 ## tools: build the local control plane tools and the real StarRocks FE into the cache (once)
 # The FE is built from the source archive in ../shared/starrocks (see

@@ -188,37 +188,6 @@ func BuildSet(ctx context.Context, dir string) (*Set, error) {
 	return set, nil
 }
 
-// BuildCN builds the CN stand-in image alone into dir/cn.tar, for a test
-// that runs only CN pods (the node brings its own pause and busybox): a
-// fraction of BuildSet's work. The image is the one BuildSet names
-// Registry:starrocks-cn.
-func BuildCN(ctx context.Context, dir string) (archive string, cn Built, err error) {
-	bin := filepath.Join(dir, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		return "", Built{}, err
-	}
-	root := controlplane.RepoRoot()
-	gobuild := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin+"/", standinBEPackage)
-	gobuild.Dir, gobuild.Env = root, append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := gobuild.CombinedOutput(); err != nil {
-		return "", Built{}, fmt.Errorf("go build %s: %w\n%s", standinBEPackage, err, out)
-	}
-	shell, err := BusyboxLayer(BusyboxPath)
-	if err != nil {
-		return "", Built{}, err
-	}
-	files, err := cnFiles(filepath.Join(bin, "fakebe"), filepath.Join(root, "images/starrocks-cn/cn-start.sh"))
-	if err != nil {
-		return "", Built{}, err
-	}
-	archive = filepath.Join(dir, "cn.tar")
-	built, err := Write(archive, cnImage(shell, files))
-	if err != nil {
-		return "", Built{}, err
-	}
-	return archive, built[0], nil
-}
-
 // cnImage is the CN stand-in image of the layers shell and cn.
 func cnImage(shell, cn []File) Image {
 	return Image{Ref: Registry + ":starrocks-cn", Layers: [][]File{shell, cn}, WorkingDir: "/opt/starrocks", Cmd: []string{CNHome + "/bin/start_cn.sh"}}

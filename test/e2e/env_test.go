@@ -544,15 +544,24 @@ func (e *env) eventuallyWithin(timeout time.Duration, what string, cond func() (
 	}
 }
 
-// poll calls cond every 100 ms until it holds or timeout passed; then it
-// returns cond's last explanation.
+// poll calls cond every 100 ms for its first 2 seconds, then every 500 ms,
+// until it holds or timeout passed; then it returns cond's last
+// explanation. Most conditions hold within a hook run or two; a longer
+// wait polled every 100 ms cost the apiservers and the test binary CPU that
+// make test needs elsewhere (a condition reads up to ten objects, and
+// dozens of tests wait at once).
 func poll(timeout time.Duration, cond func() (bool, string)) (ok bool, why string) {
-	deadline := time.Now().Add(timeout)
+	start := time.Now()
+	deadline := start.Add(timeout)
 	for time.Now().Before(deadline) {
 		if ok, why = cond(); ok {
 			return true, ""
 		}
-		time.Sleep(100 * time.Millisecond)
+		if time.Since(start) < 2*time.Second {
+			time.Sleep(100 * time.Millisecond)
+		} else {
+			time.Sleep(500 * time.Millisecond)
+		}
 	}
 	return false, why
 }

@@ -107,7 +107,8 @@ func startModuleOnNode(t *testing.T, realFEHome string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, n := node.StartForTest(t, controlplane.Options{CRDDirs: crdDirs}, node.Options{Images: set.Archives()})
+	// metrics-server for testCNAutoscaling's HorizontalPodAutoscaler.
+	cp, n := node.StartForTest(t, controlplane.Options{CRDDirs: crdDirs}, node.Options{Images: set.Archives(), MetricsServer: true})
 	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
 		t.Fatal(err)
 	}
@@ -309,14 +310,19 @@ func TestOnNode(t *testing.T) {
 
 	// The Standalone's rollout, deleted pods and certificate rotation, and
 	// beside them (test 1b) a Cluster of its own whose every pod template
-	// changes: it rolls its pods in the documented order, one at a time.
-	// The two instances share nothing but the node; side by side they take
-	// the time of the longer, not of both (make test's warm budget).
+	// changes: it rolls its pods in the documented order, one at a time;
+	// and CN stand-ins under an HPA. They share nothing but the node; side
+	// by side they take the time of the longest, not of all (make test's
+	// warm budget).
 	t.Run("instances side by side", func(t *testing.T) {
 		t.Run("cluster", func(t *testing.T) {
 			t.Parallel()
 			t.Run("cluster rollout order", e.testClusterRolloutOrder)
 			t.Run("cluster certificate rotation without a failed query", e.testClusterCertificateRotation)
+		})
+		t.Run("CN stand-ins autoscale on CPU", func(t *testing.T) {
+			t.Parallel()
+			e.testCNAutoscaling(t)
 		})
 		t.Run("standalone", func(t *testing.T) {
 			t.Parallel()
