@@ -78,7 +78,9 @@ var knownMetrics = map[string]string{
 	// bRPC variables on a CN's /metrics (http/action/metrics_action.cpp dumps
 	// the exposed bvars while dump_metrics_with_bvar, default true), names
 	// as exposed: LatencyRecorder("lake", "put_tablet_metadata") exposes
-	// lake_put_tablet_metadata_latency_99 among others, in microseconds
+	// lake_put_tablet_metadata_latency_99 among others (apache/brpc
+	// src/bvar/latency_recorder.cpp LatencyRecorder::expose, latency_<p3>
+	// with bvar_latency_p3 = 99), in microseconds
 	// (storage/lake/tablet_manager.cpp).
 	"lake_publish_version_failed_tasks":   "CN: failed publish tasks (service_be/lake_service.cpp)",
 	"lake_vacuum_del_file_fails":          "CN: failed deletes in the object storage (storage/lake/vacuum.cpp)",
