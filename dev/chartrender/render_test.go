@@ -770,7 +770,7 @@ func TestPodMonitorLabelsWhatAlertsGroupBy(t *testing.T) {
 		}
 		got[ep["port"].(string)] = component
 	}
-	want := map[string]string{"fe-http": "frontend", "be-http": "backend", "agent-http": "agent"}
+	want := map[string]string{"fe-http": "frontend", "be-http": "backend", "cn-http": "compute", "agent-http": "agent"}
 	if mustJSON(got) != mustJSON(want) {
 		t.Errorf("scraped ports and their component label %v, want %v", got, want)
 	}

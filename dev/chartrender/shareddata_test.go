@@ -21,6 +21,8 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -205,5 +207,83 @@ func TestSharedDataHostileStrings(t *testing.T) {
 				t.Errorf("%s = %q rendered objects %v, want %v", field, p, got, want)
 			}
 		}
+	}
+}
+
+// TestSharedDataCNsAreMonitored: the module's PodMonitor scrapes the CNs'
+// /metrics (component compute), Deckhouse's Prometheus may reach their
+// port, and the CN StatefulSet carries the labels the alert on unready CNs
+// joins kube-state-metrics' series with (monitoring/prometheus-rules/
+// compute.yaml).
+func TestSharedDataCNsAreMonitored(t *testing.T) {
+	sr := sharedDataInstanceForRender()
+	objs, rejectedBy, err := layers(t, sharedDataClassForRender(), sr)
+	if err != nil || rejectedBy != "" {
+		t.Fatalf("%v %s", err, rejectedBy)
+	}
+	ns, cnName := sr.Namespace, "d8ms-sr-"+sr.Name+"-cn"
+	sts := typed[appsv1.StatefulSet](t, mustFind(t, objs, "StatefulSet", ns, cnName))
+	for k, v := range map[string]string{"managed-services.deckhouse.io/managed-service-type": "starrocks", "app.kubernetes.io/component": "compute", "app.kubernetes.io/instance": sr.Name} {
+		if sts.Labels[k] != v {
+			t.Errorf("the CN StatefulSet has label %s=%q, the alert on unready CNs joins on %q", k, sts.Labels[k], v)
+		}
+	}
+	podLabels := sts.Spec.Template.Labels
+	var httpPort int32
+	for _, p := range sts.Spec.Template.Spec.Containers[0].Ports {
+		if p.Name == "cn-http" {
+			httpPort = p.ContainerPort
+		}
+	}
+	if httpPort != 8040 {
+		t.Fatalf("the CN container has no port cn-http 8040 (got %d)", httpPort)
+	}
+
+	pm := mustFind(t, objs, "PodMonitor", chartrender.Namespace, "managed-starrocks-instances")
+	sel, _, _ := unstructured.NestedStringMap(pm.Object, "spec", "selector", "matchLabels")
+	for k, v := range sel {
+		if podLabels[k] != v {
+			t.Errorf("CN pods lack the PodMonitor's selector label %s=%s", k, v)
+		}
+	}
+	eps, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
+	scraped := false
+	for _, raw := range eps {
+		ep := raw.(map[string]any)
+		if ep["port"] != "cn-http" {
+			continue
+		}
+		for _, r := range ep["relabelings"].([]any) {
+			if rl := r.(map[string]any); rl["targetLabel"] == "component" && rl["replacement"] == "compute" && ep["path"] == "/metrics" {
+				scraped = true
+			}
+		}
+	}
+	if !scraped {
+		t.Errorf("the PodMonitor does not scrape cn-http /metrics as component compute: %v", eps)
+	}
+
+	np := typed[networkingv1.NetworkPolicy](t, mustFind(t, objs, "NetworkPolicy", ns, "d8ms-sr-"+sr.Name))
+	for k, v := range np.Spec.PodSelector.MatchLabels {
+		if podLabels[k] != v {
+			t.Fatalf("the NetworkPolicy does not select the CN pods (%s=%s)", k, v)
+		}
+	}
+	monitoringMayScrape := false
+	for _, rule := range np.Spec.Ingress {
+		fromMonitoring := false
+		for _, peer := range rule.From {
+			if peer.NamespaceSelector != nil && peer.NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] == "d8-monitoring" {
+				fromMonitoring = true
+			}
+		}
+		for _, p := range rule.Ports {
+			if fromMonitoring && p.Port != nil && p.Port.IntVal == httpPort {
+				monitoringMayScrape = true
+			}
+		}
+	}
+	if !monitoringMayScrape {
+		t.Errorf("the NetworkPolicy does not let d8-monitoring reach the CNs' port %d", httpPort)
 	}
 }

@@ -687,16 +687,25 @@ type BackupMetric struct {
 	// it, so a weekly schedule is not late after two days. 0 without a
 	// running schedule, before the first success, or for a schedule that
 	// never fires.
-	Due                float64
-	Failed             float64
-	Healthy, Scheduled bool
+	Due    float64
+	Failed float64
+	// Healthy is BackupsHealthy; HealthKnown is false while that condition
+	// is Unknown (a shared-data instance before its first snapshot), and
+	// then no healthy series is published: the alert on failing backups
+	// would call "failing" what is not known yet.
+	Healthy, HealthKnown, Scheduled bool
 }
 
+// backupMetric is the backup metric of an instance with spec.backup, or of
+// a shared-data instance (its automated cluster snapshots, snapshotMetric).
 func backupMetric(sr *v1alpha1.Starrocks, st v1alpha1.StarrocksStatus, o Observed) (BackupMetric, bool) {
 	if sr.Spec.Backup == nil {
+		if sr.Spec.IsSharedData() {
+			return snapshotMetric(sr, st), true
+		}
 		return BackupMetric{}, false
 	}
-	m := BackupMetric{Namespace: sr.Namespace, Name: sr.Name, Healthy: conditionTrue(st, v1alpha1.ConditionBackupsHealthy),
+	m := BackupMetric{Namespace: sr.Namespace, Name: sr.Name, Healthy: conditionTrue(st, v1alpha1.ConditionBackupsHealthy), HealthKnown: true,
 		Scheduled: sr.Spec.Backup.Schedule != "" && !sr.Spec.Backup.Suspend}
 	if st.Backup != nil && st.Backup.LastSuccessfulTime != nil {
 		last := st.Backup.LastSuccessfulTime.Time

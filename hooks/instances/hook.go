@@ -67,11 +67,12 @@ const (
 	MetricGroup              = "d8_managed_starrocks_instances"
 	MetricInstances          = "d8_managed_starrocks_instances"
 	MetricConfigurationValid = "d8_managed_starrocks_instance_configuration_valid"
-	// Backups (issue 26), per instance with spec.backup: the time of the
-	// newest Completed backup (absent before the first), when the schedule
-	// was or is next due after it, how many of its StarrocksBackups failed
-	// (bounded by the objects that exist), the BackupsHealthy condition and
-	// whether a schedule runs.
+	// Backups, per instance with spec.backup: the time of the newest
+	// Completed backup (absent before the first), when the schedule was or
+	// is next due after it, how many of its StarrocksBackups failed (bounded
+	// by the objects that exist), the BackupsHealthy condition and whether a
+	// schedule runs. A shared-data instance has the same series for its
+	// automated cluster snapshots (snapshotMetric).
 	MetricBackupLastSuccess = "d8_managed_starrocks_backup_last_success_timestamp_seconds"
 	MetricBackupDue         = "d8_managed_starrocks_backup_due_timestamp_seconds"
 	MetricBackupsFailed     = "d8_managed_starrocks_backups_failed"
@@ -476,7 +477,9 @@ func publishMetrics(mc pkg.MetricsCollector, plan Plan) {
 			mc.Set(MetricBackupDue, m.Due, labels, group)
 		}
 		mc.Set(MetricBackupsFailed, m.Failed, labels, group)
-		mc.Set(MetricBackupsHealthy, boolFloat(m.Healthy), labels, group)
+		if m.HealthKnown {
+			mc.Set(MetricBackupsHealthy, boolFloat(m.Healthy), labels, group)
+		}
 		mc.Set(MetricBackupScheduled, boolFloat(m.Scheduled), labels, group)
 	}
 }

@@ -173,3 +173,35 @@ func snapshotsVerdict(o Observed, prev v1alpha1.StarrocksStatus) (*v1alpha1.Inst
 	}
 	return st, tristate{metav1.ConditionUnknown, ReasonNoSnapshotYet, "Automated cluster snapshots are on; StarRocks has not finished the first one yet."}
 }
+
+// automatedSnapshotInterval is how often StarRocks takes the automated
+// cluster snapshot: the agent turns it on without an INTERVAL (ADMIN SET
+// AUTOMATED CLUSTER SNAPSHOT ON STORAGE VOLUME, images/agent/internal/
+// shareddata.EnsureSnapshots), so the effective interval is fe.conf's
+// automated_cluster_snapshot_interval_seconds (fe-core lake/snapshot/
+// ClusterSnapshotMgr.getEffectiveAutomatedSnapshotIntervalSeconds), 600 by
+// default (common/Config), which the module's fe.conf leaves alone.
+const automatedSnapshotInterval = 600 * time.Second
+
+// snapshotMetric is the backup metric of a shared-data instance, from its
+// status (snapshotsVerdict): BackupsHealthy while True or False, the newest
+// snapshot's time, and when the next one was due: an interval after the
+// newest, or after the instance's creation before the first, so an
+// instance that never got a snapshot (a storage volume never ready, the
+// automated snapshot refused) is late too. The module keeps the automated
+// snapshot on: it counts as scheduled.
+func snapshotMetric(sr *v1alpha1.Starrocks, st v1alpha1.StarrocksStatus) BackupMetric {
+	m := BackupMetric{Namespace: sr.Namespace, Name: sr.Name, Scheduled: true}
+	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionBackupsHealthy); c != nil && c.Status != metav1.ConditionUnknown {
+		m.Healthy, m.HealthKnown = c.Status == metav1.ConditionTrue, true
+	}
+	since := sr.CreationTimestamp.Time
+	if st.Backup != nil && st.Backup.LastSuccessfulTime != nil {
+		since = st.Backup.LastSuccessfulTime.Time
+		m.LastSuccess = float64(since.Unix())
+	}
+	if !since.IsZero() {
+		m.Due = float64(since.Add(automatedSnapshotInterval).Unix())
+	}
+	return m
+}

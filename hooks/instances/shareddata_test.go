@@ -19,9 +19,12 @@ package instances
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/deckhouse/module-sdk/pkg"
 	"github.com/deckhouse/module-sdk/testing/helpers"
 
 	"github.com/stretchr/testify/assert"
@@ -310,4 +313,69 @@ func TestSharedDataStorageEvents(t *testing.T) {
 	ev = storageEvents(again, ready)
 	require.Len(t, ev, 1)
 	assert.Equal(t, "Normal", ev[0].Type)
+}
+
+// metricsRecorder keeps the gauges publishMetrics sets.
+type metricsRecorder map[string]float64
+
+func (r metricsRecorder) Inc(string, map[string]string, ...pkg.MetricCollectorOption) {}
+func (r metricsRecorder) Add(string, float64, map[string]string, ...pkg.MetricCollectorOption) {
+}
+func (r metricsRecorder) Expire(string) {}
+func (r metricsRecorder) Set(name string, v float64, labels map[string]string, _ ...pkg.MetricCollectorOption) {
+	r[name+fmt.Sprint(labels)] = v
+}
+
+// TestSharedDataSnapshotsMetrics: a shared-data instance has no
+// spec.backup, yet its automated cluster snapshots are its only
+// protection: the backup series the alerts read cover it. Failing
+// (BackupsHealthy False) publishes healthy 0; the next snapshot is due an
+// interval after the newest, or after the instance's creation before the
+// first; while the verdict is Unknown no healthy series says "failing".
+func TestSharedDataSnapshotsMetrics(t *testing.T) {
+	created := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	sr := &v1alpha1.Starrocks{ObjectMeta: metav1.ObjectMeta{Name: "olap", Namespace: "team", CreationTimestamp: metav1.NewTime(created)},
+		Spec: v1alpha1.StarrocksSpec{Storage: &v1alpha1.StorageSpec{Mode: v1alpha1.StorageObjectStorage}}}
+	newest := time.Date(2026, 12, 5, 2, 0, 0, 0, time.UTC) // "2026-12-05 10:00:00" at +08:00
+	failed := map[string]any{"snapshotName": "automated_cluster_snapshot_2", "state": "ERROR", "finishedTime": "2026-12-05 11:00:03", "errorMessage": "upload failed: 403 Forbidden"}
+	labels := fmt.Sprint(map[string]string{"namespace": "team", "name": "olap"})
+	for _, tt := range []struct {
+		name         string
+		report       map[string]any
+		wantHealthy  string // "" when no series
+		wantLast     time.Time
+		wantDueAfter time.Time
+	}{
+		{"the newest failed", snapshots(map[string]any{"enabled": true, "newestSnapshotTime": "2026-12-05 10:00:00", "lastJob": failed}), "0", newest, newest},
+		{"off", snapshots(map[string]any{"enabled": false, "reason": "Disabled", "message": "off"}), "0", time.Time{}, created},
+		{"succeeding", snapshots(map[string]any{"enabled": true, "newestSnapshotTime": "2026-12-05 10:00:00"}), "1", newest, newest},
+		{"before the first", snapshots(map[string]any{"enabled": true}), "", time.Time{}, created},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := sdStatus(t, v1alpha1.StarrocksStatus{}, sdPod(t, "olap", "d8ms-sr-olap-0", true, tt.report))
+			m, ok := backupMetric(sr, st, Observed{})
+			require.True(t, ok, "a shared-data instance has no backup metric")
+			rec := metricsRecorder{}
+			publishMetrics(rec, Plan{BackupMetrics: []BackupMetric{m}})
+			healthy, published := rec[MetricBackupsHealthy+labels]
+			if tt.wantHealthy == "" {
+				assert.False(t, published, "healthy %v published while the verdict is Unknown", healthy)
+			} else {
+				require.True(t, published, "no healthy series: %v", rec)
+				assert.Equal(t, tt.wantHealthy, fmt.Sprint(healthy))
+			}
+			last, hasLast := rec[MetricBackupLastSuccess+labels]
+			if tt.wantLast.IsZero() {
+				assert.False(t, hasLast)
+			} else {
+				assert.Equal(t, float64(tt.wantLast.Unix()), last)
+			}
+			assert.Equal(t, float64(tt.wantDueAfter.Add(automatedSnapshotInterval).Unix()), rec[MetricBackupDue+labels])
+			assert.Equal(t, float64(1), rec[MetricBackupScheduled+labels])
+		})
+	}
+
+	// A shared-nothing instance without spec.backup has none.
+	_, ok := backupMetric(&v1alpha1.Starrocks{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "team"}}, v1alpha1.StarrocksStatus{}, Observed{})
+	assert.False(t, ok)
 }

@@ -728,6 +728,10 @@ func TestCRDs(t *testing.T) {
 		testWaitForUserCommand(t, c)
 	})
 
+	t.Run("the docs quote kubectl get as kubectl prints it", func(t *testing.T) {
+		testGetSamples(t, c)
+	})
+
 	t.Run("status is written only through the subresource", func(t *testing.T) {
 		obj := parse(t, starrocksDoc("status-test", "Standalone"))
 		set(t, obj, "Running", "status", "phase")

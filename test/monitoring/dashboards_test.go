@@ -170,7 +170,8 @@ func TestInstanceDashboardCoversWhatOnCallLooksAt(t *testing.T) {
 		titles = append(titles, strings.ToLower(p.Title))
 	}
 	all := strings.Join(titles, "|")
-	for _, topic := range []string{"fe up", "be up", "queries per second", "latency", "errors", "load", "compaction", "memory", "disk", "certificate", "backup"} {
+	for _, topic := range []string{"fe up", "be up", "queries per second", "latency", "errors", "load", "compaction", "memory", "disk", "certificate", "backup",
+		"cn up", "cn count", "cache hit ratio", "object storage latency", "object storage errors", "cluster snapshot"} {
 		if !strings.Contains(all, topic) {
 			t.Errorf("no panel about %q (panels: %v)", topic, titles)
 		}

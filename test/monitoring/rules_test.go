@@ -65,6 +65,34 @@ var knownMetrics = map[string]string{
 	"starrocks_be_process_mem_bytes":     "BE: process memory",
 	"starrocks_be_disks_total_capacity":  "BE: data disk capacity",
 	"starrocks_be_disks_avail_capacity":  "BE: data disk free space",
+	// StarRocks CN (starrocks_be --cn: the BE's registry, prefix starrocks_be,
+	// be/src/util/starrocks_metrics.cpp _s_registry_name). The data cache's
+	// (be/src/cache/datacache_metrics.cpp DataCacheMetrics::install):
+	// disk quota and use (with the starlet cache's when StarOS has its own
+	// instance), and StarCache's hit and miss counts, registered since the
+	// metrics moved there: a CN without them shows no data in the panel.
+	"starrocks_be_datacache_disk_quota_bytes": "CN: data cache disk quota",
+	"starrocks_be_datacache_disk_used_bytes":  "CN: data cache disk used",
+	"starrocks_be_block_cache_hit_count":      "CN: StarCache hits (detail_l1 hit_count)",
+	"starrocks_be_block_cache_miss_count":     "CN: StarCache misses (detail_l1 miss_count)",
+	// bRPC variables on a CN's /metrics (http/action/metrics_action.cpp dumps
+	// the exposed bvars while dump_metrics_with_bvar, default true), names
+	// as exposed: LatencyRecorder("lake", "put_tablet_metadata") exposes
+	// lake_put_tablet_metadata_latency_99 among others (apache/brpc
+	// src/bvar/latency_recorder.cpp LatencyRecorder::expose, latency_<p3>
+	// with bvar_latency_p3 = 99), in microseconds
+	// (storage/lake/tablet_manager.cpp).
+	"lake_publish_version_failed_tasks":   "CN: failed publish tasks (service_be/lake_service.cpp)",
+	"lake_vacuum_del_file_fails":          "CN: failed deletes in the object storage (storage/lake/vacuum.cpp)",
+	"lake_put_tablet_metadata_latency_99": "CN: p99 of tablet metadata writes, us (storage/lake/tablet_manager.cpp)",
+	"lake_get_tablet_metadata_latency_99": "CN: p99 of tablet metadata loads, us (storage/lake/tablet_manager.cpp)",
+	// kube-state-metrics of Deckhouse's monitoring-kubernetes module
+	// (--resources with statefulsets and horizontalpodautoscalers,
+	// --metric-labels-allowlist statefulsets=[*]).
+	"kube_statefulset_replicas":                            "kube-state-metrics: spec.replicas",
+	"kube_statefulset_status_replicas_ready":               "kube-state-metrics: status.readyReplicas",
+	"kube_statefulset_labels":                              "kube-state-metrics: the StatefulSet's labels as label_*",
+	"kube_horizontalpodautoscaler_status_desired_replicas": "kube-state-metrics: the autoscaler's desired count",
 	// kubelet/cAdvisor.
 	"container_cpu_usage_seconds_total": "cAdvisor",
 	// The module's agent (images/agent).
@@ -100,6 +128,10 @@ var requiredAlerts = []string{
 	"StarrocksInstanceConfigurationInvalid",
 	"StarrocksBackupFailing",
 	"StarrocksBackupTooOld",
+	"StarrocksComputeNodeDown",
+	"StarrocksComputeNodesNotReady",
+	"StarrocksComputeNodeDead",
+	"StarrocksObjectStorageErrors",
 }
 
 // loadRules parses every rule file as Prometheus does. The files hold a bare
@@ -231,9 +263,17 @@ func evalAlert(t *testing.T, r rulefmt.Rule, load string, until time.Duration) [
 }
 
 const (
-	fe    = `namespace="team-a", instance_name="sr1", component="frontend"`
-	be    = `namespace="team-a", instance_name="sr1", component="backend"`
-	agent = `namespace="team-a", instance_name="sr1", component="agent", pod="d8ms-sr-sr1-0"`
+	fe = `namespace="team-a", instance_name="sr1", component="frontend"`
+	be = `namespace="team-a", instance_name="sr1", component="backend"`
+	cn = `namespace="team-a", instance_name="sr1", component="compute"`
+	// kube-state-metrics' series of the CN StatefulSet of sr1 (labels as
+	// the module renders them) and of a tenant's StatefulSet that is not
+	// an instance's.
+	cnSTS     = `namespace="team-a", statefulset="d8ms-sr-sr1-cn"`
+	cnLabels  = `kube_statefulset_labels{` + cnSTS + `, label_managed_services_deckhouse_io_managed_service_type="starrocks", label_app_kubernetes_io_component="compute", label_app_kubernetes_io_instance="sr1"}`
+	otherSTS  = `namespace="team-a", statefulset="d8ms-sr-fake-cn"`
+	otherLbls = `kube_statefulset_labels{` + otherSTS + `, label_app_kubernetes_io_component="compute"}`
+	agent     = `namespace="team-a", instance_name="sr1", component="agent", pod="d8ms-sr-sr1-0"`
 )
 
 func TestAlertsFireOnFaultsAndStaySilentWhenHealthy(t *testing.T) {
@@ -431,6 +471,115 @@ func TestAlertsFireOnFaultsAndStaySilentWhenHealthy(t *testing.T) {
 			alert: "StarrocksBackupTooOld",
 			load: `load 1m
   d8_managed_starrocks_backup_due_timestamp_seconds{namespace="team-a", name="sr1"} -3600x60`,
+		},
+		{
+			name:  "backups failing fires for a shared-data instance whose newest cluster snapshot failed",
+			alert: "StarrocksBackupFailing",
+			load: `load 1m
+  d8_managed_starrocks_backups_healthy{namespace="team-a", name="sd"} 0x60
+  d8_managed_starrocks_backup_due_timestamp_seconds{namespace="team-a", name="sd"} 600x60`,
+			wantFiring: true,
+			wantLabels: map[string]string{"namespace": "team-a", "name": "sd"},
+		},
+		{
+			name:  "backups failing stays silent while a shared-data instance has no verdict yet (no healthy series)",
+			alert: "StarrocksBackupFailing",
+			load: `load 1m
+  d8_managed_starrocks_backup_due_timestamp_seconds{namespace="team-a", name="sd"} 600x60
+  d8_managed_starrocks_backup_scheduled{namespace="team-a", name="sd"} 1x60`,
+		},
+		{
+			name:  "backup too old fires for a shared-data instance whose newest cluster snapshot is a day old",
+			alert: "StarrocksBackupTooOld",
+			// newest snapshot at -87100 s, due 600 s later.
+			load: `load 1m
+  d8_managed_starrocks_backup_last_success_timestamp_seconds{namespace="team-a", name="sd"} -87100x60
+  d8_managed_starrocks_backup_due_timestamp_seconds{namespace="team-a", name="sd"} -86500x60
+  d8_managed_starrocks_backups_healthy{namespace="team-a", name="sd"} 1x60`,
+			wantFiring: true,
+			wantLabels: map[string]string{"namespace": "team-a", "name": "sd"},
+		},
+		{
+			name:  "CN down fires when a CN stops answering scrapes",
+			alert: "StarrocksComputeNodeDown",
+			load: `load 1m
+  up{` + cn + `, pod="d8ms-sr-sr1-cn-1"} 1x5 0x25
+  up{` + cn + `, pod="d8ms-sr-sr1-cn-0"} 1x30`,
+			wantFiring: true,
+			wantLabels: map[string]string{"namespace": "team-a", "instance_name": "sr1", "pod": "d8ms-sr-sr1-cn-1", "severity_level": "4"},
+		},
+		{
+			name:  "CN down stays silent while every CN answers",
+			alert: "StarrocksComputeNodeDown",
+			load: `load 1m
+  up{` + cn + `, pod="d8ms-sr-sr1-cn-0"} 1x30`,
+		},
+		{
+			name:  "CNs not ready fires when the autoscaler's count is not ready for 15 minutes",
+			alert: "StarrocksComputeNodesNotReady",
+			load: `load 1m
+  kube_statefulset_replicas{` + cnSTS + `} 2x5 5x25
+  kube_statefulset_status_replicas_ready{` + cnSTS + `} 2x5 3x25
+  ` + cnLabels + ` 1x30`,
+			wantFiring: true,
+			wantLabels: map[string]string{"namespace": "team-a", "instance_name": "sr1", "statefulset": "d8ms-sr-sr1-cn", "severity_level": "4"},
+		},
+		{
+			name:  "CNs not ready stays silent through a scale-out that gets its pods within minutes",
+			alert: "StarrocksComputeNodesNotReady",
+			load: `load 1m
+  kube_statefulset_replicas{` + cnSTS + `} 2x5 5x25
+  kube_statefulset_status_replicas_ready{` + cnSTS + `} 2x5 3x3 5x22
+  ` + cnLabels + ` 1x30`,
+		},
+		{
+			name:  "CNs not ready stays silent for a StatefulSet that is not an instance's",
+			alert: "StarrocksComputeNodesNotReady",
+			load: `load 1m
+  kube_statefulset_replicas{` + otherSTS + `} 3x30
+  kube_statefulset_status_replicas_ready{` + otherSTS + `} 0x30
+  ` + otherLbls + ` 1x30`,
+		},
+		{
+			name:  "CN dead fires when the FE leader counts a CN without heartbeats",
+			alert: "StarrocksComputeNodeDead",
+			load: `load 1m
+  node_info{` + fe + `, pod="d8ms-sr-sr1-0", type="cn_node_num", state="total"} 3x30
+  node_info{` + fe + `, pod="d8ms-sr-sr1-0", type="cn_node_num", state="alive"} 3x5 2x25`,
+			wantFiring: true,
+			wantLabels: map[string]string{"namespace": "team-a", "instance_name": "sr1"},
+		},
+		{
+			name:  "CN dead stays silent while a removed CN is dropped within minutes",
+			alert: "StarrocksComputeNodeDead",
+			load: `load 1m
+  node_info{` + fe + `, pod="d8ms-sr-sr1-0", type="cn_node_num", state="total"} 3x5 3 3 2x23
+  node_info{` + fe + `, pod="d8ms-sr-sr1-0", type="cn_node_num", state="alive"} 3x5 2 2 2x23`,
+		},
+		{
+			name:  "object storage errors fire while publish tasks keep failing",
+			alert: "StarrocksObjectStorageErrors",
+			load: `load 1m
+  lake_publish_version_failed_tasks{` + cn + `, pod="d8ms-sr-sr1-cn-0"} 0x5 0+2x25
+  lake_vacuum_del_file_fails{` + cn + `, pod="d8ms-sr-sr1-cn-0"} 0x30`,
+			wantFiring: true,
+			wantLabels: map[string]string{"namespace": "team-a", "instance_name": "sr1", "severity_level": "4"},
+		},
+		{
+			name:  "object storage errors fire while deletes keep failing",
+			alert: "StarrocksObjectStorageErrors",
+			load: `load 1m
+  lake_publish_version_failed_tasks{` + cn + `, pod="d8ms-sr-sr1-cn-0"} 0x30
+  lake_vacuum_del_file_fails{` + cn + `, pod="d8ms-sr-sr1-cn-1"} 0+5x30`,
+			wantFiring: true,
+			wantLabels: map[string]string{"namespace": "team-a", "instance_name": "sr1"},
+		},
+		{
+			name:  "object storage errors stay silent after a single failure and on a CN restart",
+			alert: "StarrocksObjectStorageErrors",
+			load: `load 1m
+  lake_publish_version_failed_tasks{` + cn + `, pod="d8ms-sr-sr1-cn-0"} 0x5 1x10 0x15
+  lake_vacuum_del_file_fails{` + cn + `, pod="d8ms-sr-sr1-cn-0"} 0x30`,
 		},
 		{
 			name:  "invalid configuration stays silent when every instance is valid",
