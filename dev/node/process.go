@@ -25,6 +25,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 )
 
 // process is a child process whose output goes to <dir>/<name>.log.
@@ -49,9 +51,8 @@ func (n *Node) startEnv(name string, env []string, bin string, args ...string) e
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if env != nil {
-		cmd.Env = append(os.Environ(), env...)
-	}
+	// The node's servers collect garbage as the control plane's do.
+	cmd.Env = append(append(os.Environ(), "GOGC="+controlplane.ServerGOGC), env...)
 	// Pdeathsig: if the test binary dies, the node dies with it instead of
 	// holding the lock, ports and CPU (what it made is then left for the
 	// next node's Stop, which removes the same kinds of leftovers).
