@@ -619,6 +619,8 @@ func (e *env) resourceOf(dyn dynamic.Interface, kind, namespace string) dynamic.
 		gvr = schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}
 	case "NetworkPolicy":
 		gvr = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
+	case "HorizontalPodAutoscaler":
+		gvr = schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}
 	default:
 		e.t.Fatalf("resource: unknown kind %s", kind)
 	}
