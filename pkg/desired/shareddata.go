@@ -119,10 +119,13 @@ func buildSharedData(e *Instance, sr *v1alpha1.Starrocks, r *classrules.Resolved
 	delete(e.AgentConfig.FrontendConfig, "default_replication_num")
 
 	s := sd.Storage
-	uid := string(sr.UID)
+	// A restored instance's FE comes up with the source's storage volume,
+	// name and location (StarRocks' RestoreClusterSnapshotMgr
+	// .updateStorageVolumes replaces only its properties): the agent finds
+	// it under the same name and never creates a second one.
 	vol := agentconfig.StorageVolume{
-		Name:      agentconfig.StorageVolumeName(uid),
-		Location:  agentconfig.StorageVolumeLocation(s.Bucket, s.Prefix, sr.Namespace, sr.Name, uid),
+		Name:      agentconfig.StorageVolumeName(classrules.StorageVolumeUID(sr)),
+		Location:  classrules.StorageLocation(sr),
 		Endpoint:  s.Endpoint,
 		Region:    s.Region,
 		PathStyle: s.PathStyle,
@@ -136,6 +139,7 @@ func buildSharedData(e *Instance, sr *v1alpha1.Starrocks, r *classrules.Resolved
 	if ca := s.CASecretRef; ca != nil {
 		vol.CA = &agentconfig.SecretKeyRef{Name: ca.Name, Key: orDefault(ca.Key, "ca.crt")}
 	}
+	e.Frontend.RestoreClusterSnapshot = sr.Spec.Storage.RestoreFrom != nil
 	names := e.Names
 	e.AgentConfig.SharedData = &agentconfig.SharedData{
 		StorageVolume: vol,

@@ -98,6 +98,24 @@ spec:
                 secretKeyRef:
                   name: {{ required "tls.keystorePasswordSecretName is required" $i.tls.keystorePasswordSecretName | quote }}
                   key: password
+            {{- if $i.frontend.restoreClusterSnapshot }}
+            {{- /* Where the source's storage volume is: fe-start.sh renders
+            StarRocks' conf/cluster_snapshot.yaml from these and the keys of
+            the cluster-snapshot volume on the first FE's bootstrap start. */}}
+            {{- $v := $i.agentConfig.sharedData.storageVolume }}
+            - name: CLUSTER_SNAPSHOT_VOLUME_NAME
+              value: {{ $v.name | quote }}
+            - name: CLUSTER_SNAPSHOT_VOLUME_LOCATION
+              value: {{ $v.location | quote }}
+            - name: CLUSTER_SNAPSHOT_S3_ENDPOINT
+              value: {{ $v.endpoint | quote }}
+            - name: CLUSTER_SNAPSHOT_S3_REGION
+              value: {{ $v.region | default "us-east-1" | quote }}
+            - name: CLUSTER_SNAPSHOT_S3_PATH_STYLE
+              value: {{ $v.pathStyle | default false | toString | quote }}
+            - name: CLUSTER_SNAPSHOT_S3_ENABLE_SSL
+              value: {{ $v.enableSSL | toString | quote }}
+            {{- end }}
           ports:
             - name: fe-http
               containerPort: 8030
@@ -166,6 +184,11 @@ spec:
             fe-start.sh adds to the JVM's trust store (see fe.conf JAVA_OPTS). */}}
             - name: trusted-cas
               mountPath: /etc/starrocks/trusted-cas
+              readOnly: true
+            {{- end }}
+            {{- if $i.frontend.restoreClusterSnapshot }}
+            - name: cluster-snapshot
+              mountPath: /etc/starrocks/cluster-snapshot
               readOnly: true
             {{- end }}
         - name: agent
@@ -309,6 +332,22 @@ spec:
             secretName: {{ $i.tls.secretName | quote }}
             defaultMode: 0440
         {{- include "ms.trustedCAsVolume" $i.frontend.trustedCAs | nindent 8 }}
+        {{- if $i.frontend.restoreClusterSnapshot }}
+        {{- /* The team's object storage keys, read only by fe-start.sh on
+        the restore start. Optional: a Secret deleted later must not keep
+        an FE that has its meta from starting. */}}
+        {{- $cred := $i.agentConfig.sharedData.storageVolume.credentials }}
+        - name: cluster-snapshot
+          secret:
+            secretName: {{ $cred.secretName | quote }}
+            defaultMode: 0440
+            optional: true
+            items:
+              - key: {{ $cred.accessKeyIdKey | quote }}
+                path: access-key
+              - key: {{ $cred.secretAccessKeyKey | quote }}
+                path: secret-key
+        {{- end }}
         - name: agent-run
           emptyDir:
             medium: Memory
