@@ -188,6 +188,14 @@ func LocationConflicts(objs []*v1alpha1.Starrocks) map[string]classrules.Violati
 				continue
 			}
 			if classrules.LocationsOverlap(ls[i].loc, ls[j].loc) {
+				if rf := ls[j].sr.Spec.Storage.RestoreFrom; rf != nil {
+					out[Key(ls[j].sr.Namespace, ls[j].sr.Name)] = classrules.Violations{{
+						Field: "spec.storage.restoreFrom", Value: strconv.Quote(rf.Namespace + "/" + rf.InstanceName + "/" + rf.InstanceUID),
+						Rule: "a location no live instance's overlaps",
+						Message: fmt.Sprintf("the instance would take over the files at %s while Starrocks %s still uses them: each one's vacuum would delete the other's data; delete Starrocks %s first (its files stay), then the restore starts",
+							ls[j].loc, Key(ls[i].sr.Namespace, ls[i].sr.Name), Key(ls[i].sr.Namespace, ls[i].sr.Name))}}
+					break
+				}
 				out[Key(ls[j].sr.Namespace, ls[j].sr.Name)] = classrules.Violations{{
 					Field: "spec.storage.objectStorage.prefix", Value: strconv.Quote(ls[j].sr.Spec.Storage.ObjectStorage.Prefix),
 					Rule: "a location no other instance's overlaps",
