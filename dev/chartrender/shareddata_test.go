@@ -350,6 +350,25 @@ func TestRestoredInstanceRenders(t *testing.T) {
 		vol.Secret.Items[0] != (corev1.KeyToPath{Key: "ak", Path: "access-key"}) || vol.Secret.Items[1] != (corev1.KeyToPath{Key: "secretAccessKey", Path: "secret-key"}) {
 		t.Errorf("cluster-snapshot volume %+v", vol.Secret)
 	}
+	var agentC *corev1.Container
+	for i := range sts.Spec.Template.Spec.Containers {
+		if c := &sts.Spec.Template.Spec.Containers[i]; c.Name == "agent" {
+			agentC = c
+		}
+	}
+	if agentC == nil || !strings.Contains(strings.Join(agentC.Args, " "), "--source-credentials-dir=/etc/starrocks-agent/source-credentials") {
+		t.Errorf("the agent is not given the source's credentials: %+v", agentC)
+	}
+	var src *corev1.Volume
+	for i := range sts.Spec.Template.Spec.Volumes {
+		if v := &sts.Spec.Template.Spec.Volumes[i]; v.Name == "source-credentials" {
+			src = v
+		}
+	}
+	if src == nil || src.Secret == nil || src.Secret.SecretName != "d8ms-sr-olap-agent-credentials" || src.Secret.Optional == nil || !*src.Secret.Optional ||
+		len(src.Secret.Items) != 1 || src.Secret.Items[0].Key != "root-password" {
+		t.Errorf("source-credentials volume %+v", src)
+	}
 	agent := chartrender.Find(objs, "ConfigMap", ns, base+"-config")
 	data, _, _ := unstructured.NestedStringMap(agent.Object, "data")
 	if !strings.Contains(data["agent.json"], `"name":"d8ms_sv_11112222333344445555666677778888"`) {
@@ -367,7 +386,7 @@ func TestRestoredInstanceRenders(t *testing.T) {
 		}
 	}
 	for _, v := range psts.Spec.Template.Spec.Volumes {
-		if v.Name == "cluster-snapshot" {
+		if v.Name == "cluster-snapshot" || v.Name == "source-credentials" {
 			t.Error("an instance that is not restored mounts the keys")
 		}
 	}

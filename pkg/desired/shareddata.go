@@ -139,7 +139,12 @@ func buildSharedData(e *Instance, sr *v1alpha1.Starrocks, r *classrules.Resolved
 	if ca := s.CASecretRef; ca != nil {
 		vol.CA = &agentconfig.SecretKeyRef{Name: ca.Name, Key: orDefault(ca.Key, "ca.crt")}
 	}
-	e.Frontend.RestoreClusterSnapshot = sr.Spec.Storage.RestoreFrom != nil
+	if rf := sr.Spec.Storage.RestoreFrom; rf != nil {
+		e.Frontend.RestoreClusterSnapshot = true
+		if rf.Namespace == sr.Namespace {
+			e.Frontend.RestoreSourceCredentialsSecret = NamesFor(rf.InstanceName).AgentCredentialsSecret
+		}
+	}
 	names := e.Names
 	e.AgentConfig.SharedData = &agentconfig.SharedData{
 		StorageVolume: vol,

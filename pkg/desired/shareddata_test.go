@@ -221,6 +221,7 @@ func TestRestoredInstanceTakesOverTheSourcesVolume(t *testing.T) {
 	require.Len(t, out.Instances, 1, "%v", out.Results[0].Violations)
 	e := out.Instances[0]
 	assert.True(t, e.Frontend.RestoreClusterSnapshot)
+	assert.Equal(t, "d8ms-sr-olap-agent-credentials", e.Frontend.RestoreSourceCredentialsSecret, "the source's root password, for the agent")
 	vol := e.AgentConfig.SharedData.StorageVolume
 	assert.Equal(t, "d8ms_sv_0b1c2d3e4f5061728394a5b6c7d8e9f0", vol.Name, "the source's volume name")
 	assert.Equal(t, "s3://olap/teams/team-a/olap/"+uidA, vol.Location, "the source's location")
@@ -228,6 +229,13 @@ func TestRestoredInstanceTakesOverTheSourcesVolume(t *testing.T) {
 	data, err := json.Marshal(e)
 	require.NoError(t, err)
 	require.NoError(t, ValidateEntry(data))
+
+	elsewhere := restored.DeepCopy()
+	elsewhere.Spec.Storage.RestoreFrom.Namespace = "team-b"
+	other := Compute(Input{Instances: []*v1alpha1.Starrocks{elsewhere}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}})
+	require.Len(t, other.Instances, 1, "%v", other.Results[0].Violations)
+	assert.Empty(t, other.Instances[0].Frontend.RestoreSourceCredentialsSecret, "no pod mounts a Secret of another namespace")
+	assert.Equal(t, "s3://olap/teams/team-b/olap/"+uidA, other.Instances[0].AgentConfig.SharedData.StorageVolume.Location)
 
 	plain := Compute(Input{Instances: []*v1alpha1.Starrocks{source}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}})
 	require.Len(t, plain.Instances, 1)

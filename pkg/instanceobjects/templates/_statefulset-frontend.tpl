@@ -205,6 +205,9 @@ spec:
             - --helper-file=/opt/starrocks/agent-run/fe-helper
             {{- /* Whether the FE's meta is empty: the bootstrap guard. */}}
             - --meta-dir=/opt/starrocks/fe/meta
+            {{- if $i.frontend.restoreSourceCredentialsSecret }}
+            - --source-credentials-dir=/etc/starrocks-agent/source-credentials
+            {{- end }}
             - {{ printf "--log-level=%s" (include "ms.logLevel" $root) | quote }}
           env:
             - name: POD_NAME
@@ -258,6 +261,11 @@ spec:
             - name: admin-credentials
               mountPath: /etc/starrocks-agent/admin-credentials
               readOnly: true
+            {{- if $i.frontend.restoreSourceCredentialsSecret }}
+            - name: source-credentials
+              mountPath: /etc/starrocks-agent/source-credentials
+              readOnly: true
+            {{- end }}
             - name: kube-api-access
               mountPath: /var/run/secrets/kubernetes.io/serviceaccount
               readOnly: true
@@ -297,6 +305,20 @@ spec:
                 path: password
               - key: root-password
                 path: root-password
+        {{- if $i.frontend.restoreSourceCredentialsSecret }}
+        {{- /* Root's password of the instance this one was restored from:
+        the restored FE has the source's accounts, and only root may change
+        root's password. Optional: without it the agent reports
+        RootPasswordRefused. */}}
+        - name: source-credentials
+          secret:
+            secretName: {{ $i.frontend.restoreSourceCredentialsSecret | quote }}
+            defaultMode: 0440
+            optional: true
+            items:
+              - key: root-password
+                path: root-password
+        {{- end }}
         - name: admin-credentials
           secret:
             secretName: {{ $i.names.credentialsSecret | quote }}

@@ -22,13 +22,16 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/deckhouse/managed-starrocks/dev/realfe"
 	"github.com/deckhouse/managed-starrocks/dev/s3server"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/accounts"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/backup"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/shareddata"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
@@ -76,6 +79,10 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 			}
 		}
 	}
+	// The source's agent gave root its password, as on every instance
+	// (before the snapshot, which holds the accounts as they were then).
+	exec(db, "SET PASSWORD = PASSWORD('"+src.RootPassword+"')")
+	db = src.DB(t, fe, "root", src.RootPassword, false)
 	exec(db, `ADMIN SET FRONTEND CONFIG ("automated_cluster_snapshot_interval_seconds" = "60")`)
 	if _, err := shareddata.EnsureVolume(ctx, db, v, ""); err != nil {
 		t.Fatalf("EnsureVolume: %v\nFE:\n%s", err, fe.Tail())
@@ -111,7 +118,8 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 		AccessKey: s3.AccessKey, SecretKey: s3.SecretKey,
 	}
 	rfe := dst.StartLeader(t)
-	rdb := dst.DB(t, rfe, "root", "", false)
+	// The source's accounts: root has the source's password.
+	rdb := dst.DB(t, rfe, "root", src.RootPassword, false)
 	q := &recorder{db: rdb}
 
 	t.Run("the FE restored the snapshot and dropped the source's nodes", func(t *testing.T) {
@@ -198,6 +206,42 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 		}
 	})
 
+	t.Run("the agent takes root over with the source's password and makes its own account", func(t *testing.T) {
+		login := func(user, password string) (*conn.Client, error) {
+			c := conn.New(conn.Options{DialFunc: dst.Dial})
+			return c, c.SetTarget(conn.Target{Addr: net.JoinHostPort(rfe.Host, strconv.Itoa(realfe.QueryPort)), ServerName: rfe.Host,
+				Roots: dst.RootCAs(), RootsID: "1", User: user, Password: password})
+		}
+		s := accounts.Secrets{AgentUser: agentconfig.AgentUser, AgentPassword: "AGENTPASSWORDOFTHENEWONE2",
+			RootPassword: dst.RootPassword, AdminUser: agentconfig.AdminUser, AdminPassword: "ADMINPASSWORDOFTHENEWONE3"}
+		agent, err := login(s.AgentUser, s.AgentPassword)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer agent.Close()
+		if _, err := accounts.Ensure(ctx, agent, login, s); err == nil {
+			t.Fatal("Ensure without the source's root password succeeded: the test proves nothing")
+		} else if st, _ := accounts.Status(err); st.Reason != accounts.ReasonRootPasswordRefused {
+			t.Fatalf("without the source's password: %+v, want %s", st, accounts.ReasonRootPasswordRefused)
+		}
+		s.SourceRootPassword = src.RootPassword
+		ch, err := accounts.Ensure(ctx, agent, login, s)
+		if err != nil || !ch.RootPasswordSet || !ch.AgentRepaired {
+			t.Fatalf("Ensure = %+v, %v\nFE:\n%s", ch, err, rfe.Tail())
+		}
+		for _, p := range []string{src.RootPassword, dst.RootPassword, s.AgentPassword} {
+			if strings.Contains(rfe.Output(), p) {
+				t.Error("a password in the FE's output")
+			}
+		}
+		if err := dst.DB(t, rfe, "root", dst.RootPassword, false).PingContext(ctx); err != nil {
+			t.Fatalf("root with the new instance's password: %v", err)
+		}
+		if ch, err := accounts.Ensure(ctx, agent, login, s); err != nil || ch != (accounts.Changes{}) {
+			t.Fatalf("second Ensure = %+v, %v: want nothing to do", ch, err)
+		}
+	})
+
 	t.Run("a restart with meta does not restore again", func(t *testing.T) {
 		exec(rdb, "CREATE DATABASE after_restore")
 		if err := dst.StopFE(rfe); err != nil {
@@ -211,7 +255,7 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(again.Home, "conf", "cluster_snapshot.yaml")); !os.IsNotExist(err) {
 			t.Errorf("cluster_snapshot.yaml with the keys left in conf/: %v", err)
 		}
-		adb := dst.DB(t, again, "root", "", false)
+		adb := dst.DB(t, again, "root", dst.RootPassword, false)
 		dbs := queryColumn(t, ctx, adb, "SHOW DATABASES", "Database")
 		if !strings.Contains(" "+strings.Join(dbs, " ")+" ", " after_restore ") || !strings.Contains(" "+strings.Join(dbs, " ")+" ", " shop ") {
 			t.Errorf("databases %v after the restart, want shop and after_restore", dbs)
