@@ -261,6 +261,26 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 			t.Errorf("databases %v after the restart, want shop and after_restore", dbs)
 		}
 	})
+
+	t.Run("without a snapshot at the location the first FE does not start", func(t *testing.T) {
+		bad := realfe.Start(t, realfe.Options{SharedData: true, Name: "olap3"})
+		w := volumeOn(bad)
+		w.Location = agentconfig.StorageVolumeLocation(bucket, "starrocks", "team-a", "olap", "99999999-3333-4333-8444-955566667777")
+		bad.ClusterSnapshot = &realfe.ClusterSnapshotRestore{
+			Volume:    agentconfig.StorageVolume{Name: w.Name, Location: w.Location, Endpoint: w.Endpoint, Region: w.Region, PathStyle: w.PathStyle},
+			AccessKey: s3.AccessKey, SecretKey: s3.SecretKey,
+		}
+		bfe := bad.StartFE(t, 0)
+		bfe.Bootstrap(t)
+		for deadline := time.Now().Add(realfe.StartTimeout); !bfe.Exited(); time.Sleep(time.Second) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the FE still runs without a snapshot:\n%s", bfe.Tail())
+			}
+		}
+		if !strings.Contains(bfe.Output(), "No cluster snapshot found in path") {
+			t.Errorf("the FE's output does not say why:\n%s", bfe.Tail())
+		}
+	})
 }
 
 // queryColumn returns one column of every row of a statement.
