@@ -89,7 +89,7 @@ fi
 # here, 0600, only for that start, and removed at every other one.
 snapshot_keys="${CLUSTER_SNAPSHOT_DIR:-/etc/starrocks/cluster-snapshot}"
 snapshot_yaml="$fe_home/conf/cluster_snapshot.yaml"
-rm -f "$snapshot_yaml"
+rm -f "$snapshot_yaml" "$snapshot_yaml.tmp"
 # yaml_quoted prints $1 as a single-quoted YAML scalar ('' for ').
 yaml_quoted() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/''/g")"; }
 # read_key prints a mounted key; it refuses (naming the file, never the
@@ -122,6 +122,8 @@ write_cluster_snapshot_yaml() {
   # frontends and compute_nodes empty: the source's are dropped and the
   # agent adds this instance's, as for a new one. The properties are the
   # agent's CREATE STORAGE VOLUME's (images/agent/internal/shareddata).
+  # 0600 from the start: a subshell's umask, the FE's own files keep theirs.
+  (
   umask 077
   {
     echo "cluster_snapshot:"
@@ -142,7 +144,7 @@ write_cluster_snapshot_yaml() {
       echo "        value: $(yaml_quoted "${kv#*=}")"
     done
   } >"$snapshot_yaml.tmp"
-  umask 022
+  ) || return 1
   mv "$snapshot_yaml.tmp" "$snapshot_yaml"
 }
 # An FE with metadata already knows its peers and must not be given a helper again.
