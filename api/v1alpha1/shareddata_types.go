@@ -40,6 +40,8 @@ const (
 // of a storage volume whose location changed unreadable (they keep the old
 // paths), so only the credentials and the CA may change.
 // +kubebuilder:validation:XValidation:rule="self.mode == 'ObjectStorage' ? has(self.objectStorage) : !has(self.objectStorage)",message="spec.storage.objectStorage is required when spec.storage.mode is ObjectStorage and not allowed otherwise"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'ObjectStorage' || !has(self.restoreFrom)",fieldPath=".restoreFrom",message="spec.storage.restoreFrom is only allowed with spec.storage.mode ObjectStorage: a local-storage instance is restored from a BACKUP (spec.restore)"
+// +kubebuilder:validation:XValidation:rule="has(self.restoreFrom) == has(oldSelf.restoreFrom)",fieldPath=".restoreFrom",message="spec.storage.restoreFrom can only be set when the instance is created, and cannot be removed"
 // +kubebuilder:validation:XValidation:rule="!has(self.objectStorage) || !has(self.objectStorage.prefix) || !self.objectStorage.prefix.matches('(^|/)[.]{1,2}(/|$)')",fieldPath=".objectStorage.prefix",message="spec.storage.objectStorage.prefix must not have a '.' or '..' segment: HTTP clients resolve them, so the files would land outside the prefix shown"
 // +kubebuilder:validation:XValidation:rule="!has(self.objectStorage) || !has(oldSelf.objectStorage) || self.objectStorage.endpoint == oldSelf.objectStorage.endpoint",fieldPath=".objectStorage.endpoint",message="spec.storage.objectStorage.endpoint is immutable: the tables stay where they were written; only credentialsSecretRef and caSecretRef may change"
 // +kubebuilder:validation:XValidation:rule="!has(self.objectStorage) || !has(oldSelf.objectStorage) || self.objectStorage.bucket == oldSelf.objectStorage.bucket",fieldPath=".objectStorage.bucket",message="spec.storage.objectStorage.bucket is immutable: StarRocks makes the tables of a storage volume whose location changed read-only; only credentialsSecretRef and caSecretRef may change"
@@ -60,6 +62,37 @@ type StorageSpec struct {
 	// when the instance is deleted.
 	// +optional
 	ObjectStorage *BackupStorage `json:"objectStorage,omitempty"`
+
+	// Start this new ObjectStorage instance from the newest automated
+	// cluster snapshot of an earlier one in the same bucket and prefix
+	// (spec.storage.objectStorage). The instance takes over the files of
+	// the source: its tables stay where the source wrote them, so the
+	// source must be deleted first (an instance of the source's location
+	// that still exists refuses this one). Only when the instance is
+	// created; it cannot change or be removed.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.storage.restoreFrom is immutable: restore into a new instance"
+	// +optional
+	RestoreFrom *ClusterSnapshotSource `json:"restoreFrom,omitempty"`
+}
+
+// ClusterSnapshotSource names the shared-data instance whose cluster
+// snapshot a new instance starts from: its files are at
+// <prefix>/<namespace>/<instanceName>/<instanceUID> of the bucket.
+type ClusterSnapshotSource struct {
+	// Namespace of the source instance.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Namespace string `json:"namespace"`
+	// Name of the source instance.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	InstanceName string `json:"instanceName"`
+	// UID of the source instance (its metadata.uid), e.g.
+	// 0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0.
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`
+	InstanceUID string `json:"instanceUID"`
 }
 
 // ComputeSpec sizes the compute nodes (CN) of an ObjectStorage instance:

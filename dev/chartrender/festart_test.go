@@ -26,6 +26,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
@@ -145,6 +146,199 @@ func TestFrontendStartWrapper(t *testing.T) {
 			}
 			if strings.TrimSpace(string(got)) != tc.wantArgs {
 				t.Errorf("start_fe.sh %q, want %q", strings.TrimSpace(string(got)), tc.wantArgs)
+			}
+		})
+	}
+}
+
+// restoreEnv is the FE container's env of a restored shared-data instance
+// (the FE StatefulSet template, TestRestoredInstanceRenders).
+func restoreEnv(keysDir string) []string {
+	return []string{
+		"CLUSTER_SNAPSHOT_DIR=" + keysDir,
+		"CLUSTER_SNAPSHOT_VOLUME_NAME=d8ms_sv_0b1c2d3e4f5061728394a5b6c7d8e9f0",
+		"CLUSTER_SNAPSHOT_VOLUME_LOCATION=s3://team-olap/starrocks/team-a/olap/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0",
+		"CLUSTER_SNAPSHOT_S3_ENDPOINT=https://s3.example.com",
+		"CLUSTER_SNAPSHOT_S3_REGION=us-east-1",
+		"CLUSTER_SNAPSHOT_S3_PATH_STYLE=true",
+		"CLUSTER_SNAPSHOT_S3_ENABLE_SSL=true",
+	}
+}
+
+// runStartWrapper runs fe-start.sh once with a stand-in start_fe.sh and
+// returns start_fe.sh's arguments ("" when it was not run), the wrapper's
+// output and its error.
+func runStartWrapper(t *testing.T, feHome, run string, env []string) (args, out string, err error) {
+	t.Helper()
+	data, rerr := os.ReadFile(filepath.Join(controlplane.RepoRoot(), feStartScript))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	dir := filepath.Dir(feHome)
+	argsFile := filepath.Join(dir, "args")
+	_ = os.Remove(argsFile)
+	for _, d := range []string{filepath.Join(feHome, "bin"), filepath.Join(feHome, "conf"), filepath.Join(feHome, "meta", "image"), run} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake := "#!/bin/sh\necho \"$*\" > " + argsFile + "\n"
+	if err := os.WriteFile(filepath.Join(feHome, "bin", "start_fe.sh"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := filepath.Join(dir, "fe-start.sh")
+	if err := os.WriteFile(wrapper, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", wrapper)
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "FE_HOME=" + feHome, "AGENT_RUN_DIR=" + run, "FE_CONF_SOURCE=" + writeConfSource(t, dir)}, env...)
+	var b strings.Builder
+	cmd.Stdout, cmd.Stderr = &b, &b
+	err = cmd.Run()
+	got, _ := os.ReadFile(argsFile)
+	return strings.TrimSpace(string(got)), b.String(), err
+}
+
+// The first FE of a restored shared-data instance starts with
+// --cluster_snapshot and StarRocks' conf/cluster_snapshot.yaml rendered from
+// the mounted keys; later starts (meta present) never restore again, and
+// the keys are never in the wrapper's output.
+func TestFrontendStartWrapperRestoresAClusterSnapshot(t *testing.T) {
+	const access, secret = "AKIARESTORE0000001", "s3cr3t'with\"quotes$(x)`y`"
+	newDirs := func(t *testing.T) (feHome, run, keys string) {
+		dir := t.TempDir()
+		feHome, run, keys = filepath.Join(dir, "fe"), filepath.Join(dir, "agent-run"), filepath.Join(dir, "keys")
+		if err := os.MkdirAll(keys, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f, v := range map[string]string{"access-key": access, "secret-key": secret} {
+			if err := os.WriteFile(filepath.Join(keys, f), []byte(v), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.MkdirAll(run, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return feHome, run, keys
+	}
+
+	t.Run("the bootstrap start restores", func(t *testing.T) {
+		feHome, run, keys := newDirs(t)
+		if err := os.WriteFile(filepath.Join(run, "fe-bootstrap"), []byte("bootstrap\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args, out, err := runStartWrapper(t, feHome, run, append(restoreEnv(keys), "POD_NAME=d8ms-sr-olap2-0"))
+		if err != nil {
+			t.Fatalf("wrapper: %v: %s", err, out)
+		}
+		if args != "--cluster_snapshot --host_type FQDN --logconsole" {
+			t.Errorf("start_fe.sh %q, want --cluster_snapshot --host_type FQDN --logconsole", args)
+		}
+		if strings.Contains(out, access) || strings.Contains(out, "s3cr3t") {
+			t.Errorf("a key in the output: %s", out)
+		}
+		path := filepath.Join(feHome, "conf", "cluster_snapshot.yaml")
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("cluster_snapshot.yaml mode %v, want 0600", st.Mode().Perm())
+		}
+		var y struct {
+			ClusterSnapshot struct {
+				Path   string `json:"cluster_snapshot_path"`
+				Volume string `json:"storage_volume_name"`
+			} `json:"cluster_snapshot"`
+			Frontends      []any `json:"frontends"`
+			ComputeNodes   []any `json:"compute_nodes"`
+			StorageVolumes []struct {
+				Name, Type, Location string
+				Properties           []struct{ Key, Value string }
+			} `json:"storage_volumes"`
+		}
+		data, _ := os.ReadFile(path)
+		if err := yaml.UnmarshalStrict(data, &y); err != nil {
+			t.Fatalf("cluster_snapshot.yaml: %v", err)
+		}
+		loc := "s3://team-olap/starrocks/team-a/olap/0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"
+		if y.ClusterSnapshot.Path != loc+"/*/meta" || y.ClusterSnapshot.Volume != "d8ms_sv_0b1c2d3e4f5061728394a5b6c7d8e9f0" {
+			t.Errorf("cluster_snapshot %+v", y.ClusterSnapshot)
+		}
+		if y.Frontends == nil || len(y.Frontends) != 0 || y.ComputeNodes == nil || len(y.ComputeNodes) != 0 {
+			t.Errorf("frontends %v, compute_nodes %v: want both empty lists (the source's nodes dropped)", y.Frontends, y.ComputeNodes)
+		}
+		if len(y.StorageVolumes) != 1 || y.StorageVolumes[0].Location != loc || y.StorageVolumes[0].Type != "S3" {
+			t.Fatalf("storage_volumes %+v", y.StorageVolumes)
+		}
+		props := map[string]string{}
+		for _, p := range y.StorageVolumes[0].Properties {
+			props[p.Key] = p.Value
+		}
+		for k, v := range map[string]string{"aws.s3.access_key": access, "aws.s3.secret_key": secret, "aws.s3.endpoint": "https://s3.example.com",
+			"aws.s3.region": "us-east-1", "aws.s3.enable_path_style_access": "true", "aws.s3.enable_ssl": "true",
+			"aws.s3.use_aws_sdk_default_behavior": "false", "aws.s3.use_instance_profile": "false"} {
+			if props[k] != v {
+				t.Errorf("property %s = %q, want %q", k, props[k], v)
+			}
+		}
+	})
+
+	t.Run("a start with meta never restores and leaves no keys behind", func(t *testing.T) {
+		feHome, run, keys := newDirs(t)
+		_ = os.MkdirAll(filepath.Join(feHome, "meta", "image"), 0o755)
+		_ = os.MkdirAll(filepath.Join(feHome, "conf"), 0o755)
+		if err := os.WriteFile(filepath.Join(feHome, "meta", "image", "VERSION"), []byte("1"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(feHome, "conf", "cluster_snapshot.yaml"), []byte("stale"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args, out, err := runStartWrapper(t, feHome, run, append(restoreEnv(keys), "POD_NAME=d8ms-sr-olap2-0"))
+		if err != nil || args != "--host_type FQDN --logconsole" {
+			t.Fatalf("start_fe.sh %q, %v: %s", args, err, out)
+		}
+		if _, err := os.Stat(filepath.Join(feHome, "conf", "cluster_snapshot.yaml")); !os.IsNotExist(err) {
+			t.Errorf("cluster_snapshot.yaml left: %v", err)
+		}
+	})
+
+	t.Run("a follower joins through the helper, never restores", func(t *testing.T) {
+		feHome, run, keys := newDirs(t)
+		_ = os.WriteFile(filepath.Join(run, "fe-bootstrap"), []byte("bootstrap\n"), 0o644)
+		_ = os.WriteFile(filepath.Join(run, "fe-helper"), []byte("d8ms-sr-olap2-0.h.team-a.svc.cluster.local:9010"), 0o644)
+		args, out, err := runStartWrapper(t, feHome, run, append(restoreEnv(keys), "POD_NAME=d8ms-sr-olap2-1"))
+		if err != nil || args != "--helper d8ms-sr-olap2-0.h.team-a.svc.cluster.local:9010 --host_type FQDN --logconsole" {
+			t.Fatalf("start_fe.sh %q, %v: %s", args, err, out)
+		}
+	})
+
+	for name, keyFiles := range map[string]map[string]string{
+		"a missing key":         {"access-key": access},
+		"a key with a newline":  {"access-key": access, "secret-key": "abc\ndef"},
+		"an empty key":          {"access-key": "", "secret-key": secret},
+		"a key with a tab char": {"access-key": "AK\tIA", "secret-key": secret},
+	} {
+		t.Run(name+" stops the restore, naming no key", func(t *testing.T) {
+			feHome, run, keys := newDirs(t)
+			_ = os.Remove(filepath.Join(keys, "secret-key"))
+			for f, v := range keyFiles {
+				if err := os.WriteFile(filepath.Join(keys, f), []byte(v), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_ = os.WriteFile(filepath.Join(run, "fe-bootstrap"), []byte("bootstrap\n"), 0o644)
+			args, out, err := runStartWrapper(t, feHome, run, append(restoreEnv(keys), "POD_NAME=d8ms-sr-olap2-0"))
+			if err == nil || args != "" {
+				t.Fatalf("start_fe.sh ran with %q (err %v): %s", args, err, out)
+			}
+			if !strings.Contains(out, "cluster snapshot") || strings.Contains(out, "abc") || strings.Contains(out, access) {
+				t.Errorf("output %q: want a message about the cluster snapshot's keys without them", out)
+			}
+			if _, err := os.Stat(filepath.Join(feHome, "conf", "cluster_snapshot.yaml")); !os.IsNotExist(err) {
+				t.Errorf("cluster_snapshot.yaml written: %v", err)
 			}
 		})
 	}

@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -285,5 +286,127 @@ func TestSharedDataCNsAreMonitored(t *testing.T) {
 	}
 	if !monitoringMayScrape {
 		t.Errorf("the NetworkPolicy does not let d8-monitoring reach the CNs' port %d", httpPort)
+	}
+}
+
+// TestRestoredInstanceRenders: the FE of an instance restored from a
+// cluster snapshot gets the source's storage volume in its env (what
+// fe-start.sh writes into StarRocks' cluster_snapshot.yaml) and the team's
+// keys as a Secret volume, never in a ConfigMap; an instance that is not
+// restored gets neither. Hostile restoreFrom strings never render.
+func TestRestoredInstanceRenders(t *testing.T) {
+	sr := sharedDataInstanceForRender()
+	sr.Spec.Storage.RestoreFrom = &v1alpha1.ClusterSnapshotSource{Namespace: sr.Namespace, InstanceName: "olap", InstanceUID: "11112222-3333-4444-5555-666677778888"}
+	sr.Spec.Storage.ObjectStorage.CredentialsSecretRef.AccessKeyIDKey = "ak"
+	objs, rejectedBy, err := layers(t, sharedDataClassForRender(), sr)
+	if err != nil || rejectedBy != "" {
+		t.Fatalf("%v %s", err, rejectedBy)
+	}
+	ns, base := sr.Namespace, "d8ms-sr-"+sr.Name
+	sts := typed[appsv1.StatefulSet](t, chartrender.Find(objs, "StatefulSet", ns, base))
+	fe := sts.Spec.Template.Spec.Containers[0]
+	env := map[string]string{}
+	for _, e := range fe.Env {
+		env[e.Name] = e.Value
+	}
+	for k, v := range map[string]string{
+		"CLUSTER_SNAPSHOT_VOLUME_NAME":     "d8ms_sv_11112222333344445555666677778888",
+		"CLUSTER_SNAPSHOT_VOLUME_LOCATION": "s3://team-olap/starrocks/" + ns + "/olap/11112222-3333-4444-5555-666677778888",
+		"CLUSTER_SNAPSHOT_S3_ENDPOINT":     "https://s3.example.com",
+		"CLUSTER_SNAPSHOT_S3_REGION":       "us-east-1",
+		"CLUSTER_SNAPSHOT_S3_PATH_STYLE":   "false",
+		"CLUSTER_SNAPSHOT_S3_ENABLE_SSL":   "true",
+	} {
+		if env[k] != v {
+			t.Errorf("FE env %s = %q, want %q", k, env[k], v)
+		}
+	}
+	var mounted bool
+	for _, m := range fe.VolumeMounts {
+		if m.Name == "cluster-snapshot" {
+			mounted = m.MountPath == "/etc/starrocks/cluster-snapshot" && m.ReadOnly
+		}
+	}
+	if !mounted {
+		t.Errorf("no read-only cluster-snapshot mount at /etc/starrocks/cluster-snapshot: %+v", fe.VolumeMounts)
+	}
+	for _, c := range sts.Spec.Template.Spec.Containers[1:] {
+		for _, m := range c.VolumeMounts {
+			if m.Name == "cluster-snapshot" {
+				t.Errorf("container %s mounts the keys", c.Name)
+			}
+		}
+	}
+	var vol *corev1.Volume
+	for i := range sts.Spec.Template.Spec.Volumes {
+		if v := &sts.Spec.Template.Spec.Volumes[i]; v.Name == "cluster-snapshot" {
+			vol = v
+		}
+	}
+	if vol == nil || vol.Secret == nil {
+		t.Fatalf("no cluster-snapshot Secret volume")
+	}
+	if vol.Secret.SecretName != "s3-keys" || vol.Secret.Optional == nil || !*vol.Secret.Optional || len(vol.Secret.Items) != 2 ||
+		vol.Secret.Items[0] != (corev1.KeyToPath{Key: "ak", Path: "access-key"}) || vol.Secret.Items[1] != (corev1.KeyToPath{Key: "secretAccessKey", Path: "secret-key"}) {
+		t.Errorf("cluster-snapshot volume %+v", vol.Secret)
+	}
+	var agentC *corev1.Container
+	for i := range sts.Spec.Template.Spec.Containers {
+		if c := &sts.Spec.Template.Spec.Containers[i]; c.Name == "agent" {
+			agentC = c
+		}
+	}
+	if agentC == nil || !strings.Contains(strings.Join(agentC.Args, " "), "--source-credentials-dir=/etc/starrocks-agent/source-credentials") {
+		t.Errorf("the agent is not given the source's credentials: %+v", agentC)
+	}
+	var src *corev1.Volume
+	for i := range sts.Spec.Template.Spec.Volumes {
+		if v := &sts.Spec.Template.Spec.Volumes[i]; v.Name == "source-credentials" {
+			src = v
+		}
+	}
+	if src == nil || src.Secret == nil || src.Secret.SecretName != "d8ms-sr-olap-agent-credentials" || src.Secret.Optional == nil || !*src.Secret.Optional ||
+		len(src.Secret.Items) != 1 || src.Secret.Items[0].Key != "root-password" {
+		t.Errorf("source-credentials volume %+v", src)
+	}
+	agent := chartrender.Find(objs, "ConfigMap", ns, base+"-config")
+	data, _, _ := unstructured.NestedStringMap(agent.Object, "data")
+	if !strings.Contains(data["agent.json"], `"name":"d8ms_sv_11112222333344445555666677778888"`) {
+		t.Errorf("agent.json does not name the source's storage volume: %s", data["agent.json"])
+	}
+
+	plain, _, err := layers(t, sharedDataClassForRender(), sharedDataInstanceForRender())
+	if err != nil {
+		t.Fatal(err)
+	}
+	psts := typed[appsv1.StatefulSet](t, chartrender.Find(plain, "StatefulSet", ns, base))
+	for _, e := range psts.Spec.Template.Spec.Containers[0].Env {
+		if strings.HasPrefix(e.Name, "CLUSTER_SNAPSHOT_") {
+			t.Errorf("an instance that is not restored has %s", e.Name)
+		}
+	}
+	for _, v := range psts.Spec.Template.Spec.Volumes {
+		if v.Name == "cluster-snapshot" || v.Name == "source-credentials" {
+			t.Error("an instance that is not restored mounts the keys")
+		}
+	}
+
+	for _, p := range hostilePayloads {
+		for field, set := range map[string]func(*v1alpha1.ClusterSnapshotSource){
+			"namespace":    func(r *v1alpha1.ClusterSnapshotSource) { r.Namespace = p },
+			"instanceName": func(r *v1alpha1.ClusterSnapshotSource) { r.InstanceName = p },
+			"instanceUID":  func(r *v1alpha1.ClusterSnapshotSource) { r.InstanceUID = p },
+		} {
+			h := sr.DeepCopy()
+			set(h.Spec.Storage.RestoreFrom)
+			objs, rejectedBy, err := layers(t, sharedDataClassForRender(), h)
+			if err != nil {
+				t.Errorf("restoreFrom.%s = %q: render error %v", field, p, err)
+				continue
+			}
+			if rejectedBy == "" && len(kindsAndNames(objs)) != len(kindsAndNames(plain)) {
+				t.Errorf("restoreFrom.%s = %q rendered other objects", field, p)
+			}
+		}
 	}
 }

@@ -157,6 +157,9 @@ type Cluster struct {
 	// BackupCA is the content of the Secret key Options.Backup's
 	// caSecretRef names (PEM), set before StartFE.
 	BackupCA []byte
+	// ClusterSnapshot makes the cluster an instance restored from a
+	// cluster snapshot (spec.storage.restoreFrom), set before StartFE.
+	ClusterSnapshot *ClusterSnapshotRestore
 
 	home string // the built FE (bin/, conf/, lib/, webroot/)
 	dir  string
@@ -166,6 +169,43 @@ type Cluster struct {
 
 	mu  sync.Mutex
 	fes map[int]*FE
+}
+
+// ClusterSnapshotRestore stands for what the FE StatefulSet of a restored
+// instance gives its FE container (pkg/instanceobjects/templates
+// _statefulset-frontend.tpl, checked by dev/chartrender
+// TestRestoredInstanceRenders): the CLUSTER_SNAPSHOT_* env of the storage
+// volume and the cluster-snapshot Secret volume with the team's keys.
+type ClusterSnapshotRestore struct {
+	Volume               agentconfig.StorageVolume
+	AccessKey, SecretKey string
+}
+
+// env writes the keys as the Secret volume holds them and returns the
+// container's env.
+func (r *ClusterSnapshotRestore) env(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	for f, v := range map[string]string{"access-key": r.AccessKey, "secret-key": r.SecretKey} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	v := r.Volume
+	region := v.Region
+	if region == "" {
+		region = "us-east-1"
+	}
+	return []string{
+		"CLUSTER_SNAPSHOT_DIR=" + dir,
+		"CLUSTER_SNAPSHOT_VOLUME_NAME=" + v.Name,
+		"CLUSTER_SNAPSHOT_VOLUME_LOCATION=" + v.Location,
+		"CLUSTER_SNAPSHOT_S3_ENDPOINT=" + v.Endpoint,
+		"CLUSTER_SNAPSHOT_S3_REGION=" + region,
+		"CLUSTER_SNAPSHOT_S3_PATH_STYLE=" + strconv.FormatBool(v.PathStyle),
+		"CLUSTER_SNAPSHOT_S3_ENABLE_SSL=" + strconv.FormatBool(v.EnableSSL),
+	}, nil
 }
 
 // FE is one running FE process, the pod of an ordinal.
@@ -456,6 +496,13 @@ func (c *Cluster) StartFE(t testing.TB, ordinal int) *FE {
 	}
 	if jh := os.Getenv("JAVA_HOME"); jh != "" {
 		fe.cmd.Env = append(fe.cmd.Env, "JAVA_HOME="+jh)
+	}
+	if r := c.ClusterSnapshot; r != nil {
+		env, err := r.env(filepath.Join(base, "cluster-snapshot"))
+		if err != nil {
+			t.Fatalf("realfe: %v", err)
+		}
+		fe.cmd.Env = append(fe.cmd.Env, env...)
 	}
 	fe.cmd.Stdout, fe.cmd.Stderr = logFile, logFile
 	// Pdeathsig: if the test binary dies, the JVM dies with it.

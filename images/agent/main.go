@@ -53,21 +53,22 @@ func main() {
 
 func run() error {
 	var (
-		configFile     = flag.String("config", "/etc/starrocks-agent/config/agent.json", "agent configuration file (ConfigMap); reloaded on change")
-		caFile         = flag.String("tls-ca-file", "/etc/starrocks/tls/ca.crt", "CA to verify the FE with; tls.crt in the same directory is the instance certificate and is watched")
-		credentialsDir = flag.String("credentials-dir", "/etc/starrocks-agent/credentials", "the module's accounts: files username and password (the agent's account) and root-password")
-		adminCredsDir  = flag.String("admin-credentials-dir", "/etc/starrocks-agent/admin-credentials", "the team's admin account: files username and password (created once with this password)")
-		podName        = flag.String("pod-name", os.Getenv("POD_NAME"), "own pod name, for the status annotation")
-		podNamespace   = flag.String("pod-namespace", os.Getenv("POD_NAMESPACE"), "own pod namespace")
-		selfHost       = flag.String("self-host", "", "FQDN of this pod's FE, as listed in SHOW FRONTENDS")
-		listen         = flag.String("listen", ":8090", "HTTP address for /healthz, /readyz, /metrics")
-		helperFile     = flag.String("helper-file", "/opt/starrocks/agent-run/fe-helper", "file the FE start wrapper waits for; receives leaderhost:editLogPort")
-		metaDir        = flag.String("meta-dir", "", "the FE's meta directory (read only): empty meta on a bootstrapped instance makes the FE rejoin the leader; empty flag: never checked")
-		logLevel       = flag.String("log-level", "Info", "Debug, Info, Warn or Error")
-		kubeconfig     = flag.String("kubeconfig", "", "kubeconfig file; empty means in-cluster configuration")
-		interval       = flag.Duration("interval", 15*time.Second, "time between passes when nothing changes")
-		publishStatus  = flag.Bool("publish-status", true, "patch the pod annotation with the status (needs get,patch on pods)")
-		manageUsers    = flag.Bool("manage-users", true, "apply agentConfig.grants users: read their password Secrets and update their connection Secrets (needs get,patch on those Secrets); false leaves every declared user pending")
+		configFile           = flag.String("config", "/etc/starrocks-agent/config/agent.json", "agent configuration file (ConfigMap); reloaded on change")
+		caFile               = flag.String("tls-ca-file", "/etc/starrocks/tls/ca.crt", "CA to verify the FE with; tls.crt in the same directory is the instance certificate and is watched")
+		credentialsDir       = flag.String("credentials-dir", "/etc/starrocks-agent/credentials", "the module's accounts: files username and password (the agent's account) and root-password")
+		sourceCredentialsDir = flag.String("source-credentials-dir", "", "root-password of the instance this one was restored from (optional)")
+		adminCredsDir        = flag.String("admin-credentials-dir", "/etc/starrocks-agent/admin-credentials", "the team's admin account: files username and password (created once with this password)")
+		podName              = flag.String("pod-name", os.Getenv("POD_NAME"), "own pod name, for the status annotation")
+		podNamespace         = flag.String("pod-namespace", os.Getenv("POD_NAMESPACE"), "own pod namespace")
+		selfHost             = flag.String("self-host", "", "FQDN of this pod's FE, as listed in SHOW FRONTENDS")
+		listen               = flag.String("listen", ":8090", "HTTP address for /healthz, /readyz, /metrics")
+		helperFile           = flag.String("helper-file", "/opt/starrocks/agent-run/fe-helper", "file the FE start wrapper waits for; receives leaderhost:editLogPort")
+		metaDir              = flag.String("meta-dir", "", "the FE's meta directory (read only): empty meta on a bootstrapped instance makes the FE rejoin the leader; empty flag: never checked")
+		logLevel             = flag.String("log-level", "Info", "Debug, Info, Warn or Error")
+		kubeconfig           = flag.String("kubeconfig", "", "kubeconfig file; empty means in-cluster configuration")
+		interval             = flag.Duration("interval", 15*time.Second, "time between passes when nothing changes")
+		publishStatus        = flag.Bool("publish-status", true, "patch the pod annotation with the status (needs get,patch on pods)")
+		manageUsers          = flag.Bool("manage-users", true, "apply agentConfig.grants users: read their password Secrets and update their connection Secrets (needs get,patch on those Secrets); false leaves every declared user pending")
 	)
 	flag.Parse()
 
@@ -87,17 +88,18 @@ func run() error {
 
 	metrics := status.NewMetrics()
 	opts := agent.Options{
-		ConfigFile:          *configFile,
-		CAFile:              *caFile,
-		CertFile:            filepath.Join(filepath.Dir(*caFile), "tls.crt"),
-		CredentialsDir:      *credentialsDir,
-		AdminCredentialsDir: *adminCredsDir,
-		SelfHost:            *selfHost,
-		HelperFile:          *helperFile,
-		MetaDir:             *metaDir,
-		Interval:            *interval,
-		Metrics:             metrics,
-		Logger:              log,
+		ConfigFile:           *configFile,
+		CAFile:               *caFile,
+		CertFile:             filepath.Join(filepath.Dir(*caFile), "tls.crt"),
+		CredentialsDir:       *credentialsDir,
+		SourceCredentialsDir: *sourceCredentialsDir,
+		AdminCredentialsDir:  *adminCredsDir,
+		SelfHost:             *selfHost,
+		HelperFile:           *helperFile,
+		MetaDir:              *metaDir,
+		Interval:             *interval,
+		Metrics:              metrics,
+		Logger:               log,
 	}
 	if *publishStatus || *manageUsers {
 		if *podName == "" || *podNamespace == "" {

@@ -77,6 +77,76 @@ if ls "$trusted_cas"/*.crt >/dev/null 2>&1; then
   rm -rf "$split"
   echo "trusting the JDK's CAs and $(ls "$trusted_cas"/*.crt | tr '\n' ' ')for S3"
 fi
+# A shared-data instance created from a cluster snapshot (spec.storage.
+# restoreFrom; the template sets CLUSTER_SNAPSHOT_* and mounts the team's keys
+# at $snapshot_keys): its first FE starts with --cluster_snapshot, which
+# makes StarRocks read conf/cluster_snapshot.yaml (fe-core StarRocksFEServer:
+# RestoreClusterSnapshotMgr.init(STARROCKS_HOME/conf/cluster_snapshot.yaml);
+# fe-server StarRocksFE option "cluster_snapshot"; bin/start_fe.sh passes it
+# on), download the snapshot into meta/ and replace the storage volume's
+# properties, frontends and compute nodes by the file's
+# (lake/snapshot/RestoreClusterSnapshotMgr). The file holds the keys: written
+# here, 0600, only for that start, and removed at every other one.
+snapshot_keys="${CLUSTER_SNAPSHOT_DIR:-/etc/starrocks/cluster-snapshot}"
+snapshot_yaml="$fe_home/conf/cluster_snapshot.yaml"
+rm -f "$snapshot_yaml" "$snapshot_yaml.tmp"
+# yaml_quoted prints $1 as a single-quoted YAML scalar ('' for ').
+yaml_quoted() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/''/g")"; }
+# read_key prints a mounted key; it refuses (naming the file, never the
+# value) a missing or empty one or one with a character a YAML scalar on one
+# line cannot hold as it is.
+read_key() {
+  if [ ! -s "$snapshot_keys/$1" ]; then
+    echo "cannot restore the cluster snapshot: the object storage key $1 is missing or empty (spec.storage.objectStorage.credentialsSecretRef)" >&2
+    return 1
+  fi
+  key="$(cat "$snapshot_keys/$1")"
+  case "$key" in
+    *[![:graph:]]*)
+      echo "cannot restore the cluster snapshot: the object storage key $1 has a space or a control character" >&2
+      return 1 ;;
+  esac
+  printf '%s' "$key"
+}
+write_cluster_snapshot_yaml() {
+  access_key="$(read_key access-key)" || return 1
+  secret_key="$(read_key secret-key)" || return 1
+  # The keys of fe-core ClusterSnapshotConfig (@JsonProperty). A path ending
+  # in /meta makes StarRocks take the first automated_cluster_snapshot_<ms>
+  # its glob lists under <path>/image/ (Hadoop's globStatus sorts, so the
+  # oldest: the scheduler keeps only the newest finished one besides one
+  # being written, ClusterSnapshotMgr.clearFinishedAutomatedClusterSnapshot);
+  # "*" stands for the StarOS service id the source's snapshots are under
+  # (ClusterSnapshotUtils.getSnapshotImagePath: <location>/<service id>/
+  # meta/image/<name>), which nothing outside the source's FE knows.
+  # frontends and compute_nodes empty: the source's are dropped and the
+  # agent adds this instance's, as for a new one. The properties are the
+  # agent's CREATE STORAGE VOLUME's (images/agent/internal/shareddata).
+  # 0600 from the start: a subshell's umask, the FE's own files keep theirs.
+  (
+  umask 077
+  {
+    echo "cluster_snapshot:"
+    echo "  cluster_snapshot_path: $(yaml_quoted "$CLUSTER_SNAPSHOT_VOLUME_LOCATION/*/meta")"
+    echo "  storage_volume_name: $(yaml_quoted "$CLUSTER_SNAPSHOT_VOLUME_NAME")"
+    echo "frontends: []"
+    echo "compute_nodes: []"
+    echo "storage_volumes:"
+    echo "  - name: $(yaml_quoted "$CLUSTER_SNAPSHOT_VOLUME_NAME")"
+    echo "    type: S3"
+    echo "    location: $(yaml_quoted "$CLUSTER_SNAPSHOT_VOLUME_LOCATION")"
+    echo "    properties:"
+    for kv in "aws.s3.endpoint=$CLUSTER_SNAPSHOT_S3_ENDPOINT" "aws.s3.region=$CLUSTER_SNAPSHOT_S3_REGION" \
+      "aws.s3.enable_path_style_access=$CLUSTER_SNAPSHOT_S3_PATH_STYLE" "aws.s3.enable_ssl=$CLUSTER_SNAPSHOT_S3_ENABLE_SSL" \
+      "aws.s3.use_aws_sdk_default_behavior=false" "aws.s3.use_instance_profile=false" \
+      "aws.s3.access_key=$access_key" "aws.s3.secret_key=$secret_key"; do
+      echo "      - key: $(yaml_quoted "${kv%%=*}")"
+      echo "        value: $(yaml_quoted "${kv#*=}")"
+    done
+  } >"$snapshot_yaml.tmp"
+  ) || return 1
+  mv "$snapshot_yaml.tmp" "$snapshot_yaml"
+}
 # An FE with metadata already knows its peers and must not be given a helper again.
 if [ -f "$meta/image/VERSION" ]; then
   exec "$fe_home/bin/start_fe.sh" --host_type FQDN --logconsole
@@ -84,6 +154,14 @@ fi
 echo "no meta: waiting for the agent to add this FE to the cluster ($helper_file) or, for the first FE of a new instance, to let it bootstrap ($bootstrap_file)"
 while [ ! -s "$helper_file" ]; do
   if [ "$ordinal" = "0" ] && [ -f "$bootstrap_file" ]; then
+    if [ -n "${CLUSTER_SNAPSHOT_VOLUME_NAME:-}" ]; then
+      if ! write_cluster_snapshot_yaml; then
+        rm -f "$snapshot_yaml" "$snapshot_yaml.tmp"
+        exit 1
+      fi
+      echo "starting a new cluster from the cluster snapshot under $CLUSTER_SNAPSHOT_VOLUME_LOCATION"
+      exec "$fe_home/bin/start_fe.sh" --cluster_snapshot --host_type FQDN --logconsole
+    fi
     echo "starting a new cluster"
     exec "$fe_home/bin/start_fe.sh" --host_type FQDN --logconsole
   fi

@@ -41,6 +41,8 @@ type SharedData struct {
 // instance's own.
 type StorageVolume struct {
 	// Name is StorageVolumeName(instance UID).
+	// An instance restored from a cluster snapshot has the source's name
+	// and location: its FE comes up with the source's volume.
 	Name string `json:"name"`
 	// Location is StorageVolumeLocation(...): s3://<bucket>/<prefix>/
 	// <namespace>/<instance>/<uid>. It never changes while the instance

@@ -105,6 +105,10 @@ func (c *Compiled) checkSharedData(sr *v1alpha1.Starrocks) (*ResolvedSharedData,
 			vs = append(vs, Violation{Field: "spec.storage.objectStorage", Value: "<set>", Rule: "spec.storage.objectStorage only with spec.storage.mode ObjectStorage",
 				Message: "remove spec.storage.objectStorage: the instance keeps its tables on local volumes"})
 		}
+		if spec.Storage != nil && spec.Storage.RestoreFrom != nil {
+			vs = append(vs, Violation{Field: "spec.storage.restoreFrom", Value: "<set>", Rule: "spec.storage.restoreFrom only with spec.storage.mode ObjectStorage",
+				Message: "a local-storage instance is restored from a BACKUP (spec.restore), not from a cluster snapshot: remove spec.storage.restoreFrom"})
+		}
 		return nil, vs
 	}
 
@@ -129,6 +133,10 @@ func (c *Compiled) checkSharedData(sr *v1alpha1.Starrocks) (*ResolvedSharedData,
 	if spec.Restore != nil {
 		vs = append(vs, Violation{Field: "spec.restore", Value: "<set>", Rule: "no spec.restore with spec.storage.mode ObjectStorage",
 			Message: "a shared-data instance is restored from a cluster snapshot, not from a BACKUP: remove spec.restore"})
+	}
+
+	if rf := spec.Storage.RestoreFrom; rf != nil {
+		vs = append(vs, checkRestoreFrom(rf)...)
 	}
 
 	r := &ResolvedSharedData{}
@@ -249,6 +257,10 @@ func CheckStorageChange(spec, old *v1alpha1.StarrocksSpec) Violations {
 	}
 	n, o := spec.Storage.ObjectStorage, old.Storage.ObjectStorage
 	var vs Violations
+	if rn, ro := spec.Storage.RestoreFrom, old.Storage.RestoreFrom; !equality.Semantic.DeepEqual(rn, ro) {
+		vs = append(vs, Violation{Field: "spec.storage.restoreFrom", Value: restoreFromValue(rn), Rule: "immutable (" + restoreFromValue(ro) + ")",
+			Message: "spec.storage.restoreFrom is set only when the instance is created: the instance's tables are where the source wrote them; restore into a new instance"})
+	}
 	for _, f := range []struct{ field, now, was string }{
 		{"endpoint", n.Endpoint, o.Endpoint},
 		{"bucket", n.Bucket, o.Bucket},
@@ -278,7 +290,48 @@ func StorageLocation(sr *v1alpha1.Starrocks) string {
 		return ""
 	}
 	s := sr.Spec.Storage.ObjectStorage
+	if rf := sr.Spec.Storage.RestoreFrom; rf != nil {
+		// A restored instance keeps the source's storage volume, location
+		// included: the snapshot's tables are there (StarRocks'
+		// RestoreClusterSnapshotMgr only replaces the volume's properties).
+		return agentconfig.StorageVolumeLocation(s.Bucket, s.Prefix, rf.Namespace, rf.InstanceName, rf.InstanceUID)
+	}
 	return agentconfig.StorageVolumeLocation(s.Bucket, s.Prefix, sr.Namespace, sr.Name, string(sr.UID))
+}
+
+// StorageVolumeUID is the UID the instance's storage volume is named after
+// (agentconfig.StorageVolumeName): the source's for a restored instance,
+// whose FE comes up with the source's volume, else its own.
+func StorageVolumeUID(sr *v1alpha1.Starrocks) string {
+	if sr.Spec.Storage != nil && sr.Spec.Storage.RestoreFrom != nil {
+		return sr.Spec.Storage.RestoreFrom.InstanceUID
+	}
+	return string(sr.UID)
+}
+
+// checkRestoreFrom checks the strings of spec.storage.restoreFrom, which
+// reach the location of the storage volume and the FE's start.
+func checkRestoreFrom(rf *v1alpha1.ClusterSnapshotSource) Violations {
+	var vs Violations
+	if errs := validateDNS1123Label(rf.Namespace); errs != "" {
+		vs = append(vs, stringViolation("spec.storage.restoreFrom.namespace", rf.Namespace, ruleDNS1123Label, nil))
+	}
+	if len(rf.InstanceName) > MaxNameLength || !instanceNameRE.MatchString(rf.InstanceName) {
+		vs = append(vs, stringViolation("spec.storage.restoreFrom.instanceName", rf.InstanceName, fmt.Sprintf(ruleDNS1035Label, MaxNameLength), nil))
+	}
+	if !uidRE.MatchString(rf.InstanceUID) {
+		vs = append(vs, stringViolation("spec.storage.restoreFrom.instanceUID", rf.InstanceUID, "a UID (metadata.uid), e.g. 0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0", nil))
+	}
+	return vs
+}
+
+var instanceNameRE = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+
+func restoreFromValue(rf *v1alpha1.ClusterSnapshotSource) string {
+	if rf == nil {
+		return "<unset>"
+	}
+	return quoteValue(rf.Namespace + "/" + rf.InstanceName + "/" + rf.InstanceUID)
 }
 
 // LocationsOverlap tells whether two storage volume locations share files:

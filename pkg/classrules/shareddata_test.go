@@ -230,3 +230,65 @@ func TestSharedDataCELVariables(t *testing.T) {
 	assert.Contains(t, vs.Error(), "at most 4 CNs")
 	require.Empty(t, c.Validate(testInstance()), "a local instance sees storage Local")
 }
+
+func restoredInstance() *v1alpha1.Starrocks {
+	sr := sharedDataInstance()
+	sr.Spec.Storage.RestoreFrom = &v1alpha1.ClusterSnapshotSource{Namespace: "team-a", InstanceName: "olap", InstanceUID: "11112222-3333-4444-5555-666677778888"}
+	return sr
+}
+
+// TestRestoreFromClusterSnapshot: a restored instance's storage volume is
+// the source's, location and name; its strings are patterned; it is only
+// for an ObjectStorage instance and fixed at creation.
+func TestRestoreFromClusterSnapshot(t *testing.T) {
+	c := mustCompile(t, sharedDataClass())
+	sr := restoredInstance()
+	require.Empty(t, c.Validate(sr))
+	assert.Equal(t, "s3://team-olap/starrocks/prod/team-a/olap/11112222-3333-4444-5555-666677778888", StorageLocation(sr))
+	assert.Equal(t, "11112222-3333-4444-5555-666677778888", StorageVolumeUID(sr))
+	assert.Equal(t, "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0", StorageVolumeUID(sharedDataInstance()))
+
+	for name, tc := range map[string]struct {
+		edit        func(*v1alpha1.ClusterSnapshotSource)
+		field, want string
+	}{
+		"hostile namespace": {func(r *v1alpha1.ClusterSnapshotSource) { r.Namespace = "a'/../b" }, "spec.storage.restoreFrom.namespace", "DNS-1123 label"},
+		"hostile name":      {func(r *v1alpha1.ClusterSnapshotSource) { r.InstanceName = "x\"\n- name: y" }, "spec.storage.restoreFrom.instanceName", "DNS-1035"},
+		"name too long":     {func(r *v1alpha1.ClusterSnapshotSource) { r.InstanceName = strings.Repeat("a", 41) }, "spec.storage.restoreFrom.instanceName", "DNS-1035"},
+		"hostile uid":       {func(r *v1alpha1.ClusterSnapshotSource) { r.InstanceUID = "*/meta/../x" }, "spec.storage.restoreFrom.instanceUID", "a UID"},
+		"upper-case uid":    {func(r *v1alpha1.ClusterSnapshotSource) { r.InstanceUID = "11112222-3333-4444-5555-66667777888A" }, "spec.storage.restoreFrom.instanceUID", "a UID"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			sr := restoredInstance()
+			tc.edit(sr.Spec.Storage.RestoreFrom)
+			assertViolation(t, c.Validate(sr), tc.field, tc.want)
+		})
+	}
+
+	t.Run("only with ObjectStorage", func(t *testing.T) {
+		local := testInstance()
+		local.Spec.Storage = &v1alpha1.StorageSpec{Mode: v1alpha1.StorageLocal, RestoreFrom: restoredInstance().Spec.Storage.RestoreFrom}
+		assertViolation(t, c.Validate(local), "spec.storage.restoreFrom", "restored from a BACKUP")
+		assert.Equal(t, "", StorageLocation(local))
+	})
+
+	t.Run("fixed at creation", func(t *testing.T) {
+		assert.Empty(t, CheckStorageChange(&restoredInstance().Spec, &restoredInstance().Spec))
+		assertViolation(t, CheckStorageChange(&restoredInstance().Spec, &sharedDataInstance().Spec), "spec.storage.restoreFrom", "only when the instance is created")
+		assertViolation(t, CheckStorageChange(&sharedDataInstance().Spec, &restoredInstance().Spec), "spec.storage.restoreFrom", "only when the instance is created")
+		other := restoredInstance()
+		other.Spec.Storage.RestoreFrom.InstanceName = "olap2"
+		assertViolation(t, CheckStorageChange(&other.Spec, &restoredInstance().Spec), "spec.storage.restoreFrom", "immutable")
+	})
+}
+
+func assertViolation(t *testing.T, vs Violations, field, want string) {
+	t.Helper()
+	for _, v := range vs {
+		if v.Field == field && strings.Contains(v.Error(), want) {
+			assert.NotContains(t, v.Error(), "\n", "a violation is one line")
+			return
+		}
+	}
+	t.Fatalf("no violation of %s with %q in %v", field, want, vs)
+}

@@ -119,10 +119,13 @@ func buildSharedData(e *Instance, sr *v1alpha1.Starrocks, r *classrules.Resolved
 	delete(e.AgentConfig.FrontendConfig, "default_replication_num")
 
 	s := sd.Storage
-	uid := string(sr.UID)
+	// A restored instance's FE comes up with the source's storage volume,
+	// name and location (StarRocks' RestoreClusterSnapshotMgr
+	// .updateStorageVolumes replaces only its properties): the agent finds
+	// it under the same name and never creates a second one.
 	vol := agentconfig.StorageVolume{
-		Name:      agentconfig.StorageVolumeName(uid),
-		Location:  agentconfig.StorageVolumeLocation(s.Bucket, s.Prefix, sr.Namespace, sr.Name, uid),
+		Name:      agentconfig.StorageVolumeName(classrules.StorageVolumeUID(sr)),
+		Location:  classrules.StorageLocation(sr),
 		Endpoint:  s.Endpoint,
 		Region:    s.Region,
 		PathStyle: s.PathStyle,
@@ -135,6 +138,12 @@ func buildSharedData(e *Instance, sr *v1alpha1.Starrocks, r *classrules.Resolved
 	}
 	if ca := s.CASecretRef; ca != nil {
 		vol.CA = &agentconfig.SecretKeyRef{Name: ca.Name, Key: orDefault(ca.Key, "ca.crt")}
+	}
+	if rf := sr.Spec.Storage.RestoreFrom; rf != nil {
+		e.Frontend.RestoreClusterSnapshot = true
+		if rf.Namespace == sr.Namespace {
+			e.Frontend.RestoreSourceCredentialsSecret = NamesFor(rf.InstanceName).AgentCredentialsSecret
+		}
 	}
 	names := e.Names
 	e.AgentConfig.SharedData = &agentconfig.SharedData{
@@ -184,6 +193,14 @@ func LocationConflicts(objs []*v1alpha1.Starrocks) map[string]classrules.Violati
 				continue
 			}
 			if classrules.LocationsOverlap(ls[i].loc, ls[j].loc) {
+				if rf := ls[j].sr.Spec.Storage.RestoreFrom; rf != nil {
+					out[Key(ls[j].sr.Namespace, ls[j].sr.Name)] = classrules.Violations{{
+						Field: "spec.storage.restoreFrom", Value: strconv.Quote(rf.Namespace + "/" + rf.InstanceName + "/" + rf.InstanceUID),
+						Rule: "a location no live instance's overlaps",
+						Message: fmt.Sprintf("the instance would take over the files at %s while Starrocks %s still uses them: each one's vacuum would delete the other's data; delete Starrocks %s first (its files stay), then the restore starts",
+							ls[j].loc, Key(ls[i].sr.Namespace, ls[i].sr.Name), Key(ls[i].sr.Namespace, ls[i].sr.Name))}}
+					break
+				}
 				out[Key(ls[j].sr.Namespace, ls[j].sr.Name)] = classrules.Violations{{
 					Field: "spec.storage.objectStorage.prefix", Value: strconv.Quote(ls[j].sr.Spec.Storage.ObjectStorage.Prefix),
 					Rule: "a location no other instance's overlaps",

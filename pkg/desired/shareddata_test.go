@@ -203,3 +203,58 @@ func TestSharedDataHostileStringsNeverReachTheEntry(t *testing.T) {
 		assert.True(t, strings.HasPrefix(out.Results[0].Violations[0].Field, "spec.storage.objectStorage."+field), "%s: %v", field, out.Results[0].Violations)
 	}
 }
+
+// TestRestoredInstanceTakesOverTheSourcesVolume: an instance restored from
+// a cluster snapshot runs with the source's storage volume (name and
+// location, which its FE comes up with), its first FE restores, and it is
+// refused while the source still lives: two live instances on one
+// location delete each other's files.
+func TestRestoredInstanceTakesOverTheSourcesVolume(t *testing.T) {
+	const uidB = "11112222-3333-4444-5555-666677778888"
+	source := sharedDataInstance("team-a", "olap", uidA)
+	source.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	restored := sharedDataInstance("team-a", "olap2", uidB)
+	restored.CreationTimestamp = metav1.NewTime(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
+	restored.Spec.Storage.RestoreFrom = &v1alpha1.ClusterSnapshotSource{Namespace: "team-a", InstanceName: "olap", InstanceUID: uidA}
+
+	out := Compute(Input{Instances: []*v1alpha1.Starrocks{restored}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}})
+	require.Len(t, out.Instances, 1, "%v", out.Results[0].Violations)
+	e := out.Instances[0]
+	assert.True(t, e.Frontend.RestoreClusterSnapshot)
+	assert.Equal(t, "d8ms-sr-olap-agent-credentials", e.Frontend.RestoreSourceCredentialsSecret, "the source's root password, for the agent")
+	vol := e.AgentConfig.SharedData.StorageVolume
+	assert.Equal(t, "d8ms_sv_0b1c2d3e4f5061728394a5b6c7d8e9f0", vol.Name, "the source's volume name")
+	assert.Equal(t, "s3://olap/teams/team-a/olap/"+uidA, vol.Location, "the source's location")
+	assert.True(t, e.AgentConfig.SharedData.ClusterSnapshots, "the restored instance protects itself again")
+	data, err := json.Marshal(e)
+	require.NoError(t, err)
+	require.NoError(t, ValidateEntry(data))
+
+	elsewhere := restored.DeepCopy()
+	elsewhere.Spec.Storage.RestoreFrom.Namespace = "team-b"
+	other := Compute(Input{Instances: []*v1alpha1.Starrocks{elsewhere}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}})
+	require.Len(t, other.Instances, 1, "%v", other.Results[0].Violations)
+	assert.Empty(t, other.Instances[0].Frontend.RestoreSourceCredentialsSecret, "no pod mounts a Secret of another namespace")
+	assert.Equal(t, "s3://olap/teams/team-b/olap/"+uidA, other.Instances[0].AgentConfig.SharedData.StorageVolume.Location)
+
+	plain := Compute(Input{Instances: []*v1alpha1.Starrocks{source}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}})
+	require.Len(t, plain.Instances, 1)
+	assert.False(t, plain.Instances[0].Frontend.RestoreClusterSnapshot)
+
+	both := Compute(Input{Instances: []*v1alpha1.Starrocks{restored, source}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}})
+	byKey := map[string]Result{}
+	for _, r := range both.Results {
+		byKey[r.Key] = r
+	}
+	assert.True(t, byKey["team-a/olap"].Valid(), "the source keeps running: %v", byKey["team-a/olap"].Violations)
+	vs := byKey["team-a/olap2"].Violations
+	require.Len(t, vs, 1)
+	assert.Equal(t, "spec.storage.restoreFrom", vs[0].Field)
+	assert.Contains(t, vs[0].Message, "delete Starrocks team-a/olap first")
+	assert.Nil(t, byKey["team-a/olap2"].Entry, "no objects while the source lives")
+
+	// Once restored, the entry in effect keeps the source's location.
+	last := map[string]*Instance{"team-a/olap2": &out.Instances[0]}
+	again := Compute(Input{Instances: []*v1alpha1.Starrocks{restored}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}, LastValid: last})
+	require.True(t, again.Results[0].Valid(), "%v", again.Results[0].Violations)
+}

@@ -87,6 +87,19 @@ type Frontend struct {
 	// StarRocks reaches S3 with the JVM's default trust store and has no
 	// repository property for a CA.
 	TrustedCAs []TrustedCA `json:"trustedCAs,omitempty"`
+	// RestoreClusterSnapshot: the first FE of this new shared-data instance
+	// starts from the newest automated cluster snapshot of the storage
+	// volume in agentConfig.sharedData.storageVolume (the source's,
+	// spec.storage.restoreFrom). fe-start.sh renders StarRocks'
+	// conf/cluster_snapshot.yaml from it and the mounted keys, and passes
+	// --cluster_snapshot, on the bootstrap start only.
+	RestoreClusterSnapshot bool `json:"restoreClusterSnapshot,omitempty"`
+	// RestoreSourceCredentialsSecret is the agent's Secret of the source
+	// instance (its namespace is this one's), whose root-password the
+	// agent mounts (optional): the restored FE has the source's accounts,
+	// and only root may change root's password. Empty for a source of
+	// another namespace, whose Secret no pod here can mount.
+	RestoreSourceCredentialsSecret string `json:"restoreSourceCredentialsSecret,omitempty"`
 }
 
 // TrustedCA is one CA bundle the FE trusts besides the JDK's: a key of a

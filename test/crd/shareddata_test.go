@@ -55,6 +55,12 @@ spec:
 
 func sharedDataDoc(name string) string { return sprintf(sharedDataStarrocks, name) }
 
+const sourceUID = "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"
+
+func snapshotSource(namespace, name, uid string) map[string]any {
+	return map[string]any{"namespace": namespace, "instanceName": name, "instanceUID": uid}
+}
+
 // TestSharedDataCRD proves the schema's shared-data rules against a real
 // kube-apiserver: the mode and the object storage location are fixed at
 // creation, a shared-data instance has compute nodes and no BEs, and no
@@ -119,6 +125,18 @@ func TestSharedDataCRD(t *testing.T) {
 		{"cache storage class with a quote", func(o *unstructured.Unstructured) {
 			set(t, o, "fast\"", "spec", "compute", "cache", "storageClassName")
 		}, "spec.compute.cache.storageClassName"},
+		{"restoreFrom with a hostile namespace", func(o *unstructured.Unstructured) {
+			set(t, o, snapshotSource("team-a'/../x", "olap", sourceUID), "spec", "storage", "restoreFrom")
+		}, "spec.storage.restoreFrom.namespace"},
+		{"restoreFrom with a hostile name", func(o *unstructured.Unstructured) {
+			set(t, o, snapshotSource("team-a", "olap\"\n- x", sourceUID), "spec", "storage", "restoreFrom")
+		}, "spec.storage.restoreFrom.instanceName"},
+		{"restoreFrom with a glob for a UID", func(o *unstructured.Unstructured) {
+			set(t, o, snapshotSource("team-a", "olap", "*"), "spec", "storage", "restoreFrom")
+		}, "spec.storage.restoreFrom.instanceUID"},
+		{"restoreFrom without a UID", func(o *unstructured.Unstructured) {
+			set(t, o, map[string]any{"namespace": "team-a", "instanceName": "olap"}, "spec", "storage", "restoreFrom")
+		}, "spec.storage.restoreFrom.instanceUID"},
 	}
 	for _, tc := range refused {
 		t.Run("refused: "+tc.name, func(t *testing.T) {
@@ -213,6 +231,40 @@ func TestSharedDataCRD(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("restoreFrom is set at creation only, for ObjectStorage only", func(t *testing.T) {
+		restored := parse(t, sharedDataDoc("sd-restored"))
+		set(t, restored, snapshotSource("team-a", "olap", sourceUID), "spec", "storage", "restoreFrom")
+		created, err := c.create(restored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, change := range map[string]func(*unstructured.Unstructured){
+			"changed": func(o *unstructured.Unstructured) {
+				set(t, o, "olap-other", "spec", "storage", "restoreFrom", "instanceName")
+			},
+			"removed": func(o *unstructured.Unstructured) { del(o, "spec", "storage", "restoreFrom") },
+		} {
+			o := created.DeepCopy()
+			change(o)
+			if _, err := c.resource(o).Update(ctx, o, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "spec.storage.restoreFrom") {
+				t.Errorf("%s: got %v, want a refusal naming spec.storage.restoreFrom", name, err)
+			}
+		}
+		plain, err := c.create(parse(t, sharedDataDoc("sd-restore-later")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		set(t, plain, snapshotSource("team-a", "olap", sourceUID), "spec", "storage", "restoreFrom")
+		if _, err := c.resource(plain).Update(ctx, plain, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "spec.storage.restoreFrom can only be set when the instance is created") {
+			t.Errorf("added later: got %v", err)
+		}
+		local := parse(t, starrocksDoc("local-restore-from", "Cluster"))
+		set(t, local, map[string]any{"mode": "Local", "restoreFrom": snapshotSource("team-a", "olap", sourceUID)}, "spec", "storage")
+		if _, err := c.create(local); err == nil || !strings.Contains(err.Error(), "spec.storage.restoreFrom is only allowed with spec.storage.mode ObjectStorage") {
+			t.Errorf("local: got %v", err)
+		}
+	})
 
 	t.Run("a local instance cannot become shared-data", func(t *testing.T) {
 		created, err := c.create(parse(t, starrocksDoc("local-to-sd", "Cluster")))

@@ -98,6 +98,24 @@ spec:
                 secretKeyRef:
                   name: {{ required "tls.keystorePasswordSecretName is required" $i.tls.keystorePasswordSecretName | quote }}
                   key: password
+            {{- if $i.frontend.restoreClusterSnapshot }}
+            {{- /* Where the source's storage volume is: fe-start.sh renders
+            StarRocks' conf/cluster_snapshot.yaml from these and the keys of
+            the cluster-snapshot volume on the first FE's bootstrap start. */}}
+            {{- $v := $i.agentConfig.sharedData.storageVolume }}
+            - name: CLUSTER_SNAPSHOT_VOLUME_NAME
+              value: {{ $v.name | quote }}
+            - name: CLUSTER_SNAPSHOT_VOLUME_LOCATION
+              value: {{ $v.location | quote }}
+            - name: CLUSTER_SNAPSHOT_S3_ENDPOINT
+              value: {{ $v.endpoint | quote }}
+            - name: CLUSTER_SNAPSHOT_S3_REGION
+              value: {{ $v.region | default "us-east-1" | quote }}
+            - name: CLUSTER_SNAPSHOT_S3_PATH_STYLE
+              value: {{ $v.pathStyle | default false | toString | quote }}
+            - name: CLUSTER_SNAPSHOT_S3_ENABLE_SSL
+              value: {{ $v.enableSSL | toString | quote }}
+            {{- end }}
           ports:
             - name: fe-http
               containerPort: 8030
@@ -168,6 +186,11 @@ spec:
               mountPath: /etc/starrocks/trusted-cas
               readOnly: true
             {{- end }}
+            {{- if $i.frontend.restoreClusterSnapshot }}
+            - name: cluster-snapshot
+              mountPath: /etc/starrocks/cluster-snapshot
+              readOnly: true
+            {{- end }}
         - name: agent
           image: {{ include "ms.image" (list $root "agent") | quote }}
           args:
@@ -182,6 +205,9 @@ spec:
             - --helper-file=/opt/starrocks/agent-run/fe-helper
             {{- /* Whether the FE's meta is empty: the bootstrap guard. */}}
             - --meta-dir=/opt/starrocks/fe/meta
+            {{- if $i.frontend.restoreSourceCredentialsSecret }}
+            - --source-credentials-dir=/etc/starrocks-agent/source-credentials
+            {{- end }}
             - {{ printf "--log-level=%s" (include "ms.logLevel" $root) | quote }}
           env:
             - name: POD_NAME
@@ -235,6 +261,11 @@ spec:
             - name: admin-credentials
               mountPath: /etc/starrocks-agent/admin-credentials
               readOnly: true
+            {{- if $i.frontend.restoreSourceCredentialsSecret }}
+            - name: source-credentials
+              mountPath: /etc/starrocks-agent/source-credentials
+              readOnly: true
+            {{- end }}
             - name: kube-api-access
               mountPath: /var/run/secrets/kubernetes.io/serviceaccount
               readOnly: true
@@ -274,6 +305,20 @@ spec:
                 path: password
               - key: root-password
                 path: root-password
+        {{- if $i.frontend.restoreSourceCredentialsSecret }}
+        {{- /* Root's password of the instance this one was restored from:
+        the restored FE has the source's accounts, and only root may change
+        root's password. Optional: without it the agent reports
+        RootPasswordRefused. */}}
+        - name: source-credentials
+          secret:
+            secretName: {{ $i.frontend.restoreSourceCredentialsSecret | quote }}
+            defaultMode: 0440
+            optional: true
+            items:
+              - key: root-password
+                path: root-password
+        {{- end }}
         - name: admin-credentials
           secret:
             secretName: {{ $i.names.credentialsSecret | quote }}
@@ -309,6 +354,22 @@ spec:
             secretName: {{ $i.tls.secretName | quote }}
             defaultMode: 0440
         {{- include "ms.trustedCAsVolume" $i.frontend.trustedCAs | nindent 8 }}
+        {{- if $i.frontend.restoreClusterSnapshot }}
+        {{- /* The team's object storage keys, read only by fe-start.sh on
+        the restore start. Optional: a Secret deleted later must not keep
+        an FE that has its meta from starting. */}}
+        {{- $cred := $i.agentConfig.sharedData.storageVolume.credentials }}
+        - name: cluster-snapshot
+          secret:
+            secretName: {{ $cred.secretName | quote }}
+            defaultMode: 0440
+            optional: true
+            items:
+              - key: {{ $cred.accessKeyIdKey | quote }}
+                path: access-key
+              - key: {{ $cred.secretAccessKeyKey | quote }}
+                path: secret-key
+        {{- end }}
         - name: agent-run
           emptyDir:
             medium: Memory

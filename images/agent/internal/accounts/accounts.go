@@ -77,6 +77,12 @@ type Secrets struct {
 	AgentUser, AgentPassword string
 	RootPassword             string
 	AdminUser, AdminPassword string
+	// SourceRootPassword is root's password of the instance this one was
+	// restored from (a cluster snapshot brings the source's accounts, root
+	// included, and only root may change root's password: fe-core
+	// AuthorizerStmtVisitor "Can not set password for root user, except
+	// root itself"); empty when there is none.
+	SourceRootPassword string
 }
 
 var userName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
@@ -100,6 +106,11 @@ func (s Secrets) Validate() error {
 		{"agent password", s.AgentPassword}, {"root-password", s.RootPassword}, {"admin password", s.AdminPassword}} {
 		if err := ValidatePassword(p.v); err != nil {
 			return fmt.Errorf("%s: %w", p.field, err)
+		}
+	}
+	if s.SourceRootPassword != "" {
+		if err := ValidatePassword(s.SourceRootPassword); err != nil {
+			return fmt.Errorf("the restore source's root-password: %w", err)
 		}
 	}
 	return nil
@@ -131,8 +142,8 @@ type Login func(user, password string) (*conn.Client, error)
 
 // Ensure makes the agent's client, which targets AgentUser, work with the
 // roles it needs. When it does not, it repairs through root: root's
-// password from the Secret, or on a fresh FE the empty one, which it
-// replaces at once. As root it makes sure the team's admin exists (created
+// password from the Secret, or on a fresh FE the empty one, or on an FE
+// restored from a cluster snapshot the source's, which it replaces at once. As root it makes sure the team's admin exists (created
 // once; its password is the team's from then on) and recreates the agent's
 // account last, so a working agent account means everything was done.
 func Ensure(ctx context.Context, agent *conn.Client, login Login, s Secrets) (Changes, error) {
@@ -157,18 +168,11 @@ func Ensure(ctx context.Context, agent *conn.Client, login Login, s Secrets) (Ch
 		if conn.KindOf(err) != conn.KindAuth {
 			return ch, err
 		}
-		fresh, err := login(agentconfig.RootUser, "")
+		fresh, err := loginRootOnce(ctx, login, s)
 		if err != nil {
 			return ch, err
 		}
 		defer fresh.Close()
-		if err := fresh.Ping(ctx); err != nil {
-			if conn.KindOf(err) == conn.KindAuth {
-				return ch, &conn.Error{Kind: conn.KindAuth, Op: "log in as " + agentconfig.RootUser,
-					Err: errors.New("neither root's password from the agent's Secret nor the empty password of a fresh FE is accepted")}
-			}
-			return ch, err
-		}
 		if err := exec(ctx, fresh, "set root's password", "SET PASSWORD = PASSWORD(?)", s.RootPassword); err != nil {
 			return ch, err
 		}
@@ -206,6 +210,35 @@ func Ensure(ctx context.Context, agent *conn.Client, login Login, s Secrets) (Ch
 		return ch, fmt.Errorf("after repair: %w", err)
 	}
 	return ch, nil
+}
+
+// loginRootOnce logs in as root with a password root has before the agent
+// gave it its own: the empty one of a fresh FE, or on an FE restored from
+// a cluster snapshot the source's.
+func loginRootOnce(ctx context.Context, login Login, s Secrets) (*conn.Client, error) {
+	candidates := []string{""}
+	if s.SourceRootPassword != "" {
+		candidates = append(candidates, s.SourceRootPassword)
+	}
+	for _, p := range candidates {
+		c, err := login(agentconfig.RootUser, p)
+		if err != nil {
+			return nil, err
+		}
+		err = c.Ping(ctx)
+		if err == nil {
+			return c, nil
+		}
+		_ = c.Close()
+		if conn.KindOf(err) != conn.KindAuth {
+			return nil, err
+		}
+	}
+	why := "neither root's password from the agent's Secret nor the empty password of a fresh FE is accepted"
+	if s.SourceRootPassword != "" {
+		why = "neither root's password from the agent's Secret, the empty password of a fresh FE nor the restore source's root password is accepted"
+	}
+	return nil, &conn.Error{Kind: conn.KindAuth, Op: "log in as " + agentconfig.RootUser, Err: errors.New(why)}
 }
 
 // errMissingRoles marks an agent account that logs in but lacks roles.

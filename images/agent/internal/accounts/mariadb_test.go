@@ -110,13 +110,17 @@ func TestValidate(t *testing.T) {
 		{"refuses root as the team's user", func(s *accounts.Secrets) { s.AdminUser = "root" }, "admin username: must not be root"},
 		{"refuses a user name that needs quoting", func(s *accounts.Secrets) { s.AgentUser = "d8'agent" }, "agent username: must match"},
 		{"refuses one user for both", func(s *accounts.Secrets) { s.AdminUser = s.AgentUser }, "must differ"},
+		{"refuses a quote in the restore source's root password", func(s *accounts.Secrets) { s.SourceRootPassword = "abcd'efgh" }, "the restore source's root-password: must be printable ASCII"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := secrets
 			tc.change(&s)
 			err := s.Validate()
 			require.ErrorContains(t, err, tc.want)
-			for _, p := range []string{s.AgentPassword, s.RootPassword, s.AdminPassword} {
+			for _, p := range []string{s.AgentPassword, s.RootPassword, s.AdminPassword, s.SourceRootPassword} {
+				if p == "" {
+					continue
+				}
 				require.NotContains(t, err.Error(), p)
 			}
 		})

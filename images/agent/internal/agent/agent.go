@@ -60,6 +60,10 @@ type Options struct {
 	CredentialsDir string
 	// AdminCredentialsDir holds the team's admin account: username, password.
 	AdminCredentialsDir string
+	// SourceCredentialsDir holds root-password of the instance this one
+	// was restored from (its agent's Secret, mounted optional); empty, or
+	// without the file, when there is none.
+	SourceCredentialsDir string
 	// SelfHost is the FQDN of this pod's FE.
 	SelfHost   string
 	HelperFile string
@@ -318,8 +322,18 @@ func (a *Agent) inputs() (*agentconfig.Config, accounts.Secrets, error) {
 		return nil, accounts.Secrets{}, err
 	}
 	s := accounts.Secrets{AgentUser: mod[0], AgentPassword: mod[1], RootPassword: mod[2], AdminUser: team[0], AdminPassword: team[1]}
+	if a.opts.SourceCredentialsDir != "" {
+		// Optional: the source's Secret may be gone, and then root of a
+		// restored FE stays the source's (RootPasswordRefused).
+		if src, err := readFiles(a.opts.SourceCredentialsDir, agentconfig.RootPasswordKey); err == nil {
+			s.SourceRootPassword = src[0]
+		}
+	}
 	a.mu.Lock()
 	a.secrets = []string{s.AgentPassword, s.RootPassword, s.AdminPassword}
+	if s.SourceRootPassword != "" {
+		a.secrets = append(a.secrets, s.SourceRootPassword)
+	}
 	a.mu.Unlock()
 	if err := s.Validate(); err != nil {
 		return nil, accounts.Secrets{}, &accounts.InvalidError{Err: err}

@@ -47,6 +47,10 @@ func sharedDataInstance() *v1alpha1.Starrocks {
 	return sr
 }
 
+func snapshotSource() *v1alpha1.ClusterSnapshotSource {
+	return &v1alpha1.ClusterSnapshotSource{Namespace: "team-a", InstanceName: "olap", InstanceUID: "11112222-3333-4444-5555-666677778888"}
+}
+
 func TestValidateSharedData(t *testing.T) {
 	tests := []struct {
 		name string
@@ -72,6 +76,19 @@ func TestValidateSharedData(t *testing.T) {
 			sr.Spec.Storage.ObjectStorage.CredentialsSecretRef.Name = "s3-keys-rotated"
 		}, old: func(*v1alpha1.Starrocks) {}},
 		{name: "admits another CN count", edit: func(sr *v1alpha1.Starrocks) { sr.Spec.Compute.Replicas = ptr(int32(4)) }, old: func(*v1alpha1.Starrocks) {}},
+		{name: "admits a restore from a cluster snapshot", edit: func(sr *v1alpha1.Starrocks) { sr.Spec.Storage.RestoreFrom = snapshotSource() }},
+		{name: "refuses a hostile restore source", edit: func(sr *v1alpha1.Starrocks) {
+			sr.Spec.Storage.RestoreFrom = snapshotSource()
+			sr.Spec.Storage.RestoreFrom.InstanceUID = "*/meta"
+		}, want: []string{"spec.storage.restoreFrom.instanceUID", "a UID"}},
+		{name: "refuses a restore source for a local instance", edit: func(sr *v1alpha1.Starrocks) {
+			*sr = *testInstance()
+			sr.Spec.Storage = &v1alpha1.StorageSpec{Mode: v1alpha1.StorageLocal, RestoreFrom: snapshotSource()}
+		}, want: []string{"spec.storage.restoreFrom", "restored from a BACKUP"}},
+		{name: "refuses a restore source added later", edit: func(sr *v1alpha1.Starrocks) { sr.Spec.Storage.RestoreFrom = snapshotSource() },
+			old: func(*v1alpha1.Starrocks) {}, want: []string{"spec.storage.restoreFrom", "only when the instance is created"}},
+		{name: "refuses a restore source removed", edit: func(*v1alpha1.Starrocks) {},
+			old: func(sr *v1alpha1.Starrocks) { sr.Spec.Storage.RestoreFrom = snapshotSource() }, want: []string{"spec.storage.restoreFrom", "only when the instance is created"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,323 @@
+/*
+Copyright 2026 Flant JSC
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package shareddata_test
+
+import (
+	"context"
+	"database/sql"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/deckhouse/managed-starrocks/dev/realfe"
+	"github.com/deckhouse/managed-starrocks/dev/s3server"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/accounts"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/backup"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/shareddata"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+)
+
+// A shared-data instance restored from a cluster snapshot, on real FEs: the
+// source's FE writes an automated cluster snapshot to versitygw and stops
+// (the source is deleted); a new instance's first FE (other host names,
+// empty meta) starts the way the module starts it (fe-start.sh with the
+// restore env and keys of the FE StatefulSet), comes up with the source's
+// databases and storage volume and without the source's nodes, and the
+// agent's shared-data steps converge on it: no second storage volume, its
+// compute nodes added, the automated snapshot on, and a second pass sends
+// nothing. A restart of the restored FE never restores again.
+func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
+	const sourceUID = "0b5e7c1d-3333-4333-8444-955566667777"
+	src := realfe.Start(t, realfe.Options{SharedData: true, Name: "olap"})
+	dst := realfe.Start(t, realfe.Options{SharedData: true, Name: "olap2"})
+	// Each instance's FEs reach the host only on their own bridge: the
+	// server listens on every host address and each FE names the one it
+	// reaches (the same bucket).
+	s3 := s3server.StartWith(t, s3server.Options{Host: net.IPv4zero, PlainHTTP: true})
+	s3.CreateBucket(t, bucket)
+	_, port, _ := net.SplitHostPort(s3.Endpoint)
+	volumeOn := func(c *realfe.Cluster) shareddata.Volume {
+		return shareddata.Volume{
+			Name:     agentconfig.StorageVolumeName(sourceUID),
+			Location: agentconfig.StorageVolumeLocation(bucket, "starrocks", "team-a", "olap", sourceUID),
+			Endpoint: "http://" + net.JoinHostPort(c.HostIP.String(), port), Region: s3server.Region, PathStyle: true,
+			Keys: backup.Keys{AccessKey: s3.AccessKey, SecretKey: s3.SecretKey},
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+
+	// The source: a volume, a database with a view, a compute node
+	// registered, snapshots every minute.
+	fe := src.StartLeader(t)
+	db := src.DB(t, fe, "root", "", false)
+	v := volumeOn(src)
+	exec := func(db *sql.DB, stmts ...string) {
+		t.Helper()
+		for _, q := range stmts {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	// The source's agent gave root its password, as on every instance
+	// (before the snapshot, which holds the accounts as they were then).
+	exec(db, "SET PASSWORD = PASSWORD('"+src.RootPassword+"')")
+	db = src.DB(t, fe, "root", src.RootPassword, false)
+	exec(db, `ADMIN SET FRONTEND CONFIG ("automated_cluster_snapshot_interval_seconds" = "60")`)
+	if _, err := shareddata.EnsureVolume(ctx, db, v, ""); err != nil {
+		t.Fatalf("EnsureVolume: %v\nFE:\n%s", err, fe.Tail())
+	}
+	exec(db, "CREATE DATABASE shop", "CREATE VIEW shop.answers AS SELECT 42 AS answer",
+		`ALTER SYSTEM ADD COMPUTE NODE "d8ms-sr-olap-cn-0.d8ms-sr-olap-cn-headless.team-a.svc.cluster.local:9050"`)
+	st, _ := shareddata.EnsureSnapshots(ctx, db, v.Name, true, false)
+	for deadline := time.Now().Add(4 * time.Minute); st.NewestSnapshotTime == ""; time.Sleep(2 * time.Second) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no finished snapshot after 4 minutes: %+v\nFE:\n%s", st, fe.Tail())
+		}
+		st, _ = shareddata.EnsureSnapshots(ctx, db, v.Name, true, false)
+	}
+	// The source is deleted: its FE stops, its files stay.
+	if err := src.StopFE(fe); err != nil {
+		t.Fatal(err)
+	}
+	var snaps []string
+	for _, k := range s3.Keys(t, bucket, strings.TrimPrefix(v.Location, "s3://"+bucket+"/")+"/") {
+		if i := strings.Index(k, "/meta/image/automated_cluster_snapshot_"); i >= 0 {
+			snaps = append(snaps, k)
+		}
+	}
+	if len(snaps) == 0 {
+		t.Fatal("no snapshot in the bucket")
+	}
+
+	// The new instance: its FE's env names the source's volume at the
+	// endpoint it reaches.
+	rv := volumeOn(dst)
+	dst.ClusterSnapshot = &realfe.ClusterSnapshotRestore{
+		Volume:    agentconfig.StorageVolume{Name: rv.Name, Location: rv.Location, Endpoint: rv.Endpoint, Region: rv.Region, PathStyle: rv.PathStyle, EnableSSL: rv.EnableSSL},
+		AccessKey: s3.AccessKey, SecretKey: s3.SecretKey,
+	}
+	rfe := dst.StartLeader(t)
+	// The source's accounts: root has the source's password.
+	rdb := dst.DB(t, rfe, "root", src.RootPassword, false)
+	q := &recorder{db: rdb}
+
+	t.Run("the FE restored the snapshot and dropped the source's nodes", func(t *testing.T) {
+		if !strings.Contains(rfe.Output(), "Downloaded cluster snapshot") {
+			t.Errorf("no download in the FE's log:\n%s", rfe.Tail())
+		}
+		if out := rfe.Output(); strings.Contains(out, s3.SecretKey) || strings.Contains(out, s3.AccessKey) {
+			t.Error("a key in the FE's output")
+		}
+		var answer int
+		if err := rdb.QueryRowContext(ctx, "SELECT answer FROM shop.answers").Scan(&answer); err != nil || answer != 42 {
+			t.Fatalf("the source's view: %d, %v", answer, err)
+		}
+		// SHOW FRONTENDS names an FE's host in column IP (its FQDN with
+		// HOST_TYPE=FQDN).
+		hosts := queryColumn(t, ctx, rdb, "SHOW FRONTENDS", "IP")
+		if len(hosts) != 1 || hosts[0] != rfe.Host {
+			t.Errorf("frontends %v, want only %s", hosts, rfe.Host)
+		}
+		if cns, err := shareddata.ShowComputeNodes(ctx, rdb); err != nil || len(cns) != 0 {
+			t.Errorf("compute nodes %+v, %v: want the source's dropped", cns, err)
+		}
+	})
+
+	var applied string
+	t.Run("the agent adopts the source's storage volume: no second one", func(t *testing.T) {
+		got, err := shareddata.EnsureVolume(ctx, q, rv, "")
+		if err != nil || got.Created || got.MadeDefault {
+			t.Fatalf("EnsureVolume = %+v, %v\nFE:\n%s", got, err, rfe.Tail())
+		}
+		// Not knowing what it gave the volume (a new agent), it sends
+		// the properties once: the keys of the team's Secret.
+		sent := verbs(q.take())
+		if len(sent) > 1 || (len(sent) == 1 && sent[0] != "ALTER STORAGE VOLUME `"+rv.Name+"`") {
+			t.Fatalf("sent %v, want at most one ALTER STORAGE VOLUME", sent)
+		}
+		t.Logf("adopted the restored volume with %v", sent)
+		applied = got.Fingerprint
+		d, found, err := shareddata.Describe(ctx, rdb, rv.Name)
+		if err != nil || !found || !d.IsDefault || d.Params["aws.s3.endpoint"] != rv.Endpoint {
+			t.Fatalf("Describe = %+v, %t, %v: want the default volume at the new endpoint", d, found, err)
+		}
+		names := queryColumn(t, ctx, rdb, "SHOW STORAGE VOLUMES", "Storage Volume")
+		if len(names) != 1 {
+			t.Errorf("storage volumes %v, want the source's alone", names)
+		}
+	})
+
+	cns := agentconfig.ComputeNodes{StatefulSet: "d8ms-sr-olap2-cn", HostFormat: "d8ms-sr-olap2-cn-%d.d8ms-sr-olap2-cn-headless.team-a.svc.cluster.local",
+		HeartbeatPort: 9050, Min: 1, Max: 1}
+	t.Run("the agent adds the new instance's compute node and turns the snapshots on", func(t *testing.T) {
+		listed, err := shareddata.ShowComputeNodes(ctx, rdb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := shareddata.DecideComputeNodes(shareddata.DesiredHosts(cns, 1), cns.HeartbeatPort, listed)
+		if done, err := shareddata.ApplyComputeNodes(ctx, rdb, plan); err != nil || len(done) != 1 {
+			t.Fatalf("ApplyComputeNodes(%+v) = %v, %v", plan, done, err)
+		}
+		st, _ := shareddata.EnsureSnapshots(ctx, q, rv.Name, true, false)
+		if !st.Enabled || st.Reason != "" {
+			t.Fatalf("EnsureSnapshots = %+v\nFE:\n%s", st, rfe.Tail())
+		}
+		q.take()
+	})
+
+	t.Run("a second pass sends no statement", func(t *testing.T) {
+		got, err := shareddata.EnsureVolume(ctx, q, rv, applied)
+		if err != nil || got.Created || got.Altered || got.MadeDefault {
+			t.Fatalf("EnsureVolume = %+v, %v", got, err)
+		}
+		listed, err := shareddata.ShowComputeNodes(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan := shareddata.DecideComputeNodes(shareddata.DesiredHosts(cns, 1), cns.HeartbeatPort, listed); !plan.Empty() {
+			t.Errorf("plan %+v, want nothing", plan)
+		}
+		if st, sent := shareddata.EnsureSnapshots(ctx, q, rv.Name, true, false); sent || !st.Enabled {
+			t.Errorf("EnsureSnapshots = %+v, sent %t", st, sent)
+		}
+		if sent := q.take(); len(sent) != 0 {
+			t.Fatalf("sent %v", verbs(sent))
+		}
+	})
+
+	t.Run("the agent takes root over with the source's password and makes its own account", func(t *testing.T) {
+		login := func(user, password string) (*conn.Client, error) {
+			c := conn.New(conn.Options{DialFunc: dst.Dial})
+			return c, c.SetTarget(conn.Target{Addr: net.JoinHostPort(rfe.Host, strconv.Itoa(realfe.QueryPort)), ServerName: rfe.Host,
+				Roots: dst.RootCAs(), RootsID: "1", User: user, Password: password})
+		}
+		s := accounts.Secrets{AgentUser: agentconfig.AgentUser, AgentPassword: "AGENTPASSWORDOFTHENEWONE2",
+			RootPassword: dst.RootPassword, AdminUser: agentconfig.AdminUser, AdminPassword: "ADMINPASSWORDOFTHENEWONE3"}
+		agent, err := login(s.AgentUser, s.AgentPassword)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer agent.Close()
+		if _, err := accounts.Ensure(ctx, agent, login, s); err == nil {
+			t.Fatal("Ensure without the source's root password succeeded: the test proves nothing")
+		} else if st, _ := accounts.Status(err); st.Reason != accounts.ReasonRootPasswordRefused {
+			t.Fatalf("without the source's password: %+v, want %s", st, accounts.ReasonRootPasswordRefused)
+		}
+		s.SourceRootPassword = src.RootPassword
+		ch, err := accounts.Ensure(ctx, agent, login, s)
+		if err != nil || !ch.RootPasswordSet || !ch.AgentRepaired {
+			t.Fatalf("Ensure = %+v, %v\nFE:\n%s", ch, err, rfe.Tail())
+		}
+		for _, p := range []string{src.RootPassword, dst.RootPassword, s.AgentPassword} {
+			if strings.Contains(rfe.Output(), p) {
+				t.Error("a password in the FE's output")
+			}
+		}
+		if err := dst.DB(t, rfe, "root", dst.RootPassword, false).PingContext(ctx); err != nil {
+			t.Fatalf("root with the new instance's password: %v", err)
+		}
+		if ch, err := accounts.Ensure(ctx, agent, login, s); err != nil || ch != (accounts.Changes{}) {
+			t.Fatalf("second Ensure = %+v, %v: want nothing to do", ch, err)
+		}
+	})
+
+	t.Run("a restart with meta does not restore again", func(t *testing.T) {
+		exec(rdb, "CREATE DATABASE after_restore")
+		if err := dst.StopFE(rfe); err != nil {
+			t.Fatal(err)
+		}
+		again := dst.StartFE(t, 0)
+		again.WaitReady(t, realfe.StartTimeout)
+		if strings.Contains(again.Output(), "restore from a cluster snapshot") {
+			t.Errorf("the restart restored again:\n%s", again.Tail())
+		}
+		if _, err := os.Stat(filepath.Join(again.Home, "conf", "cluster_snapshot.yaml")); !os.IsNotExist(err) {
+			t.Errorf("cluster_snapshot.yaml with the keys left in conf/: %v", err)
+		}
+		adb := dst.DB(t, again, "root", dst.RootPassword, false)
+		dbs := queryColumn(t, ctx, adb, "SHOW DATABASES", "Database")
+		if !strings.Contains(" "+strings.Join(dbs, " ")+" ", " after_restore ") || !strings.Contains(" "+strings.Join(dbs, " ")+" ", " shop ") {
+			t.Errorf("databases %v after the restart, want shop and after_restore", dbs)
+		}
+	})
+
+	t.Run("without a snapshot at the location the first FE does not start", func(t *testing.T) {
+		bad := realfe.Start(t, realfe.Options{SharedData: true, Name: "olap3"})
+		w := volumeOn(bad)
+		w.Location = agentconfig.StorageVolumeLocation(bucket, "starrocks", "team-a", "olap", "99999999-3333-4333-8444-955566667777")
+		bad.ClusterSnapshot = &realfe.ClusterSnapshotRestore{
+			Volume:    agentconfig.StorageVolume{Name: w.Name, Location: w.Location, Endpoint: w.Endpoint, Region: w.Region, PathStyle: w.PathStyle},
+			AccessKey: s3.AccessKey, SecretKey: s3.SecretKey,
+		}
+		bfe := bad.StartFE(t, 0)
+		bfe.Bootstrap(t)
+		for deadline := time.Now().Add(realfe.StartTimeout); !bfe.Exited(); time.Sleep(time.Second) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the FE still runs without a snapshot:\n%s", bfe.Tail())
+			}
+		}
+		if !strings.Contains(bfe.Output(), "No cluster snapshot found in path") {
+			t.Errorf("the FE's output does not say why:\n%s", bfe.Tail())
+		}
+	})
+}
+
+// queryColumn returns one column of every row of a statement.
+func queryColumn(t *testing.T, ctx context.Context, q shareddata.Querier, stmt, column string) []string {
+	t.Helper()
+	rows, err := q.QueryContext(ctx, stmt)
+	if err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := -1
+	for i, c := range cols {
+		if c == column {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		t.Fatalf("%s has no column %s: %v", stmt, column, cols)
+	}
+	var out []string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, vals[idx].String)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
