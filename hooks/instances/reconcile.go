@@ -401,7 +401,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 			if w != nil {
 				o.Volumes = expandVolumes(w, res.Key, expand, o.Volumes, &plan)
 			}
-			o.Rollout = planRollout(res.Entry, rollouts[res.Key], o.Frontend, o.Backend, domain, now.Time)
+			o.Rollout = planRollout(res.Entry, rollouts[res.Key], o.Frontend, o.Backend, o.Compute, domain, now.Time)
 			if why, until := backupJobRunning(o, now.Time); why != "" && o.Rollout.Delete != "" {
 				// No pod restarts under a running BACKUP or RESTORE (its
 				// BEs upload or download files); bounded by the job's timeout.
