@@ -203,3 +203,28 @@ func TestSharedDataHostileStringsNeverReachTheEntry(t *testing.T) {
 		assert.True(t, strings.HasPrefix(out.Results[0].Violations[0].Field, "spec.storage.objectStorage."+field), "%s: %v", field, out.Results[0].Violations)
 	}
 }
+
+// TestSharedDataIgnoresABackendStatefulSet: a shared-data instance has no
+// BE, so the BE scale-in guard and the BE volume template have nothing to
+// keep. A StatefulSet under the instance's BE name (a tenant can make one
+// with the module's labels in its namespace) must not make the entry grow
+// BEs: no BE pods kept "for decommission", no BE volume template, no
+// BackendScaleIn waiting; CNs leave through their graceful exit and the
+// agent's DROP COMPUTE NODE, never through a decommission.
+func TestSharedDataIgnoresABackendStatefulSet(t *testing.T) {
+	sr := sharedDataInstance("team-a", "olap", uidA)
+	key := Key("team-a", "olap")
+	three := int32(3)
+	out := Compute(Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()},
+		Backends: map[string]BackendObservation{key: {Replicas: &three}},
+		Existing: map[string]Existing{key: {BackendTemplateSize: "10Gi", TabletHealth: true, ScaleInHold: "a backup runs"}}})
+	require.Len(t, out.Instances, 1, "%v", out.Results[0].Violations)
+	e := out.Instances[0]
+	assert.Equal(t, Backend{}, e.Backend, "no BE StatefulSet is rendered for a shared-data instance")
+	assert.Empty(t, e.AgentConfig.Backends)
+	assert.False(t, e.AgentConfig.TabletHealth, "no BE restart to wait for")
+	assert.Equal(t, ScaleInNone, out.Results[0].ScaleIn.State)
+	data, err := json.Marshal(e)
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), `"backend"`)
+}
