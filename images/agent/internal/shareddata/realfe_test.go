@@ -218,6 +218,10 @@ func TestSharedDataOnARealFrontend(t *testing.T) {
 			if cn.Alive {
 				t.Fatalf("%s is alive without a CN process", cn.Host)
 			}
+			// What tells a graceful exit (SHUTDOWN) from a process gone.
+			if cn.Status != "CONNECTING" && cn.Status != "DISCONNECTED" {
+				t.Fatalf("%s: StatusCode %q, want CONNECTING or DISCONNECTED without a CN process", cn.Host, cn.Status)
+			}
 		}
 		if plan := shareddata.DecideComputeNodes(want, cns.HeartbeatPort, listed); !plan.Empty() {
 			t.Fatalf("second plan %+v, want nothing", plan)
