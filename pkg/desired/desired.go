@@ -104,10 +104,11 @@ const DefaultMaxInstances = 1000
 // Existing is what the objects already in the cluster fix in the values of
 // an instance, whichever entry (current or last valid) is rendered.
 type Existing struct {
-	// FrontendTemplateSize and BackendTemplateSize are the
-	// volumeClaimTemplates sizes of the existing StatefulSets ("" when the
-	// StatefulSet does not exist): the apiserver refuses to change them.
-	FrontendTemplateSize, BackendTemplateSize string
+	// FrontendTemplateSize, BackendTemplateSize and ComputeTemplateSize
+	// (the CN cache) are the volumeClaimTemplates sizes of the existing
+	// StatefulSets ("" when the StatefulSet does not exist): the apiserver
+	// refuses to change them.
+	FrontendTemplateSize, BackendTemplateSize, ComputeTemplateSize string
 	// CertificateRevision is status.revision of the instance Certificate,
 	// 0 when it has none yet.
 	CertificateRevision int64
@@ -162,6 +163,13 @@ func applyExisting(e Instance, ex Existing) Instance {
 		ex.BackendTemplateSize, ex.TabletHealth = "", false
 	}
 	e.Backend.Storage.TemplateSize = cmp.Or(ex.BackendTemplateSize, e.Backend.Storage.Size)
+	if e.Compute != nil {
+		// A copy: the entry's ComputeNodes may be the persisted last valid
+		// entry's.
+		c := *e.Compute
+		c.Cache.TemplateSize = cmp.Or(ex.ComputeTemplateSize, c.Cache.Size)
+		e.Compute = &c
+	}
 	// No revision yet is the first issuance: counting it as 1 keeps the
 	// pods created with the instance from rolling when cert-manager
 	// reports its first revision.

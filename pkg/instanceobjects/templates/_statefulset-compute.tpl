@@ -148,5 +148,8 @@ spec:
         {{- end }}
         resources:
           requests:
-            storage: {{ $i.compute.cache.size | quote }}
+            {{- /* The size the StatefulSet was created with: the apiserver
+            refuses any change of volumeClaimTemplates; a grown cache is
+            the instances hook's expansion of each PVC. */}}
+            storage: {{ $i.compute.cache.templateSize | default $i.compute.cache.size | quote }}
 {{- end }}
