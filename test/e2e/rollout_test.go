@@ -307,7 +307,8 @@ spec:
 	e.globals = chartrender.DefaultGlobals()
 	digests := e.globals["modulesImages"].(map[string]any)["digests"].(map[string]any)[chartrender.ModuleValuesKey].(map[string]any)
 	for _, img := range []string{"starrocksFe", "starrocksCn", "agent"} {
-		digests[img] = "sha256:" + strings.Repeat("e", 64)
+		// Not DefaultGlobals' own digest of any image.
+		digests[img] = "sha256:" + strings.Repeat("f", 64)
 	}
 	e.startModule()
 
@@ -329,7 +330,8 @@ spec:
 					t.Fatalf("step %d: pod %s was restarted while %s was due (order: CNs, FE followers, the leader %s last)", i+1, p, next, leader)
 				}
 			}
-			return now[next] != "" && now[next] != uids[next], fmt.Sprintf("uid %q", now[next])
+			_, reason, message := e.condition(ns, name, "RolledOut")
+			return now[next] != "" && now[next] != uids[next], fmt.Sprintf("uid %q; RolledOut %s: %s", now[next], reason, message)
 		})
 		uids = e.podUIDs(ns, pods)
 		if i < len(order)-1 {
