@@ -63,7 +63,7 @@ func TestSharedDataEntry(t *testing.T) {
 	require.NotNil(t, e.Compute)
 	assert.Equal(t, int32(3), e.Compute.Replicas)
 	assert.Nil(t, e.Compute.Autoscaling)
-	assert.Equal(t, Storage{Size: "100Gi", StorageClassName: "fast"}, e.Compute.Cache)
+	assert.Equal(t, Storage{Size: "100Gi", TemplateSize: "100Gi", StorageClassName: "fast"}, e.Compute.Cache, "a new CN StatefulSet is created at the spec's size")
 	assert.Equal(t, ResourceList{CPU: "4000m", Memory: "16Gi"}, e.Compute.Resources.Requests)
 	assert.Equal(t, int32(0), e.Backend.Replicas, "no BEs")
 	assert.Empty(t, e.AgentConfig.Backends)
@@ -227,4 +227,16 @@ func TestSharedDataIgnoresABackendStatefulSet(t *testing.T) {
 	data, err := json.Marshal(e)
 	require.NoError(t, err)
 	assert.NotContains(t, string(data), `"backend"`)
+}
+
+// TestSharedDataCacheKeepsTheTemplateSize: a grown cache is the hooks'
+// PVC expansion; the existing CN StatefulSet keeps the volumeClaimTemplates
+// size it was created with (the apiserver refuses any change of them).
+func TestSharedDataCacheKeepsTheTemplateSize(t *testing.T) {
+	sr := sharedDataInstance("team-a", "olap", uidA)
+	key := Key("team-a", "olap")
+	out := Compute(Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()},
+		Existing: map[string]Existing{key: {ComputeTemplateSize: "50Gi"}}})
+	require.Len(t, out.Instances, 1, "%v", out.Results[0].Violations)
+	assert.Equal(t, Storage{Size: "100Gi", TemplateSize: "50Gi", StorageClassName: "fast"}, out.Instances[0].Compute.Cache)
 }
