@@ -149,9 +149,11 @@ type ComputeAutoscaling struct {
 // CacheVolumeSpec is the cache volume of each CN.
 // +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="compute.cache.storageClassName is immutable: a StatefulSet cannot move its volumes to another storage class"
 type CacheVolumeSpec struct {
-	// Size of each CN's cache volume, e.g. 100Gi. Cannot change yet.
+	// Size of each CN's cache volume, e.g. 100Gi. It may grow (if the
+	// storage class allows expansion: the existing volumes are expanded),
+	// never shrink.
 	// +kubebuilder:validation:XValidation:rule="!isQuantity(self) || quantity(self).isGreaterThan(quantity('0'))",message="compute.cache.size must be greater than zero"
-	// +kubebuilder:validation:XValidation:rule="!isQuantity(self) || quantity(self).compareTo(quantity(oldSelf)) == 0",message="compute.cache.size cannot change: the CN StatefulSet's volume template is fixed"
+	// +kubebuilder:validation:XValidation:rule="!isQuantity(self) || quantity(self).compareTo(quantity(oldSelf)) >= 0",message="compute.cache.size cannot shrink"
 	Size resource.Quantity `json:"size"`
 
 	// Storage class of the cache volumes (a DNS-1123 subdomain). Empty

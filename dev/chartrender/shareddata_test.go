@@ -107,6 +107,10 @@ func TestSharedDataRenders(t *testing.T) {
 	if n, _, _ := unstructured.NestedFieldNoCopy(sts.Object, "spec", "replicas"); fmt.Sprint(n) != "3" {
 		t.Errorf("CN replicas %v, want 3", n)
 	}
+	// The instances hook restarts the CNs, before any FE.
+	if s, _, _ := unstructured.NestedString(sts.Object, "spec", "updateStrategy", "type"); s != "OnDelete" {
+		t.Errorf("CN updateStrategy %q, want OnDelete", s)
+	}
 	role := chartrender.Find(objs, "Role", ns, base+"-agent")
 	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
 	var sawSTS, sawKeys, sawCA bool

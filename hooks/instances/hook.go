@@ -181,7 +181,7 @@ var Config = &pkg.HookConfig{
 			JqFilter:      shared.JqTypes + podFilter,
 		},
 		{
-			// Every pod of every instance, FE and BE, with its revision and
+			// Every pod of every instance, FE, BE and CN, with its revision and
 			// readiness: the rollout restarts them one at a time (rollout.go).
 			Name:          SnapRolloutPods,
 			APIVersion:    "v1",

@@ -58,6 +58,9 @@ func pullFailure(o *rolloutObservation) (string, *PullFailure) {
 	for _, p := range o.backends {
 		pods = append(pods, p)
 	}
+	for _, p := range o.computes {
+		pods = append(pods, p)
+	}
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	for _, p := range pods {
 		if p.PullFailure != nil {

@@ -331,6 +331,9 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 		if o.Backend != nil {
 			ex.BackendTemplateSize = o.Backend.TemplateSize
 		}
+		if o.Compute != nil {
+			ex.ComputeTemplateSize = o.Compute.TemplateSize
+		}
 		if o.Certificate != nil {
 			ex.CertificateRevision = o.Certificate.Revision
 		}
@@ -401,7 +404,7 @@ func Reconcile(s State, cache *classrules.Cache, now metav1.Time, w Writes) Plan
 			if w != nil {
 				o.Volumes = expandVolumes(w, res.Key, expand, o.Volumes, &plan)
 			}
-			o.Rollout = planRollout(res.Entry, rollouts[res.Key], o.Frontend, o.Backend, domain, now.Time)
+			o.Rollout = planRollout(res.Entry, rollouts[res.Key], o.Frontend, o.Backend, o.Compute, domain, now.Time)
 			if why, until := backupJobRunning(o, now.Time); why != "" && o.Rollout.Delete != "" {
 				// No pod restarts under a running BACKUP or RESTORE (its
 				// BEs upload or download files); bounded by the job's timeout.
@@ -628,6 +631,7 @@ func observe(s State, warnings *[]string) map[string]Observed {
 const (
 	frontendClaimTemplate = "meta"
 	backendClaimTemplate  = "storage"
+	computeClaimTemplate  = "cache"
 )
 
 // FrontendMetaPVCName is the first FE's metadata volume: the credentials
@@ -640,10 +644,15 @@ func FrontendMetaPVCName(instance string) string {
 // created, by its name, for its component.
 func isInstancePVC(p PVCSnap) bool {
 	names := desired.NamesFor(p.Instance)
-	prefix := frontendClaimTemplate + "-" + names.FrontendStatefulSet + "-"
-	if p.Component == shared.ComponentBackend {
+	var prefix string
+	switch p.Component {
+	case shared.ComponentFrontend:
+		prefix = frontendClaimTemplate + "-" + names.FrontendStatefulSet + "-"
+	case shared.ComponentBackend:
 		prefix = backendClaimTemplate + "-" + names.BackendStatefulSet + "-"
-	} else if p.Component != shared.ComponentFrontend {
+	case shared.ComponentCompute:
+		prefix = computeClaimTemplate + "-" + names.ComputeStatefulSet + "-"
+	default:
 		return false
 	}
 	ordinal, ok := strings.CutPrefix(p.Name, prefix)

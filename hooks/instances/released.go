@@ -86,8 +86,11 @@ func pvcReleased(p PVCSnap, o Observed, live, anyUnreadable bool) (released, kno
 		return true, !anyUnreadable
 	}
 	sts := o.Frontend
-	if p.Component == shared.ComponentBackend {
+	switch p.Component {
+	case shared.ComponentBackend:
 		sts = o.Backend
+	case shared.ComponentCompute:
+		sts = o.Compute
 	}
 	if sts == nil {
 		return false, false // not created yet, or being created again

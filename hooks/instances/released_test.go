@@ -111,3 +111,35 @@ func TestAPVCWithoutItsStatefulSetIsLeftAlone(t *testing.T) {
 	s.StatefulSets = s.StatefulSets[:1]
 	assert.Empty(t, Reconcile(s, classrules.NewCache(), metav1.Now(), nil).PVCReleases)
 }
+
+func cnPVC(ordinal, bypass string) PVCSnap {
+	return PVCSnap{Namespace: "team", Name: "cache-" + desired.NamesFor("olap").ComputeStatefulSet + "-" + ordinal, Instance: "olap", Component: shared.ComponentCompute, Bypass: bypass}
+}
+
+// The CN cache PVCs count by the CN StatefulSet: those of a deleted
+// shared-data instance are released, those a live CN mounts are not.
+func TestReleasedCNCachePVCs(t *testing.T) {
+	state := func(exists bool, cnReplicas int32, pvcs ...PVCSnap) State {
+		s := releaseState(exists, 0, pvcs...)
+		if exists {
+			s.StatefulSets = []StatefulSetSnap{s.StatefulSets[0], {Namespace: "team", Name: desired.NamesFor("olap").ComputeStatefulSet, Instance: "olap",
+				Component: shared.ComponentCompute, StatefulSetState: StatefulSetState{Replicas: cnReplicas}}}
+		}
+		return s
+	}
+	for _, tt := range []struct {
+		name  string
+		state State
+		want  []PVCRelease
+	}{
+		{"a running instance's caches stay protected", state(true, 2, cnPVC("0", ""), cnPVC("1", "")), nil},
+		{"a cache beyond the CN count is released", state(true, 1, cnPVC("0", ""), cnPVC("1", "")),
+			[]PVCRelease{{Namespace: "team", Name: cnPVC("1", "").Name, Release: true}}},
+		{"a deleted instance's caches are released", state(false, 0, cnPVC("0", "")),
+			[]PVCRelease{{Namespace: "team", Name: cnPVC("0", "").Name, Release: true}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Reconcile(tt.state, classrules.NewCache(), metav1.Now(), nil).PVCReleases)
+		})
+	}
+}

@@ -29,7 +29,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
-// SnapRolloutPods are every pod of every instance (FE and BE): the rollout
+// SnapRolloutPods are every pod of every instance (FE, BE and CN): the rollout
 // restarts them one at a time (desired.DecideRollout).
 const SnapRolloutPods = "rollout_pods"
 
@@ -124,13 +124,14 @@ type PodRestart struct {
 
 // rolloutObservation is what the rollout of one instance reads.
 type rolloutObservation struct {
-	frontends, backends map[int]RolloutPodSnap
+	// computes are the CN pods of a shared-data instance.
+	frontends, backends, computes map[int]RolloutPodSnap
 	// reports are the agent reports of the FE pods, by pod name.
 	reports map[string]*RolloutAgentRep
 }
 
 // observeRollout groups the pods of every instance: a pod counts only when
-// its controller is the instance's FE or BE StatefulSet, by name and UID.
+// its controller is the instance's FE, BE or CN StatefulSet, by name and UID.
 func observeRollout(s State) map[string]*rolloutObservation {
 	owners := map[string]string{} // namespace/StatefulSet name -> UID
 	for _, st := range s.StatefulSets {
@@ -141,10 +142,15 @@ func observeRollout(s State) map[string]*rolloutObservation {
 	out := map[string]*rolloutObservation{}
 	for _, p := range s.RolloutPods {
 		names := desired.NamesFor(p.Instance)
-		sts := names.FrontendStatefulSet
-		if p.Component == shared.ComponentBackend {
+		var sts string
+		switch p.Component {
+		case shared.ComponentFrontend:
+			sts = names.FrontendStatefulSet
+		case shared.ComponentBackend:
 			sts = names.BackendStatefulSet
-		} else if p.Component != shared.ComponentFrontend {
+		case shared.ComponentCompute:
+			sts = names.ComputeStatefulSet
+		default:
 			continue
 		}
 		if p.Owner == nil || p.Owner.Name != sts || p.Owner.UID == "" || owners[desired.Key(p.Namespace, sts)] != p.Owner.UID {
@@ -158,11 +164,15 @@ func observeRollout(s State) map[string]*rolloutObservation {
 		key := desired.Key(p.Namespace, p.Instance)
 		o := out[key]
 		if o == nil {
-			o = &rolloutObservation{frontends: map[int]RolloutPodSnap{}, backends: map[int]RolloutPodSnap{}, reports: map[string]*RolloutAgentRep{}}
+			o = &rolloutObservation{frontends: map[int]RolloutPodSnap{}, backends: map[int]RolloutPodSnap{}, computes: map[int]RolloutPodSnap{}, reports: map[string]*RolloutAgentRep{}}
 			out[key] = o
 		}
-		if p.Component == shared.ComponentBackend {
+		switch p.Component {
+		case shared.ComponentBackend:
 			o.backends[n] = p
+			continue
+		case shared.ComponentCompute:
+			o.computes[n] = p
 			continue
 		}
 		o.frontends[n] = p
@@ -174,9 +184,11 @@ func observeRollout(s State) map[string]*rolloutObservation {
 }
 
 // planRollout is the rollout of an instance that has an entry: which pod to
-// restart now, and what RolledOut says.
-func planRollout(e *desired.Instance, o *rolloutObservation, fe, be *StatefulSetState, domain string, now time.Time) desired.Rollout {
-	if o == nil || fe == nil || be == nil {
+// restart now, and what RolledOut says. The workers are the BEs, or the CNs
+// of a shared-data instance (its entry has Compute): each instance has one
+// kind, and a StatefulSet of the other kind is not the module's to restart.
+func planRollout(e *desired.Instance, o *rolloutObservation, fe, be, cn *StatefulSetState, domain string, now time.Time) desired.Rollout {
+	if o == nil || fe == nil || (e.Compute == nil && be == nil) || (e.Compute != nil && cn == nil) {
 		return desired.Rollout{}
 	}
 	in := desired.RolloutInput{Version: desired.StarRocksVersion, Now: now}
@@ -186,7 +198,11 @@ func planRollout(e *desired.Instance, o *rolloutObservation, fe, be *StatefulSet
 			in.Frontends[i].Image = r.Image
 		}
 	}
-	in.Backends = rolloutPods(o.backends, be, e.Names.BackendStatefulSet, e.Names.BackendHeadlessService, e.Namespace, domain)
+	if e.Compute != nil {
+		in.Computes = rolloutPods(o.computes, cn, e.Names.ComputeStatefulSet, e.Names.ComputeHeadlessService, e.Namespace, domain)
+	} else {
+		in.Backends = rolloutPods(o.backends, be, e.Names.BackendStatefulSet, e.Names.BackendHeadlessService, e.Namespace, domain)
+	}
 	// The leader's agent reports the nodes. Only a report whose leader is
 	// the reporting pod itself counts, and only when exactly one pod says
 	// it leads: a former leader's report lingers until its agent
@@ -313,12 +329,13 @@ func frontendJoin(o *rolloutObservation) (pod string, j *agentconfig.JoinStatus)
 }
 
 // unschedulablePod is the first pod of the instance (FE pods, then BE pods,
-// by ordinal) the scheduler cannot place, and why; "" when there is none.
+// then CN pods, by ordinal) the scheduler cannot place, and why; "" when
+// there is none.
 func unschedulablePod(o *rolloutObservation) (string, *PodUnschedulable) {
 	if o == nil {
 		return "", nil
 	}
-	for _, pods := range []map[int]RolloutPodSnap{o.frontends, o.backends} {
+	for _, pods := range []map[int]RolloutPodSnap{o.frontends, o.backends, o.computes} {
 		ordinals := make([]int, 0, len(pods))
 		for n := range pods {
 			ordinals = append(ordinals, n)

@@ -17,17 +17,20 @@ limitations under the License.
 package instances
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/deckhouse/module-sdk/testing/helpers"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
@@ -256,4 +259,90 @@ func TestHookAsksForTabletHealthOnlyWhileBEsRestart(t *testing.T) {
 		require.Len(t, entries, 1)
 		assert.Equal(t, tt.want, entries[0].Get("agentConfig.tabletHealth").Bool(), "BE revisions %s, %s", tt.be0, tt.be1)
 	}
+}
+
+// sdRolloutState is the shared-data instance olap: its FE StatefulSet (1
+// pod, fe-new) and CN StatefulSet (3 pods, cn-new), the pods on the
+// revisions given, as the rollout pods' filter reads them; FE pod 0 leads
+// and its agent lists the CNs alive on version. cnOwner is the UID the CN
+// pods name as their controller.
+func sdRolloutState(t *testing.T, feRev string, cnRevs [3]string, cnOwner, version string) State {
+	t.Helper()
+	names := desired.NamesFor("olap")
+	s := State{StatefulSets: []StatefulSetSnap{
+		{Namespace: "team", Name: names.FrontendStatefulSet, UID: "uid-fe", Instance: "olap", Component: shared.ComponentFrontend,
+			StatefulSetState: StatefulSetState{Replicas: 1, ReadyReplicas: 1, UpdateRevision: "fe-new"}},
+		{Namespace: "team", Name: names.ComputeStatefulSet, UID: "uid-cn", Instance: "olap", Component: shared.ComponentCompute,
+			StatefulSetState: StatefulSetState{Replicas: 3, ReadyReplicas: 3, UpdateRevision: "cn-new"}},
+	}}
+	fe0 := names.FrontendStatefulSet + "-0." + names.FrontendHeadlessService + ".team.svc.cluster.local"
+	m := &agentconfig.MembershipStatus{Leader: fe0, Nodes: []agentconfig.NodeStatus{{Host: fe0, Alive: true, Version: version}}}
+	for i := range 3 {
+		m.Nodes = append(m.Nodes, agentconfig.NodeStatus{Host: fmt.Sprintf("%s-%d.%s.team.svc.cluster.local", names.ComputeStatefulSet, i, names.ComputeHeadlessService), Alive: true, Version: version})
+	}
+	report, err := json.Marshal(agentconfig.Status{Membership: m})
+	require.NoError(t, err)
+	ann, _ := json.Marshal(map[string]string{agentconfig.StatusAnnotation: string(report)})
+	pod := func(name, component, owner, ownerUID, rev, annotations string) RolloutPodSnap {
+		var got RolloutPodSnap
+		require.NoError(t, helpers.JQRunOnString(context.Background(), filterOf(t, SnapRolloutPods),
+			`{"metadata":{"name":"`+name+`","namespace":"team","uid":"uid-`+name+`","labels":{"app.kubernetes.io/instance":"olap","app.kubernetes.io/component":"`+component+`","controller-revision-hash":"`+rev+`"},`+
+				`"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"`+owner+`","uid":"`+ownerUID+`","controller":true}],"annotations":`+annotations+`},`+
+				`"status":{"conditions":[{"type":"Ready","status":"True"}]}}`, &got))
+		return got
+	}
+	s.RolloutPods = append(s.RolloutPods, pod(names.FrontendStatefulSet+"-0", shared.ComponentFrontend, names.FrontendStatefulSet, "uid-fe", feRev, string(ann)))
+	for i, rev := range cnRevs {
+		s.RolloutPods = append(s.RolloutPods, pod(fmt.Sprintf("%s-%d", names.ComputeStatefulSet, i), shared.ComponentCompute, names.ComputeStatefulSet, cnOwner, rev, "{}"))
+	}
+	return s
+}
+
+// TestRolloutOfTheCNs: a shared-data instance rolls its CN StatefulSet
+// (OnDelete, like the FE's) CNs first, one at a time, then its FEs; a pod
+// whose controller is not the CN StatefulSet is not the instance's.
+func TestRolloutOfTheCNs(t *testing.T) {
+	cur := desired.StarRocksVersion + "-abc"
+	e := &desired.Instance{Namespace: "team", Name: "olap", Names: desired.NamesFor("olap"), Compute: &desired.ComputeNodes{Replicas: 3}}
+	cn := e.Names.ComputeStatefulSet
+	plan := func(s State) desired.Rollout {
+		var warnings []string
+		o := observe(s, &warnings)[desired.Key("team", "olap")]
+		require.NotNil(t, o.Compute)
+		return planRollout(e, observeRollout(s)[desired.Key("team", "olap")], o.Frontend, o.Backend, o.Compute, "cluster.local", time.Now())
+	}
+	for _, tt := range []struct {
+		name       string
+		state      State
+		wantDelete string
+		wantState  desired.RolloutState
+		wantMsg    string
+	}{
+		{"the highest CN first, the FE after the CNs", sdRolloutState(t, "fe-old", [3]string{"cn-old", "cn-old", "cn-old"}, "uid-cn", "4.1.6-x"),
+			cn + "-2", desired.RolloutRestarting, "Restarting CN pod " + cn + "-2 with the new template (CNs first, one at a time; 4 pods to restart, the FEs after the CNs)"},
+		{"the next CN once the restarted one is back", sdRolloutState(t, "fe-old", [3]string{"cn-old", "cn-old", "cn-new"}, "uid-cn", "4.1.6-x"),
+			"", desired.RolloutWaiting, "CN pod " + cn + "-2 runs the current template and is alive, but StarRocks reports it on version \"4.1.6-x\""},
+		{"the FE once every CN is back on the new version", sdRolloutState(t, "fe-old", [3]string{"cn-new", "cn-new", "cn-new"}, "uid-cn", cur),
+			e.Names.FrontendStatefulSet + "-0", desired.RolloutRestarting, "Restarting the FE leader"},
+		{"look-alike CN pods of another StatefulSet are not the instance's", sdRolloutState(t, "fe-old", [3]string{"cn-old", "cn-old", "cn-old"}, "forged-uid", "4.1.6-x"),
+			"", desired.RolloutWaiting, "CN pod 0 is being recreated"},
+		{"nothing to do on the current templates", sdRolloutState(t, "fe-new", [3]string{"cn-new", "cn-new", "cn-new"}, "uid-cn", cur),
+			"", desired.RolloutDone, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := plan(tt.state)
+			assert.Equal(t, tt.wantState, r.State, r.Message)
+			assert.Equal(t, tt.wantDelete, r.Delete)
+			assert.Contains(t, r.Message, tt.wantMsg)
+		})
+	}
+
+	// A BE StatefulSet a tenant made under the instance's BE name is not
+	// rolled: a shared-data instance has none.
+	s := sdRolloutState(t, "fe-new", [3]string{"cn-new", "cn-new", "cn-new"}, "uid-cn", cur)
+	s.StatefulSets = append(s.StatefulSets, StatefulSetSnap{Namespace: "team", Name: e.Names.BackendStatefulSet, UID: "uid-be", Instance: "olap", Component: shared.ComponentBackend,
+		StatefulSetState: StatefulSetState{Replicas: 1, UpdateRevision: "be-new"}})
+	s.RolloutPods = append(s.RolloutPods, RolloutPodSnap{Namespace: "team", Name: e.Names.BackendStatefulSet + "-0", UID: "x", Instance: "olap", Component: shared.ComponentBackend,
+		Revision: "be-old", Owner: &OwnerSnap{Name: e.Names.BackendStatefulSet, UID: "uid-be"}, Ready: true})
+	assert.Equal(t, desired.Rollout{}, plan(s), "a shared-data instance restarts no BE pod")
 }

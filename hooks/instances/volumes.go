@@ -84,6 +84,13 @@ func planVolumes(e *desired.Instance, pvcs []PVCSnap, expandable map[string]bool
 			size = e.Frontend.Storage.Size
 		case shared.ComponentBackend:
 			size = e.Backend.Storage.Size
+		case shared.ComponentCompute:
+			// The CN cache volume (spec.compute.cache.size), grown like
+			// the others.
+			if e.Compute == nil {
+				continue
+			}
+			size = e.Compute.Cache.Size
 		default:
 			continue
 		}

@@ -191,3 +191,105 @@ func TestHookPassesTheCertificateRevisionToTheValues(t *testing.T) {
 		})
 	}
 }
+
+// sharedDataYAML is the class allowing shared-data instances and the
+// shared-data instance sd with 3 CNs whose cache volumes are cacheSize.
+func sharedDataYAML(cacheSize string) string {
+	// Its own UID: the hooks compile a class once per UID and generation.
+	class := strings.Replace(classYAML, "uid: class-uid,", "uid: class-uid-sd,", 1)
+	return strings.Replace(class, "  overridableConfiguration:", "  sharedData: {allowed: true, minReplicas: 1, maxReplicas: 5}\n  overridableConfiguration:", 1) + `---
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata: {name: sd, namespace: team, uid: 0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0, generation: 1}
+spec:
+  starrocksClassName: default
+  type: Standalone
+  frontend: {cpu: {cores: 2}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 10Gi}}
+  storage:
+    mode: ObjectStorage
+    objectStorage: {endpoint: "https://s3.example.com", bucket: team-data, prefix: sr, credentialsSecretRef: {name: s3-keys}}
+  compute: {cpu: {cores: 2}, memory: {size: 4Gi}, replicas: 3, cache: {size: ` + cacheSize + `}}
+  configuration: {streamingLoadMaxMb: 1024}
+`
+}
+
+// cnCacheObjectsYAML is the CN StatefulSet of sd created with 50Gi cache
+// volumes, and its 3 bound cache PVCs.
+func cnCacheObjectsYAML(storageClass string) string {
+	out := `
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: d8ms-sr-sd-cn
+  namespace: team
+  uid: sts-uid-sd-cn
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: sd, app.kubernetes.io/component: compute}
+spec:
+  replicas: 3
+  volumeClaimTemplates:
+    - metadata: {name: cache}
+      spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 50Gi}}}
+status: {readyReplicas: 3}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: expandable}
+provisioner: example.com/none
+allowVolumeExpansion: true
+`
+	for i := range 3 {
+		out += fmt.Sprintf(`---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: cache-d8ms-sr-sd-cn-%d
+  namespace: team
+  labels: {heritage: deckhouse, managed-services.deckhouse.io/managed-service-type: starrocks, app.kubernetes.io/instance: sd, app.kubernetes.io/component: compute}
+spec: {storageClassName: %s, accessModes: [ReadWriteOnce], resources: {requests: {storage: 50Gi}}}
+status: {phase: Bound, capacity: {storage: 50Gi}}
+`, i, storageClass)
+	}
+	return out
+}
+
+// TestHookExpandsGrownCNCaches: spec.compute.cache.size grown raises the
+// request of every CN cache PVC, the CN StatefulSet keeps the size it was
+// created with (the apiserver refuses a change of volumeClaimTemplates),
+// and VolumesResized names the PVCs as for FE and BE volumes.
+func TestHookExpandsGrownCNCaches(t *testing.T) {
+	t.Run("an expandable class: every cache PVC is raised", func(t *testing.T) {
+		f := newHook(t)
+		f.KubeStateSet(sharedDataYAML("80Gi") + "---" + cnCacheObjectsYAML("expandable"))
+		f.RunHook()
+		require.NoError(t, f.HookError())
+		entries := entriesOf(t, f)
+		require.Len(t, entries, 1, "%+v", statusOf(t, f, "sd").Conditions)
+		e := entries[0]
+		assert.Equal(t, "80Gi", e.Get("compute.cache.size").String())
+		assert.Equal(t, "50Gi", e.Get("compute.cache.templateSize").String(), "the CN StatefulSet keeps the size it was created with")
+		for i := range 3 {
+			assert.Equal(t, "80Gi", pvcRequest(t, f.KubernetesResource("PersistentVolumeClaim", "team", fmt.Sprintf("cache-d8ms-sr-sd-cn-%d", i))))
+		}
+		s, r, m := condition(statusOf(t, f, "sd"), v1alpha1.ConditionVolumesResized)
+		assert.Equal(t, []string{"False", ReasonExpansionInProgress}, []string{s, r})
+		assert.Contains(t, m, "PVC cache-d8ms-sr-sd-cn-2: request raised from 50Gi to 80Gi")
+	})
+	t.Run("a class without expansion: nothing is patched and the status says why", func(t *testing.T) {
+		f := newHook(t)
+		f.KubeStateSet(sharedDataYAML("80Gi") + "---" + cnCacheObjectsYAML("standard"))
+		f.RunHook()
+		require.NoError(t, f.HookError())
+		assert.Equal(t, "50Gi", pvcRequest(t, f.KubernetesResource("PersistentVolumeClaim", "team", "cache-d8ms-sr-sd-cn-0")))
+		s, r, m := condition(statusOf(t, f, "sd"), v1alpha1.ConditionVolumesResized)
+		assert.Equal(t, []string{"False", ReasonExpansionBlocked}, []string{s, r})
+		assert.Contains(t, m, `PVC cache-d8ms-sr-sd-cn-0 requests 50Gi, but its StorageClass "standard" does not allow volume expansion`)
+	})
+	t.Run("at the created size: no PVC patch", func(t *testing.T) {
+		f := newHook(t)
+		f.KubeStateSet(sharedDataYAML("50Gi") + "---" + cnCacheObjectsYAML("expandable"))
+		f.RunHook()
+		require.NoError(t, f.HookError())
+		assert.Empty(t, written(f, "patch", "persistentvolumeclaims"))
+		assert.Equal(t, "50Gi", entriesOf(t, f)[0].Get("compute.cache.templateSize").String())
+	})
+}

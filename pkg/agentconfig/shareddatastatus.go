@@ -35,6 +35,12 @@ const (
 	StorageVolumeLocationChanged = "LocationChanged"
 	// StorageVolumeRefused: StarRocks refused a statement.
 	StorageVolumeRefused = "StorageVolumeRefused"
+	// StorageVolumeBucketUnreachable: the bucket does not answer the keys,
+	// endpoint and CA from the agent's pod (missing bucket, refused keys,
+	// an endpoint that does not answer, an untrusted certificate); the
+	// agent sends no CREATE or ALTER STORAGE VOLUME, which StarRocks would
+	// accept without reaching the bucket.
+	StorageVolumeBucketUnreachable = "BucketUnreachable"
 )
 
 // StorageVolumeStatus is the instance's default storage volume.

@@ -592,9 +592,11 @@ func ValidateUpdate(oldSR, newSR *v1alpha1.Starrocks) Violations {
 			vs = append(vs, Violation{Field: "spec.compute.cache.storageClassName", Value: nc.StorageClassName, Rule: fmt.Sprintf("immutable (was %q)", oc.StorageClassName),
 				Message: "the storage class cannot change: a StatefulSet cannot move its volumes to another storage class"})
 		}
-		if oc.Size.Cmp(nc.Size) != 0 {
-			vs = append(vs, Violation{Field: "spec.compute.cache.size", Value: nc.Size.String(), Rule: fmt.Sprintf("immutable (was %s)", oc.Size.String()),
-				Message: "the cache volume size cannot change: the CN StatefulSet's volume template is fixed"})
+		// Growth is the hooks' expansion of each CN's cache PVC, as for
+		// the FE and BE volumes.
+		if nc.Size.Cmp(oc.Size) < 0 {
+			vs = append(vs, Violation{Field: "spec.compute.cache.size", Value: nc.Size.String(), Rule: fmt.Sprintf("must not shrink (was %s)", oc.Size.String()),
+				Message: "a volume cannot shrink"})
 		}
 	}
 	return vs

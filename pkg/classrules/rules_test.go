@@ -557,6 +557,17 @@ func TestValidateUpdate(t *testing.T) {
 			mutate: func(s *v1alpha1.Starrocks) { s.Spec.Backend.PersistentVolumeClaim.Size = q("9Gi") },
 			want:   []string{`spec.backend.persistentVolumeClaim.size: a volume cannot shrink (value 9Gi; must not shrink (was 10Gi))`},
 		},
+		{
+			name:   "accepts growing the CN cache",
+			old:    withCompute,
+			mutate: func(s *v1alpha1.Starrocks) { withCompute(s); s.Spec.Compute.Cache.Size = q("200Gi") },
+		},
+		{
+			name:   "rejects a CN cache shrink",
+			old:    withCompute,
+			mutate: func(s *v1alpha1.Starrocks) { withCompute(s); s.Spec.Compute.Cache.Size = q("50Gi") },
+			want:   []string{`spec.compute.cache.size: a volume cannot shrink (value 50Gi; must not shrink (was 100Gi))`},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -653,4 +664,9 @@ func TestCountsReadAsEnglish(t *testing.T) {
 	assert.Equal(t, "1-4 cores", policyCores(v1alpha1.SizingPolicy{Cores: v1alpha1.CoreRange{Min: 1, Max: 4}}))
 	assert.Equal(t, "1 core", policyCores(v1alpha1.SizingPolicy{Cores: v1alpha1.CoreRange{Min: 1, Max: 1}}))
 	assert.Equal(t, "2 cores", policyCores(v1alpha1.SizingPolicy{Cores: v1alpha1.CoreRange{Min: 2, Max: 2}}))
+}
+
+// withCompute gives an instance CNs with a 100Gi cache.
+func withCompute(s *v1alpha1.Starrocks) {
+	s.Spec.Compute = &v1alpha1.ComputeSpec{Cache: v1alpha1.CacheVolumeSpec{Size: q("100Gi")}}
 }

@@ -104,10 +104,11 @@ const DefaultMaxInstances = 1000
 // Existing is what the objects already in the cluster fix in the values of
 // an instance, whichever entry (current or last valid) is rendered.
 type Existing struct {
-	// FrontendTemplateSize and BackendTemplateSize are the
-	// volumeClaimTemplates sizes of the existing StatefulSets ("" when the
-	// StatefulSet does not exist): the apiserver refuses to change them.
-	FrontendTemplateSize, BackendTemplateSize string
+	// FrontendTemplateSize, BackendTemplateSize and ComputeTemplateSize
+	// (the CN cache) are the volumeClaimTemplates sizes of the existing
+	// StatefulSets ("" when the StatefulSet does not exist): the apiserver
+	// refuses to change them.
+	FrontendTemplateSize, BackendTemplateSize, ComputeTemplateSize string
 	// CertificateRevision is status.revision of the instance Certificate,
 	// 0 when it has none yet.
 	CertificateRevision int64
@@ -139,11 +140,36 @@ type Existing struct {
 	ScaleInHold string
 }
 
+// backendsOf is what the cluster says about the BEs of an instance: nothing
+// for a shared-data one, which has none (its storage mode never changes).
+// A StatefulSet under its BE name is not the module's (a tenant can make
+// one with the module's labels): counted, it would fail the BE scaling
+// rules of a spec without BEs and keep "removed" BEs for a decommission.
+// CNs leave through their graceful exit and the agent's DROP COMPUTE NODE.
+func backendsOf(sr *v1alpha1.Starrocks, obs map[string]BackendObservation) BackendObservation {
+	if sr.Spec.IsSharedData() {
+		return BackendObservation{}
+	}
+	return obs[Key(sr.Namespace, sr.Name)]
+}
+
 // applyExisting fills the fields the existing objects decide into a copy of
 // the entry to render.
 func applyExisting(e Instance, ex Existing) Instance {
 	e.Frontend.Storage.TemplateSize = cmp.Or(ex.FrontendTemplateSize, e.Frontend.Storage.Size)
+	if e.Compute != nil {
+		// No BE on a shared-data instance: a StatefulSet under its BE name
+		// fixes nothing (the entry would render BEs otherwise).
+		ex.BackendTemplateSize, ex.TabletHealth = "", false
+	}
 	e.Backend.Storage.TemplateSize = cmp.Or(ex.BackendTemplateSize, e.Backend.Storage.Size)
+	if e.Compute != nil {
+		// A copy: the entry's ComputeNodes may be the persisted last valid
+		// entry's.
+		c := *e.Compute
+		c.Cache.TemplateSize = cmp.Or(ex.ComputeTemplateSize, c.Cache.Size)
+		e.Compute = &c
+	}
 	// No revision yet is the first issuance: counting it as 1 keeps the
 	// pods created with the instance from rolling when cert-manager
 	// reports its first revision.
@@ -314,7 +340,7 @@ func Compute(in Input) Output {
 		} else {
 			resolved, vs := c.Resolve(sr)
 			if len(vs) == 0 {
-				vs = checkScaling(sr, in.LastValid[res.Key], in.Backends[res.Key])
+				vs = checkScaling(sr, in.LastValid[res.Key], backendsOf(sr, in.Backends))
 			}
 			if len(vs) == 0 {
 				vs = locations[res.Key]
@@ -329,7 +355,7 @@ func Compute(in Input) Output {
 				if last := in.LastValid[res.Key]; last != nil && last.UID == string(sr.UID) {
 					told = last
 				}
-				res.ScaleIn = applyScaleIn(&entry, in.Backends[res.Key], domain, in.Existing[res.Key].ScaleInHold, told)
+				res.ScaleIn = applyScaleIn(&entry, backendsOf(sr, in.Backends), domain, in.Existing[res.Key].ScaleInHold, told)
 				res.Entry, res.Current = &entry, true
 			}
 		}
@@ -340,7 +366,7 @@ func Compute(in Input) Output {
 				// A copy: the persisted entry is the caller's.
 				entry := applyExisting(*last, in.Existing[res.Key])
 				res.Entry = &entry
-				res.ScaleIn = describeScaleIn(&entry, in.Backends[res.Key])
+				res.ScaleIn = describeScaleIn(&entry, backendsOf(sr, in.Backends))
 			}
 		}
 		if x, ok := excluded[res.Key]; ok {

@@ -34,6 +34,7 @@ const StarRocksVersion = "4.1.7"
 const (
 	ComponentFrontend = "frontend"
 	ComponentBackend  = "backend"
+	ComponentCompute  = "compute"
 )
 
 // RolloutPod is one pod of an instance's StatefulSets.
@@ -62,13 +63,14 @@ type RolloutNode struct {
 
 // RolloutInput is what the rollout decision of one instance reads.
 type RolloutInput struct {
-	// Frontends and Backends are the StatefulSets' pods by ordinal; a
-	// missing pod (deleted, not yet recreated) is the zero value with an
-	// empty Name. Nil when the StatefulSet does not exist.
-	Frontends, Backends []RolloutPod
+	// Frontends, Backends and Computes (the CNs of a shared-data
+	// instance) are the StatefulSets' pods by ordinal; a missing pod
+	// (deleted, not yet recreated) is the zero value with an empty Name.
+	// Nil when the StatefulSet does not exist.
+	Frontends, Backends, Computes []RolloutPod
 	// Leader is the FE leader's host as its agent reports it; "" unknown.
 	Leader string
-	// Nodes are the FEs and BEs the leader's agent reports, by host; nil
+	// Nodes are the FEs, BEs and CNs the leader's agent reports, by host; nil
 	// when it reports none: with Leader set, an agent older than node
 	// reports (the first upgrade to this module version), whose leader
 	// report is all there is.
@@ -148,50 +150,40 @@ type Rollout struct {
 }
 
 // DecideRollout restarts the pods of an instance whose template changed
-// one at a time, in the order StarRocks asks for an upgrade: every BE
-// first, then the FE followers, the FE leader last ("Upgrade StarRocks",
-// https://docs.starrocks.io/docs/deployment/upgrade/: BEs and CNs are
-// backward compatible with FEs, a wrong order can leave the FEs
-// incompatible with the BEs; followers before the leader). The
-// StatefulSets use updateStrategy OnDelete, so a pod changes only when
-// this deletes it, and the next one goes only after the previous one is
-// back: Ready by its probes and reported alive on Version by the leader's
-// agent (SHOW BACKENDS/FRONTENDS, columns Alive and Version). A change of
-// the FE pod template alone (the agent's image, a certificate revision)
-// restarts FEs only, in the same order.
+// one at a time, in the order StarRocks asks for an upgrade: every BE or
+// CN first, then the FE followers, the FE leader last ("Upgrade
+// StarRocks", https://docs.starrocks.io/docs/deployment/upgrade/: BEs and
+// CNs are backward compatible with FEs, a wrong order can leave the FEs
+// incompatible with the BEs and CNs; followers before the leader). The
+// StarRocks operator orders an upgrade the same way (starrocks-kubernetes-
+// operator pkg/controllers/starrockscluster_controller.go
+// getControllersInOrder: be, cn, fe). The StatefulSets use updateStrategy
+// OnDelete, so a pod changes only when this deletes it, and the next one
+// goes only after the previous one is back: Ready by its probes and
+// reported alive on Version by the leader's agent (SHOW BACKENDS/COMPUTE
+// NODES/FRONTENDS, columns Alive and Version). A change of the FE pod
+// template alone (the agent's image, a certificate revision) restarts FEs
+// only, in the same order.
 //
 // It is a pure function of the cluster as observed: pods that are
 // terminating or missing count as a restart in flight, whoever caused it.
 func DecideRollout(in RolloutInput) Rollout {
+	workers := in.workers()
 	outdated := 0
-	for _, p := range append(append([]RolloutPod(nil), in.Backends...), in.Frontends...) {
-		if p.Name != "" && !p.Updated {
-			outdated++
-		}
+	for _, g := range append(workers, rolloutGroup{what: "FE", pods: in.Frontends}) {
+		outdated += g.outdated()
 	}
 	if outdated == 0 {
 		return Rollout{}
 	}
 	// One disruption at a time: a pod on its way out or not back yet
-	// blocks the next restart. While a BE is outdated the FEs are not part
-	// of the rollout yet (they go after every BE), so an FE that is down
-	// for its own reasons neither holds the BEs back nor is named as if
+	// blocks the next restart. While a BE or CN is outdated the FEs are
+	// not part of the rollout yet (they go after them), so an FE that is
+	// down for its own reasons neither holds them back nor is named as if
 	// the rollout had restarted it: a BE-only change (BE memory, be.conf)
 	// says what it does to the BEs.
-	backendsOutdated := false
-	for _, p := range in.Backends {
-		backendsOutdated = backendsOutdated || p.Name != "" && !p.Updated
-	}
-	groups := []struct {
-		what string
-		pods []RolloutPod
-	}{{"BE", in.Backends}}
-	if !backendsOutdated {
-		groups = append(groups, struct {
-			what string
-			pods []RolloutPod
-		}{"FE", in.Frontends})
-	}
+	groups := append([]rolloutGroup(nil), workers...)
+	groups = append(groups, rolloutGroup{what: "FE", pods: in.Frontends})
 	for _, group := range groups {
 		for i, p := range group.pods {
 			switch {
@@ -207,45 +199,69 @@ func DecideRollout(in RolloutInput) Rollout {
 				}
 			}
 		}
-	}
-	// A pod that is not Ready is down already: restarting it first costs
-	// nothing, while restarting a Ready one next to it would take two BEs
-	// (a write quorum) or two FEs (the election quorum) down at once.
-	for i := len(in.Backends) - 1; i >= 0; i-- {
-		if p := in.Backends[i]; !p.Updated && !p.Ready {
-			return Rollout{State: RolloutRestarting, Delete: p.Name, Message: fmt.Sprintf(
-				"Restarting BE pod %s with the new template first: it is not Ready anyway (BEs first, one at a time; %s to restart, the FEs after the BEs).", p.Name, plural.Count(outdated, "pod"))}
+		if group.outdated() > 0 {
+			break
 		}
 	}
-	// BEs first, from the highest ordinal down like a StatefulSet rolls.
-	for i := len(in.Backends) - 1; i >= 0; i-- {
-		if p := in.Backends[i]; !p.Updated {
-			// A BE back on the new version can still hold replicas that
-			// missed loads while it was down; restarting the next one
-			// before they are cloned can leave a tablet one healthy
-			// replica short of its write quorum.
-			note, wait := in.tabletWait(outdated)
-			if wait != "" {
-				return waiting(wait)
+	for _, group := range workers {
+		// A pod that is not Ready is down already: restarting it first
+		// costs nothing, while restarting a Ready one next to it would
+		// take two BEs (a write quorum) or two CNs (the query capacity)
+		// down at once.
+		for i := len(group.pods) - 1; i >= 0; i-- {
+			if p := group.pods[i]; !p.Updated && !p.Ready {
+				return Rollout{State: RolloutRestarting, Delete: p.Name, Message: fmt.Sprintf(
+					"Restarting %s pod %s with the new template first: it is not Ready anyway (%ss first, one at a time; %s to restart, the FEs after the %ss).", group.what, p.Name, group.what, plural.Count(outdated, "pod"), group.what)}
+			}
+		}
+		// From the highest ordinal down like a StatefulSet rolls.
+		for i := len(group.pods) - 1; i >= 0; i-- {
+			p := group.pods[i]
+			if p.Updated {
+				continue
+			}
+			note := ""
+			if group.what == "BE" {
+				// A BE back on the new version can still hold replicas
+				// that missed loads while it was down; restarting the next
+				// one before they are cloned can leave a tablet one healthy
+				// replica short of its write quorum. A CN holds no tablet
+				// (the data is in the object storage, its disk a cache):
+				// nothing to heal between two CNs.
+				var wait string
+				if note, wait = in.tabletWait(outdated); wait != "" {
+					return waiting(wait)
+				}
+			} else {
+				// The CN's preStop runs stop_cn.sh -g: it stops taking
+				// fragments and exits once the running ones finish
+				// ("Upgrade CN": stop it gracefully, it waits for the
+				// running tasks), within the pod's grace period.
+				note = " The CN finishes its running queries before it stops (its preStop runs stop_cn.sh -g)."
 			}
 			return Rollout{State: RolloutRestarting, Delete: p.Name, Message: fmt.Sprintf(
-				"Restarting BE pod %s with the new template (BEs first, one at a time; %s to restart, the FEs after the BEs).%s", p.Name, plural.Count(outdated, "pod"), note)}
+				"Restarting %s pod %s with the new template (%ss first, one at a time; %s to restart, the FEs after the %ss).%s", group.what, p.Name, group.what, plural.Count(outdated, "pod"), group.what, note)}
 		}
 	}
+	every := "Every BE runs the new template"
+	done := "every BE is done"
+	if len(in.Backends) == 0 && len(in.Computes) > 0 {
+		every, done = "Every CN runs the new template", "every CN is done"
+	}
 	if in.Leader == "" {
-		return waiting(fmt.Sprintf("Every BE runs the new template; the FEs restart followers first and the leader last, and no agent has reported which FE leads yet (%s to restart).", plural.Count(outdated, "pod")))
+		return waiting(fmt.Sprintf("%s; the FEs restart followers first and the leader last, and no agent has reported which FE leads yet (%s to restart).", every, plural.Count(outdated, "pod")))
 	}
 	// StarRocks asks for a fresh metadata image before FEs move to a new
 	// version ("Upgrade StarRocks": ALTER SYSTEM CREATE IMAGE, then wait
 	// until it is pushed to the followers); an agent older than node
 	// reports (Nodes nil) cannot run it and is replaced by this rollout.
 	if in.ImageWanted != "" && in.ImageCreated != in.ImageWanted && in.Nodes != nil {
-		return waiting(fmt.Sprintf("Every BE runs the new template; the FEs wait for the leader's agent to create a metadata image (ALTER SYSTEM CREATE IMAGE) before they restart (%s to restart).", plural.Count(outdated, "pod")))
+		return waiting(fmt.Sprintf("%s; the FEs wait for the leader's agent to create a metadata image (ALTER SYSTEM CREATE IMAGE) before they restart (%s to restart).", every, plural.Count(outdated, "pod")))
 	}
 	imageNote := ""
 	if in.ImageWanted != "" && in.ImageCreated == in.ImageWanted && !in.ImageRequestedAt.IsZero() {
 		var wait string
-		imageNote, wait = in.imageWait(outdated)
+		imageNote, wait = in.imageWait(outdated, every)
 		if wait != "" {
 			return waiting(wait)
 		}
@@ -266,12 +282,12 @@ func DecideRollout(in RolloutInput) Rollout {
 	switch {
 	case down != nil:
 		return Rollout{State: RolloutRestarting, Delete: down.Name, Message: fmt.Sprintf(
-			"Restarting FE follower %s with the new template first: it is not Ready anyway (every BE is done; followers one at a time, the leader last; %s to restart).%s", down.Name, plural.Count(outdated, "pod"), imageNote)}
+			"Restarting FE follower %s with the new template first: it is not Ready anyway (%s; followers one at a time, the leader last; %s to restart).%s", down.Name, done, plural.Count(outdated, "pod"), imageNote)}
 	case ready != nil && leader != nil && !leader.Ready:
 		return waiting(fmt.Sprintf("The FE leader %s is not Ready: no follower restarts until it is, or the FEs could lose their majority (%s to restart).", leader.Name, plural.Count(outdated, "pod")))
 	case ready != nil:
 		return Rollout{State: RolloutRestarting, Delete: ready.Name, Message: fmt.Sprintf(
-			"Restarting FE follower %s with the new template (every BE is done; followers one at a time, the leader last; %s to restart).%s", ready.Name, plural.Count(outdated, "pod"), imageNote)}
+			"Restarting FE follower %s with the new template (%s; followers one at a time, the leader last; %s to restart).%s", ready.Name, done, plural.Count(outdated, "pod"), imageNote)}
 	case leader != nil:
 		return Rollout{State: RolloutRestarting, Delete: leader.Name, Message: fmt.Sprintf(
 			"Restarting the FE leader %s with the new template, the last pod of the rollout: the followers elect a new leader meanwhile.%s", leader.Name, imageNote)}
@@ -280,6 +296,27 @@ func DecideRollout(in RolloutInput) Rollout {
 }
 
 func waiting(msg string) Rollout { return Rollout{State: RolloutWaiting, Message: msg} }
+
+// rolloutGroup is the pods of one component, named as messages name it.
+type rolloutGroup struct {
+	what string
+	pods []RolloutPod
+}
+
+func (g rolloutGroup) outdated() int {
+	n := 0
+	for _, p := range g.pods {
+		if p.Name != "" && !p.Updated {
+			n++
+		}
+	}
+	return n
+}
+
+// workers are the BEs, then the CNs: the pods that restart before the FEs.
+func (in RolloutInput) workers() []rolloutGroup {
+	return []rolloutGroup{{what: "BE", pods: in.Backends}, {what: "CN", pods: in.Computes}}
+}
 
 // tabletWait says why the next BE restart waits for tablets (wait), or
 // what a restart past the bound leaves behind (note, for the message).
@@ -325,7 +362,7 @@ func (in RolloutInput) tabletWait(outdated int) (note, wait string) {
 // looping) cannot take the push (CheckpointController.pushImage retries it
 // every cycle), so it is not waited for: the leader's new image is what it
 // replays from once it is back, and the rollout restarts it first anyway.
-func (in RolloutInput) imageWait(outdated int) (note, wait string) {
+func (in RolloutInput) imageWait(outdated int, every string) (note, wait string) {
 	var leaderImage int64
 	for _, p := range in.Frontends {
 		if p.Name != "" && sameHost(p.Host, in.Leader) {
@@ -352,8 +389,8 @@ func (in RolloutInput) imageWait(outdated int) (note, wait string) {
 	if in.Now.Sub(in.ImageRequestedAt) >= ImageWaitLimit {
 		return fmt.Sprintf(" The FEs waited %s for %s: it goes on without it.", ImageWaitLimit, why), ""
 	}
-	return "", fmt.Sprintf("Every BE runs the new template; the FEs wait for %s, at most %s from %s (%s to restart).",
-		why, ImageWaitLimit, in.ImageRequestedAt.UTC().Format(time.RFC3339), plural.Count(outdated, "pod"))
+	return "", fmt.Sprintf("%s; the FEs wait for %s, at most %s from %s (%s to restart).",
+		every, why, ImageWaitLimit, in.ImageRequestedAt.UTC().Format(time.RFC3339), plural.Count(outdated, "pod"))
 }
 
 func sinceText(t time.Time) string {

@@ -60,7 +60,7 @@ func rolloutCluster() RolloutInput {
 
 // outdate marks every pod as running the previous template, on the old version.
 func outdate(in *RolloutInput) {
-	for _, pods := range [][]RolloutPod{in.Backends, in.Frontends} {
+	for _, pods := range [][]RolloutPod{in.Backends, in.Computes, in.Frontends} {
 		for i := range pods {
 			pods[i].Updated = false
 			in.Nodes[pods[i].Host] = RolloutNode{Alive: true, Version: "4.1.6-old"}
@@ -71,7 +71,7 @@ func outdate(in *RolloutInput) {
 // restart plays the StatefulSet controller and the kubelet: the deleted pod
 // comes back on the new template, Ready and alive on the new version.
 func restart(in *RolloutInput, name string) {
-	for _, pods := range [][]RolloutPod{in.Backends, in.Frontends} {
+	for _, pods := range [][]RolloutPod{in.Backends, in.Computes, in.Frontends} {
 		for i := range pods {
 			if pods[i].Name == name {
 				pods[i].Updated = true
@@ -289,6 +289,107 @@ func TestRolloutOfBackendsOnlyLeavesTheFrontendsOut(t *testing.T) {
 		in.Backends[i].Updated = true
 	}
 	assert.Equal(t, Rollout{}, DecideRollout(in), "and is done when the BEs are")
+}
+
+// sharedDataCluster is 3 FEs (fe-1 leads) and 3 CNs, no BE, all on the
+// current template and alive on the new version.
+func sharedDataCluster() RolloutInput {
+	in := rolloutCluster()
+	for _, be := range in.Backends {
+		delete(in.Nodes, be.Host)
+	}
+	in.Backends = nil
+	for _, n := range []string{"cn-0", "cn-1", "cn-2"} {
+		in.Computes = append(in.Computes, RolloutPod{Name: n, Host: n + ".h", Updated: true, Ready: true})
+		in.Nodes[n+".h"] = RolloutNode{Alive: true, Version: "4.1.7-abc"}
+	}
+	return in
+}
+
+func TestRolloutOfASharedDataInstance(t *testing.T) {
+	in := sharedDataCluster()
+	assert.Equal(t, Rollout{}, DecideRollout(in), "nothing to do on the current template")
+	outdate(&in)
+	// Tablets the leader reports unhealthy concern BEs only: a CN holds none.
+	in.Tablets = &TabletHealth{Unhealthy: 5, Since: in.Now}
+	var order []string
+	for range 7 {
+		r := DecideRollout(in)
+		if r.State == RolloutDone {
+			break
+		}
+		require.Equal(t, RolloutRestarting, r.State, r.Message)
+		if r.Delete == "cn-2" {
+			assert.Contains(t, r.Message, "Restarting CN pod cn-2 with the new template (CNs first, one at a time; 6 pods to restart, the FEs after the CNs)")
+			assert.Contains(t, r.Message, "stop_cn.sh -g")
+		}
+		if r.Delete == "fe-2" {
+			assert.Contains(t, r.Message, "every CN is done", "the FEs' messages name the CNs, not BEs")
+		}
+		order = append(order, r.Delete)
+		restart(&in, r.Delete)
+	}
+	assert.Equal(t, []string{"cn-2", "cn-1", "cn-0", "fe-2", "fe-0", "fe-1"}, order, "CNs first, then followers, the leader last")
+}
+
+func TestRolloutOfASharedDataInstanceWaits(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(in *RolloutInput)
+		says   string
+	}{
+		{"a CN stopping (its graceful exit)", func(in *RolloutInput) { in.Computes[2].Terminating = true }, "CN pod cn-2 is stopping"},
+		{"a CN not recreated yet", func(in *RolloutInput) { in.Computes[2] = RolloutPod{} }, "CN pod 2 is being recreated"},
+		{"a restarted CN not Ready", func(in *RolloutInput) { in.Computes[2].Updated, in.Computes[2].Ready = true, false }, "cn-2 runs the current template and is not Ready yet"},
+		{"a restarted CN the agent has not added back", func(in *RolloutInput) {
+			in.Computes[2].Updated = true
+			delete(in.Nodes, "cn-2.h")
+		}, "cn-2 runs the current template and is Ready, but StarRocks does not list it"},
+		{"a restarted CN on the old version", func(in *RolloutInput) { in.Computes[2].Updated = true }, `CN pod cn-2 runs the current template and is alive, but StarRocks reports it on version "4.1.6-old"`},
+		{"an unknown leader once the CNs are done", func(in *RolloutInput) {
+			for _, n := range []string{"cn-0", "cn-1", "cn-2"} {
+				restart(in, n)
+			}
+			in.Leader = ""
+		}, "Every CN runs the new template; the FEs restart followers first"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := sharedDataCluster()
+			outdate(&in)
+			tc.change(&in)
+			r := DecideRollout(in)
+			assert.Equal(t, RolloutWaiting, r.State, r.Message)
+			assert.Empty(t, r.Delete, "nothing is restarted while another pod is not back")
+			assert.Contains(t, r.Message, tc.says)
+		})
+	}
+}
+
+func TestRolloutOfASharedDataInstanceRestartsACNThatIsDownFirst(t *testing.T) {
+	in := sharedDataCluster()
+	outdate(&in)
+	in.Computes[0].Ready = false
+	assert.Equal(t, "cn-0", DecideRollout(in).Delete, "cn-0 is down anyway; restarting cn-2 next to it would take two CNs down")
+}
+
+func TestRolloutOfCNsOnlyLeavesTheFrontendsOut(t *testing.T) {
+	in := sharedDataCluster()
+	for i := range in.Computes {
+		in.Computes[i].Updated = false
+	}
+	in.Frontends[2].Ready = false
+	r := DecideRollout(in)
+	assert.Equal(t, "cn-2", r.Delete, "a CN-only change (cn.conf, the CN's memory) restarts the CNs, whatever an FE it leaves alone does")
+	assert.NotContains(t, r.Message, "fe-")
+
+	in = sharedDataCluster()
+	for i := range in.Frontends {
+		in.Frontends[i].Updated = false
+	}
+	in.Computes[2].Ready = false
+	r = DecideRollout(in)
+	assert.Equal(t, RolloutWaiting, r.State, "an FE change waits for a CN that is down: one disruption at a time")
+	assert.Contains(t, r.Message, "CN pod cn-2 runs the current template and is not Ready yet")
 }
 
 func TestOnVersion(t *testing.T) {

@@ -63,7 +63,7 @@ func TestSharedDataEntry(t *testing.T) {
 	require.NotNil(t, e.Compute)
 	assert.Equal(t, int32(3), e.Compute.Replicas)
 	assert.Nil(t, e.Compute.Autoscaling)
-	assert.Equal(t, Storage{Size: "100Gi", StorageClassName: "fast"}, e.Compute.Cache)
+	assert.Equal(t, Storage{Size: "100Gi", TemplateSize: "100Gi", StorageClassName: "fast"}, e.Compute.Cache, "a new CN StatefulSet is created at the spec's size")
 	assert.Equal(t, ResourceList{CPU: "4000m", Memory: "16Gi"}, e.Compute.Resources.Requests)
 	assert.Equal(t, int32(0), e.Backend.Replicas, "no BEs")
 	assert.Empty(t, e.AgentConfig.Backends)
@@ -257,4 +257,41 @@ func TestRestoredInstanceTakesOverTheSourcesVolume(t *testing.T) {
 	last := map[string]*Instance{"team-a/olap2": &out.Instances[0]}
 	again := Compute(Input{Instances: []*v1alpha1.Starrocks{restored}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}, LastValid: last})
 	require.True(t, again.Results[0].Valid(), "%v", again.Results[0].Violations)
+}
+
+// TestSharedDataIgnoresABackendStatefulSet: a shared-data instance has no
+// BE, so the BE scale-in guard and the BE volume template have nothing to
+// keep. A StatefulSet under the instance's BE name (a tenant can make one
+// with the module's labels in its namespace) must not make the entry grow
+// BEs: no BE pods kept "for decommission", no BE volume template, no
+// BackendScaleIn waiting; CNs leave through their graceful exit and the
+// agent's DROP COMPUTE NODE, never through a decommission.
+func TestSharedDataIgnoresABackendStatefulSet(t *testing.T) {
+	sr := sharedDataInstance("team-a", "olap", uidA)
+	key := Key("team-a", "olap")
+	three := int32(3)
+	out := Compute(Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()},
+		Backends: map[string]BackendObservation{key: {Replicas: &three}},
+		Existing: map[string]Existing{key: {BackendTemplateSize: "10Gi", TabletHealth: true, ScaleInHold: "a backup runs"}}})
+	require.Len(t, out.Instances, 1, "%v", out.Results[0].Violations)
+	e := out.Instances[0]
+	assert.Equal(t, Backend{}, e.Backend, "no BE StatefulSet is rendered for a shared-data instance")
+	assert.Empty(t, e.AgentConfig.Backends)
+	assert.False(t, e.AgentConfig.TabletHealth, "no BE restart to wait for")
+	assert.Equal(t, ScaleInNone, out.Results[0].ScaleIn.State)
+	data, err := json.Marshal(e)
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), `"backend"`)
+}
+
+// TestSharedDataCacheKeepsTheTemplateSize: a grown cache is the hooks'
+// PVC expansion; the existing CN StatefulSet keeps the volumeClaimTemplates
+// size it was created with (the apiserver refuses any change of them).
+func TestSharedDataCacheKeepsTheTemplateSize(t *testing.T) {
+	sr := sharedDataInstance("team-a", "olap", uidA)
+	key := Key("team-a", "olap")
+	out := Compute(Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()},
+		Existing: map[string]Existing{key: {ComputeTemplateSize: "50Gi"}}})
+	require.Len(t, out.Instances, 1, "%v", out.Results[0].Violations)
+	assert.Equal(t, Storage{Size: "100Gi", TemplateSize: "50Gi", StorageClassName: "fast"}, out.Instances[0].Compute.Cache)
 }

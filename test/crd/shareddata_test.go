@@ -207,7 +207,8 @@ func TestSharedDataCRD(t *testing.T) {
 			set(t, o, "eu-west-1", "spec", "storage", "objectStorage", "region")
 		}, "spec.storage.objectStorage.region is immutable"},
 		{"path style", func(o *unstructured.Unstructured) { set(t, o, true, "spec", "storage", "objectStorage", "pathStyle") }, "spec.storage.objectStorage.pathStyle is immutable"},
-		{"cache size", func(o *unstructured.Unstructured) { set(t, o, "200Gi", "spec", "compute", "cache", "size") }, "compute.cache.size cannot change"},
+		{"cache size grown", func(o *unstructured.Unstructured) { set(t, o, "200Gi", "spec", "compute", "cache", "size") }, ""},
+		{"cache size shrunk", func(o *unstructured.Unstructured) { set(t, o, "10Gi", "spec", "compute", "cache", "size") }, "compute.cache.size cannot shrink"},
 		{"credentials", func(o *unstructured.Unstructured) {
 			set(t, o, map[string]any{"name": "s3-keys-2"}, "spec", "storage", "objectStorage", "credentialsSecretRef")
 			set(t, o, map[string]any{"name": "s3-ca"}, "spec", "storage", "objectStorage", "caSecretRef")

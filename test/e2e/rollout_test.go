@@ -25,6 +25,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/deckhouse/managed-starrocks/dev/chartrender"
@@ -230,4 +231,125 @@ func (u *upgradeCluster) host(pod string) string {
 		return fmt.Sprintf("%s.%s-headless.%s.svc.cluster.local", pod, u.be, u.ns)
 	}
 	return fmt.Sprintf("%s.%s-fe-headless.%s.svc.cluster.local", pod, u.fe, u.ns)
+}
+
+// TestUpgradeOfASharedDataInstanceRestartsCNsFirst: a module release with
+// new images on a shared-data instance (3 FEs, 3 CNs, no BE). The CN
+// StatefulSet is OnDelete like the others, and the hooks restart every CN
+// first, one at a time, then the FE followers, the leader last, each only
+// once the previous one is Ready and reported alive on the new version
+// (StarRocks' upgrade order: BEs and CNs before the FEs).
+func TestUpgradeOfASharedDataInstanceRestartsCNsFirst(t *testing.T) {
+	t.Parallel()
+	const ns, name = "team-sdu", "lake"
+	newVersion := desired.StarRocksVersion + "-8f0ab1c"
+	e := newEnv(t, envOptions{})
+	e.apply(strings.Replace(testClass, "  overridableConfiguration:", "  sharedData: {allowed: true, minReplicas: 1, maxReplicas: 5}\n  overridableConfiguration:", 1))
+	e.apply(fmt.Sprintf(`
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata: {name: %s, namespace: %s}
+spec:
+  starrocksClassName: analytics
+  type: Cluster
+  frontend: {cpu: {cores: 1}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 10Gi}}
+  storage:
+    mode: ObjectStorage
+    objectStorage: {endpoint: "https://s3.example.com", bucket: team-data, prefix: sr, credentialsSecretRef: {name: s3-keys}}
+  compute: {cpu: {cores: 2}, memory: {size: 4Gi}, replicas: 3, cache: {size: 20Gi}}
+`, name, ns))
+	fe, cn := "d8ms-sr-"+name, "d8ms-sr-"+name+"-cn"
+	e.eventually("the FE and CN StatefulSets", func() (bool, string) {
+		for _, sts := range []string{fe, cn} {
+			obj, err := e.get("StatefulSet", ns, sts)
+			if err != nil {
+				return false, err.Error()
+			}
+			if s, _, _ := unstructured.NestedString(obj.Object, "spec", "updateStrategy", "type"); s != "OnDelete" {
+				return false, sts + " updateStrategy " + s
+			}
+		}
+		return true, ""
+	})
+	e.markPodsReady(ns, fe, 3)
+	e.markPodsReady(ns, cn, 3)
+	pods := []string{cn + "-0", cn + "-1", cn + "-2", fe + "-0", fe + "-1", fe + "-2"}
+	versions := map[string]string{}
+	for _, p := range pods {
+		versions[p] = oldStarRocksVersion
+	}
+	host := func(pod string) string {
+		if strings.HasPrefix(pod, cn) {
+			return fmt.Sprintf("%s.%s-headless.%s.svc.cluster.local", pod, cn, ns)
+		}
+		return fmt.Sprintf("%s.%s-fe-headless.%s.svc.cluster.local", pod, fe, ns)
+	}
+	leader := fe + "-1"
+	report := func() {
+		t.Helper()
+		m := &agentconfig.MembershipStatus{Leader: host(leader), ImageCreated: e.agentConfig(ns, name).CreateImage}
+		for _, p := range pods {
+			// SHOW COMPUTE NODES and SHOW FRONTENDS, as the leader's agent
+			// reports them.
+			m.Nodes = append(m.Nodes, agentconfig.NodeStatus{Host: host(p), Alive: true, Version: versions[p]})
+			if strings.HasPrefix(p, fe+"-") && !strings.HasPrefix(p, cn) {
+				m.Frontends = append(m.Frontends, host(p))
+			}
+		}
+		e.reportAgent(ns, leader, agentconfig.Status{Membership: m,
+			LastApply: agentconfig.ApplyStatus{Time: time.Now().UTC().Format(time.RFC3339), Succeeded: true}})
+	}
+	report()
+	e.waitCondition(ns, name, "RolledOut", "True")
+
+	uids := e.podUIDs(ns, pods)
+	e.stopModule()
+	e.globals = chartrender.DefaultGlobals()
+	digests := e.globals["modulesImages"].(map[string]any)["digests"].(map[string]any)[chartrender.ModuleValuesKey].(map[string]any)
+	for _, img := range []string{"starrocksFe", "starrocksCn", "agent"} {
+		// Not DefaultGlobals' own digest of any image.
+		digests[img] = "sha256:" + strings.Repeat("f", 64)
+	}
+	e.startModule()
+
+	order := []string{cn + "-2", cn + "-1", cn + "-0", fe + "-2", fe + "-0", fe + "-1"}
+	for i, next := range order {
+		if strings.HasPrefix(next, fe+"-") && !strings.HasPrefix(next, cn) {
+			// The leader's agent ran ALTER SYSTEM CREATE IMAGE for what
+			// agent.json asks once the CNs are done.
+			e.eventually("agent.json asks the leader's agent for a metadata image", func() (bool, string) {
+				want, got := e.updateRevision(ns, fe), e.agentConfig(ns, name).CreateImage
+				return got != "" && got == want, fmt.Sprintf("createImage %q, FE updateRevision %q", got, want)
+			})
+			report()
+		}
+		e.eventually(fmt.Sprintf("step %d: pod %s restarted", i+1, next), func() (bool, string) {
+			now := e.podUIDs(ns, pods)
+			for _, p := range pods {
+				if p != next && now[p] != uids[p] {
+					t.Fatalf("step %d: pod %s was restarted while %s was due (order: CNs, FE followers, the leader %s last)", i+1, p, next, leader)
+				}
+			}
+			_, reason, message := e.condition(ns, name, "RolledOut")
+			return now[next] != "" && now[next] != uids[next], fmt.Sprintf("uid %q; RolledOut %s: %s", now[next], reason, message)
+		})
+		uids = e.podUIDs(ns, pods)
+		if i < len(order)-1 {
+			e.eventually("RolledOut names the pod the rollout waits for", func() (bool, string) {
+				status, reason, message := e.condition(ns, name, "RolledOut")
+				return status == "False" && reason == "RolloutWaiting" && strings.Contains(message, next+" runs the current template and is not Ready yet"),
+					fmt.Sprintf("%s %s: %s", status, reason, message)
+			})
+		}
+		e.markPodReady(ns, next)
+		if next == leader {
+			leader = fe + "-2"
+		}
+		versions[next] = newVersion
+		report()
+	}
+	e.waitCondition(ns, name, "RolledOut", "True")
+	if now := e.podUIDs(ns, pods); fmt.Sprint(now) != fmt.Sprint(uids) {
+		t.Errorf("pods restarted after the rollout: %v, was %v", now, uids)
+	}
 }

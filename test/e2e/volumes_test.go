@@ -197,3 +197,84 @@ func (e *env) claimTemplateSize(namespace, sts string) string {
 	size, _, _ := unstructured.NestedString(tpls[0].(map[string]any), "spec", "resources", "requests", "storage")
 	return size
 }
+
+// TestGrowingTheCNCacheExpandsItsPVCs: spec.compute.cache.size of a
+// shared-data instance grows like a BE volume: the CN StatefulSet keeps
+// applying with the size it was created with, every bound cache PVC is
+// raised, and a smaller size is refused naming the field.
+func TestGrowingTheCNCacheExpandsItsPVCs(t *testing.T) {
+	t.Parallel()
+	const ns, name = "team-cv", "lake"
+	ctx := context.Background()
+	e := newEnv(t, envOptions{})
+	expand := true
+	immediate := storagev1.VolumeBindingImmediate
+	if _, err := e.kube.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
+		ObjectMeta:           metav1.ObjectMeta{Name: "expandable"},
+		Provisioner:          "e2e.example.com/none",
+		AllowVolumeExpansion: &expand,
+		VolumeBindingMode:    &immediate,
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create StorageClass: %v", err)
+	}
+	e.apply(strings.Replace(testClass, "  overridableConfiguration:", "  sharedData: {allowed: true, minReplicas: 1, maxReplicas: 5}\n  overridableConfiguration:", 1))
+	lake := func(cache string) string {
+		return fmt.Sprintf(`
+apiVersion: managed-services.deckhouse.io/v1alpha1
+kind: Starrocks
+metadata: {name: %s, namespace: %s}
+spec:
+  starrocksClassName: analytics
+  type: Standalone
+  frontend: {cpu: {cores: 1}, memory: {size: 4Gi}, persistentVolumeClaim: {size: 10Gi}}
+  storage:
+    mode: ObjectStorage
+    objectStorage: {endpoint: "https://s3.example.com", bucket: team-data, prefix: sr, credentialsSecretRef: {name: s3-keys}}
+  compute: {cpu: {cores: 2}, memory: {size: 4Gi}, replicas: 2, cache: {size: %s, storageClassName: expandable}}
+`, name, ns, cache)
+	}
+	e.apply(lake("20Gi"))
+	cn := "d8ms-sr-" + name + "-cn"
+	pvcs := []string{"cache-" + cn + "-0", "cache-" + cn + "-1"}
+	for _, pvc := range pvcs {
+		e.eventually("PVC "+pvc+" created by the StatefulSet controller", func() (bool, string) {
+			_, err := e.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, pvc, metav1.GetOptions{})
+			return err == nil, fmt.Sprint(err)
+		})
+		e.bindPVC(ns, pvc, "20Gi")
+	}
+	e.eventually("VolumesResized True", func() (bool, string) {
+		status, reason, message := e.condition(ns, name, "VolumesResized")
+		return status == "True", fmt.Sprintf("%s %s: %s", status, reason, message)
+	})
+
+	drainPassErrors(e)
+	e.apply(lake("30Gi"))
+	for _, pvc := range pvcs {
+		e.eventually("cache PVC "+pvc+" raised to 30Gi", func() (bool, string) {
+			got := e.pvcRequest(ns, pvc)
+			return got == "30Gi", "requests " + got
+		})
+	}
+	e.eventually("VolumesResized says the caches are being expanded", func() (bool, string) {
+		status, reason, message := e.condition(ns, name, "VolumesResized")
+		return status == "False" && reason == "ExpansionInProgress" && strings.Contains(message, "PVC "+pvcs[1]+" requests 30Gi, its capacity is still 20Gi"),
+			fmt.Sprintf("%s %s: %s", status, reason, message)
+	})
+	time.Sleep(time.Second) // a few more passes, each applying the StatefulSets
+	if got := e.claimTemplateSize(ns, cn); got != "20Gi" {
+		t.Errorf("CN StatefulSet volumeClaimTemplates size %s, want the 20Gi it was created with", got)
+	}
+	if n := e.moduleErrors(); n > e.errorsSeen {
+		t.Fatalf("%v hook or module runs failed after the cache grew (addon-operator's log: %s)", n-e.errorsSeen, e.ao.LogPath)
+	}
+	if _, _, message := e.condition(ns, name, "ObjectsApplied"); strings.Contains(message, "refused") {
+		t.Errorf("ObjectsApplied: %s", message)
+	}
+
+	_, err := e.tryApply(lake("10Gi"))
+	if err == nil || !strings.Contains(err.Error(), "compute.cache.size") || !strings.Contains(err.Error(), "shrink") {
+		t.Fatalf("shrinking the cache: %v, want a refusal naming compute.cache.size", err)
+	}
+	t.Logf("a smaller cache is refused: %v", err)
+}

@@ -24,11 +24,15 @@ spec:
   {{- end }}
   serviceName: {{ $i.names.computeHeadlessService | quote }}
   {{- /* CNs hold no tablets of their own (the data is in the object
-  storage), so they start and stop together, and a rolling update is
-  safe: the agent adds each CN as it appears. */}}
+  storage), so they start and stop together: the agent adds each CN as it
+  appears. */}}
   podManagementPolicy: Parallel
+  {{- /* OnDelete, like the FEs and BEs: the instances hook restarts the CNs
+  one at a time before any FE (pkg/desired/rollout.go): StarRocks' upgrade
+  order, BEs and CNs before the FEs, which RollingUpdate, rolling each
+  StatefulSet on its own, would not keep. */}}
   updateStrategy:
-    type: RollingUpdate
+    type: OnDelete
   {{- /* The cache volumes of CNs scaled in go with them: they hold copies
   of the object storage only. */}}
   persistentVolumeClaimRetentionPolicy:
@@ -144,5 +148,8 @@ spec:
         {{- end }}
         resources:
           requests:
-            storage: {{ $i.compute.cache.size | quote }}
+            {{- /* The size the StatefulSet was created with: the apiserver
+            refuses any change of volumeClaimTemplates; a grown cache is
+            the instances hook's expansion of each PVC. */}}
+            storage: {{ $i.compute.cache.templateSize | default $i.compute.cache.size | quote }}
 {{- end }}

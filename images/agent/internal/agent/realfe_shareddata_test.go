@@ -112,6 +112,28 @@ func TestAgentOnASharedDataFrontend(t *testing.T) {
 		require.False(t, hasSales())
 	})
 
+	// StarRocks would create the volume with keys the bucket refuses
+	// (CREATE STORAGE VOLUME reaches no bucket): the agent checks first,
+	// reports why, and sends nothing.
+	secrets.set("team-s3-keys", map[string]string{"access": s3.AccessKey, "secret": "wrong-secret-0123456789abcdefghij"})
+	t.Run("a bucket that refuses the keys: no volume, a clear reason", func(t *testing.T) {
+		a.Pass(ctx)
+		st := a.Status()
+		sv := st.SharedData.StorageVolume
+		require.False(t, sv.Ready)
+		require.Equal(t, agentconfig.StorageVolumeBucketUnreachable, sv.Reason, sv.Message)
+		require.Contains(t, sv.Message, "SignatureDoesNotMatch")
+		require.Contains(t, sv.Message, "team-data")
+		require.NotContains(t, sv.Message, "wrong-secret")
+		rows, err := realfe.QueryMaps(ctx, root, "SHOW STORAGE VOLUMES")
+		require.NoError(t, err)
+		for _, r := range rows {
+			require.NotEqual(t, sv.Name, r["Storage Volume"], "the volume was created")
+		}
+		require.False(t, hasSales())
+		require.NotContains(t, logs.String(), "wrong-secret")
+	})
+
 	secrets.set("team-s3-keys", map[string]string{"access": s3.AccessKey, "secret": s3.SecretKey})
 	t.Run("the volume, the CNs, the snapshot, then the database", func(t *testing.T) {
 		a.Pass(ctx)

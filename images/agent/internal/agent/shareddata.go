@@ -136,7 +136,21 @@ func (a *Agent) ensureVolume(ctx context.Context, c agentconfig.StorageVolume) a
 	a.volumeKeys = []string{keys.AccessKey, keys.SecretKey}
 	a.mu.Unlock()
 	v := shareddata.Volume{Name: c.Name, Location: c.Location, Endpoint: c.Endpoint, Region: c.Region,
-		PathStyle: c.PathStyle, EnableSSL: c.EnableSSL, Keys: keys}
+		PathStyle: c.PathStyle, EnableSSL: c.EnableSSL, Keys: keys, Check: true}
+	if c.CA != nil {
+		// The CA the CNs and the FE trust too (their start scripts add it
+		// to their bundles): the agent's check reaches the endpoint as
+		// they will.
+		data, err := a.opts.Secrets.Get(ctx, c.CA.Name)
+		if err != nil {
+			st.Reason, st.Message = agentconfig.StorageVolumeCredentialsMissing, agentconfig.TruncateBackupMessage(fmt.Sprintf("read the storage CA from Secret %s: %v", c.CA.Name, err))
+			return st
+		}
+		if v.CAPEM = data[c.CA.Key]; len(v.CAPEM) == 0 {
+			st.Reason, st.Message = agentconfig.StorageVolumeCredentialsMissing, fmt.Sprintf("Secret %s has no key %q with the storage CA", c.CA.Name, c.CA.Key)
+			return st
+		}
+	}
 	var got shareddata.Ensured
 	// On the leader's own FE, like the backups: the statements change the
 	// leader's metadata, and SHOW and DESC read it there.
@@ -161,9 +175,12 @@ func (a *Agent) ensureVolume(ctx context.Context, c agentconfig.StorageVolume) a
 		a.log.Info("storage volume made the default", "name", c.Name)
 	}
 	var le *shareddata.LocationError
+	var be *shareddata.BucketError
 	switch {
 	case errors.As(err, &le):
 		st.Reason, st.Message = agentconfig.StorageVolumeLocationChanged, le.Error()
+	case errors.As(err, &be):
+		st.Reason, st.Message = agentconfig.StorageVolumeBucketUnreachable, agentconfig.TruncateBackupMessage(a.scrub(v.Scrub(be.Error())))
 	case err != nil:
 		st.Reason, st.Message = agentconfig.StorageVolumeRefused, agentconfig.TruncateBackupMessage(a.scrub(v.Scrub(err.Error())))
 	default:

@@ -130,6 +130,25 @@ func (s *Store) Check(ctx context.Context) error {
 	return nil
 }
 
+// CheckLocation lists one key under the storage's prefix: the bucket
+// exists and the keys, endpoint and CA reach it from the agent's pod. It is
+// bounded by checkTimeout, so an endpoint that does not answer holds the
+// agent's pass that long at most.
+func (s *Store) CheckLocation(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	prefix := strings.TrimPrefix(s.repo.Storage.Prefix+"/", "/")
+	_, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(s.repo.Storage.Bucket),
+		Prefix: aws.String(prefix), MaxKeys: aws.Int32(1)})
+	if err != nil {
+		return s.err("list s3://"+s.repo.Storage.Bucket+"/"+prefix+" at "+s.repo.Storage.Endpoint, err)
+	}
+	return nil
+}
+
+// checkTimeout bounds CheckLocation (the SDK's retries included).
+const checkTimeout = 30 * time.Second
+
 // HasRepoInfo reports whether the repository's __repo_info is there: a
 // repository StarRocks created at this location before.
 func (s *Store) HasRepoInfo(ctx context.Context) (bool, error) {

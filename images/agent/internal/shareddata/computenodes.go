@@ -31,14 +31,21 @@ import (
 
 // ComputeNode is a row of SHOW COMPUTE NODES (fe-core common/proc/
 // ComputeNodeProcDir TITLE_NAMES: IP, HeartbeatPort, Alive,
-// NumRunningQueries, Version, ...), read by column name.
+// NumRunningQueries, Version, StatusCode, ...), read by column name.
 type ComputeNode struct {
 	Host           string
 	HeartbeatPort  int
 	Alive          bool
 	RunningQueries int64
 	Version        string
+	// Status is column StatusCode (fe-core system/ComputeNode.Status:
+	// CONNECTING, OK, SHUTDOWN, DISCONNECTED); "" when the FE has no such
+	// column.
+	Status string
 }
+
+// StatusShutdown is the StatusCode of a CN in its graceful exit.
+const StatusShutdown = "SHUTDOWN"
 
 // ShowComputeNodes runs SHOW COMPUTE NODES.
 func ShowComputeNodes(ctx context.Context, q Querier) ([]ComputeNode, error) {
@@ -59,7 +66,7 @@ func ShowComputeNodes(ctx context.Context, q Querier) ([]ComputeNode, error) {
 			version = ""
 		}
 		out = append(out, ComputeNode{Host: normHost(host), HeartbeatPort: port, Alive: isTrue(r["Alive"]),
-			RunningQueries: running, Version: version})
+			RunningQueries: running, Version: version, Status: strings.ToUpper(strings.TrimSpace(r["StatusCode"]))})
 	}
 	return out, nil
 }
@@ -109,15 +116,22 @@ type CNPlan struct {
 func (p CNPlan) Empty() bool { return len(p.Add)+len(p.Drop) == 0 }
 
 // DecideComputeNodes adds every desired CN StarRocks does not list and
-// drops a listed CN that is not desired only once it is no longer alive.
+// drops a listed CN that is not desired only once its process is gone.
 // StarRocks has no decommission for a CN (fe-grammar StarRocks.g4 has
 // DECOMMISSION BACKEND only): a CN keeps no data, it holds a cache and
-// runs queries. Alive turns false when the FE's heartbeats go unanswered
-// (the CN's process exited: the pod is gone, or it finished its graceful
-// exit after the StatefulSet was scaled in); while alive it may run queries
-// (NumRunningQueries), and dropping it would fail them. A CN beyond the
-// count that is still alive (its pod still runs, e.g. spec.replicas above
-// Max) keeps serving.
+// runs queries. While alive it may run queries (NumRunningQueries), and
+// dropping it would fail them. Alive turns false already when the CN
+// starts its graceful exit (the pod's preStop, stop_cn.sh -g, after the
+// StatefulSet was scaled in): its heartbeat answers SHUTDOWN, and fe-core
+// system/ComputeNode.handleHbResponse sets Alive false and StatusCode
+// SHUTDOWN at once, yet keeps the node out of the CoordinatorMonitor "where
+// the node is still trying to complete" its queries. Dropping it then
+// would remove its starlet worker under those queries (SystemInfoService
+// .dropComputeNode: StarOSAgent.removeWorker). So a CN in SHUTDOWN is still
+// leaving; it is dropped once its heartbeats go unanswered past
+// heartbeat_retry_times (StatusCode DISCONNECTED: the process exited) or
+// it never answered one (CONNECTING). A CN beyond the count that is still
+// alive (its pod still runs, e.g. spec.replicas above Max) keeps serving.
 func DecideComputeNodes(want []string, port int, cns []ComputeNode) CNPlan {
 	var p CNPlan
 	wanted := map[string]bool{}
@@ -130,7 +144,7 @@ func DecideComputeNodes(want []string, port int, cns []ComputeNode) CNPlan {
 		listed[hp] = true
 		switch {
 		case wanted[hp]:
-		case cn.Alive:
+		case cn.Alive || cn.Status == StatusShutdown:
 			p.Leaving = append(p.Leaving, hp)
 		default:
 			p.Drop = append(p.Drop, hp)

@@ -20,6 +20,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -195,6 +196,56 @@ func TestSharedDataOnARealFrontend(t *testing.T) {
 		}
 	})
 
+	// StarRocks reaches no bucket on CREATE STORAGE VOLUME: a volume with
+	// keys the bucket refuses, in a bucket that does not exist, is created
+	// (and fails only once something writes to it). The agent checks first.
+	otherUID := "1c6f8d2e-3333-4444-8555-a66677778888"
+	refused := v
+	refused.Name = agentconfig.StorageVolumeName(otherUID)
+	refused.Location = agentconfig.StorageVolumeLocation("no-such-bucket", "starrocks", "team-a", "other", otherUID)
+	refused.Keys = backup.Keys{AccessKey: "AKUNKNOWN0000001", SecretKey: "wrong-secret-0123456789abcdefghij"}
+	refused.CAPEM = s3.CA.CertPEM
+	t.Run("StarRocks creates a storage volume the bucket refuses", func(t *testing.T) {
+		stmt := fmt.Sprintf("CREATE STORAGE VOLUME `%s` TYPE = S3 LOCATIONS = (\"%s\") PROPERTIES (\"aws.s3.endpoint\" = \"%s\", \"aws.s3.region\" = \"%s\", "+
+			"\"aws.s3.enable_path_style_access\" = \"true\", \"aws.s3.use_aws_sdk_default_behavior\" = \"false\", \"aws.s3.use_instance_profile\" = \"false\", "+
+			"\"aws.s3.access_key\" = \"%s\", \"aws.s3.secret_key\" = \"%s\")",
+			refused.Name, refused.Location, refused.Endpoint, s3server.Region, refused.Keys.AccessKey, refused.Keys.SecretKey)
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("StarRocks refused the volume itself (the check would then be StarRocks'): %v", err)
+		}
+		if _, found, err := shareddata.Describe(ctx, db, refused.Name); err != nil || !found {
+			t.Fatalf("Describe = %t, %v", found, err)
+		}
+		if _, err := db.ExecContext(ctx, "DROP STORAGE VOLUME `"+refused.Name+"`"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("the agent's bucket check sends nothing to StarRocks for a bucket that refuses the keys", func(t *testing.T) {
+		checked := refused
+		checked.Check = true
+		got, err := shareddata.EnsureVolume(ctx, q, checked, "")
+		var be *shareddata.BucketError
+		if !errors.As(err, &be) || got.Created {
+			t.Fatalf("EnsureVolume = %+v, %v, want a BucketError", got, err)
+		}
+		if strings.Contains(err.Error(), checked.Keys.SecretKey) || strings.Contains(err.Error(), checked.Keys.AccessKey) {
+			t.Fatal("a key in the error")
+		}
+		if sent := q.take(); len(sent) != 0 {
+			t.Fatalf("sent %v", verbs(sent))
+		}
+		if _, found, err := shareddata.Describe(ctx, db, checked.Name); err != nil || found {
+			t.Fatalf("Describe = %t, %v: the volume was created", found, err)
+		}
+		// The instance's own volume with its keys and CA passes the check.
+		ok := v
+		ok.Check, ok.CAPEM = true, s3.CA.CertPEM
+		if got, err := shareddata.EnsureVolume(ctx, q, ok, ""); err != nil || !got.Altered {
+			t.Fatalf("EnsureVolume of the instance's volume, checked = %+v, %v", got, err)
+		}
+		q.take()
+	})
+
 	cns := agentconfig.ComputeNodes{StatefulSet: "d8ms-sr-realfe-cn", HostFormat: "d8ms-sr-realfe-cn-%d.d8ms-sr-realfe-cn.team-a.svc.cluster.local",
 		HeartbeatPort: 9050, Min: 1, Max: 3}
 	t.Run("compute nodes are added, listed not alive without a process, and dropped beyond the count", func(t *testing.T) {
@@ -217,6 +268,10 @@ func TestSharedDataOnARealFrontend(t *testing.T) {
 		for _, cn := range listed {
 			if cn.Alive {
 				t.Fatalf("%s is alive without a CN process", cn.Host)
+			}
+			// What tells a graceful exit (SHUTDOWN) from a process gone.
+			if cn.Status != "CONNECTING" && cn.Status != "DISCONNECTED" {
+				t.Fatalf("%s: StatusCode %q, want CONNECTING or DISCONNECTED without a CN process", cn.Host, cn.Status)
 			}
 		}
 		if plan := shareddata.DecideComputeNodes(want, cns.HeartbeatPort, listed); !plan.Empty() {

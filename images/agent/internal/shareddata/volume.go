@@ -51,6 +51,45 @@ type Volume struct {
 	PathStyle bool
 	EnableSSL bool
 	Keys      backup.Keys
+	// CAPEM is the endpoint's CA bundle, nil for the system roots.
+	CAPEM []byte
+	// Check, when set, makes EnsureVolume check the bucket from the
+	// agent's pod (CheckBucket) before any statement that gives StarRocks
+	// the keys.
+	Check bool
+}
+
+// BucketError: the bucket does not answer the volume's keys, endpoint and
+// CA from the agent's pod; no statement was sent.
+type BucketError struct{ Err error }
+
+func (e *BucketError) Error() string {
+	return "the bucket does not answer the storage settings, so no storage volume is created or changed: " + e.Err.Error()
+}
+
+func (e *BucketError) Unwrap() error { return e.Err }
+
+// CheckBucket lists one key under the volume's location with its keys,
+// endpoint and CA. StarRocks checks none of them when it creates or alters
+// a storage volume: fe-core StorageVolumeMgr.validateParams only checks the
+// property names, and SharedDataStorageVolumeMgr.createInternalNoLock hands
+// the file store to StarOS (StarOSAgent.addFileStore) without reaching the
+// bucket (seen on a real FE: a volume with keys the bucket refuses is
+// created, realfe_test.go); a wrong setting shows only when the first
+// table is written, or when a CN or the cluster snapshot reaches the bucket.
+// Errors never hold a key.
+func (v Volume) CheckBucket(ctx context.Context) error {
+	rest, _ := strings.CutPrefix(v.Location, "s3://")
+	bucket, prefix, _ := strings.Cut(rest, "/")
+	store, err := backup.NewStore(backup.Repository{Name: v.Name, Keys: v.Keys, Storage: backup.Storage{
+		Endpoint: v.Endpoint, Region: v.Region, Bucket: bucket, Prefix: prefix, PathStyle: v.PathStyle, CAPEM: v.CAPEM}})
+	if err == nil {
+		err = store.CheckLocation(ctx)
+	}
+	if err != nil {
+		return &BucketError{Err: errors.New(v.Scrub(err.Error()))}
+	}
+	return nil
 }
 
 // Validate checks every string that goes into a statement with the
@@ -209,6 +248,12 @@ func EnsureVolume(ctx context.Context, q Querier, v Volume, applied string) (Ens
 		return Ensured{}, errors.New(v.Scrub(err.Error()))
 	}
 	out := Ensured{Fingerprint: applied}
+	send := !found || sameLocation(d.Location, v.Location) && (applied != want || !sameParams(d.Params, v))
+	if send && v.Check {
+		if err := v.CheckBucket(ctx); err != nil {
+			return out, err
+		}
+	}
 	switch {
 	case !found:
 		if _, err := q.ExecContext(ctx, v.createStatement()); err != nil {
