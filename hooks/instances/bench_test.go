@@ -26,6 +26,7 @@ import (
 	"github.com/deckhouse/module-sdk/pkg"
 	"github.com/deckhouse/module-sdk/testing/helpers"
 	"github.com/jonboulle/clockwork"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -33,8 +34,10 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
+	"github.com/deckhouse/managed-starrocks/hooks/internal/applied"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/kubewrite"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
@@ -48,13 +51,22 @@ func (d benchDC) GetClock() clockwork.Clock { return d.clock }
 
 // steadyState builds the snapshots of a cluster in which every instance is
 // deployed and its status is current: the common full reconcile, triggered by
-// any event, that must write nothing.
+// any event, that must write nothing. Every pod of every instance is in the
+// rollout snapshot, on its StatefulSet's update revision and ready.
 //
 // With backups > 0 every instance has spec.backup (a daily schedule whose
 // slot is not due, keepLast 30) and that many Completed StarrocksBackup
 // objects (issue 26), so the run plans, bounds and reports them and still
 // writes nothing.
-func steadyState(b *testing.B, n, backups int) helpers.StaticSnapshots {
+//
+// With sharedData > 0 that many of the instances (every n/sharedData-th)
+// are shared-data (spec.storage.mode ObjectStorage), which their class
+// allows: 3 FEs and CNs, a fixed count of 3 for half of them and an
+// autoscaler's range of 2 to 8 for the others, whose HPA scaled them to 5.
+// Each has what a steady shared-data instance has: the CN StatefulSet and
+// a cache PVC per CN, the FE leader's agent reporting the membership, the
+// storage volume ready and the newest automated cluster snapshot finished.
+func steadyState(b *testing.B, n, backups, sharedData int) helpers.StaticSnapshots {
 	b.Helper()
 	var classes []*v1alpha1.StarrocksClass
 	for c := range 5 {
@@ -74,6 +86,21 @@ func steadyState(b *testing.B, n, backups int) helpers.StaticSnapshots {
 			},
 		})
 	}
+	if sharedData > 0 {
+		for _, c := range classes {
+			// The same rules for BEs, and one for CNs.
+			c.Spec.Validations = []v1alpha1.ValidationRule{
+				{Rule: "storage == 'ObjectStorage' || configuration.streamingLoadMaxMb * 1048576 <= backend.memory.size", Message: "too large"},
+				{Rule: "storage == 'ObjectStorage' || type != 'Cluster' || backend.replicas >= 2", Message: "at least two BEs"},
+				{Rule: "storage != 'ObjectStorage' || configuration.streamingLoadMaxMb * 1048576 <= compute.memory.size", Message: "too large for a CN"},
+			}
+			c.Spec.SharedData = &v1alpha1.ClassSharedData{Allowed: true, AllowedEndpoints: []string{"s3.example.com"}, MinReplicas: 1, MaxReplicas: 10,
+				AutoscalingAllowed: true, CacheSize: &v1alpha1.QuantityRange{Min: ptrTo(resource.MustParse("10Gi")), Max: ptrTo(resource.MustParse("1Ti"))}}
+			// The hook caches compiled classes by UID and generation.
+			c.UID += "-shared-data"
+		}
+	}
+	isShared := func(i int) bool { return sharedData > 0 && i%(n/sharedData) == 0 }
 	var instances []*v1alpha1.Starrocks
 	for i := range n {
 		comp := v1alpha1.ComponentSpec{
@@ -82,12 +109,12 @@ func steadyState(b *testing.B, n, backups int) helpers.StaticSnapshots {
 			PersistentVolumeClaim: v1alpha1.PersistentVolumeClaimSpec{Size: resource.MustParse("50Gi")},
 		}
 		uid := types.UID("u" + typesUID(i))
-		if backups > 0 {
-			// The repository name derives from the UID, which the API
-			// server makes a UUID.
+		if backups > 0 || sharedData > 0 {
+			// The repository and the storage volume names derive from
+			// the UID, which the API server makes a UUID.
 			uid = types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", i))
 		}
-		instances = append(instances, &v1alpha1.Starrocks{
+		sr := &v1alpha1.Starrocks{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("sr-%d", i), Namespace: fmt.Sprintf("ns-%d", i%50), UID: uid, Generation: 1},
 			Spec: v1alpha1.StarrocksSpec{
 				StarrocksClassName: fmt.Sprintf("class-%d", i%5),
@@ -96,7 +123,21 @@ func steadyState(b *testing.B, n, backups int) helpers.StaticSnapshots {
 				Backend:            v1alpha1.BackendSpec{ComponentSpec: comp, Replicas: ptrTo(int32(3))},
 				Configuration:      &v1alpha1.Configuration{StreamingLoadMaxMb: ptrTo(int64(1024))},
 			},
-		})
+		}
+		if isShared(i) {
+			sr.Spec.Backend = v1alpha1.BackendSpec{}
+			sr.Spec.Storage = &v1alpha1.StorageSpec{Mode: v1alpha1.StorageObjectStorage, ObjectStorage: &v1alpha1.BackupStorage{
+				Endpoint: "https://s3.example.com", Bucket: "team-data", Prefix: "starrocks",
+				CredentialsSecretRef: v1alpha1.BackupCredentialsRef{Name: "s3-keys", AccessKeyIDKey: "accessKeyID", SecretAccessKeyKey: "secretAccessKey"}}}
+			sr.Spec.Compute = &v1alpha1.ComputeSpec{CPU: comp.CPU, Memory: comp.Memory,
+				Cache: v1alpha1.CacheVolumeSpec{Size: resource.MustParse("100Gi"), StorageClassName: "expandable"}}
+			if (i/(n/sharedData))%2 == 0 {
+				sr.Spec.Compute.Replicas = ptrTo(int32(3))
+			} else {
+				sr.Spec.Compute.Autoscaling = &v1alpha1.ComputeAutoscaling{MinReplicas: 2, MaxReplicas: 8, TargetCPUUtilizationPercentage: ptrTo(int32(70))}
+			}
+		}
+		instances = append(instances, sr)
 	}
 
 	if backups > 0 {
@@ -106,6 +147,9 @@ func steadyState(b *testing.B, n, backups int) helpers.StaticSnapshots {
 			classes[c].UID += "-backups"
 		}
 		for _, sr := range instances {
+			if sr.Spec.IsSharedData() {
+				continue // automated cluster snapshots instead
+			}
 			sr.Spec.Backup = &v1alpha1.BackupSpec{
 				Storage: v1alpha1.BackupStorage{Endpoint: "https://s3.example.com", Bucket: "team-backups", Prefix: "starrocks",
 					CredentialsSecretRef: v1alpha1.BackupCredentialsRef{Name: "s3-keys", AccessKeyIDKey: "accessKeyID", SecretAccessKeyKey: "secretAccessKey"}},
@@ -134,35 +178,68 @@ func steadyState(b *testing.B, n, backups int) helpers.StaticSnapshots {
 	var st State
 	st.Instances, st.Classes = instances, classes
 	ready := &metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Ready", LastTransitionTime: now}
+	const revision = "rev-1"
 	for _, sr := range instances {
 		ns, name := sr.Namespace, sr.Name
 		names := desired.NamesFor(name)
-		for _, c := range []struct {
-			component, sts, claim string
-			replicas              int32
-		}{{shared.ComponentFrontend, names.FrontendStatefulSet, "meta", 3}, {shared.ComponentBackend, names.BackendStatefulSet, "storage", 3}} {
-			size := sr.Spec.Frontend.PersistentVolumeClaim.Size.String()
-			s := StatefulSetSnap{Namespace: ns, Name: c.sts, UID: "sts-" + c.sts, Instance: name, Component: c.component, StatefulSetState: StatefulSetState{Replicas: c.replicas, ReadyReplicas: c.replicas, TemplateSize: size}}
+		size := sr.Spec.Frontend.PersistentVolumeClaim.Size.String()
+		type workload struct {
+			component, sts, claim, size string
+			replicas                    int32
+		}
+		workloads := []workload{{shared.ComponentFrontend, names.FrontendStatefulSet, "meta", size, 3}, {shared.ComponentBackend, names.BackendStatefulSet, "storage", size, 3}}
+		if c := sr.Spec.Compute; c != nil {
+			// Autoscaled: the HPA set the StatefulSet's replicas within
+			// the range.
+			cns := int32(5)
+			if c.Replicas != nil {
+				cns = *c.Replicas
+			}
+			workloads[1] = workload{shared.ComponentCompute, names.ComputeStatefulSet, "cache", c.Cache.Size.String(), cns}
+		}
+		for _, c := range workloads {
+			s := StatefulSetSnap{Namespace: ns, Name: c.sts, UID: "sts-" + c.sts, Instance: name, Component: c.component,
+				StatefulSetState: StatefulSetState{Replicas: c.replicas, ReadyReplicas: c.replicas, TemplateSize: c.size, UpdateRevision: revision}}
 			st.StatefulSets = append(st.StatefulSets, s)
 			add(SnapStatefulSets, s)
 			for p := range c.replicas {
 				pvc := PVCSnap{Namespace: ns, Name: fmt.Sprintf("%s-%s-%d", c.claim, c.sts, p), Instance: name, Component: c.component,
-					StorageClassName: "expandable", Requested: size, Capacity: size, Phase: "Bound"}
+					StorageClassName: "expandable", Requested: c.size, Capacity: c.size, Phase: "Bound"}
 				st.PVCs = append(st.PVCs, pvc)
 				add(SnapPVCs, pvc)
+				pod := RolloutPodSnap{Namespace: ns, Name: fmt.Sprintf("%s-%d", c.sts, p), UID: fmt.Sprintf("pod-%s-%d", c.sts, p), Instance: name, Component: c.component,
+					Revision: revision, Owner: &OwnerSnap{Name: c.sts, UID: "sts-" + c.sts}, Ready: true}
+				if c.component == shared.ComponentFrontend && p == 0 {
+					pod.Agent = &RolloutAgentRep{Leader: leaderHost(sr)}
+				}
+				st.RolloutPods = append(st.RolloutPods, pod)
+				add(SnapRolloutPods, pod)
 			}
 		}
 		for p := range 3 {
 			pod := PodSnap{Namespace: ns, Name: fmt.Sprintf("d8ms-sr-%s-%d", name, p), Instance: name, Owner: &OwnerSnap{Name: names.FrontendStatefulSet, UID: "sts-" + names.FrontendStatefulSet},
 				AgentTLS: &AgentTLS{Ready: true}, Accounts: &AgentAccounts{Ready: true}}
+			if p == 0 {
+				pod.Membership, pod.SharedData = steadyLeaderReport(sr)
+			}
 			st.Pods = append(st.Pods, pod)
 			add(SnapPods, pod)
 		}
 		cert := CertificateSnap{Namespace: ns, Name: names.FrontendStatefulSet, Instance: name, CertificateState: CertificateState{Ready: ready, NotAfter: &now, Revision: 2}}
 		st.Certificates = append(st.Certificates, cert)
 		add(SnapCertificates, cert)
+		rec := appliedRecord(sr, now)
+		data, _ := json.Marshal(rec)
+		add(SnapApplied, AppliedSnap{Namespace: shared.ModuleNamespace, Name: applied.ConfigMapName(rec.UID), Record: string(data)})
+		if st.Applied == nil {
+			st.Applied = map[string]*applied.Record{}
+		}
+		st.Applied[rec.UID] = rec
 	}
 	for _, sr := range instances {
+		if sr.Spec.Backup == nil {
+			continue
+		}
 		for k := range backups {
 			day := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC).AddDate(0, 0, -k)
 			status := map[string]any{"phase": "Completed", "startTime": day.Format(time.RFC3339), "completionTime": day.Add(4 * time.Minute).Format(time.RFC3339),
@@ -194,6 +271,97 @@ func steadyState(b *testing.B, n, backups int) helpers.StaticSnapshots {
 	return snaps
 }
 
+// leaderHost is the host of a Cluster's first FE, as StarRocks names the
+// leader (FQDN).
+func leaderHost(sr *v1alpha1.Starrocks) string {
+	names := desired.NamesFor(sr.Name)
+	return fmt.Sprintf("%s-0.%s.%s.svc.cluster.local", names.FrontendStatefulSet, names.FrontendHeadlessService, sr.Namespace)
+}
+
+// steadyLeaderReport is what the agent of a steady instance's FE leader reports,
+// as the pods' filter keeps it: the membership (3 FEs and the BEs alive,
+// every table at the instance's default replication) and, for a
+// shared-data instance, the storage volume ready and the newest automated
+// cluster snapshot finished (times as StarRocks prints them: the snapshot's
+// at +08:00, the job's in the FE's zone, UTC).
+func steadyLeaderReport(sr *v1alpha1.Starrocks) (*MembershipSnap, *agentconfig.SharedDataStatus) {
+	names := desired.NamesFor(sr.Name)
+	host := func(sts, headless string, p int) string {
+		return fmt.Sprintf("%s-%d.%s.%s.svc.cluster.local", sts, p, headless, sr.Namespace)
+	}
+	m := &MembershipSnap{MembershipStatus: agentconfig.MembershipStatus{Leader: leaderHost(sr)}}
+	for p := range 3 {
+		m.Nodes = append(m.Nodes, agentconfig.NodeStatus{Host: host(names.FrontendStatefulSet, names.FrontendHeadlessService, p), Alive: true})
+	}
+	if !sr.Spec.IsSharedData() {
+		for p := range int(*sr.Spec.Backend.Replicas) {
+			be := host(names.BackendStatefulSet, names.BackendHeadlessService, p)
+			m.Backends = append(m.Backends, be)
+			m.Nodes = append(m.Nodes, agentconfig.NodeStatus{Host: be, Alive: true})
+		}
+		m.Replication = &agentconfig.ReplicationReport{MaxReplicationNum: 3, MinReplicationNum: 3}
+		return m, nil
+	}
+	// StarRocks keeps one replica of a shared-data table.
+	m.Replication = &agentconfig.ReplicationReport{MaxReplicationNum: 1, MinReplicationNum: 1}
+	return m, &agentconfig.SharedDataStatus{
+		StorageVolume: agentconfig.StorageVolumeStatus{Name: agentconfig.StorageVolumeName(string(sr.UID)), Ready: true, CreatedAt: "2026-11-20T08:00:00Z"},
+		ClusterSnapshots: &agentconfig.ClusterSnapshotsStatus{Enabled: true, NewestSnapshotTime: "2026-12-02 17:50:00",
+			LastJob: &agentconfig.ClusterSnapshotJob{SnapshotName: "automated_cluster_snapshot_1764669000000", CreatedTime: "2026-12-02 09:50:00",
+				FinishedTime: "2026-12-02 09:50:41", State: "FINISHED", Succeeded: true}},
+	}
+}
+
+// appliedRecord is the instanceobjects hook's record of a steady instance:
+// its render applied, every object it writes with the UID and version the
+// API server gave it.
+func appliedRecord(sr *v1alpha1.Starrocks, now metav1.Time) *applied.Record {
+	names := desired.NamesFor(sr.Name)
+	skip := map[string]bool{names.BackendStatefulSet: true, names.BackendHeadlessService: true, names.ComputeStatefulSet: true, names.ComputeHeadlessService: true}
+	if c := sr.Spec.Compute; c != nil {
+		skip = map[string]bool{names.BackendStatefulSet: true, names.BackendHeadlessService: true}
+		if c.Autoscaling == nil {
+			// No HorizontalPodAutoscaler for a fixed count.
+			skip["HorizontalPodAutoscaler/"+names.ComputeStatefulSet] = true
+		}
+	}
+	rec := &applied.Record{Namespace: sr.Namespace, Name: sr.Name, UID: string(sr.UID), Checksum: "sha256:" + string(sr.UID), Written: &now}
+	for _, o := range desired.ObjectNames(sr.Name) {
+		if o.Form != desired.Exact || skip[o.Name] || skip[o.Kind+"/"+o.Name] || o.Kind == "Pod" || o.Kind == "PersistentVolumeClaim" {
+			continue
+		}
+		rec.Objects = append(rec.Objects, applied.Object{APIVersion: "v1", Kind: o.Kind, Name: o.Name, UID: fmt.Sprintf("obj-%s-%s-%s", sr.UID, o.Kind, o.Name),
+			Version: "g1", Metadata: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"})
+	}
+	return rec
+}
+
+// steadyIsHealthy fails unless every instance of the steady state is
+// Running with every condition True (a shared-data instance's StorageReady
+// and BackupsHealthy from its cluster snapshots among them): what steady
+// means, not a broken state that merely stays the same.
+func steadyIsHealthy(b *testing.B, s State) {
+	b.Helper()
+	for _, sr := range s.Instances {
+		st := s.InstanceStatus[desired.Key(sr.Namespace, sr.Name)]
+		if st.Phase != v1alpha1.PhaseRunning {
+			b.Fatalf("%s/%s is %s, not Running: %+v", sr.Namespace, sr.Name, st.Phase, st.Conditions)
+		}
+		for _, c := range st.Conditions {
+			if c.Status != metav1.ConditionTrue {
+				b.Fatalf("%s/%s: %s is %s (%s: %s)", sr.Namespace, sr.Name, c.Type, c.Status, c.Reason, c.Message)
+			}
+		}
+		if sr.Spec.IsSharedData() {
+			for _, typ := range []string{ConditionStorageReady, v1alpha1.ConditionBackupsHealthy} {
+				if meta.FindStatusCondition(st.Conditions, typ) == nil {
+					b.Fatalf("%s/%s has no %s", sr.Namespace, sr.Name, typ)
+				}
+			}
+		}
+	}
+}
+
 func typesUID(i int) string { return fmt.Sprintf("-%08d", i) }
 
 // BenchmarkFullReconcile measures one run of the hook over a steady cluster
@@ -203,14 +371,21 @@ func typesUID(i int) string { return fmt.Sprintf("-%08d", i) }
 // these snapshots and writing these values must do.
 func BenchmarkFullReconcile(b *testing.B) {
 	clock := clockwork.NewFakeClockAt(time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC))
-	for _, c := range []struct{ n, backups int }{{10, 0}, {100, 0}, {1000, 0}, {10, 30}, {100, 30}, {1000, 30}} {
+	for _, c := range []struct{ n, backups, sharedData int }{
+		{10, 0, 0}, {100, 0, 0}, {1000, 0, 0},
+		{10, 30, 0}, {100, 30, 0}, {1000, 30, 0},
+		{10, 0, 5}, {100, 0, 50}, {1000, 0, 500},
+	} {
 		n := c.n
 		name := fmt.Sprintf("instances=%d", n)
 		if c.backups > 0 {
 			name += fmt.Sprintf("/backups=%d", c.backups)
 		}
+		if c.sharedData > 0 {
+			name += fmt.Sprintf("/shared-data=%d", c.sharedData)
+		}
 		b.Run(name, func(b *testing.B) {
-			snaps := steadyState(b, n, c.backups)
+			snaps := steadyState(b, n, c.backups, c.sharedData)
 			input := func() *pkg.HookInput {
 				return helpers.NewInputBuilder(b).WithSnapshots(snaps).
 					WithValuesJSON(`{"global":{"discovery":{"clusterDomain":"cluster.local"}}}`).
@@ -237,6 +412,7 @@ func BenchmarkFullReconcile(b *testing.B) {
 			if plan := Reconcile(state, classrules.NewCache(), metav1.NewTime(clock.Now()), nil); len(plan.Values) != n {
 				b.Fatalf("%d entries for %d instances", len(plan.Values), n)
 			}
+			steadyIsHealthy(b, state)
 
 			b.ResetTimer()
 			var hook, floor time.Duration
