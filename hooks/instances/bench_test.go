@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/applied"
@@ -66,8 +67,8 @@ func (d benchDC) GetClock() clockwork.Clock { return d.clock }
 // Each has what a steady shared-data instance has: the CN StatefulSet and
 // a cache PVC per CN, the FE leader's agent reporting the membership, the
 // storage volume ready and the newest automated cluster snapshot finished.
-func steadyState(b *testing.B, n, backups, sharedData int) helpers.StaticSnapshots {
-	b.Helper()
+func steadyState(tb testing.TB, n, backups, sharedData int) helpers.StaticSnapshots {
+	tb.Helper()
 	var classes []*v1alpha1.StarrocksClass
 	for c := range 5 {
 		classes = append(classes, &v1alpha1.StarrocksClass{
@@ -162,7 +163,7 @@ func steadyState(b *testing.B, n, backups, sharedData int) helpers.StaticSnapsho
 	add := func(key string, v any) {
 		data, err := json.Marshal(v)
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		snaps.Add(key, helpers.SnapshotJSON(string(data)))
 	}
@@ -340,22 +341,22 @@ func appliedRecord(sr *v1alpha1.Starrocks, now metav1.Time) *applied.Record {
 // Running with every condition True (a shared-data instance's StorageReady
 // and BackupsHealthy from its cluster snapshots among them): what steady
 // means, not a broken state that merely stays the same.
-func steadyIsHealthy(b *testing.B, s State) {
-	b.Helper()
+func steadyIsHealthy(tb testing.TB, s State) {
+	tb.Helper()
 	for _, sr := range s.Instances {
 		st := s.InstanceStatus[desired.Key(sr.Namespace, sr.Name)]
 		if st.Phase != v1alpha1.PhaseRunning {
-			b.Fatalf("%s/%s is %s, not Running: %+v", sr.Namespace, sr.Name, st.Phase, st.Conditions)
+			tb.Fatalf("%s/%s is %s, not Running: %+v", sr.Namespace, sr.Name, st.Phase, st.Conditions)
 		}
 		for _, c := range st.Conditions {
 			if c.Status != metav1.ConditionTrue {
-				b.Fatalf("%s/%s: %s is %s (%s: %s)", sr.Namespace, sr.Name, c.Type, c.Status, c.Reason, c.Message)
+				tb.Fatalf("%s/%s: %s is %s (%s: %s)", sr.Namespace, sr.Name, c.Type, c.Status, c.Reason, c.Message)
 			}
 		}
 		if sr.Spec.IsSharedData() {
 			for _, typ := range []string{ConditionStorageReady, v1alpha1.ConditionBackupsHealthy} {
 				if meta.FindStatusCondition(st.Conditions, typ) == nil {
-					b.Fatalf("%s/%s has no %s", sr.Namespace, sr.Name, typ)
+					tb.Fatalf("%s/%s has no %s", sr.Namespace, sr.Name, typ)
 				}
 			}
 		}
@@ -363,6 +364,61 @@ func steadyIsHealthy(b *testing.B, s State) {
 }
 
 func typesUID(i int) string { return fmt.Sprintf("-%08d", i) }
+
+// steadyInput makes the input of one run over snaps at the clock's time.
+func steadyInput(tb testing.TB, snaps helpers.StaticSnapshots, clock clockwork.Clock) func() *pkg.HookInput {
+	return func() *pkg.HookInput {
+		return helpers.NewInputBuilder(tb).WithSnapshots(snaps).
+			WithValuesJSON(`{"global":{"discovery":{"clusterDomain":"cluster.local"}}}`).
+			WithDependencyContainer(benchDC{clock: clock}).Build()
+	}
+}
+
+// checkSteady runs the hook once over a steady state of n instances and
+// fails unless it wrote nothing (neither the patch collector's operations
+// nor the hook's own writes), every instance renders and every instance is
+// healthy. It returns the fake cluster of the hook's own writes.
+func checkSteady(tb testing.TB, input func() *pkg.HookInput, n int, clock clockwork.Clock) *dynamicfake.FakeDynamicClient {
+	tb.Helper()
+	in := input()
+	cluster := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
+	if err := handle(context.Background(), in, kubewrite.NewForClient(cluster)); err != nil {
+		tb.Fatal(err)
+	}
+	if ops := in.PatchCollector.Operations(); len(ops) != 0 {
+		tb.Fatalf("steady state wrote %d objects (first %+v)", len(ops), ops[0])
+	}
+	if acts := cluster.Actions(); len(acts) != 0 {
+		what := fmt.Sprintf("%s %s %s in %s", acts[0].GetVerb(), acts[0].GetResource().Resource, acts[0].GetSubresource(), acts[0].GetNamespace())
+		if p, ok := acts[0].(k8stesting.PatchAction); ok {
+			what += fmt.Sprintf(" %s: %.4000s", p.GetName(), p.GetPatch())
+		}
+		tb.Fatalf("steady state wrote %d objects itself (first: %s)", len(acts), what)
+	}
+	// Every instance renders: its entry is the one handed on.
+	state, err := ReadState(input())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if plan := Reconcile(state, classrules.NewCache(), metav1.NewTime(clock.Now()), nil); len(plan.Values) != n {
+		tb.Fatalf("%d entries for %d instances", len(plan.Values), n)
+	}
+	steadyIsHealthy(tb, state)
+	return cluster
+}
+
+// TestSteadyClusterWritesNothing holds in every test run what the
+// benchmark's sanity check holds: a steady cluster, shared-nothing, with
+// backups, and with both modes mixed (CNs fixed and autoscaled), is
+// healthy and one run over it writes nothing.
+func TestSteadyClusterWritesNothing(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC))
+	for _, c := range []struct{ n, backups, sharedData int }{{10, 0, 0}, {10, 3, 0}, {10, 0, 5}, {12, 2, 4}} {
+		t.Run(fmt.Sprintf("instances=%d/backups=%d/shared-data=%d", c.n, c.backups, c.sharedData), func(t *testing.T) {
+			checkSteady(t, steadyInput(t, steadyState(t, c.n, c.backups, c.sharedData), clock), c.n, clock)
+		})
+	}
+}
 
 // BenchmarkFullReconcile measures one run of the hook over a steady cluster
 // and reports the time per instance as a ratio to a floor measured in the
@@ -385,34 +441,8 @@ func BenchmarkFullReconcile(b *testing.B) {
 			name += fmt.Sprintf("/shared-data=%d", c.sharedData)
 		}
 		b.Run(name, func(b *testing.B) {
-			snaps := steadyState(b, n, c.backups, c.sharedData)
-			input := func() *pkg.HookInput {
-				return helpers.NewInputBuilder(b).WithSnapshots(snaps).
-					WithValuesJSON(`{"global":{"discovery":{"clusterDomain":"cluster.local"}}}`).
-					WithDependencyContainer(benchDC{clock: clock}).Build()
-			}
-			// Sanity: the steady state needs no writes (neither the patch
-			// collector's nor the hook's own), and every instance renders.
-			in := input()
-			cluster := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
-			if err := handle(context.Background(), in, kubewrite.NewForClient(cluster)); err != nil {
-				b.Fatal(err)
-			}
-			if ops := in.PatchCollector.Operations(); len(ops) != 0 {
-				b.Fatalf("steady state wrote %d objects (first %+v)", len(ops), ops[0])
-			}
-			if acts := cluster.Actions(); len(acts) != 0 {
-				b.Fatalf("steady state wrote %d objects itself (first: %s %s %s %+v)", len(acts), acts[0].GetVerb(), acts[0].GetResource().Resource, acts[0].GetSubresource(), acts[0])
-			}
-			// Every instance renders: its entry is the one handed on.
-			state, err := ReadState(input())
-			if err != nil {
-				b.Fatal(err)
-			}
-			if plan := Reconcile(state, classrules.NewCache(), metav1.NewTime(clock.Now()), nil); len(plan.Values) != n {
-				b.Fatalf("%d entries for %d instances", len(plan.Values), n)
-			}
-			steadyIsHealthy(b, state)
+			input := steadyInput(b, steadyState(b, n, c.backups, c.sharedData), clock)
+			cluster := checkSteady(b, input, n, clock)
 
 			b.ResetTimer()
 			var hook, floor time.Duration
