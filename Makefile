@@ -32,10 +32,13 @@ bin/localrun:
 # -parallel 4: the end-to-end tests (most on a shared control plane, the
 # rest on their own) mostly wait for module passes, so four at a time fit
 # on 2 cores.
-# The two longest packages first: go test starts packages in the order
-# named. -p 3: test/node mostly waits for pods (50 CPU-seconds in 150 s), so
-# two more packages run beside it: a warm .ci/run took 327 s instead of 371
-# with -p 2 (and 384 s with the longest packages last).
+# dev/node first, then the two longest packages: go test starts packages
+# in the order named. dev/node's whole-machine test takes the machine for
+# about 20 s before test/node's node starts; named later, it held one of
+# the -p slots for minutes, waiting for that node to stop. -p 4: most
+# packages wait (for pods, real FEs, addon-operator's passes) more than
+# they compute; with -p 3 the slots were busy 1900 of 2016 slot-seconds of a
+# 672 s run while the cores idled a third of it.
 LONGEST_TESTS := ./dev/node ./test/node ./test/e2e
 # -ldflags=-w: go test links each of the ~50 test binaries anew every run;
 # without DWARF (which no test reads: stack traces come from the pclntab)
