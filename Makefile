@@ -32,26 +32,26 @@ bin/localrun:
 # -parallel 4: the end-to-end tests (most on a shared control plane, the
 # rest on their own) mostly wait for module passes, so four at a time fit
 # on 2 cores.
-# dev/node first, then the two longest packages: go test starts packages
-# in the order named. dev/node's whole-machine test takes the machine for
+# dev/node first, then the two longest packages: testrun (as go test)
+# starts packages in the order named. dev/node's whole-machine test takes the machine for
 # about 20 s before test/node's node starts; named later, it held one of
 # the -p slots for minutes, waiting for that node to stop. -p 4: most
 # packages wait (for pods, real FEs, addon-operator's passes) more than
 # they compute; with -p 3 the slots were busy 1900 of 2016 slot-seconds of a
 # 672 s run while the cores idled a third of it.
 LONGEST_TESTS := ./dev/node ./test/node ./test/e2e
-# -ldflags=-w: go test links each of the ~50 test binaries anew every run;
-# without DWARF (which no test reads: stack traces come from the pclntab)
-# a link costs 20 to 34% less CPU (pkg/plural 0.43 -> 0.31 CPU-s,
-# hooks/instances 4.0 -> 3.2, dev/controlplane 3.1 -> 2.2, images/webhook
-# 7.1 -> 4.7). Only the test binaries: binaries the tests build themselves
-# keep the flags they are built with elsewhere, so go build finds them up
-# to date.
+# -ldflags: as go test links the binaries it runs, without the symbol table
+# and DWARF (stack traces come from the pclntab), which no test reads.
+# dev/cmd/testrun runs the tests as go test -count=1 does, but keeps the
+# test binaries in the cache: go test links all of them anew on every run
+# (about 100 CPU-s of a warm run); testrun relinks only those whose code
+# changed. Its lines also say what CPU each package used.
+TEST_BINARIES := $(or $(MANAGED_STARROCKS_CACHE),$(HOME)/.cache/managed-starrocks)/test-binaries
 test: tools
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
 	  if [ -n "$$unformatted" ]; then echo "gofmt -w needed on: $$unformatted"; exit 1; fi
 	go vet ./...
-	go test -count=1 -p 4 -parallel 4 -timeout 45m -ldflags=-w $(LONGEST_TESTS) ./...
+	go run ./dev/cmd/testrun -dir $(TEST_BINARIES) -p 4 -parallel 4 -timeout 45m -ldflags='-s -w' $(LONGEST_TESTS) ./...
 
 ## tools: build the local control plane tools and the real StarRocks FE into the cache (once)
 # The FE is built from the source archive in ../shared/starrocks (see
