@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -48,6 +47,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/deckhouse/managed-starrocks/dev/gobuild"
 	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 	"github.com/deckhouse/managed-starrocks/dev/moduleloop"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
@@ -174,24 +174,19 @@ var (
 )
 
 // buildHooks builds the hooks binary exactly as the module ships it, once
-// per test process, into the repository's bin/test: go build leaves a
-// binary there alone while it is up to date (a fresh folder would cost a
-// link, about 7 CPU-seconds, every run).
+// per test process, into the repository's bin/test (dev/gobuild: linked
+// only when its code changed; a link costs about 7 CPU-seconds).
 func buildHooks(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		builtBin, buildErr = filepath.Abs(filepath.Join("..", "bin", "test", "hooks"))
-		if buildErr != nil {
+		dir, err := filepath.Abs(filepath.Join("..", "bin", "test"))
+		if err != nil {
+			buildErr = err
 			return
 		}
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", builtBin, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build the hooks binary: %w: %s", err, out)
-		}
+		builtBin, buildErr = filepath.Join(dir, "hooks"), gobuild.Build(ctx, dir, "hooks", nil, "./hooks")
 	})
 	require.NoError(t, buildErr)
 	return builtBin

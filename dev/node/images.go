@@ -18,12 +18,10 @@ package node
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 
-	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/gobuild"
 	"github.com/deckhouse/managed-starrocks/dev/images"
 )
 
@@ -43,10 +41,8 @@ func (n *Node) buildOwnImages(ctx context.Context) (string, error) {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return "", err
 	}
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(bin, "pause"), "./dev/cmd/pause")
-	build.Dir, build.Env = controlplane.RepoRoot(), append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build dev/cmd/pause: %w\n%s", err, out)
+	if err := gobuild.Build(ctx, bin, "pause", []string{"-trimpath", "-ldflags=-s -w"}, "./dev/cmd/pause"); err != nil {
+		return "", err
 	}
 	shell, err := images.BusyboxLayer(images.BusyboxPath)
 	if err != nil {

@@ -19,6 +19,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -38,6 +39,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/deckhouse/managed-starrocks/dev/fakefe"
+	"github.com/deckhouse/managed-starrocks/dev/gobuild"
 	"github.com/deckhouse/managed-starrocks/dev/testpki"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/status"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
@@ -50,9 +52,8 @@ var (
 )
 
 // binaries builds the agent and the idle floor program once per test run,
-// into the repository's bin/test/agent: go build leaves binaries there
-// alone while they are up to date (a fresh folder would cost two links,
-// about 6 CPU-seconds, every run).
+// into the repository's bin/test/agent (dev/gobuild: linked only when
+// their code changed; two links cost about 6 CPU-seconds).
 func binaries(t testing.TB) (agentBin, idleBin string) {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -60,11 +61,8 @@ func binaries(t testing.TB) (agentBin, idleBin string) {
 		if buildErr != nil {
 			return
 		}
-		for _, b := range []struct{ out, pkg string }{{"agent", "."}, {"idle", "./testdata/idle"}} {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(buildDir, b.out), b.pkg)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
+		for _, b := range []struct{ out, pkg string }{{"agent", "./images/agent"}, {"idle", "./images/agent/testdata/idle"}} {
+			if buildErr = gobuild.Build(context.Background(), buildDir, b.out, nil, b.pkg); buildErr != nil {
 				return
 			}
 		}
