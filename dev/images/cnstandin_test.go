@@ -77,7 +77,7 @@ func TestCNStandinStartsProbesBurnsAndStopsGracefully(t *testing.T) {
 
 	// The burn endpoint refuses what it does not bound, and burns what it does.
 	url := fmt.Sprintf("http://127.0.0.1:%d/standin/burn", web)
-	for _, q := range []string{"", "?seconds=0", "?seconds=601", "?seconds=1&threads=9"} {
+	for _, q := range []string{"", "?seconds=0", "?seconds=601", "?seconds=1&threads=9", "?seconds=1&percent=0", "?seconds=1&percent=101"} {
 		resp, err := http.Post(url+q, "", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -104,6 +104,19 @@ func TestCNStandinStartsProbesBurnsAndStopsGracefully(t *testing.T) {
 		t.Errorf("burn of 2 threads for 2 s used %d clock ticks of CPU, want at least 5 (0.05 s)", burnt)
 	} else {
 		t.Logf("burn of 2 threads for 2 s used %d clock ticks of CPU", burnt)
+	}
+	// A partial burn keeps to its share: a tenth of one thread for 2 s is
+	// about 20 ticks, a whole thread 200.
+	before = cpuTicks(t, p.cmd.Process.Pid)
+	if resp, err = http.Post(url+"?seconds=2&percent=10", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	time.Sleep(2500 * time.Millisecond)
+	if burnt := cpuTicks(t, p.cmd.Process.Pid) - before; burnt > 60 {
+		t.Errorf("burn at 10%% for 2 s used %d clock ticks of CPU, want at most 60", burnt)
+	} else {
+		t.Logf("burn at 10%% for 2 s used %d clock ticks of CPU", burnt)
 	}
 
 	run(t, nil, "/bin/sh", filepath.Join(cnHome, "bin/stop_cn.sh"), "-g")

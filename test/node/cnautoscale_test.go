@@ -75,11 +75,12 @@ func (e *env) testCNAutoscaling(t *testing.T) {
 	})
 	metricsAt := time.Now()
 
-	// Load: CN 0 burns a thread in 10 s slices until the HPA has scaled
-	// out, so the burn ends soon after (the stand-in cannot cancel one).
-	// One thread is a hundred times the CPU request (10m): far above the
-	// target, and it leaves the other core to the instances beside it.
-	burnURL := fmt.Sprintf("http://%s:8040/standin/burn?seconds=10&threads=1", cn0.Status.PodIP)
+	// Load: CN 0 burns in 10 s slices until the HPA has scaled out, so the
+	// burn ends soon after (the stand-in cannot cancel one). A tenth of a
+	// thread is ten times the CPU request (10m), twenty times the target:
+	// the HPA scales out as surely as under a whole thread, and make test
+	// keeps nine tenths of the CPU the load would take.
+	burnURL := fmt.Sprintf("http://%s:8040/standin/burn?seconds=10&threads=1&percent=10", cn0.Status.PodIP)
 	scaledOut := make(chan struct{})
 	burnDone := make(chan struct{})
 	go func() {

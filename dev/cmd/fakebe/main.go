@@ -36,9 +36,10 @@ limitations under the License.
 // Load: a real BE or CN burns CPU on the queries the FE sends it (scans,
 // joins, aggregations through brpc), which is what a HorizontalPodAutoscaler
 // on CNs reacts to. The stand-in runs no query; GET or POST
-// /standin/burn?seconds=N[&threads=K] on the http port spins K goroutines
-// (default 1, at most 8) for N seconds (at most 600) and answers at once, so
-// a test can make a CN's pod busy and watch the autoscaler. The path is the
+// /standin/burn?seconds=N[&threads=K][&percent=P] on the http port spins K
+// goroutines (default 1, at most 8) for N seconds (at most 600), each busy P
+// percent of every 10 ms (default 100), and answers at once, so a test can
+// make a CN's pod busy and watch the autoscaler. The path is the
 // stand-in's own: StarRocks has no such API.
 //
 // What it does not do: store or serve data, cache object storage, speak
@@ -232,16 +233,31 @@ func burn(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	percent := 100
+	if v := r.URL.Query().Get("percent"); v != "" {
+		if percent, err = strconv.Atoi(v); err != nil || percent < 1 || percent > 100 {
+			http.Error(w, "percent: want 1 to 100", http.StatusBadRequest)
+			return
+		}
+	}
 	until := time.Now().Add(time.Duration(seconds) * time.Second)
+	const period = 10 * time.Millisecond
+	busy := period * time.Duration(percent) / 100
 	for range threads {
 		go func() {
-			for x := uint64(1); time.Now().Before(until); x = x*6364136223846793005 + 1 {
+			for time.Now().Before(until) {
+				sliceEnd := time.Now().Add(busy)
+				for x := uint64(1); time.Now().Before(sliceEnd); x = x*6364136223846793005 + 1 {
+				}
+				if busy < period {
+					time.Sleep(period - busy)
+				}
 			}
 		}()
 	}
-	log.Printf("burning %d thread(s) for %d s", threads, seconds)
+	log.Printf("burning %d thread(s) at %d%% for %d s", threads, percent, seconds)
 	w.WriteHeader(http.StatusAccepted)
-	fmt.Fprintf(w, "burning %d thread(s) for %d s\n", threads, seconds)
+	fmt.Fprintf(w, "burning %d thread(s) at %d%% for %d s\n", threads, percent, seconds)
 }
 
 func acceptAndClose(l net.Listener) {
