@@ -238,7 +238,13 @@ func sharedEnv(t testing.TB, s *shared) *env {
 	if s.err != nil {
 		t.Fatalf("the %s environment: %v", s.name, s.err)
 	}
-	view := *s.env
+	return s.env.forTest(t)
+}
+
+// forTest is t's view of e: the same cluster and module, failing and
+// logging through t (a subtest on its parent's env).
+func (e *env) forTest(t testing.TB) *env {
+	view := *e
 	view.t = t
 	return &view
 }

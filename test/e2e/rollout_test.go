@@ -19,8 +19,10 @@ package e2e_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,17 +35,16 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
-// TestUpgradeRestartsBackendsFirstAndTheLeaderLast upgrades the module to a
+// testUpgradeRestartsBackendsFirstAndTheLeaderLast upgrades the module to a
 // release with new images while the test plays the kubelet (pod readiness)
 // and the FE leader's agent (the nodes StarRocks lists, alive and on which
 // version). The hooks must restart one pod at a time: every BE first, then
 // the FE followers, the FE leader last, each only after the previous one is
 // Ready and reported alive on the version the module ships.
-func TestUpgradeRestartsBackendsFirstAndTheLeaderLast(t *testing.T) {
-	t.Parallel()
+func testUpgradeRestartsBackendsFirstAndTheLeaderLast(t *testing.T, e *env, upgraded func()) {
 	const ns, name = "team-u", "olap"
 	newVersion := desired.StarRocksVersion + "-8f0ab1c"
-	u := newUpgradeCluster(t, ns, name)
+	u := newUpgradeCluster(t, e, ns, name)
 	e, fe, be, pods, host, versions := u.e, u.fe, u.be, u.pods, u.host, u.versions
 	// FE-1 leads: the leader is not simply the last ordinal.
 	leader := fe + "-1"
@@ -62,13 +63,7 @@ func TestUpgradeRestartsBackendsFirstAndTheLeaderLast(t *testing.T) {
 
 	// A module release with new images: every pod template changes.
 	uids := e.podUIDs(ns, pods)
-	e.stopModule()
-	e.globals = chartrender.DefaultGlobals()
-	digests := e.globals["modulesImages"].(map[string]any)["digests"].(map[string]any)[chartrender.ModuleValuesKey].(map[string]any)
-	for _, img := range []string{"starrocksFe", "starrocksBe", "agent"} {
-		digests[img] = "sha256:" + strings.Repeat("e", 64)
-	}
-	e.startModule()
+	upgraded()
 	e.eventually("agent.json asks the leader's agent for a metadata image", func() (bool, string) {
 		want, got := e.updateRevision(ns, fe), e.agentConfig(ns, name).CreateImage
 		return got != "" && got == want, fmt.Sprintf("createImage %q, FE updateRevision %q", got, want)
@@ -194,6 +189,104 @@ func (e *env) reportNodes(namespace, pod, leaderHost string, nodes []agentconfig
 	e.patchPodAsAgent(namespace, pod, patch)
 }
 
+// TestUpgrades: a module release with new images rolls every instance in
+// StarRocks' order, each step only once the previous one is done. Its own
+// env: the upgrade restarts the module with new images, which would roll
+// every other test's instances too. Its three instances go through one
+// upgrade together (moduleUpgrade), each checked by a subtest.
+func TestUpgrades(t *testing.T) {
+	t.Parallel()
+	up := newModuleUpgrade(t)
+	t.Run("BEs first and the FE leader last", func(t *testing.T) {
+		upgraded := up.join(t)
+		t.Parallel()
+		testUpgradeRestartsBackendsFirstAndTheLeaderLast(t, up.e.forTest(t), upgraded)
+	})
+	t.Run("healthy tablets and the image on every FE first", func(t *testing.T) {
+		upgraded := up.join(t)
+		t.Parallel()
+		testUpgradeWaitsForHealthyTabletsAndTheImageOnEveryFrontend(t, up.e.forTest(t), upgraded)
+	})
+	t.Run("a shared-data instance's CNs first", func(t *testing.T) {
+		upgraded := up.join(t)
+		t.Parallel()
+		testUpgradeOfASharedDataInstanceRestartsCNsFirst(t, up.e.forTest(t), upgraded)
+	})
+}
+
+// moduleUpgrade is one module upgrade that the subtests of TestUpgrades
+// share: each joins it before it goes parallel (so every subtest -run
+// selects has joined before any waits), sets its instance up, then waits
+// for the upgrade, which the last to get there does.
+type moduleUpgrade struct {
+	e      *env
+	mu     sync.Mutex
+	joined int
+	done   chan struct{}
+}
+
+// newModuleUpgrade starts the env, with the class the subtests use
+// (shared-data allowed).
+func newModuleUpgrade(t *testing.T) *moduleUpgrade {
+	e := newEnv(t, envOptions{})
+	e.apply(strings.Replace(testClass, "  overridableConfiguration:", "  sharedData: {allowed: true, minReplicas: 1, maxReplicas: 5}\n  overridableConfiguration:", 1))
+	return &moduleUpgrade{e: e, done: make(chan struct{})}
+}
+
+// join makes t a part of the upgrade. The returned upgraded returns once
+// addon-operator runs the module with new images of the StarRocks
+// components and the agent (none is DefaultGlobals' own digest). A part
+// that fails before it gets there counts as arrived when it ends, so the
+// others go on. The parts wait for each other side by side: go test must
+// let that many tests run in parallel.
+func (u *moduleUpgrade) join(t *testing.T) (upgraded func()) {
+	u.mu.Lock()
+	joined := u.joined + 1
+	parallel := flag.Lookup("test.parallel").Value.(flag.Getter).Get().(int)
+	if joined <= parallel {
+		u.joined = joined
+	}
+	u.mu.Unlock()
+	if joined > parallel {
+		t.Fatalf("the upgrade tests wait for each other side by side: run go test with -parallel %d or more (it is %d)", joined, parallel)
+	}
+	var once sync.Once
+	arrive := func() {
+		once.Do(func() {
+			u.mu.Lock()
+			u.joined--
+			last := u.joined == 0
+			u.mu.Unlock()
+			if !last {
+				return
+			}
+			defer close(u.done)
+			// The env itself, not a view: its addon-operator is the one
+			// the env's cleanup stops.
+			e := u.e
+			e.t = t
+			e.stopModule()
+			e.globals = chartrender.DefaultGlobals()
+			digests := e.globals["modulesImages"].(map[string]any)["digests"].(map[string]any)[chartrender.ModuleValuesKey].(map[string]any)
+			for _, img := range []string{"starrocksFe", "starrocksBe", "starrocksCn", "agent"} {
+				// Not DefaultGlobals' own digest of any image.
+				digests[img] = "sha256:" + strings.Repeat("f", 64)
+			}
+			e.startModule()
+		})
+	}
+	t.Cleanup(arrive)
+	return func() {
+		t.Helper()
+		arrive()
+		select {
+		case <-u.done:
+		case <-time.After(5 * time.Minute):
+			t.Fatal("the module was not upgraded in 5 minutes: another part of the test did not get to its upgrade")
+		}
+	}
+}
+
 // oldStarRocksVersion is the version every node reports before an upgrade.
 const oldStarRocksVersion = "4.1.6-0c1d2e3"
 
@@ -207,12 +300,8 @@ type upgradeCluster struct {
 	ns       string
 }
 
-func newUpgradeCluster(t *testing.T, ns, name string) *upgradeCluster {
+func newUpgradeCluster(t *testing.T, e *env, ns, name string) *upgradeCluster {
 	t.Helper()
-	// Its own env: the upgrade tests restart the module with new images,
-	// which would roll every other test's instances too.
-	e := newEnv(t, envOptions{})
-	e.apply(testClass)
 	e.apply(instance(ns, name, "Cluster", ""))
 	e.waitObjects(ns, name, 3, 3)
 	u := &upgradeCluster{e: e, ns: ns, fe: "d8ms-sr-" + name, be: "d8ms-sr-" + name + "-be", versions: map[string]string{}}
@@ -233,18 +322,15 @@ func (u *upgradeCluster) host(pod string) string {
 	return fmt.Sprintf("%s.%s-fe-headless.%s.svc.cluster.local", pod, u.fe, u.ns)
 }
 
-// TestUpgradeOfASharedDataInstanceRestartsCNsFirst: a module release with
+// testUpgradeOfASharedDataInstanceRestartsCNsFirst: a module release with
 // new images on a shared-data instance (3 FEs, 3 CNs, no BE). The CN
 // StatefulSet is OnDelete like the others, and the hooks restart every CN
 // first, one at a time, then the FE followers, the leader last, each only
 // once the previous one is Ready and reported alive on the new version
 // (StarRocks' upgrade order: BEs and CNs before the FEs).
-func TestUpgradeOfASharedDataInstanceRestartsCNsFirst(t *testing.T) {
-	t.Parallel()
+func testUpgradeOfASharedDataInstanceRestartsCNsFirst(t *testing.T, e *env, upgraded func()) {
 	const ns, name = "team-sdu", "lake"
 	newVersion := desired.StarRocksVersion + "-8f0ab1c"
-	e := newEnv(t, envOptions{})
-	e.apply(strings.Replace(testClass, "  overridableConfiguration:", "  sharedData: {allowed: true, minReplicas: 1, maxReplicas: 5}\n  overridableConfiguration:", 1))
 	e.apply(fmt.Sprintf(`
 apiVersion: managed-services.deckhouse.io/v1alpha1
 kind: Starrocks
@@ -303,14 +389,7 @@ spec:
 	e.waitCondition(ns, name, "RolledOut", "True")
 
 	uids := e.podUIDs(ns, pods)
-	e.stopModule()
-	e.globals = chartrender.DefaultGlobals()
-	digests := e.globals["modulesImages"].(map[string]any)["digests"].(map[string]any)[chartrender.ModuleValuesKey].(map[string]any)
-	for _, img := range []string{"starrocksFe", "starrocksCn", "agent"} {
-		// Not DefaultGlobals' own digest of any image.
-		digests[img] = "sha256:" + strings.Repeat("f", 64)
-	}
-	e.startModule()
+	upgraded()
 
 	order := []string{cn + "-2", cn + "-1", cn + "-0", fe + "-2", fe + "-0", fe + "-1"}
 	for i, next := range order {

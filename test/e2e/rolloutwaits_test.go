@@ -23,21 +23,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/deckhouse/managed-starrocks/dev/chartrender"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
-// TestUpgradeWaitsForHealthyTabletsAndTheImageOnEveryFrontend upgrades the
+// testUpgradeWaitsForHealthyTabletsAndTheImageOnEveryFrontend upgrades the
 // module while the test plays the kubelet and the agents: the next BE goes
 // only once StarRocks counts no unhealthy tablet, and the FEs only once
 // the leader wrote a new metadata image after ALTER SYSTEM CREATE IMAGE
 // and every other FE has it, RolledOut saying what it waits for.
-func TestUpgradeWaitsForHealthyTabletsAndTheImageOnEveryFrontend(t *testing.T) {
-	t.Parallel()
+func testUpgradeWaitsForHealthyTabletsAndTheImageOnEveryFrontend(t *testing.T, e *env, upgraded func()) {
 	const ns, name = "team-w", "olap"
 	newVersion := desired.StarRocksVersion + "-8f0ab1c"
-	u := newUpgradeCluster(t, ns, name)
+	u := newUpgradeCluster(t, e, ns, name)
 	e, fe, be, pods, host, versions := u.e, u.fe, u.be, u.pods, u.host, u.versions
 	const leader = "d8ms-sr-olap-1"
 	// What the agents report: each FE's newest image, the leader's image
@@ -87,13 +85,7 @@ func TestUpgradeWaitsForHealthyTabletsAndTheImageOnEveryFrontend(t *testing.T) {
 	e.waitCondition(ns, name, "RolledOut", "True")
 
 	uids := e.podUIDs(ns, pods)
-	e.stopModule()
-	e.globals = chartrender.DefaultGlobals()
-	digests := e.globals["modulesImages"].(map[string]any)["digests"].(map[string]any)[chartrender.ModuleValuesKey].(map[string]any)
-	for _, img := range []string{"starrocksFe", "starrocksBe", "agent"} {
-		digests[img] = "sha256:" + strings.Repeat("e", 64)
-	}
-	e.startModule()
+	upgraded()
 	restarted := func(step, pod string) {
 		t.Helper()
 		e.eventually(step+": pod "+pod+" restarted", func() (bool, string) {

@@ -53,22 +53,17 @@ spec:
 `, name, ns, feSize, beSize)
 }
 
-// TestGrowingAVolumeExpandsThePVCs grows both volumes of an instance whose
-// BE PVC is bound (the test plays the provisioner and the PV binder) and
-// whose FE PVC is not. The StatefulSets
-// must keep applying with the size they were created with; the bound PVC is
-// raised to the new size; the unbound one cannot be (the apiserver allows a
-// resize only of a bound PVC) and VolumesResized says so.
-func TestGrowingAVolumeExpandsThePVCs(t *testing.T) {
+// TestGrowingVolumesExpandsThePVCs grows the volumes of a shared-nothing
+// and of a shared-data instance, one after the other on an env of their
+// own: each counts the module's failed runs (other tests' would count on a
+// shared env), and both use a cluster-wide StorageClass that allows
+// expansion.
+func TestGrowingVolumesExpandsThePVCs(t *testing.T) {
 	t.Parallel()
-	const ns, name = "team-v", "vol"
-	ctx := context.Background()
-	// Its own env: it counts the module's failed runs (other tests' would
-	// count on a shared one) and makes a cluster-wide StorageClass.
 	e := newEnv(t, envOptions{})
 	expand := true
 	immediate := storagev1.VolumeBindingImmediate
-	if _, err := e.kube.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
+	if _, err := e.kube.StorageV1().StorageClasses().Create(context.Background(), &storagev1.StorageClass{
 		ObjectMeta:           metav1.ObjectMeta{Name: "expandable"},
 		Provisioner:          "e2e.example.com/none",
 		AllowVolumeExpansion: &expand,
@@ -76,6 +71,19 @@ func TestGrowingAVolumeExpandsThePVCs(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create StorageClass: %v", err)
 	}
+	t.Run("BE and FE volumes", func(t *testing.T) { testGrowingAVolume(t, e.forTest(t)) })
+	t.Run("CN cache", func(t *testing.T) { testGrowingTheCNCache(t, e.forTest(t)) })
+}
+
+// testGrowingAVolume grows both volumes of an instance whose BE PVC is
+// bound (the test plays the provisioner and the PV binder) and whose FE PVC
+// is not. The StatefulSets must keep applying with the size they were
+// created with; the bound PVC is raised to the new size; the unbound one
+// cannot be (the apiserver allows a resize only of a bound PVC) and
+// VolumesResized says so.
+func testGrowingAVolume(t *testing.T, e *env) {
+	const ns, name = "team-v", "vol"
+	ctx := context.Background()
 	e.apply(testClass)
 	e.apply(volumeInstance(ns, name, "10Gi", "50Gi"))
 	e.waitObjects(ns, name, 1, 1)
@@ -198,25 +206,13 @@ func (e *env) claimTemplateSize(namespace, sts string) string {
 	return size
 }
 
-// TestGrowingTheCNCacheExpandsItsPVCs: spec.compute.cache.size of a
-// shared-data instance grows like a BE volume: the CN StatefulSet keeps
-// applying with the size it was created with, every bound cache PVC is
-// raised, and a smaller size is refused naming the field.
-func TestGrowingTheCNCacheExpandsItsPVCs(t *testing.T) {
-	t.Parallel()
+// testGrowingTheCNCache: spec.compute.cache.size of a shared-data instance
+// grows like a BE volume: the CN StatefulSet keeps applying with the size
+// it was created with, every bound cache PVC is raised, and a smaller size
+// is refused naming the field.
+func testGrowingTheCNCache(t *testing.T, e *env) {
 	const ns, name = "team-cv", "lake"
 	ctx := context.Background()
-	e := newEnv(t, envOptions{})
-	expand := true
-	immediate := storagev1.VolumeBindingImmediate
-	if _, err := e.kube.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
-		ObjectMeta:           metav1.ObjectMeta{Name: "expandable"},
-		Provisioner:          "e2e.example.com/none",
-		AllowVolumeExpansion: &expand,
-		VolumeBindingMode:    &immediate,
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create StorageClass: %v", err)
-	}
 	e.apply(strings.Replace(testClass, "  overridableConfiguration:", "  sharedData: {allowed: true, minReplicas: 1, maxReplicas: 5}\n  overridableConfiguration:", 1))
 	lake := func(cache string) string {
 		return fmt.Sprintf(`
