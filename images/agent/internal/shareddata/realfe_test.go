@@ -85,6 +85,7 @@ func verbs(stmts []string) []string {
 // StarRocks itself answers the agent's statements. One FE for the
 // package: an FE's start costs more than everything it is asked here.
 func TestSharedDataOnARealFrontend(t *testing.T) {
+	t.Parallel()
 	c := realfe.Start(t, realfe.Options{SharedData: true, Backup: &v1alpha1.BackupStorage{
 		// Only for the trusted-cas volume: the CA of the S3 server below.
 		Endpoint: "https://s3.realfe.invalid", Bucket: bucket, PathStyle: true,
@@ -102,8 +103,9 @@ func TestSharedDataOnARealFrontend(t *testing.T) {
 	// The snapshot scheduler waits one interval after the FE's start
 	// before its first job (fe-core lake/snapshot/ClusterSnapshotJobScheduler
 	// .runAfterCatalogReady; common/Config automated_cluster_snapshot_interval_seconds,
-	// mutable, 600 by default): a minute here, set first thing.
-	if _, err := db.ExecContext(ctx, `ADMIN SET FRONTEND CONFIG ("automated_cluster_snapshot_interval_seconds" = "60")`); err != nil {
+	// mutable, 600 by default, read on every run of the scheduler, which
+	// runs every 10 s): 10 s here, set first thing.
+	if _, err := db.ExecContext(ctx, `ADMIN SET FRONTEND CONFIG ("automated_cluster_snapshot_interval_seconds" = "10")`); err != nil {
 		t.Fatal(err)
 	}
 

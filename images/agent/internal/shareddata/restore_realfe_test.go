@@ -46,6 +46,7 @@ import (
 // compute nodes added, the automated snapshot on, and a second pass sends
 // nothing. A restart of the restored FE never restores again.
 func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
+	t.Parallel()
 	const sourceUID = "0b5e7c1d-3333-4333-8444-955566667777"
 	src := realfe.Start(t, realfe.Options{SharedData: true, Name: "olap"})
 	dst := realfe.Start(t, realfe.Options{SharedData: true, Name: "olap2"})
@@ -83,7 +84,8 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 	// (before the snapshot, which holds the accounts as they were then).
 	exec(db, "SET PASSWORD = PASSWORD('"+src.RootPassword+"')")
 	db = src.DB(t, fe, "root", src.RootPassword, false)
-	exec(db, `ADMIN SET FRONTEND CONFIG ("automated_cluster_snapshot_interval_seconds" = "60")`)
+	// The first snapshot one interval after the FE's start (realfe_test.go).
+	exec(db, `ADMIN SET FRONTEND CONFIG ("automated_cluster_snapshot_interval_seconds" = "10")`)
 	if _, err := shareddata.EnsureVolume(ctx, db, v, ""); err != nil {
 		t.Fatalf("EnsureVolume: %v\nFE:\n%s", err, fe.Tail())
 	}
