@@ -81,14 +81,15 @@ spec:
               containerPort: 9050
             - name: be-brpc
               containerPort: 8060
-          {{- /* Loading tablet metadata of a large storage takes long. */}}
+          {{- /* Loading tablet metadata of a large storage takes long: 30
+          minutes, probed every 5 s as the FE's. */}}
           startupProbe:
             httpGet:
               path: /api/health
               port: be-http
-            periodSeconds: 10
+            periodSeconds: 5
             timeoutSeconds: 5
-            failureThreshold: 180
+            failureThreshold: 360
           livenessProbe:
             httpGet:
               path: /api/health

@@ -128,14 +128,17 @@ spec:
             - name: fe-edit-log
               containerPort: 9010
           {{- /* A cold start replays the whole edit log and a new follower copies
-          the leader's image first: allow 30 minutes before liveness applies. */}}
+          the leader's image first: allow 30 minutes before liveness applies.
+          Every 5 s, as StarRocks' operator probes (pkg/k8sutils/templates/pod
+          StartupProbe): a restarted pod of a rollout is Ready at most 5 s
+          after it answers, and the rollout's next step follows. */}}
           startupProbe:
             httpGet:
               path: /api/health
               port: fe-http
-            periodSeconds: 10
+            periodSeconds: 5
             timeoutSeconds: 5
-            failureThreshold: 180
+            failureThreshold: 360
           livenessProbe:
             httpGet:
               path: /api/health
