@@ -33,6 +33,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/dev/fakefe"
 	"github.com/deckhouse/managed-starrocks/dev/realfe"
+	"github.com/deckhouse/managed-starrocks/pkg/sqlrows"
 )
 
 // sameAnswers are statements both this package's server and the real FE
@@ -241,7 +242,7 @@ func TestAnswersAsTheRealFEDoes(t *testing.T) {
 	s.SetFEConfig("catalog_trash_expire_second", "86400", true)
 	fake := fakeLogin(t, s)
 	// The fake starts with the databases the cases above left on the FE.
-	dbs, err := realfe.QueryMaps(ctx, real("root", rootPassword), "SHOW DATABASES")
+	dbs, err := sqlrows.QueryMaps(ctx, real("root", rootPassword), "SHOW DATABASES")
 	if err != nil {
 		t.Fatal(err)
 	}

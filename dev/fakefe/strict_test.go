@@ -28,7 +28,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/deckhouse/managed-starrocks/dev/fakefe"
-	"github.com/deckhouse/managed-starrocks/dev/realfe"
+	"github.com/deckhouse/managed-starrocks/pkg/sqlrows"
 )
 
 // feBehaviour are answers of the real FE (branch-4.1) the agent depends
@@ -108,7 +108,7 @@ var feBehaviour = []struct {
 			},
 			"SHOW GRANTS FOR 'pg_u'": {{"'pg_u'@'%'", "", "GRANT 'pg_r' TO 'pg_u'@'%'"}},
 		} {
-			rows, err := realfe.QueryMaps(context.Background(), root, stmt)
+			rows, err := sqlrows.QueryMaps(context.Background(), root, stmt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +133,7 @@ func catalogGrants(t *testing.T, login func(string, string) *sql.DB) {
 		`CREATE EXTERNAL CATALOG cat_ext PROPERTIES ("type" = "hive", "hive.metastore.uris" = "thrift://127.0.0.1:1")`,
 		"GRANT ALTER ON DATABASE cat_ext.cat_db TO ROLE cat_r", "GRANT DROP ON DATABASE cat_db TO ROLE cat_r")
 	t.Cleanup(func() { _, _ = root.Exec("DROP ROLE cat_r") })
-	rows, err := realfe.QueryMaps(context.Background(), root, "SHOW GRANTS FOR ROLE cat_r")
+	rows, err := sqlrows.QueryMaps(context.Background(), root, "SHOW GRANTS FOR ROLE cat_r")
 	if err != nil {
 		t.Fatal(err)
 	}

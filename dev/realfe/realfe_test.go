@@ -33,6 +33,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/dev/realfe"
+	"github.com/deckhouse/managed-starrocks/pkg/sqlrows"
 )
 
 // A leader and a follower of a Cluster instance with requireSecureTransport,
@@ -110,7 +111,7 @@ func TestLeaderAndFollower(t *testing.T) {
 			deadline := time.Now().Add(2 * time.Minute)
 			for {
 				var err error
-				fes, err = realfe.QueryMaps(ctx, root, "SHOW FRONTENDS")
+				fes, err = sqlrows.QueryMaps(ctx, root, "SHOW FRONTENDS")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -141,7 +142,7 @@ func TestLeaderAndFollower(t *testing.T) {
 			fdb := c.DB(t, follower, "root", c.RootPassword, false)
 			deadline := time.Now().Add(time.Minute)
 			for {
-				dbs, err := realfe.QueryMaps(ctx, fdb, "SHOW DATABASES")
+				dbs, err := sqlrows.QueryMaps(ctx, fdb, "SHOW DATABASES")
 				if err != nil {
 					t.Fatal(err)
 				}

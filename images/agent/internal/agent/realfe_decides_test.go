@@ -36,6 +36,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/grants"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/sqlrows"
 )
 
 // What the FE alone decides, on the real FE of the Standalone instance
@@ -212,7 +213,7 @@ func whatTheRealFrontendDecides(t *testing.T, c *realfe.Cluster, fe *realfe.FE) 
 		}
 		login := func(user, password string) error { return c.DB(t, fe, user, password, false).PingContext(ctx) }
 		names := func(stmt, col string) []string {
-			rows, err := realfe.QueryMaps(ctx, root, stmt)
+			rows, err := sqlrows.QueryMaps(ctx, root, stmt)
 			require.NoError(t, err)
 			var out []string
 			for _, r := range rows {
@@ -222,7 +223,7 @@ func whatTheRealFrontendDecides(t *testing.T, c *realfe.Cluster, fe *realfe.FE) 
 			return out
 		}
 		roleGrants := func(role string) []string {
-			rows, err := realfe.QueryMaps(ctx, root, "SHOW GRANTS FOR ROLE "+role)
+			rows, err := sqlrows.QueryMaps(ctx, root, "SHOW GRANTS FOR ROLE "+role)
 			require.NoError(t, err)
 			var out []string
 			for _, r := range rows {
@@ -478,7 +479,7 @@ func showGrants(t *testing.T, db *sql.DB, who string) []string {
 // KILL), as an FE restart would.
 func killSessions(t *testing.T, db *sql.DB, user string) {
 	t.Helper()
-	rows, err := realfe.QueryMaps(context.Background(), db, "SHOW PROCESSLIST")
+	rows, err := sqlrows.QueryMaps(context.Background(), db, "SHOW PROCESSLIST")
 	require.NoError(t, err)
 	var ids []string
 	for _, m := range rows {

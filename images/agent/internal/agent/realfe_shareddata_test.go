@@ -30,6 +30,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/dev/s3server"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/agent"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/sqlrows"
 )
 
 // fixedReplicas is the CN StatefulSet's spec.replicas as the API server
@@ -79,7 +80,7 @@ func TestAgentOnASharedDataFrontend(t *testing.T) {
 	defer cancel()
 	root := c.DB(t, fe, "root", c.RootPassword, false)
 	hasSales := func() bool {
-		rows, err := realfe.QueryMaps(ctx, root, "SHOW DATABASES")
+		rows, err := sqlrows.QueryMaps(ctx, root, "SHOW DATABASES")
 		require.NoError(t, err)
 		for _, r := range rows {
 			if r["Database"] == "sales" {
@@ -125,7 +126,7 @@ func TestAgentOnASharedDataFrontend(t *testing.T) {
 		require.Contains(t, sv.Message, "SignatureDoesNotMatch")
 		require.Contains(t, sv.Message, "team-data")
 		require.NotContains(t, sv.Message, "wrong-secret")
-		rows, err := realfe.QueryMaps(ctx, root, "SHOW STORAGE VOLUMES")
+		rows, err := sqlrows.QueryMaps(ctx, root, "SHOW STORAGE VOLUMES")
 		require.NoError(t, err)
 		for _, r := range rows {
 			require.NotEqual(t, sv.Name, r["Storage Volume"], "the volume was created")
@@ -149,7 +150,7 @@ func TestAgentOnASharedDataFrontend(t *testing.T) {
 		require.NotNil(t, st.SharedData.ClusterSnapshots, "%s", report)
 		require.True(t, st.SharedData.ClusterSnapshots.Enabled, "%s", report)
 		require.True(t, hasSales(), "the declared database after the volume")
-		rows, err := realfe.QueryMaps(ctx, root, "DESC STORAGE VOLUME "+sv.Name)
+		rows, err := sqlrows.QueryMaps(ctx, root, "DESC STORAGE VOLUME "+sv.Name)
 		require.NoError(t, err)
 		require.Equal(t, "true", rows[0]["IsDefault"])
 		require.Contains(t, logs.String(), `"storage volume created"`)

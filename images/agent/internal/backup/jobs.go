@@ -29,8 +29,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/sqlrows"
 )
 
 // State of one database in a backup set or a restore.
@@ -190,7 +190,7 @@ func serverMessage(err error) string {
 // scale-in and rolling restarts.
 func Busy(ctx context.Context, q Querier) (bool, error) {
 	for _, stmt := range []string{"SHOW BACKUP", "SHOW RESTORE"} {
-		rows, err := conn.QueryMaps(ctx, q, stmt)
+		rows, err := sqlrows.QueryMaps(ctx, q, stmt)
 		if err != nil {
 			return false, fmt.Errorf("%s: %w", strings.ToLower(stmt), err)
 		}
@@ -262,7 +262,7 @@ func BackupStep(ctx context.Context, q Querier, r Repository, dbs []Database, ho
 			d.State, d.Timestamp, d.JobState, d.Message = StateCompleted, ts, "FINISHED", ""
 			continue
 		}
-		tables, err := conn.QueryMaps(ctx, q, "SHOW TABLES FROM `"+d.Name+"`")
+		tables, err := sqlrows.QueryMaps(ctx, q, "SHOW TABLES FROM `"+d.Name+"`")
 		if err != nil {
 			d.State, d.Message = StateFailed, "list the tables: "+r.scrub(serverMessage(err))
 			continue
@@ -295,7 +295,7 @@ func BackupStep(ctx context.Context, q Querier, r Repository, dbs []Database, ho
 // snapshot lacks. Synchronous materialized views are indexes of their
 // base table and go with it. A listing StarRocks refuses lists nothing.
 func asyncMaterializedViews(ctx context.Context, q Querier, db string) ([]string, bool) {
-	rows, err := conn.QueryMaps(ctx, q, "SHOW MATERIALIZED VIEWS FROM `"+db+"`")
+	rows, err := sqlrows.QueryMaps(ctx, q, "SHOW MATERIALIZED VIEWS FROM `"+db+"`")
 	if err != nil {
 		return nil, false
 	}
@@ -309,7 +309,7 @@ func asyncMaterializedViews(ctx context.Context, q Querier, db string) ([]string
 		return nil, false
 	}
 	in := false
-	if cfg, err := conn.QueryMaps(ctx, q, "ADMIN SHOW FRONTEND CONFIG LIKE 'enable_backup_materialized_view'"); err == nil {
+	if cfg, err := sqlrows.QueryMaps(ctx, q, "ADMIN SHOW FRONTEND CONFIG LIKE 'enable_backup_materialized_view'"); err == nil {
 		for _, c := range cfg {
 			in = in || c["Key"] == "enable_backup_materialized_view" && strings.EqualFold(c["Value"], "true")
 		}
@@ -367,7 +367,7 @@ func submitted(d *Database, err error, r Repository, now time.Time, lim Limits) 
 
 // watch reads the database's last job by column name and moves d on.
 func watch(ctx context.Context, q Querier, r Repository, j job, d *Database, now time.Time, lim Limits) error {
-	rows, err := conn.QueryMaps(ctx, q, j.show+" FROM `"+d.Name+"`")
+	rows, err := sqlrows.QueryMaps(ctx, q, j.show+" FROM `"+d.Name+"`")
 	if err != nil {
 		return fmt.Errorf("%s from %s: %s", strings.ToLower(j.show), d.Name, r.scrub(serverMessage(err)))
 	}
@@ -435,7 +435,7 @@ func watch(ctx context.Context, q Querier, r Repository, j job, d *Database, now
 // adopt takes over a job of d's label StarRocks already shows (the agent
 // restarted after submitting it): it reports whether there was one.
 func adopt(ctx context.Context, q Querier, r Repository, j job, d *Database, now time.Time, lim Limits) (bool, error) {
-	rows, err := conn.QueryMaps(ctx, q, j.show+" FROM `"+d.Name+"`")
+	rows, err := sqlrows.QueryMaps(ctx, q, j.show+" FROM `"+d.Name+"`")
 	if err != nil {
 		// An unknown database is the submission's to report.
 		return false, nil
@@ -494,7 +494,7 @@ func nonEmptyList(s string) string {
 // BackupJob.TIMESTAMP_FORMAT count. A listing error is Status "ERROR: ...";
 // no __info_ file at all is "ERROR: no snapshot".
 func snapshotTimestamp(ctx context.Context, q Querier, repo, label string) (string, error) {
-	rows, err := conn.QueryMaps(ctx, q, "SHOW SNAPSHOT ON `"+repo+"` WHERE SNAPSHOT = \""+label+"\"")
+	rows, err := sqlrows.QueryMaps(ctx, q, "SHOW SNAPSHOT ON `"+repo+"` WHERE SNAPSHOT = \""+label+"\"")
 	if err != nil {
 		return "", err
 	}

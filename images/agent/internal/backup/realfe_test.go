@@ -31,6 +31,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/dev/realfe"
 	"github.com/deckhouse/managed-starrocks/dev/s3server"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/backup"
+	"github.com/deckhouse/managed-starrocks/pkg/sqlrows"
 )
 
 // realRepo is the instance's repository on a versitygw the FE reaches from
@@ -46,7 +47,7 @@ func realRepo(s3 *s3server.Server, name string) backup.Repository {
 
 func repositories(t *testing.T, db *sql.DB) map[string]string {
 	t.Helper()
-	rows, err := realfe.QueryMaps(context.Background(), db, "SHOW REPOSITORIES")
+	rows, err := sqlrows.QueryMaps(context.Background(), db, "SHOW REPOSITORIES")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +351,7 @@ func viewsBackupAndRestore(t *testing.T, src *realfe.Cluster, fe *realfe.FE, db 
 // judges progress by.
 func checkJobColumns(t *testing.T, db *sql.DB, show, labelColumn, label string) {
 	t.Helper()
-	rows, err := realfe.QueryMaps(context.Background(), db, show)
+	rows, err := sqlrows.QueryMaps(context.Background(), db, show)
 	if err != nil {
 		t.Fatalf("%s: %v", show, err)
 	}

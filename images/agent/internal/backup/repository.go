@@ -43,7 +43,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
+	"github.com/deckhouse/managed-starrocks/pkg/sqlrows"
 )
 
 // Querier is what the package needs of a connection pool (*sql.DB).
@@ -353,7 +353,7 @@ type repoRow struct {
 // ShowRepositoriesStmt: RepoId, RepoName, CreateTime, IsReadOnly,
 // Location, Broker, ErrMsg).
 func showRepositories(ctx context.Context, q Querier) (map[string]repoRow, error) {
-	rows, err := conn.QueryMaps(ctx, q, "SHOW REPOSITORIES")
+	rows, err := sqlrows.QueryMaps(ctx, q, "SHOW REPOSITORIES")
 	if err != nil {
 		return nil, fmt.Errorf("show repositories: %w", err)
 	}

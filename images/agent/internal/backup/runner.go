@@ -24,8 +24,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/sqlrows"
 )
 
 // Runner follows the backup contract (pkg/agentconfig/backup.go) pass by
@@ -280,7 +280,7 @@ func databases(ctx context.Context, q Querier, s agentconfig.BackupSet) ([]strin
 	if len(s.Include) > 0 {
 		names = append(names, s.Include...)
 	} else {
-		rows, err := conn.QueryMaps(ctx, q, "SHOW DATABASES")
+		rows, err := sqlrows.QueryMaps(ctx, q, "SHOW DATABASES")
 		if err != nil {
 			return nil, "", fmt.Errorf("show databases: %w", err)
 		}

@@ -31,7 +31,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
+	"github.com/deckhouse/managed-starrocks/pkg/sqlrows"
 )
 
 // Frontend is a row of SHOW FRONTENDS.
@@ -65,7 +65,7 @@ type Querier interface {
 // ShowFrontends runs SHOW FRONTENDS. The leader is the row with Role=LEADER
 // (3.x) or IsMaster=true (older versions).
 func ShowFrontends(ctx context.Context, q Querier) ([]Frontend, error) {
-	rows, err := conn.QueryMaps(ctx, q, "SHOW FRONTENDS")
+	rows, err := sqlrows.QueryMaps(ctx, q, "SHOW FRONTENDS")
 	if err != nil {
 		return nil, fmt.Errorf("show frontends: %w", err)
 	}
@@ -89,7 +89,7 @@ func ShowFrontends(ctx context.Context, q Querier) ([]Frontend, error) {
 
 // ShowBackends runs SHOW BACKENDS.
 func ShowBackends(ctx context.Context, q Querier) ([]Backend, error) {
-	rows, err := conn.QueryMaps(ctx, q, "SHOW BACKENDS")
+	rows, err := sqlrows.QueryMaps(ctx, q, "SHOW BACKENDS")
 	if err != nil {
 		return nil, fmt.Errorf("show backends: %w", err)
 	}

@@ -25,8 +25,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/sqlrows"
 )
 
 // ComputeNode is a row of SHOW COMPUTE NODES (fe-core common/proc/
@@ -49,7 +49,7 @@ const StatusShutdown = "SHUTDOWN"
 
 // ShowComputeNodes runs SHOW COMPUTE NODES.
 func ShowComputeNodes(ctx context.Context, q Querier) ([]ComputeNode, error) {
-	rows, err := conn.QueryMaps(ctx, q, "SHOW COMPUTE NODES")
+	rows, err := sqlrows.QueryMaps(ctx, q, "SHOW COMPUTE NODES")
 	if err != nil {
 		return nil, fmt.Errorf("show compute nodes: %w", err)
 	}

@@ -21,8 +21,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
+	"github.com/deckhouse/managed-starrocks/pkg/sqlrows"
 )
 
 // Reasons of ClusterSnapshotsStatus.
@@ -53,7 +53,7 @@ type Automated struct {
 
 // ShowAutomated reads ADMIN SHOW AUTOMATED CLUSTER SNAPSHOT.
 func ShowAutomated(ctx context.Context, q Querier) (Automated, error) {
-	rows, err := conn.QueryMaps(ctx, q, "ADMIN SHOW AUTOMATED CLUSTER SNAPSHOT")
+	rows, err := sqlrows.QueryMaps(ctx, q, "ADMIN SHOW AUTOMATED CLUSTER SNAPSHOT")
 	if err != nil {
 		return Automated{}, fmt.Errorf("admin show automated cluster snapshot: %w", err)
 	}
@@ -71,7 +71,7 @@ func ShowAutomated(ctx context.Context, q Querier) (Automated, error) {
 // live one it answers ERROR 5904 "Warehouse default_warehouse is not
 // available" (seen on the shared-data FE of ../shared/starrocks/README.md).
 func LastJob(ctx context.Context, q Querier) (*agentconfig.ClusterSnapshotJob, error) {
-	rows, err := conn.QueryMaps(ctx, q, "SELECT SNAPSHOT_NAME, CREATED_TIME, FINISHED_TIME, STATE, ERROR_MESSAGE "+
+	rows, err := sqlrows.QueryMaps(ctx, q, "SELECT SNAPSHOT_NAME, CREATED_TIME, FINISHED_TIME, STATE, ERROR_MESSAGE "+
 		"FROM information_schema.cluster_snapshot_jobs ORDER BY JOB_ID DESC LIMIT 1")
 	if err != nil {
 		return nil, fmt.Errorf("read information_schema.cluster_snapshot_jobs: %w", err)

@@ -32,7 +32,7 @@ import (
 	"strings"
 
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/backup"
-	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
+	"github.com/deckhouse/managed-starrocks/pkg/sqlrows"
 )
 
 // Querier is what the package needs from a pool.
@@ -191,7 +191,7 @@ type Described struct {
 // Describe reads the volume; found is false when StarRocks has none of the
 // name (SHOW STORAGE VOLUMES, column "Storage Volume").
 func Describe(ctx context.Context, q Querier, name string) (d Described, found bool, err error) {
-	rows, err := conn.QueryMaps(ctx, q, "SHOW STORAGE VOLUMES")
+	rows, err := sqlrows.QueryMaps(ctx, q, "SHOW STORAGE VOLUMES")
 	if err != nil {
 		return Described{}, false, fmt.Errorf("show storage volumes: %w", err)
 	}
@@ -201,7 +201,7 @@ func Describe(ctx context.Context, q Querier, name string) (d Described, found b
 	if !found {
 		return Described{}, false, nil
 	}
-	rows, err = conn.QueryMaps(ctx, q, "DESC STORAGE VOLUME `"+name+"`")
+	rows, err = sqlrows.QueryMaps(ctx, q, "DESC STORAGE VOLUME `"+name+"`")
 	if err != nil {
 		return Described{}, true, fmt.Errorf("desc storage volume %s: %w", name, err)
 	}

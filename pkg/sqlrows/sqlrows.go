@@ -14,22 +14,24 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package conn
+// Package sqlrows reads SQL results by column name, as the agent reads
+// StarRocks' answers and the tests read the real FE's and the stand-in's.
+package sqlrows
 
 import (
 	"context"
 	"database/sql"
 )
 
-// RowQuerier is what QueryMaps needs of a pool (*sql.DB) or a connection.
-type RowQuerier interface {
+// Querier is what QueryMaps needs of a pool (*sql.DB) or a connection.
+type Querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 // QueryMaps runs a query and returns its rows by column name, NULL as "":
 // StarRocks' SHOW statements add and reorder columns between versions, so
-// the agent reads them by name, never by position.
-func QueryMaps(ctx context.Context, q RowQuerier, query string, args ...any) ([]map[string]string, error) {
+// they are read by name, never by position.
+func QueryMaps(ctx context.Context, q Querier, query string, args ...any) ([]map[string]string, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
