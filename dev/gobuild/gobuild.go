@@ -20,12 +20,12 @@ limitations under the License.
 // go build links a binary again unless the file it writes already is that
 // binary (a link costs 1 to 3 CPU-seconds; the tests build about twenty
 // binaries a run). So binaries are built into a folder of the tools cache,
-// which outlives runs and fresh clones ($MANAGED_STARROCKS_CACHE/bin, one
-// subfolder per package and flags), and the caller gets a hard link of each
-// in a folder of its own. A hard link keeps its file: when another checkout
+// which outlives runs and fresh clones ($MANAGED_STARROCKS_CACHE/go-binaries,
+// one subfolder per package and flags), and the caller gets a hard link of
+// each in a folder of its own. A hard link keeps its file: when another checkout
 // builds different code, go build renames a new file into the cache and
-// the caller's binary stays as it was. A lock on the cache's bin folder
-// keeps one build and its links together.
+// the caller's binary stays as it was. A lock on that folder keeps one
+// build and its links together.
 package gobuild
 
 import (
@@ -93,8 +93,9 @@ func Cached(ctx context.Context, key, dir string, names []string, build func(cac
 	return nil
 }
 
-// cacheRoot is $MANAGED_STARROCKS_CACHE/bin, the tools cache that
-// dev/scripts/tools.sh fills (~/.cache/managed-starrocks by default).
+// cacheRoot is $MANAGED_STARROCKS_CACHE/go-binaries, beside what
+// dev/scripts/tools.sh builds into that cache (~/.cache/managed-starrocks by
+// default).
 func cacheRoot() (string, error) {
 	cache := os.Getenv("MANAGED_STARROCKS_CACHE")
 	if cache == "" {
@@ -104,7 +105,7 @@ func cacheRoot() (string, error) {
 		}
 		cache = filepath.Join(home, ".cache", "managed-starrocks")
 	}
-	return filepath.Join(cache, "bin"), nil
+	return filepath.Join(cache, "go-binaries"), nil
 }
 
 // link makes dst a hard link of src, or a copy where the two are on
