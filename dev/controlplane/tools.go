@@ -57,6 +57,20 @@ func RepoRoot() string {
 	panic("controlplane: cannot find the repository of " + modulePath + " above the working directory or the executable")
 }
 
+// CacheDir is the tools cache that dev/scripts/tools.sh fills and the
+// tests and the local run keep what outlives a run in:
+// $MANAGED_STARROCKS_CACHE, ~/.cache/managed-starrocks by default.
+func CacheDir() (string, error) {
+	if cache := os.Getenv("MANAGED_STARROCKS_CACHE"); cache != "" {
+		return cache, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".cache", "managed-starrocks"), nil
+}
+
 // modulePath is the module's path, the first line of its go.mod.
 const modulePath = "github.com/deckhouse/managed-starrocks"
 

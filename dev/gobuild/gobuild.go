@@ -40,9 +40,9 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/machinelock"
 )
 
 // Build builds the main package pkg (a path relative to the repository's
@@ -77,7 +77,7 @@ func Cached(ctx context.Context, key, dir string, names []string, build func(cac
 			return err
 		}
 	}
-	unlock, err := lock(ctx, filepath.Join(root, ".lock"))
+	unlock, err := machinelock.Exclusive(ctx, filepath.Join(root, ".lock"))
 	if err != nil {
 		return err
 	}
@@ -93,17 +93,11 @@ func Cached(ctx context.Context, key, dir string, names []string, build func(cac
 	return nil
 }
 
-// cacheRoot is $MANAGED_STARROCKS_CACHE/go-binaries, beside what
-// dev/scripts/tools.sh builds into that cache (~/.cache/managed-starrocks by
-// default).
+// cacheRoot is go-binaries/ in the tools cache.
 func cacheRoot() (string, error) {
-	cache := os.Getenv("MANAGED_STARROCKS_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		cache = filepath.Join(home, ".cache", "managed-starrocks")
+	cache, err := controlplane.CacheDir()
+	if err != nil {
+		return "", err
 	}
 	return filepath.Join(cache, "go-binaries"), nil
 }
@@ -132,22 +126,4 @@ func link(src, dst string) error {
 		return err
 	}
 	return out.Close()
-}
-
-func lock(ctx context.Context, file string) (func(), error) {
-	f, err := os.OpenFile(file, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
-			return func() { f.Close() }, nil
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("the build lock %s is held: %w", file, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }

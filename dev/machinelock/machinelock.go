@@ -48,6 +48,13 @@ func Check(ctx context.Context) (unlock func(), err error) {
 	return take(ctx, File, syscall.LOCK_EX)
 }
 
+// Exclusive takes an exclusive flock on another file, waiting until ctx
+// ends: a lock of the tests' own among the packages go test runs side by
+// side (dev/gobuild's build folder).
+func Exclusive(ctx context.Context, file string) (unlock func(), err error) {
+	return take(ctx, file, syscall.LOCK_EX)
+}
+
 func take(ctx context.Context, file string, how int) (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return nil, err
@@ -63,7 +70,7 @@ func take(ctx context.Context, file string, how int) (func(), error) {
 		select {
 		case <-ctx.Done():
 			f.Close()
-			return nil, fmt.Errorf("the machine lock %s is held: %w", file, ctx.Err())
+			return nil, fmt.Errorf("the lock %s is held: %w", file, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

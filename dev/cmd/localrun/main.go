@@ -273,13 +273,9 @@ func runDir() (string, error) {
 		}
 		return *runDirFlag, os.MkdirAll(*runDirFlag, 0o700)
 	}
-	cache := os.Getenv("MANAGED_STARROCKS_CACHE")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		cache = filepath.Join(home, ".cache", "managed-starrocks")
+	cache, err := controlplane.CacheDir()
+	if err != nil {
+		return "", err
 	}
 	dir := filepath.Join(cache, "run")
 	if err := os.RemoveAll(dir); err != nil {
