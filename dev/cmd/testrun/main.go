@@ -41,6 +41,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -88,7 +89,12 @@ func main() {
 	if *verbose {
 		args = append(args, "-test.v=true")
 	}
-	if failed := runAll(pkgs, args, *timeout, *procs, *verbose, os.Stdout); failed > 0 {
+	// Ctrl-C reaches the test binaries too (one process group); testrun
+	// stays to print what they say while they clean up, as go test does,
+	// and starts no other package. A SIGTERM for testrun alone is passed on.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	if failed := runAll(pkgs, args, *timeout, *procs, *verbose, os.Stdout, signals); failed > 0 {
 		fmt.Printf("testrun: %d of %d packages failed\n", failed, len(pkgs))
 		os.Exit(1)
 	}
@@ -203,19 +209,20 @@ func removeOthers(dir string, pkgs []testPackage) error {
 
 // runAll runs the test binaries, procs at a time in the order of pkgs, and
 // writes each package's result as go test does; it returns how many failed.
-func runAll(pkgs []testPackage, args []string, timeout time.Duration, procs int, verbose bool, stdout io.Writer) int {
+func runAll(pkgs []testPackage, args []string, timeout time.Duration, procs int, verbose bool, stdout io.Writer, signals <-chan os.Signal) int {
 	var (
-		mu     sync.Mutex
-		failed int
-		wg     sync.WaitGroup
-		next   = make(chan testPackage)
+		mu      sync.Mutex
+		failed  int
+		wg      sync.WaitGroup
+		next    = make(chan testPackage)
+		running = &processes{set: map[*os.Process]bool{}}
 	)
 	for range procs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for p := range next {
-				output, elapsed, cpu, err := runOne(p, args, timeout)
+				output, elapsed, cpu, err := runOne(p, args, timeout, running)
 				mu.Lock()
 				if err != nil || verbose {
 					stdout.Write(output)
@@ -230,12 +237,58 @@ func runAll(pkgs []testPackage, args []string, timeout time.Duration, procs int,
 			}
 		}()
 	}
+	var interrupted os.Signal
+feed:
 	for _, p := range pkgs {
-		next <- p
+		select {
+		case next <- p:
+		case interrupted = <-signals:
+			running.signal(interrupted)
+			break feed
+		}
 	}
 	close(next)
-	wg.Wait()
-	return failed
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	for {
+		select {
+		case sig := <-signals:
+			running.signal(sig)
+			interrupted = sig
+		case <-done:
+			if interrupted != nil {
+				fmt.Fprintf(stdout, "testrun: %v: packages not started\n", interrupted)
+				failed++
+			}
+			return failed
+		}
+	}
+}
+
+// processes are the test binaries running now.
+type processes struct {
+	mu  sync.Mutex
+	set map[*os.Process]bool
+}
+
+func (ps *processes) add(p *os.Process) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.set[p] = true
+}
+
+func (ps *processes) remove(p *os.Process) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	delete(ps.set, p)
+}
+
+func (ps *processes) signal(sig os.Signal) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	for p := range ps.set {
+		_ = p.Signal(sig)
+	}
 }
 
 // runOne runs one package's test binary in the package's folder, as go test
@@ -244,7 +297,7 @@ func runAll(pkgs []testPackage, args []string, timeout time.Duration, procs int,
 // goroutines' stacks) to a binary still running a minute after its own
 // -test.timeout, and fails a package whose processes still hold its output
 // 5 s after it exited.
-func runOne(p testPackage, args []string, timeout time.Duration) ([]byte, time.Duration, time.Duration, error) {
+func runOne(p testPackage, args []string, timeout time.Duration, running *processes) ([]byte, time.Duration, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, p.Binary, args...)
@@ -254,7 +307,12 @@ func runOne(p testPackage, args []string, timeout time.Duration) ([]byte, time.D
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		running.add(cmd.Process)
+		err = cmd.Wait()
+		running.remove(cmd.Process)
+	}
 	elapsed := time.Since(start)
 	switch {
 	case err == nil:

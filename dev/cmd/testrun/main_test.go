@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -68,7 +69,7 @@ func TestFailedPackagesAreReportedWithTheirOutput(t *testing.T) {
 		{ImportPath: "m/killed", Dir: pkgDir, Binary: script("killed", "kill -9 $$")},
 	}
 	var out bytes.Buffer
-	if failed := runAll(pkgs, nil, time.Minute, 2, false, &out); failed != 2 {
+	if failed := runAll(pkgs, nil, time.Minute, 2, false, &out, nil); failed != 2 {
 		t.Errorf("%d failed, want 2; output:\n%s", failed, out.String())
 	}
 	for _, want := range []string{
@@ -82,5 +83,43 @@ func TestFailedPackagesAreReportedWithTheirOutput(t *testing.T) {
 	}
 	if bytes.Contains(out.Bytes(), []byte("quiet-pass")) {
 		t.Errorf("a passing package's output was printed:\n%s", out.String())
+	}
+}
+
+// An interrupt reaches the running binaries, their output is printed while
+// they clean up, and no other package starts.
+func TestAnInterruptStopsTheRunAfterTheRunningPackages(t *testing.T) {
+	dir := t.TempDir()
+	script := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pkgs := []testPackage{
+		{ImportPath: "m/long", Dir: dir, Binary: script("long", `sleep 30 </dev/null >/dev/null 2>&1 &
+trap 'kill $!; echo cleaned-up; exit 1' INT
+echo started
+wait`)},
+		{ImportPath: "m/next", Dir: dir, Binary: script("next", "echo next-ran")},
+	}
+	signals := make(chan os.Signal, 1)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		signals <- os.Interrupt
+	}()
+	var out bytes.Buffer
+	failed := runAll(pkgs, nil, time.Minute, 1, false, &out, signals)
+	if failed != 2 {
+		t.Errorf("%d failed, want 2 (the interrupted package and the run)", failed)
+	}
+	for _, want := range []string{"started\ncleaned-up\n", "FAIL\tm/long\t", "testrun: interrupt: packages not started"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output has no %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "next-ran") {
+		t.Errorf("a package started after the interrupt:\n%s", out.String())
 	}
 }
