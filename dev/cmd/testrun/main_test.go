@@ -52,13 +52,7 @@ func TestPackagesOfTheSameNameGoToDifferentFolders(t *testing.T) {
 // not, and the binary runs in the package's folder.
 func TestFailedPackagesAreReportedWithTheirOutput(t *testing.T) {
 	dir := t.TempDir()
-	script := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	script := func(name, body string) string { return writeScript(t, dir, name, body) }
 	pkgDir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(pkgDir, "testdata"), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -90,13 +84,7 @@ func TestFailedPackagesAreReportedWithTheirOutput(t *testing.T) {
 // they clean up, and no other package starts.
 func TestAnInterruptStopsTheRunAfterTheRunningPackages(t *testing.T) {
 	dir := t.TempDir()
-	script := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	script := func(name, body string) string { return writeScript(t, dir, name, body) }
 	pkgs := []testPackage{
 		{ImportPath: "m/long", Dir: dir, Binary: script("long", `sleep 30 </dev/null >/dev/null 2>&1 &
 trap 'kill $!; echo cleaned-up; exit 1' INT
@@ -122,4 +110,14 @@ wait`)},
 	if strings.Contains(out.String(), "next-ran") {
 		t.Errorf("a package started after the interrupt:\n%s", out.String())
 	}
+}
+
+// writeScript writes a shell script that stands in for a test binary.
+func writeScript(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
