@@ -57,6 +57,9 @@ spec:
       message: Stream Load requests may be at most 100 GB in this class.
 `
 
+// sharedDataTestClass is testClass allowing shared-data instances.
+var sharedDataTestClass = strings.Replace(testClass, "  overridableConfiguration:", "  sharedData: {allowed: true, minReplicas: 1, maxReplicas: 5}\n  overridableConfiguration:", 1)
+
 func instance(namespace, name, typ string, config string) string {
 	replicas := ""
 	if typ == "Cluster" {

@@ -229,7 +229,7 @@ type moduleUpgrade struct {
 // (shared-data allowed).
 func newModuleUpgrade(t *testing.T) *moduleUpgrade {
 	e := newEnv(t, envOptions{})
-	e.apply(strings.Replace(testClass, "  overridableConfiguration:", "  sharedData: {allowed: true, minReplicas: 1, maxReplicas: 5}\n  overridableConfiguration:", 1))
+	e.apply(sharedDataTestClass)
 	return &moduleUpgrade{e: e, done: make(chan struct{})}
 }
 

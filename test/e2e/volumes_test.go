@@ -213,7 +213,7 @@ func (e *env) claimTemplateSize(namespace, sts string) string {
 func testGrowingTheCNCache(t *testing.T, e *env) {
 	const ns, name = "team-cv", "lake"
 	ctx := context.Background()
-	e.apply(strings.Replace(testClass, "  overridableConfiguration:", "  sharedData: {allowed: true, minReplicas: 1, maxReplicas: 5}\n  overridableConfiguration:", 1))
+	e.apply(sharedDataTestClass)
 	lake := func(cache string) string {
 		return fmt.Sprintf(`
 apiVersion: managed-services.deckhouse.io/v1alpha1
