@@ -227,12 +227,12 @@ func runAll(pkgs []testPackage, args []string, timeout time.Duration, procs int,
 				if err != nil || verbose {
 					stdout.Write(output)
 				}
+				status := "ok  "
 				if err != nil {
 					failed++
-					fmt.Fprintf(stdout, "FAIL\t%s\t%.3fs\tcpu %.1fs\n", p.ImportPath, elapsed.Seconds(), cpu.Seconds())
-				} else {
-					fmt.Fprintf(stdout, "ok  \t%s\t%.3fs\tcpu %.1fs\n", p.ImportPath, elapsed.Seconds(), cpu.Seconds())
+					status = "FAIL"
 				}
+				fmt.Fprintf(stdout, "%s\t%s\t%.3fs\tcpu %.1fs\n", status, p.ImportPath, elapsed.Seconds(), cpu.Seconds())
 				mu.Unlock()
 			}
 		}()
@@ -293,10 +293,10 @@ func (ps *processes) signal(sig os.Signal) {
 
 // runOne runs one package's test binary in the package's folder, as go test
 // does, and returns its output, how long it ran and the CPU time it and the
-// processes it waited for used (what make test's budget is made of). Like go test it sends SIGQUIT (for the
-// goroutines' stacks) to a binary still running a minute after its own
-// -test.timeout, and fails a package whose processes still hold its output
-// 5 s after it exited.
+// processes it waited for used (what make test's budget is made of). Like
+// go test it sends SIGQUIT (for the goroutines' stacks) to a binary still
+// running a minute after its own -test.timeout, and fails a package whose
+// processes still hold its output 5 s after it exited.
 func runOne(p testPackage, args []string, timeout time.Duration, running *processes) ([]byte, time.Duration, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+time.Minute)
 	defer cancel()
