@@ -31,6 +31,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -94,35 +95,57 @@ func startModuleOnNode(t *testing.T, realFEHome string) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	dir := t.TempDir()
-	set, err := images.BuildSet(ctx, filepath.Join(dir, "images"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if realFEHome != "" {
-		if err := set.UseRealFE(realFEHome); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// The images and the module's binaries build while the control plane
+	// and the node start (the builds wait for the build cache's lock, the
+	// node for the machine's: other tests may hold either); the node
+	// imports the images once both are done.
+	var (
+		set               *images.Set
+		hooks, webhookBin string
+		building          sync.WaitGroup
+	)
+	built := make(chan error, 1)
+	building.Add(1)
+	go func() {
+		defer building.Done()
+		built <- func() (err error) {
+			if set, err = images.BuildSet(ctx, filepath.Join(dir, "images")); err != nil {
+				return err
+			}
+			if realFEHome != "" {
+				if err := set.UseRealFE(realFEHome); err != nil {
+					return err
+				}
+			}
+			bin := filepath.Join(dir, "bin")
+			if hooks, err = moduleloop.BuildBinary(ctx, moduleloop.HooksPackage, bin); err != nil {
+				return err
+			}
+			webhookBin, err = moduleloop.BuildBinary(ctx, moduleloop.WebhookPackage, bin)
+			return err
+		}()
+	}()
+	// Runs before dir is removed, also when the node fails to start.
+	t.Cleanup(func() { cancel(); building.Wait() })
 	crdDirs, err := moduleloop.CRDDirs()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// metrics-server for testCNAutoscaling's HorizontalPodAutoscaler.
-	cp, n := node.StartForTest(t, controlplane.Options{CRDDirs: crdDirs}, node.Options{Images: set.Archives(), MetricsServer: true})
+	cp, n := node.StartForTest(t, controlplane.Options{CRDDirs: crdDirs}, node.Options{MetricsServer: true})
+	if err := <-built; err != nil {
+		t.Fatal(err)
+	}
+	for _, archive := range set.Archives() {
+		if err := n.ImportImage(ctx, archive); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
 		t.Fatal(err)
 	}
 	// As Deckhouse's cert-manager, in the namespace PrepareCluster made.
 	certmanager.StartForTest(t, cp)
-	bin := filepath.Join(dir, "bin")
-	hooks, err := moduleloop.BuildBinary(ctx, moduleloop.HooksPackage, bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	webhookBin, err := moduleloop.BuildBinary(ctx, moduleloop.WebhookPackage, bin)
-	if err != nil {
-		t.Fatal(err)
-	}
 	moduleConfig, webhookKubeconfig, err := moduleloop.Identities(ctx, cp)
 	if err != nil {
 		t.Fatal(err)
