@@ -99,13 +99,11 @@ func (e *env) testNetworkPolicy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	clients := e.startProbe(t, clientsNS)
-	other := e.startProbe(t, otherTenantNS)
-	monitoring := e.startProbe(t, monitoringNS)
-	// The Standalone's own namespace: another tenant to the Cluster. No
-	// probe in the Cluster's namespace: the rollout order test counts
-	// every pod there that turns Ready.
-	standaloneNS := e.startProbe(t, ns)
+	// The last, the Standalone's own namespace: another tenant to the
+	// Cluster. No probe in the Cluster's namespace: the rollout order test
+	// counts every pod there that turns Ready.
+	probes := e.startProbes(t, clientsNS, otherTenantNS, monitoringNS, ns)
+	clients, other, monitoring, standaloneNS := probes[0], probes[1], probes[2], probes[3]
 
 	applied := time.Now()
 	e.applyCluster(t)
@@ -332,40 +330,48 @@ func listening(pid, port int) bool {
 	return false
 }
 
-// startProbe runs a pod that only sleeps in namespace: the test connects
-// from its network namespace. It is deleted when the test ends.
-func (e *env) startProbe(t *testing.T, namespace string) *peer {
+// startProbes runs a pod that only sleeps in each namespace, all at once:
+// the test connects from their network namespaces. They are deleted when
+// the test ends.
+func (e *env) startProbes(t *testing.T, namespaces ...string) []*peer {
 	t.Helper()
 	name := "netpol-probe"
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: corev1.PodSpec{
-			RestartPolicy:                 corev1.RestartPolicyNever,
-			TerminationGracePeriodSeconds: new(int64),
-			Containers:                    []corev1.Container{{Name: "probe", Image: node.BusyboxImage, Command: []string{"sleep", "3600"}}},
-		},
-	}
-	// The default ServiceAccount comes from the controller-manager.
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if _, err := e.kube.CoreV1().ServiceAccounts(namespace).Get(e.ctx, "default", metav1.GetOptions{}); err == nil || time.Now().After(deadline) {
-			break
+	for _, namespace := range namespaces {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+			Spec: corev1.PodSpec{
+				RestartPolicy:                 corev1.RestartPolicyNever,
+				TerminationGracePeriodSeconds: new(int64),
+				Containers:                    []corev1.Container{{Name: "probe", Image: node.BusyboxImage, Command: []string{"sleep", "3600"}}},
+			},
 		}
-		time.Sleep(300 * time.Millisecond)
-	}
-	if _, err := e.kube.CoreV1().Pods(namespace).Create(e.ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.kube.CoreV1().Pods(namespace).Delete(e.ctx, name, metav1.DeleteOptions{}) })
-	deadline = time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		if p := e.peerOf(t, namespace, name, false); p != nil {
-			return p
+		// The default ServiceAccount comes from the controller-manager.
+		deadline := time.Now().Add(time.Minute)
+		for {
+			if _, err := e.kube.CoreV1().ServiceAccounts(namespace).Get(e.ctx, "default", metav1.GetOptions{}); err == nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(300 * time.Millisecond)
 		}
-		time.Sleep(300 * time.Millisecond)
+		if _, err := e.kube.CoreV1().Pods(namespace).Create(e.ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.kube.CoreV1().Pods(namespace).Delete(e.ctx, name, metav1.DeleteOptions{}) })
 	}
-	t.Fatalf("probe pod in %s not running in 2 minutes", namespace)
-	return nil
+	peers := make([]*peer, len(namespaces))
+	deadline := time.Now().Add(2 * time.Minute)
+	for i, namespace := range namespaces {
+		for {
+			if peers[i] = e.peerOf(t, namespace, name, false); peers[i] != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("probe pod in %s not running in 2 minutes", namespace)
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	return peers
 }
 
 // peerOf is a running pod as a peer, or nil (or a failed test, with must)
