@@ -31,51 +31,26 @@ import (
 
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 	"github.com/deckhouse/managed-starrocks/dev/node"
 )
 
-// The NetworkPolicy test's own instance (tenant "team-c") lets the pods of
-// the namespaces labelled clientsLabel reach its client ports; it is new, so
-// the test sees it before its accounts are ready. TestOnNode's instance in
-// team-a is the other tenant.
+// The NetworkPolicy test runs on the Cluster of the cluster lane
+// (rolloutorder_test.go, team-b), which lets the pods of the namespaces
+// labelled clientsLabel reach its client ports; it starts with the lane,
+// so the test sees it before its accounts are ready. TestOnNode's
+// Standalone in team-a is the other tenant. A tenant of its own for this
+// test would not fit on the node beside those two (tinyClass).
 const (
-	netpolNS, netpolName = "team-c", "db"
-	clientsNS            = "team-c-clients"
-	otherTenantNS        = "elsewhere"
-	monitoringNS         = "d8-monitoring"
-	clientsLabel         = "clients-of-team-c"
+	clientsNS     = "team-b-clients"
+	otherTenantNS = "elsewhere"
+	monitoringNS  = "d8-monitoring"
+	clientsLabel  = "clients-of-team-b"
 )
-
-// netpolInstance is a Standalone of the tiny class (rolloutorder_test.go):
-// its 6Gi beside the Standalone's 8Gi fit the node; it is deleted when the
-// test ends, before the instances side by side need the room.
-const netpolInstance = `apiVersion: managed-services.deckhouse.io/v1alpha1
-kind: Starrocks
-metadata:
-  name: db
-  namespace: team-c
-spec:
-  starrocksClassName: tiny
-  type: Standalone
-  network:
-    allowedNamespaces:
-      - matchLabels: {clients-of-team-c: "yes"}
-  frontend:
-    cpu: {cores: 1, coreFraction: 5}
-    memory: {size: 2Gi}
-    persistentVolumeClaim: {size: 1Gi}
-  backend:
-    cpu: {cores: 1, coreFraction: 5}
-    memory: {size: 4Gi}
-    persistentVolumeClaim: {size: 1Gi}
-`
 
 // The ports of pkg/instanceobjects/templates/networkpolicy.yaml, by who
 // listens on them (the stand-ins listen where StarRocks does, dev/cmd/fakefe
@@ -114,44 +89,38 @@ func (c connection) String() string {
 // enforcer (kube-router) and connects from real pods: another tenant
 // reaches no port of an instance, an allowed namespace reaches the client
 // ports only once the instance is AccountsReady, the instance's pods reach
-// each other and Deckhouse's monitoring reaches the metrics ports.
+// each other and Deckhouse's monitoring reaches the metrics ports. It
+// applies the cluster lane's Cluster and returns once it is Available.
 func (e *env) testNetworkPolicy(t *testing.T) {
 	for name, labels := range map[string]map[string]string{
-		netpolNS: nil, clientsNS: {clientsLabel: "yes"}, otherTenantNS: nil, monitoringNS: nil,
+		clusterNS: nil, clientsNS: {clientsLabel: "yes"}, otherTenantNS: nil, monitoringNS: nil,
 	} {
 		if err := kubeutil.EnsureNamespace(e.ctx, e.kube, name, labels); err != nil {
 			t.Fatal(err)
 		}
 	}
-	clients := e.startProbe(t, clientsNS)
-	other := e.startProbe(t, otherTenantNS)
-	monitoring := e.startProbe(t, monitoringNS)
-	ownNS := e.startProbe(t, ns)
+	// The last, the Standalone's own namespace: another tenant to the
+	// Cluster. No probe in the Cluster's namespace: the rollout order test
+	// counts every pod there that turns Ready.
+	probes := e.startProbes(t, clientsNS, otherTenantNS, monitoringNS, ns)
+	clients, other, monitoring, standaloneNS := probes[0], probes[1], probes[2], probes[3]
 
-	for _, doc := range []string{tinyClass, netpolInstance} {
-		var obj unstructured.Unstructured
-		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.client.Apply(e.ctx, &obj, "test"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { e.deleteNetpolInstance(t) })
+	applied := time.Now()
+	e.applyCluster(t)
 
 	// The client ports are opened by the hooks once an agent reports the
 	// accounts ready (desired.go: ClientPortsOpen = AccountsReady && ...);
 	// until then the NetworkPolicy has no client rule. Watched from the
-	// moment the FE listens: an allowed namespace is refused while the
-	// instance is not AccountsReady, seen before and after the attempt.
+	// moment the first FE listens: an allowed namespace is refused while
+	// the instance is not AccountsReady, seen before and after the attempt.
 	t.Run("an allowed namespace does not reach the client ports before AccountsReady", func(t *testing.T) {
 		seen := map[int]bool{}
 		deadline := time.Now().Add(6 * time.Minute)
 		for len(seen) < len(feClientPorts) && time.Now().Before(deadline) {
-			if e.accountsReady(netpolNS, netpolName) {
+			if e.accountsReady(clusterNS, clusterName) {
 				break
 			}
-			fe := e.peerOf(t, netpolNS, "d8ms-sr-"+netpolName+"-0", false)
+			fe := e.peerOf(t, clusterNS, clusterFEs[0], false)
 			if fe == nil {
 				time.Sleep(200 * time.Millisecond)
 				continue
@@ -161,7 +130,7 @@ func (e *env) testNetworkPolicy(t *testing.T) {
 					continue
 				}
 				err := dialFrom(clients.netns, fe.ip, port, 2*time.Second)
-				if e.accountsReady(netpolNS, netpolName) {
+				if e.accountsReady(clusterNS, clusterName) {
 					break
 				}
 				if err == nil {
@@ -176,18 +145,25 @@ func (e *env) testNetworkPolicy(t *testing.T) {
 			t.Fatalf("the FE listened on only %v of the client ports %v before the instance was AccountsReady: nothing was shown", sortedPorts(seen), feClientPorts)
 		}
 	})
-	e.waitAvailableOf(t, netpolNS, netpolName, 6*time.Minute)
-	fe := e.peerOf(t, netpolNS, "d8ms-sr-"+netpolName+"-0", true)
-	be := e.peerOf(t, netpolNS, "d8ms-sr-"+netpolName+"-be-0", true)
+	e.waitAvailableOf(t, clusterNS, clusterName, 8*time.Minute)
+	t.Logf("Cluster of 3 FEs and 1 BE Available %s after apply", time.Since(applied).Round(time.Second))
+	var fes []*peer
+	for _, name := range clusterFEs {
+		fes = append(fes, e.peerOf(t, clusterNS, name, true))
+	}
+	be := e.peerOf(t, clusterNS, clusterBEs[0], true)
 	otherFE := e.peerOf(t, ns, "d8ms-sr-db-0", true)
 	otherBE := e.peerOf(t, ns, "d8ms-sr-db-be-0", true)
 
 	// The hooks open the ports with the condition; the NetworkPolicy is
-	// applied by Helm and kube-router after it: waited for.
+	// applied by Helm and kube-router after it: waited for. Every FE
+	// serves clients (the Service picks any).
 	t.Run("an allowed namespace reaches the client ports once AccountsReady", func(t *testing.T) {
 		var conns []connection
-		for _, port := range feClientPorts {
-			conns = append(conns, connection{clients, fe, port, true})
+		for _, fe := range fes {
+			for _, port := range feClientPorts {
+				conns = append(conns, connection{clients, fe, port, true})
+			}
 		}
 		deadline := time.Now().Add(2 * time.Minute)
 		for {
@@ -209,19 +185,37 @@ func (e *env) testNetworkPolicy(t *testing.T) {
 				conns = append(conns, connection{from, to, p, want})
 			}
 		}
-		// The allowed namespace: the client ports, nothing internal, and
-		// nothing of the other tenant.
-		add(clients, fe, feInternalPorts, false)
-		add(clients, fe, feMetricsPorts, false)
+		for _, fe := range fes {
+			// The allowed namespace: the client ports, nothing
+			// internal, and nothing of the other tenant.
+			add(clients, fe, feInternalPorts, false)
+			add(clients, fe, feMetricsPorts, false)
+			// Another tenant (a namespace no instance allows, and the
+			// other instance's own namespace): no port at all.
+			for _, from := range []*peer{other, standaloneNS} {
+				add(from, fe, feClientPorts, false)
+				add(from, fe, feInternalPorts, false)
+				add(from, fe, feMetricsPorts, false)
+			}
+			// The instance's own pods reach each other on every port:
+			// the FEs each other's edit log and thrift ports too.
+			add(fe, be, beInternalPorts, true)
+			add(be, fe, feClientPorts, true)
+			add(be, fe, feInternalPorts, true)
+			for _, to := range fes {
+				if to != fe {
+					add(fe, to, feInternalPorts, true)
+				}
+			}
+			// Deckhouse's monitoring: the metrics ports and nothing else.
+			add(monitoring, fe, feMetricsPorts, true)
+			add(monitoring, fe, feClientPorts, false)
+			add(monitoring, fe, feInternalPorts, false)
+		}
 		add(clients, be, beInternalPorts, false)
 		add(clients, be, beMetricsPorts, false)
 		add(clients, otherFE, feClientPorts, false)
-		// Another tenant (a namespace no instance allows, and the other
-		// instance's own namespace): no port at all.
-		for _, from := range []*peer{other, ownNS} {
-			add(from, fe, feClientPorts, false)
-			add(from, fe, feInternalPorts, false)
-			add(from, fe, feMetricsPorts, false)
+		for _, from := range []*peer{other, standaloneNS} {
 			add(from, be, beInternalPorts, false)
 			add(from, be, beMetricsPorts, false)
 		}
@@ -229,22 +223,17 @@ func (e *env) testNetworkPolicy(t *testing.T) {
 		add(other, otherFE, feInternalPorts, false)
 		add(other, otherBE, beInternalPorts, false)
 		// An instance's own namespace reaches its client ports.
-		add(ownNS, otherFE, feClientPorts, true)
-		add(ownNS, otherBE, beInternalPorts, false)
-		// The instance's own pods reach each other on every port.
-		add(fe, be, beInternalPorts, true)
-		add(be, fe, feClientPorts, true)
-		add(be, fe, feInternalPorts, true)
+		add(standaloneNS, otherFE, feClientPorts, true)
+		add(standaloneNS, otherBE, beInternalPorts, false)
 		add(otherFE, otherBE, beInternalPorts, true)
 		add(otherBE, otherFE, feInternalPorts, true)
-		// Deckhouse's monitoring: the metrics ports and nothing else.
-		for _, pair := range [][2]*peer{{fe, be}, {otherFE, otherBE}} {
-			add(monitoring, pair[0], feMetricsPorts, true)
-			add(monitoring, pair[1], beMetricsPorts, true)
-			add(monitoring, pair[0], feClientPorts, false)
-			add(monitoring, pair[0], feInternalPorts, false)
-			add(monitoring, pair[1], []int{9050, 9060, 8060}, false)
-		}
+		add(monitoring, be, beMetricsPorts, true)
+		add(monitoring, be, []int{9050, 9060, 8060}, false)
+		add(monitoring, otherFE, feMetricsPorts, true)
+		add(monitoring, otherBE, beMetricsPorts, true)
+		add(monitoring, otherFE, feClientPorts, false)
+		add(monitoring, otherFE, feInternalPorts, false)
+		add(monitoring, otherBE, []int{9050, 9060, 8060}, false)
 		if failed := check(t, conns); len(failed) > 0 {
 			for _, c := range failed {
 				t.Errorf("%s: want connected %v", c, c.want)
@@ -341,40 +330,48 @@ func listening(pid, port int) bool {
 	return false
 }
 
-// startProbe runs a pod that only sleeps in namespace: the test connects
-// from its network namespace. It is deleted when the test ends.
-func (e *env) startProbe(t *testing.T, namespace string) *peer {
+// startProbes runs a pod that only sleeps in each namespace, all at once:
+// the test connects from their network namespaces. They are deleted when
+// the test ends.
+func (e *env) startProbes(t *testing.T, namespaces ...string) []*peer {
 	t.Helper()
 	name := "netpol-probe"
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: corev1.PodSpec{
-			RestartPolicy:                 corev1.RestartPolicyNever,
-			TerminationGracePeriodSeconds: new(int64),
-			Containers:                    []corev1.Container{{Name: "probe", Image: node.BusyboxImage, Command: []string{"sleep", "3600"}}},
-		},
-	}
-	// The default ServiceAccount comes from the controller-manager.
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if _, err := e.kube.CoreV1().ServiceAccounts(namespace).Get(e.ctx, "default", metav1.GetOptions{}); err == nil || time.Now().After(deadline) {
-			break
+	for _, namespace := range namespaces {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+			Spec: corev1.PodSpec{
+				RestartPolicy:                 corev1.RestartPolicyNever,
+				TerminationGracePeriodSeconds: new(int64),
+				Containers:                    []corev1.Container{{Name: "probe", Image: node.BusyboxImage, Command: []string{"sleep", "3600"}}},
+			},
 		}
-		time.Sleep(300 * time.Millisecond)
-	}
-	if _, err := e.kube.CoreV1().Pods(namespace).Create(e.ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.kube.CoreV1().Pods(namespace).Delete(e.ctx, name, metav1.DeleteOptions{}) })
-	deadline = time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		if p := e.peerOf(t, namespace, name, false); p != nil {
-			return p
+		// The default ServiceAccount comes from the controller-manager.
+		deadline := time.Now().Add(time.Minute)
+		for {
+			if _, err := e.kube.CoreV1().ServiceAccounts(namespace).Get(e.ctx, "default", metav1.GetOptions{}); err == nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(300 * time.Millisecond)
 		}
-		time.Sleep(300 * time.Millisecond)
+		if _, err := e.kube.CoreV1().Pods(namespace).Create(e.ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.kube.CoreV1().Pods(namespace).Delete(e.ctx, name, metav1.DeleteOptions{}) })
 	}
-	t.Fatalf("probe pod in %s not running in 2 minutes", namespace)
-	return nil
+	peers := make([]*peer, len(namespaces))
+	deadline := time.Now().Add(2 * time.Minute)
+	for i, namespace := range namespaces {
+		for {
+			if peers[i] = e.peerOf(t, namespace, name, false); peers[i] != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("probe pod in %s not running in 2 minutes", namespace)
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	return peers
 }
 
 // peerOf is a running pod as a peer, or nil (or a failed test, with must)
@@ -427,25 +424,6 @@ func (e *env) accountsReady(namespace, name string) bool {
 		}
 	}
 	return false
-}
-
-// deleteNetpolInstance deletes the test's instance and waits for its pods
-// to go, so the instances side by side find the node's memory free.
-func (e *env) deleteNetpolInstance(t *testing.T) {
-	err := e.client.Dynamic.Resource(v1alpha1.StarrocksGVR).Namespace(netpolNS).Delete(e.ctx, netpolName, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		t.Errorf("delete %s/%s: %v", netpolNS, netpolName, err)
-		return
-	}
-	deadline := time.Now().Add(3 * time.Minute)
-	for time.Now().Before(deadline) {
-		pods, err := e.kube.CoreV1().Pods(netpolNS).List(e.ctx, metav1.ListOptions{})
-		if err == nil && len(pods.Items) == 0 {
-			return
-		}
-		time.Sleep(time.Second)
-	}
-	t.Errorf("the pods of %s/%s did not go in 3 minutes after its deletion", netpolNS, netpolName)
 }
 
 func sortedPorts(m map[int]bool) []int {

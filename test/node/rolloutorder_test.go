@@ -42,7 +42,8 @@ import (
 // of a core (the stand-ins use almost nothing). Memory is the module's
 // floor (an FE 2Gi, a BE 4Gi: pkg/classrules), which the scheduler counts
 // against the machine's 23Gi beside the Standalone's 8Gi: 3 FEs and 3 BEs
-// (18Gi) do not fit, 3 FEs and 1 BE (10Gi) do.
+// (18Gi) do not fit, 3 FEs and 1 BE (10Gi) do, and then a third instance
+// (6Gi at the least) does not: the NetworkPolicy test runs on this Cluster.
 const tinyClass = `apiVersion: managed-services.deckhouse.io/v1alpha1
 kind: StarrocksClass
 metadata:
@@ -59,6 +60,14 @@ spec:
 
 const clusterNS, clusterName = "team-b", "c"
 
+// The Cluster's pods, FEs and BEs.
+var (
+	clusterFEs = []string{"d8ms-sr-c-0", "d8ms-sr-c-1", "d8ms-sr-c-2"}
+	clusterBEs = []string{"d8ms-sr-c-be-0"}
+)
+
+// clusterInstance allows the namespaces labelled clientsLabel
+// (networkpolicy_test.go).
 const clusterInstance = `apiVersion: managed-services.deckhouse.io/v1alpha1
 kind: Starrocks
 metadata:
@@ -67,6 +76,9 @@ metadata:
 spec:
   starrocksClassName: tiny
   type: Cluster
+  network:
+    allowedNamespaces:
+      - matchLabels: {clients-of-team-b: "yes"}
   frontend:
     cpu: {cores: 1, coreFraction: 5}
     memory: {size: 2Gi}
@@ -114,14 +126,12 @@ func (e *env) waitAvailableOf(t *testing.T, namespace, name string, timeout time
 	t.Fatalf("%s/%s not Available in %s: %s", namespace, name, timeout, last)
 }
 
-// testClusterRolloutOrder changes the CPU share of a Cluster (3 FEs, 1 BE),
-// which changes every pod template, and checks the order the module
-// promises (docs/ADMIN_GUIDE.md "Rollouts", hooks/README.md "Rollouts",
-// hooks/instances/rollout.go): every BE first, then the FE followers, the
-// leader last; one pod at a time, the next deleted only once the previous
-// one is back Ready; each stopped through its preStop (the stand-ins record
-// the graceful stop on their volume).
-func (e *env) testClusterRolloutOrder(t *testing.T) {
+// applyCluster applies the tiny class and the Cluster. The NetworkPolicy
+// test applies them first; the rollout order test again, which changes
+// nothing (server-side apply of the same manifests), so that it also runs
+// without it (go test -run).
+func (e *env) applyCluster(t *testing.T) {
+	t.Helper()
 	if err := kubeutil.EnsureNamespace(e.ctx, e.kube, clusterNS, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -134,12 +144,20 @@ func (e *env) testClusterRolloutOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	started := time.Now()
-	e.waitAvailableOf(t, clusterNS, clusterName, 8*time.Minute)
-	t.Logf("Cluster of 3 FEs and 1 BE Available %s after apply", time.Since(started).Round(time.Second))
+}
 
-	fes := []string{"d8ms-sr-c-0", "d8ms-sr-c-1", "d8ms-sr-c-2"}
-	bes := []string{"d8ms-sr-c-be-0"}
+// testClusterRolloutOrder changes the CPU share of a Cluster (3 FEs, 1 BE),
+// which changes every pod template, and checks the order the module
+// promises (docs/ADMIN_GUIDE.md "Rollouts", hooks/README.md "Rollouts",
+// hooks/instances/rollout.go): every BE first, then the FE followers, the
+// leader last; one pod at a time, the next deleted only once the previous
+// one is back Ready; each stopped through its preStop (the stand-ins record
+// the graceful stop on their volume).
+func (e *env) testClusterRolloutOrder(t *testing.T) {
+	e.applyCluster(t)
+	e.waitAvailableOf(t, clusterNS, clusterName, 8*time.Minute)
+
+	fes, bes := clusterFEs, clusterBEs
 	leader := ""
 	old := map[string]types.UID{}
 	for _, name := range append(append([]string{}, fes...), bes...) {
@@ -191,7 +209,7 @@ func (e *env) testClusterRolloutOrder(t *testing.T) {
 	if _, err := e.client.Dynamic.Resource(v1alpha1.StarrocksGVR).Namespace(clusterNS).Patch(e.ctx, clusterName, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	started = time.Now()
+	started := time.Now()
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
 		mu.Lock()
