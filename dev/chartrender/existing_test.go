@@ -25,7 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
-	"github.com/deckhouse/managed-starrocks/dev/chartrender"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
@@ -41,7 +40,7 @@ func renderExisting(t *testing.T, sr *v1alpha1.Starrocks, ex desired.Existing) (
 		t.Fatalf("instance not valid: %v", out.Results[0].Violations)
 	}
 	vals := checkedValues(t, out.Instances, nil)
-	objs, err := chartrender.Render(vals)
+	objs, err := renderValues(vals)
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}

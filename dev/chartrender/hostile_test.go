@@ -211,7 +211,7 @@ func renderEntries(t testing.TB, instances any) (objs []*unstructured.Unstructur
 	if err := loadSchemas(t).ValidateValues(chartrender.ReleaseValues(vals)); err != nil {
 		return nil, "openapi/values.yaml: " + err.Error(), nil
 	}
-	objs, err = chartrender.Render(vals)
+	objs, err = renderValues(vals)
 	return objs, "", err
 }
 

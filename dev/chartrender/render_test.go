@@ -785,7 +785,7 @@ func TestWebhookPlacementFollowsModuleSettings(t *testing.T) {
 		"nodeSelector": map[string]any{"node-role.deckhouse.io/system": ""},
 		"tolerations":  []any{map[string]any{"key": "dedicated.deckhouse.io", "operator": "Equal", "value": "system", "effect": "NoExecute"}},
 	}
-	objs, err := chartrender.Render(moduleValues(t, settings))
+	objs, err := renderValues(moduleValues(t, settings))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -841,7 +841,7 @@ func TestInstancePodsHaveTheirClassesPriority(t *testing.T) {
 		class := testClass()
 		class.Spec.PriorityClassName = pc
 		out := desired.Compute(desired.Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{class}, ClusterDomain: "cluster.local"})
-		objs, err := chartrender.Render(checkedValues(t, out.Instances, nil))
+		objs, err := renderValues(checkedValues(t, out.Instances, nil))
 		if err != nil {
 			t.Fatal(err)
 		}

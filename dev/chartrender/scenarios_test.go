@@ -219,9 +219,56 @@ func webhookCert(t testing.TB) map[string]any {
 
 func render(t testing.TB, settings map[string]any, objs ...*v1alpha1.Starrocks) []*unstructured.Unstructured {
 	t.Helper()
-	out, err := chartrender.Render(moduleValues(t, settings, objs...))
+	out, err := renderValues(moduleValues(t, settings, objs...))
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}
 	return out
+}
+
+// releases holds the objects of every release the tests rendered, by the
+// JSON of the values tree and globals Helm saw. Helm sees no instance entry
+// (ReleaseValues drops them), so the hundreds of renders of the scenario and
+// hostile-input tests, which differ only in their entries, would have the
+// Helm engine render the same few releases again and again.
+var releases sync.Map
+
+// renderValues is chartrender.Render with each distinct release rendered
+// once: the instances' objects are rendered anew every time, the release's
+// are copies of the first render of the same values.
+func renderValues(vals map[string]any) ([]*unstructured.Unstructured, error) {
+	globals := chartrender.DefaultGlobals()
+	key, err := json.Marshal([]any{chartrender.ReleaseValues(vals), globals})
+	if err != nil {
+		return nil, err
+	}
+	cached, ok := releases.Load(string(key))
+	if !ok {
+		// Helm renders the tree decoded from the key, so that the key
+		// stands for exactly what it rendered (values reach Helm through
+		// JSON in the cluster too).
+		var tree []map[string]any
+		if err := json.Unmarshal(key, &tree); err != nil {
+			return nil, err
+		}
+		r, err := chartrender.Default()
+		if err != nil {
+			return nil, err
+		}
+		objs, err := r.RenderRelease(tree[0], tree[1])
+		if err != nil {
+			return nil, err
+		}
+		cached, _ = releases.LoadOrStore(string(key), objs)
+	}
+	release := cached.([]*unstructured.Unstructured)
+	out := make([]*unstructured.Unstructured, 0, len(release))
+	for _, o := range release {
+		out = append(out, o.DeepCopy())
+	}
+	instances, err := chartrender.RenderInstances(vals, globals)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, instances...), nil
 }

@@ -58,7 +58,7 @@ func renderInstance(t *testing.T, settings map[string]any, e desired.Instance) [
 	if err := desired.ValidateEntry(data); err != nil {
 		t.Fatalf("the entry breaks the instance schema: %v", err)
 	}
-	objs, err := chartrender.Render(vals)
+	objs, err := renderValues(vals)
 	if err != nil {
 		t.Fatalf("render: %v", err)
 	}

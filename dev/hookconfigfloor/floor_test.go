@@ -43,11 +43,19 @@ import (
 	"github.com/flant/addon-operator/pkg/module_manager/models/hooks/kind"
 )
 
+// hooksBinaryEnv names a hooks binary already built (test/deckhouse passes
+// the one dev/gobuild keeps, so this module's tests link no binary of
+// their own).
+const hooksBinaryEnv = "HOOKCONFIGFLOOR_HOOKS_BINARY"
+
 // buildHooks builds the module's hooks binary as the module's werf recipe
 // does (CGO off, -trimpath; module-sdk still names the hooks after their
-// managed-starrocks/hooks/... paths).
+// managed-starrocks/hooks/... paths), or returns the one hooksBinaryEnv names.
 func buildHooks(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv(hooksBinaryEnv); bin != "" {
+		return bin
+	}
 	bin := filepath.Join(t.TempDir(), "hooks")
 	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./hooks")
 	cmd.Dir = filepath.Join("..", "..")

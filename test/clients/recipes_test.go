@@ -46,6 +46,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -248,19 +249,29 @@ func testJavaRecipe(t *testing.T, f *fixture) {
 				t.Run(c.name, func(t *testing.T) {
 					dir, tmp := writeSecret(t, c.secret), t.TempDir()
 					pairs := []string{docSecretDir, dir, docTrustStore, filepath.Join(tmp, "starrocks-trust.p12")}
-					if out, err := exec.Command("sh", "-c", substitute(keytool, pairs...)).CombinedOutput(); err != nil {
+					cmd := exec.Command("sh", "-c", substitute(keytool, pairs...))
+					cmd.Env = append(os.Environ(), "JAVA_TOOL_OPTIONS="+strings.Join(clientJVMOptions, " "))
+					if out, err := cmd.CombinedOutput(); err != nil {
 						t.Fatalf("docs/%s: the keytool command fails: %v\n%s", page, err, out)
 					}
 					source := filepath.Join(tmp, run[2])
 					if err := os.WriteFile(source, []byte(substitute(program, pairs...)), 0o644); err != nil {
 						t.Fatal(err)
 					}
-					f.run(t, c.user, c.connect, nil, "", "java", "-cp", jar, source)
+					f.run(t, c.user, c.connect, nil, "", "java", slices.Concat(clientJVMOptions, []string{"-cp", jar, source})...)
 				})
 			}
 		})
 	}
 }
+
+// clientJVMOptions are given to the Java recipe's JVMs (keytool and the
+// page's program, which the java launcher compiles in memory first): each
+// lives about a second, too short for the optimizing compiler and the
+// parallel collectors to pay for the CPU they take (about a third of it;
+// dev/realfe's FE stops at C1 too). They change no behaviour the recipe
+// relies on.
+var clientJVMOptions = []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}
 
 // testPythonRecipe runs the page's PyMySQL script.
 func testPythonRecipe(t *testing.T, f *fixture) {
