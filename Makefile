@@ -32,14 +32,17 @@ bin/localrun:
 # -parallel 4: the end-to-end tests (most on a shared control plane, the
 # rest on their own) mostly wait for module passes, so four at a time fit
 # on 2 cores.
-# dev/node first, then the two longest packages: testrun (as go test)
-# starts packages in the order named. dev/node's whole-machine test takes the machine for
-# about 20 s before test/node's node starts; named later, it held one of
-# the -p slots for minutes, waiting for that node to stop. -p 4: most
-# packages wait (for pods, real FEs, addon-operator's passes) more than
-# they compute; with -p 3 the slots were busy 1900 of 2016 slot-seconds of a
-# 672 s run while the cores idled a third of it.
-LONGEST_TESTS := ./dev/node ./test/node ./test/e2e
+# testrun (as go test) starts packages in the order named: dev/node first,
+# then the packages that take longest, by their wall time in a warm run
+# (dev/docs/BUILD.md), so that none of them starts last and runs on alone.
+# dev/node's whole-machine test takes the machine for about 20 s before
+# test/node's node starts; named later, it held one of the -p slots for
+# minutes, waiting for that node to stop. -p 6: most packages wait (for
+# pods, real FEs and StarRocks' schedulers, addon-operator's passes) more
+# than they compute; with -p 4 the cores idled a fifth of a 490-s run.
+LONGEST_TESTS := ./dev/node ./test/node ./test/e2e ./images/agent/internal/backup \
+  ./images/agent/internal/agent ./hooks ./dev/realfe ./dev/images \
+  ./images/agent/internal/shareddata ./images/webhook ./dev/chartrender ./dev/fakefe
 # -ldflags: as go test links the binaries it runs, without the symbol table
 # and DWARF (stack traces come from the pclntab), which no test reads.
 # dev/cmd/testrun runs the tests as go test -count=1 does, but keeps the
@@ -51,7 +54,7 @@ test: tools
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
 	  if [ -n "$$unformatted" ]; then echo "gofmt -w needed on: $$unformatted"; exit 1; fi
 	go vet ./...
-	go run ./dev/cmd/testrun -dir $(TEST_BINARIES) -p 4 -parallel 4 -timeout 45m -ldflags='-s -w' $(LONGEST_TESTS) ./...
+	go run ./dev/cmd/testrun -dir $(TEST_BINARIES) -p 6 -parallel 4 -timeout 45m -ldflags='-s -w' $(LONGEST_TESTS) ./...
 
 ## tools: build the local control plane tools and the real StarRocks FE into the cache (once)
 # The FE is built from the source archive in ../shared/starrocks (see
