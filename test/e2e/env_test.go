@@ -249,6 +249,19 @@ func (e *env) forTest(t testing.TB) *env {
 	return &view
 }
 
+// step runs f as a subtest of t on e itself (e.t switched to the subtest),
+// not on a view (forTest): a step may restart the module, and e's cleanup
+// stops the addon-operator e holds. Steps run one after another, each
+// seeing what the ones before left.
+func (e *env) step(t *testing.T, name string, f func(t *testing.T)) {
+	t.Run(name, func(t *testing.T) {
+		parent := e.t
+		e.t = t
+		defer func() { e.t = parent }()
+		f(t)
+	})
+}
+
 // packageRun owns the shared environments: it runs their cleanups, last
 // registered first, when TestMain calls stop.
 var packageRun = &runOwner{}

@@ -30,15 +30,30 @@ func maxCount(n int) map[string]any {
 	return map[string]any{"instances": map[string]any{"maxCount": n}}
 }
 
-// TestInstancesBeyondMaxCountAreLeftAlone: with the webhook down nothing
+// TestSettingsChangesThenInstancesBeyondMaxCount runs two tests one after
+// the other on an env of their own: both change the module's settings
+// (instances.maxCount counts every instance in the cluster), the first
+// counts the module's failed runs (other tests' would count on a shared
+// env), the second stops the webhook and restarts the module. So the
+// settings test comes first, with the webhook running as under `make run`.
+func TestSettingsChangesThenInstancesBeyondMaxCount(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	e.step(t, "a settings change upgrades the release with the webhook redirected", func(t *testing.T) {
+		testSettingsChangeUpgradesTheReleaseWithTheWebhookRedirected(t, e)
+	})
+	e.step(t, "instances beyond maxCount are left alone", func(t *testing.T) {
+		testInstancesBeyondMaxCountAreLeftAlone(t, e)
+	})
+}
+
+// testInstancesBeyondMaxCountAreLeftAlone: with the webhook down nothing
 // refuses the second instance; the module renders only the oldest
 // instances.maxCount, raising the limit deploys the newer one, and lowering
 // it again leaves that one's objects, Secrets and memory where they are.
-func TestInstancesBeyondMaxCountAreLeftAlone(t *testing.T) {
-	t.Parallel()
-	// Its own env: it sets the module's maxCount, which counts every
-	// instance in the cluster, and restarts the module.
-	e := newEnv(t, envOptions{noWebhook: true, settings: maxCount(1)})
+func testInstancesBeyondMaxCountAreLeftAlone(t *testing.T, e *env) {
+	e.stopWebhook()
+	e.setMaxCount(1)
 	e.apply(testClass)
 	e.apply(instance("team", "first", "Standalone", ""))
 	e.waitObjects("team", "first", 1, 1)

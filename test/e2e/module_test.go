@@ -135,14 +135,7 @@ func TestModuleEndToEnd(t *testing.T) {
 	// the default StarrocksClass, all of which other tests would see.
 	e := newEnv(t, envOptions{})
 	e.apply(testClass)
-	run := func(name string, f func(t *testing.T)) {
-		t.Run(name, func(t *testing.T) {
-			parent := e.t
-			e.t = t
-			defer func() { e.t = parent }()
-			f(t)
-		})
-	}
+	run := func(name string, f func(t *testing.T)) { e.step(t, name, f) }
 
 	run("Standalone and Cluster instances get their objects and a valid status", func(t *testing.T) {
 		e.apply(instance("team-a", "small", "Standalone", ""))
@@ -238,7 +231,9 @@ func TestModuleEndToEnd(t *testing.T) {
 			return len(ev["Valid"]) == 1 && ev["Valid"][0].Type == corev1.EventTypeNormal, fmt.Sprint(ev["Valid"])
 		})
 		e.setWebhook(&e.webhook.Endpoint)
-		e.waitWebhookRedirected()
+		if err := e.waitWebhookRedirected(); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	run("a brand-new invalid instance gets no objects", func(t *testing.T) {
@@ -252,7 +247,9 @@ func TestModuleEndToEnd(t *testing.T) {
 			t.Errorf("StatefulSet of a never-valid instance: %v, want NotFound", err)
 		}
 		e.setWebhook(&e.webhook.Endpoint)
-		e.waitWebhookRedirected()
+		if err := e.waitWebhookRedirected(); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	run("status follows Pod and Certificate readiness", func(t *testing.T) {
