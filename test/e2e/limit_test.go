@@ -30,13 +30,16 @@ func maxCount(n int) map[string]any {
 	return map[string]any{"instances": map[string]any{"maxCount": n}}
 }
 
-// TestSettingsChangesThenInstancesBeyondMaxCount runs two tests one after
-// the other on an env of their own: both change the module's settings
-// (instances.maxCount counts every instance in the cluster), the first
-// counts the module's failed runs (other tests' would count on a shared
-// env), the second stops the webhook and restarts the module. So the
-// settings test comes first, with the webhook running as under `make run`.
-func TestSettingsChangesThenInstancesBeyondMaxCount(t *testing.T) {
+// TestSettingsThenMaxCountThenDisable runs three tests one after the other
+// on an env of their own: the settings test and the maxCount test change
+// the module's settings (instances.maxCount counts every instance in the
+// cluster), the settings test counts the module's failed runs (other
+// tests' would count on a shared env), the maxCount test stops the webhook
+// and restarts the module, and the disable test disables the module, which
+// every test on a shared env would see. The settings test comes first, with
+// the webhook running as under `make run`; the disable test last, as it
+// turns the module off and on and deletes the default class.
+func TestSettingsThenMaxCountThenDisable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
 	e.step(t, "a settings change upgrades the release with the webhook redirected", func(t *testing.T) {
@@ -44,6 +47,9 @@ func TestSettingsChangesThenInstancesBeyondMaxCount(t *testing.T) {
 	})
 	e.step(t, "instances beyond maxCount are left alone", func(t *testing.T) {
 		testInstancesBeyondMaxCountAreLeftAlone(t, e)
+	})
+	e.step(t, "disabling the module leaves the instances", func(t *testing.T) {
+		testModuleDisableLeavesTheInstances(t, e)
 	})
 }
 

@@ -26,8 +26,8 @@ import (
 // webhook redirected to the local server (as under `make run`), changing
 // the module's settings while addon-operator runs upgrades the release,
 // twice, and the webhook configurations point at the local webhook again.
-// It runs first on its env (TestSettingsChangesThenInstancesBeyondMaxCount),
-// so it counts every failed run since the env started.
+// It runs first on its env (TestSettingsThenMaxCountThenDisable), so it
+// counts every failed run since the env started.
 func testSettingsChangeUpgradesTheReleaseWithTheWebhookRedirected(t *testing.T, e *env) {
 	for _, n := range []int{7, 8} {
 		e.setMaxCount(n)
