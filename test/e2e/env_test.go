@@ -28,7 +28,12 @@ limitations under the License.
 // TestMain. A test that changes what others would see (the module's
 // settings, globals, modules or error counters, a restart or disable of
 // the module, the webhook stopped or bypassed, a cluster-wide object) or that
-// measures gets a cluster of its own (newEnv) and says why beside it.
+// measures gets a cluster of its own (newEnv) and says why beside it. Such
+// tests that do not measure run one after another as the steps of one test
+// on one cluster (TestModuleEndToEnd, TestSettingsThenMaxCountThenDisable:
+// env.step), each in namespaces of its own, counting the module's failed
+// runs from its own start, and those that leave the cluster changed for
+// good (the webhook stopped, the module disabled) last.
 package e2e_test
 
 import (

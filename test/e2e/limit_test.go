@@ -30,17 +30,17 @@ func maxCount(n int) map[string]any {
 	return map[string]any{"instances": map[string]any{"maxCount": n}}
 }
 
-// TestSettingsThenMaxCountThenDisable runs three tests one after the other
-// on an env of their own: the settings test and the maxCount test change
-// the module's settings (instances.maxCount counts every instance in the
-// cluster), the settings test counts the module's failed runs (other
-// tests' would count on a shared env), the maxCount test stops the webhook
-// and restarts the module, and the disable test disables the module, which
-// every test on a shared env would see. The settings test comes first, with
-// the webhook running as under `make run`; the disable test last, as it
-// turns the module off and on and deletes the default class.
+// TestSettingsThenMaxCountThenDisable runs the settings test, the maxCount
+// test and the disable test one after the other on one env.
 func TestSettingsThenMaxCountThenDisable(t *testing.T) {
 	t.Parallel()
+	// Its own env: the settings and maxCount tests change the module's
+	// settings (instances.maxCount counts every instance in the cluster),
+	// the settings test counts the module's failed runs, the maxCount test
+	// stops the webhook and restarts the module, the disable test turns the
+	// module off and on and deletes the default class. Other tests would
+	// see each of these. The settings test comes first, with the webhook
+	// running as under `make run`; the disable test last.
 	e := newEnv(t, envOptions{})
 	e.step(t, "a settings change upgrades the release with the webhook redirected", func(t *testing.T) {
 		testSettingsChangeUpgradesTheReleaseWithTheWebhookRedirected(t, e)

@@ -30,30 +30,13 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
-// TestGrowingVolumesThenReplicationAwareScaling runs two tests one after
-// the other on an env of their own. The volume tests count the module's
-// failed runs (other tests' would count on a shared env) and make a
-// cluster-wide StorageClass; the scaling test's last part stops the
-// webhook, which every test on a shared env would lose. So scaling comes
-// last: the volume tests run with the webhook, as Deckhouse runs the
-// module. Each keeps to namespaces of its own and counts failed runs from
-// its own start (drainPassErrors); both use the one class, which allows
-// the CN cache test's shared-data instance.
-func TestGrowingVolumesThenReplicationAwareScaling(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, envOptions{})
-	e.apply(sharedDataTestClass)
-	t.Run("growing volumes expands the PVCs", func(t *testing.T) { testGrowingVolumesExpandsThePVCs(t, e.forTest(t)) })
-	t.Run("replication-aware scaling", func(t *testing.T) { testReplicationAwareScaling(t, e.forTest(t)) })
-}
-
 // testReplicationAwareScaling plays the FE leader's agent (its status
 // annotation) and checks the BE count rules end to end: admission refuses
 // counts below the replication number the agent reported, 2 BEs, and a
 // second scale-in while one is pending; a scale-in StarRocks refuses stalls
 // with a clear condition; and with the webhook down the hooks hold the
 // same rules, keeping the configuration in effect. Its last part stops the
-// webhook for good.
+// webhook for good: it runs last on its env (TestModuleEndToEnd).
 func testReplicationAwareScaling(t *testing.T, e *env) {
 	const ns, name = "team-r", "olap"
 	withBEs := func(n int) string {

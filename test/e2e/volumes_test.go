@@ -54,10 +54,10 @@ spec:
 }
 
 // testGrowingVolumesExpandsThePVCs grows the volumes of a shared-nothing
-// and of a shared-data instance, one after the other, on an env of their
-// own (TestGrowingVolumesThenReplicationAwareScaling): each counts the
-// module's failed runs (other tests' would count on a shared env), and both
-// use a cluster-wide StorageClass that allows expansion.
+// and of a shared-data instance, one after the other, on a private env
+// (TestModuleEndToEnd's, after its own steps): each counts the module's
+// failed runs (other tests' would count on a shared env), and both use a
+// cluster-wide StorageClass that allows expansion.
 func testGrowingVolumesExpandsThePVCs(t *testing.T, e *env) {
 	expand := true
 	immediate := storagev1.VolumeBindingImmediate
