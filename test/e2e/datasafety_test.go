@@ -165,11 +165,12 @@ func TestInvalidSpecWithoutMemoryKeepsTheObjects(t *testing.T) {
 	e.assertStays(ns, instanceObjects("olap")...)
 }
 
-func TestModuleDisableLeavesTheInstances(t *testing.T) {
-	t.Parallel()
-	// Its own env: it disables the module, which every test on a shared one
-	// would see.
-	e := newEnv(t, envOptions{noWebhook: true})
+// testModuleDisableLeavesTheInstances disables the module and enables it
+// again; it runs last on its env (TestSettingsThenMaxCountThenDisable),
+// after the maxCount test, which left instances.maxCount 1 and two
+// instances: it raises the limit so that its own instance is deployed too.
+func testModuleDisableLeavesTheInstances(t *testing.T, e *env) {
+	e.setMaxCount(3)
 	e.apply(testClass)
 	sr := e.apply(instance("team", "olap", "Standalone", ""))
 	e.waitObjects("team", "olap", 1, 1)

@@ -28,7 +28,12 @@ limitations under the License.
 // TestMain. A test that changes what others would see (the module's
 // settings, globals, modules or error counters, a restart or disable of
 // the module, the webhook stopped or bypassed, a cluster-wide object) or that
-// measures gets a cluster of its own (newEnv) and says why beside it.
+// measures gets a cluster of its own (newEnv) and says why beside it. Such
+// tests that do not measure run one after another as the steps of one test
+// on one cluster (TestModuleEndToEnd, TestSettingsThenMaxCountThenDisable:
+// env.step), each in namespaces of its own, counting the module's failed
+// runs from its own start, and those that leave the cluster changed for
+// good (the webhook stopped, the module disabled) last.
 package e2e_test
 
 import (
@@ -247,6 +252,19 @@ func (e *env) forTest(t testing.TB) *env {
 	view := *e
 	view.t = t
 	return &view
+}
+
+// step runs f as a subtest of t on e itself (e.t switched to the subtest),
+// not on a view (forTest): a step may restart the module, and e's cleanup
+// stops the addon-operator e holds. Steps run one after another, each
+// seeing what the ones before left.
+func (e *env) step(t *testing.T, name string, f func(t *testing.T)) {
+	t.Run(name, func(t *testing.T) {
+		parent := e.t
+		e.t = t
+		defer func() { e.t = parent }()
+		f(t)
+	})
 }
 
 // packageRun owns the shared environments: it runs their cleanups, last

@@ -30,15 +30,36 @@ func maxCount(n int) map[string]any {
 	return map[string]any{"instances": map[string]any{"maxCount": n}}
 }
 
-// TestInstancesBeyondMaxCountAreLeftAlone: with the webhook down nothing
+// TestSettingsThenMaxCountThenDisable runs the settings test, the maxCount
+// test and the disable test one after the other on one env.
+func TestSettingsThenMaxCountThenDisable(t *testing.T) {
+	t.Parallel()
+	// Its own env: the settings and maxCount tests change the module's
+	// settings (instances.maxCount counts every instance in the cluster),
+	// the settings test counts the module's failed runs, the maxCount test
+	// stops the webhook and restarts the module, the disable test turns the
+	// module off and on and deletes the default class. Other tests would
+	// see each of these. The settings test comes first, with the webhook
+	// running as under `make run`; the disable test last.
+	e := newEnv(t, envOptions{})
+	e.step(t, "a settings change upgrades the release with the webhook redirected", func(t *testing.T) {
+		testSettingsChangeUpgradesTheReleaseWithTheWebhookRedirected(t, e)
+	})
+	e.step(t, "instances beyond maxCount are left alone", func(t *testing.T) {
+		testInstancesBeyondMaxCountAreLeftAlone(t, e)
+	})
+	e.step(t, "disabling the module leaves the instances", func(t *testing.T) {
+		testModuleDisableLeavesTheInstances(t, e)
+	})
+}
+
+// testInstancesBeyondMaxCountAreLeftAlone: with the webhook down nothing
 // refuses the second instance; the module renders only the oldest
 // instances.maxCount, raising the limit deploys the newer one, and lowering
 // it again leaves that one's objects, Secrets and memory where they are.
-func TestInstancesBeyondMaxCountAreLeftAlone(t *testing.T) {
-	t.Parallel()
-	// Its own env: it sets the module's maxCount, which counts every
-	// instance in the cluster, and restarts the module.
-	e := newEnv(t, envOptions{noWebhook: true, settings: maxCount(1)})
+func testInstancesBeyondMaxCountAreLeftAlone(t *testing.T, e *env) {
+	e.stopWebhook()
+	e.setMaxCount(1)
 	e.apply(testClass)
 	e.apply(instance("team", "first", "Standalone", ""))
 	e.waitObjects("team", "first", 1, 1)

@@ -129,20 +129,22 @@ func (e *env) waitObjects(namespace, name string, feReplicas, beReplicas int64) 
 	})
 }
 
+// TestModuleEndToEnd runs the module's main paths step by step, then the
+// volume tests and the scaling test, on one env.
 func TestModuleEndToEnd(t *testing.T) {
 	t.Parallel()
-	// Its own env: it bypasses the webhook, restarts the module and deletes
-	// the default StarrocksClass, all of which other tests would see.
+	// Its own env: its steps bypass the webhook, restart the module and
+	// delete the default StarrocksClass; the volume tests count the
+	// module's failed runs and make a cluster-wide StorageClass; the
+	// scaling test stops the webhook. Other tests would see each of these.
+	// They run one after the other, the scaling test last (the webhook
+	// stays stopped), each in namespaces of its own and counting failed
+	// runs from its own start (drainPassErrors).
 	e := newEnv(t, envOptions{})
-	e.apply(testClass)
-	run := func(name string, f func(t *testing.T)) {
-		t.Run(name, func(t *testing.T) {
-			parent := e.t
-			e.t = t
-			defer func() { e.t = parent }()
-			f(t)
-		})
-	}
+	// One class for every step; it allows the CN cache test's shared-data
+	// instance.
+	e.apply(sharedDataTestClass)
+	run := func(name string, f func(t *testing.T)) { e.step(t, name, f) }
 
 	run("Standalone and Cluster instances get their objects and a valid status", func(t *testing.T) {
 		e.apply(instance("team-a", "small", "Standalone", ""))
@@ -238,7 +240,9 @@ func TestModuleEndToEnd(t *testing.T) {
 			return len(ev["Valid"]) == 1 && ev["Valid"][0].Type == corev1.EventTypeNormal, fmt.Sprint(ev["Valid"])
 		})
 		e.setWebhook(&e.webhook.Endpoint)
-		e.waitWebhookRedirected()
+		if err := e.waitWebhookRedirected(); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	run("a brand-new invalid instance gets no objects", func(t *testing.T) {
@@ -252,7 +256,9 @@ func TestModuleEndToEnd(t *testing.T) {
 			t.Errorf("StatefulSet of a never-valid instance: %v, want NotFound", err)
 		}
 		e.setWebhook(&e.webhook.Endpoint)
-		e.waitWebhookRedirected()
+		if err := e.waitWebhookRedirected(); err != nil {
+			t.Fatal(err)
+		}
 	})
 
 	run("status follows Pod and Certificate readiness", func(t *testing.T) {
@@ -349,6 +355,9 @@ func TestModuleEndToEnd(t *testing.T) {
 		// The restarted module still serves the existing instances.
 		e.waitCondition("team-a", "small", "ConfigurationValid", "True")
 	})
+
+	run("growing volumes expands the PVCs", func(t *testing.T) { testGrowingVolumesExpandsThePVCs(t, e) })
+	run("replication-aware scaling", func(t *testing.T) { testReplicationAwareScaling(t, e) })
 }
 
 // markPodsReady plays the kubelet: the StatefulSet controller created the

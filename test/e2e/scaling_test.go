@@ -30,19 +30,15 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
-// TestReplicationAwareScaling plays the FE leader's agent (its status
+// testReplicationAwareScaling plays the FE leader's agent (its status
 // annotation) and checks the BE count rules end to end: admission refuses
 // counts below the replication number the agent reported, 2 BEs, and a
 // second scale-in while one is pending; a scale-in StarRocks refuses stalls
 // with a clear condition; and with the webhook down the hooks hold the
-// same rules, keeping the configuration in effect.
-func TestReplicationAwareScaling(t *testing.T) {
-	t.Parallel()
+// same rules, keeping the configuration in effect. Its last part stops the
+// webhook for good: it runs last on its env (TestModuleEndToEnd).
+func testReplicationAwareScaling(t *testing.T, e *env) {
 	const ns, name = "team-r", "olap"
-	// Its own env: its last part stops the webhook, which every test on a
-	// shared one would lose.
-	e := newEnv(t, envOptions{})
-	e.apply(testClass)
 	withBEs := func(n int) string {
 		return strings.Replace(instance(ns, name, "Cluster", ""), "replicas: 3", fmt.Sprintf("replicas: %d", n), 1)
 	}

@@ -22,32 +22,41 @@ import (
 	"testing"
 )
 
-// TestSettingsChangeUpgradesTheReleaseWithTheWebhookRedirected: with the
+// testSettingsChangeUpgradesTheReleaseWithTheWebhookRedirected: with the
 // webhook redirected to the local server (as under `make run`), changing
 // the module's settings while addon-operator runs upgrades the release,
 // twice, and the webhook configurations point at the local webhook again.
-func TestSettingsChangeUpgradesTheReleaseWithTheWebhookRedirected(t *testing.T) {
-	t.Parallel()
-	// Its own env: it changes the module's settings and counts the
-	// module's failed runs, other tests' included on a shared one.
-	e := newEnv(t, envOptions{})
-	ctx := context.Background()
+// It runs first on its env (TestSettingsThenMaxCountThenDisable), so it
+// counts every failed run since the env started.
+func testSettingsChangeUpgradesTheReleaseWithTheWebhookRedirected(t *testing.T, e *env) {
 	for _, n := range []int{7, 8} {
-		if err := e.ao.SetSettings(ctx, maxCount(n)); err != nil {
-			t.Fatal(err)
-		}
-		e.eventually(fmt.Sprintf("a release deployed with instances.maxCount %d", n), func() (bool, string) {
-			rel, err := e.ao.DeployedRelease(ctx)
-			if err != nil {
-				return false, err.Error()
-			}
-			got := fmt.Sprint(digValue(rel.Config, "managedStarrocks", "instances", "maxCount"))
-			return got == fmt.Sprint(n), fmt.Sprintf("release v%d has maxCount %s; module errors %v", rel.Version, got, e.moduleErrors())
-		})
-		e.waitWebhookRedirected()
+		e.setMaxCount(n)
 	}
 	if n := e.moduleErrors(); n != 0 {
 		t.Errorf("%v failed module or hook runs, want none (addon-operator log: %s)", n, e.ao.LogPath)
+	}
+}
+
+// setMaxCount changes the module's instances.maxCount while addon-operator
+// runs, as an admin does, and waits for a release deployed with it and
+// the webhook configurations pointing at the local webhook again.
+func (e *env) setMaxCount(n int) {
+	e.t.Helper()
+	ctx := context.Background()
+	e.settings = maxCount(n)
+	if err := e.ao.SetSettings(ctx, e.settings); err != nil {
+		e.t.Fatal(err)
+	}
+	e.eventually(fmt.Sprintf("a release deployed with instances.maxCount %d", n), func() (bool, string) {
+		rel, err := e.ao.DeployedRelease(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		got := fmt.Sprint(digValue(rel.Config, "managedStarrocks", "instances", "maxCount"))
+		return got == fmt.Sprint(n), fmt.Sprintf("release v%d has maxCount %s; module errors %v", rel.Version, got, e.moduleErrors())
+	})
+	if err := e.waitWebhookRedirected(); err != nil {
+		e.t.Fatal(err)
 	}
 }
 

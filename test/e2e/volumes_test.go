@@ -53,14 +53,12 @@ spec:
 `, name, ns, feSize, beSize)
 }
 
-// TestGrowingVolumesExpandsThePVCs grows the volumes of a shared-nothing
-// and of a shared-data instance, one after the other on an env of their
-// own: each counts the module's failed runs (other tests' would count on a
-// shared env), and both use a cluster-wide StorageClass that allows
-// expansion.
-func TestGrowingVolumesExpandsThePVCs(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, envOptions{})
+// testGrowingVolumesExpandsThePVCs grows the volumes of a shared-nothing
+// and of a shared-data instance, one after the other, on a private env
+// (TestModuleEndToEnd's, after its own steps): each counts the module's
+// failed runs (other tests' would count on a shared env), and both use a
+// cluster-wide StorageClass that allows expansion.
+func testGrowingVolumesExpandsThePVCs(t *testing.T, e *env) {
 	expand := true
 	immediate := storagev1.VolumeBindingImmediate
 	if _, err := e.kube.StorageV1().StorageClasses().Create(context.Background(), &storagev1.StorageClass{
@@ -84,7 +82,6 @@ func TestGrowingVolumesExpandsThePVCs(t *testing.T) {
 func testGrowingAVolume(t *testing.T, e *env) {
 	const ns, name = "team-v", "vol"
 	ctx := context.Background()
-	e.apply(testClass)
 	e.apply(volumeInstance(ns, name, "10Gi", "50Gi"))
 	e.waitObjects(ns, name, 1, 1)
 
@@ -213,7 +210,6 @@ func (e *env) claimTemplateSize(namespace, sts string) string {
 func testGrowingTheCNCache(t *testing.T, e *env) {
 	const ns, name = "team-cv", "lake"
 	ctx := context.Background()
-	e.apply(sharedDataTestClass)
 	lake := func(cache string) string {
 		return fmt.Sprintf(`
 apiVersion: managed-services.deckhouse.io/v1alpha1
