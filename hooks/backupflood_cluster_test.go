@@ -31,7 +31,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
-	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/hooks/instances"
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 )
@@ -44,7 +43,7 @@ import (
 // in that run. The run's time is logged: the API server's round trips are
 // what the bound saves.
 func TestABackupFloodOnARealAPIServer(t *testing.T) {
-	op, _ := startOperator(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}})
+	op := startOperator(t)
 	client := op.client
 	ctx := t.Context()
 	for _, ns := range []string{"d8-managed-starrocks", "flood", "good"} {

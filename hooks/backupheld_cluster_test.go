@@ -28,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
-	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 )
 
 // A team deletes the StarrocksBackup another instance restores from, on a
@@ -37,7 +36,7 @@ import (
 // deletion waits for) with one Event, not one per run. The message goes
 // once the restoring instance is gone.
 func TestADeletedBackupHeldForARestoreSaysWhy(t *testing.T) {
-	op, _ := startOperator(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}})
+	op := startOperator(t)
 	client := op.client
 	ctx := t.Context()
 	for _, ns := range []string{"d8-managed-starrocks", "team"} {

@@ -20,7 +20,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"slices"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,6 +46,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
@@ -150,15 +158,48 @@ func (o *operator) setEntry(e map[string]any) {
 
 var clientRuns atomic.Int64
 
-// startOperator starts a real kube-apiserver (with opts) and what plays
-// addon-operator against it: the built hooks binary launched with the
-// cluster's KUBECONFIG (its own writes go there), its config as
-// addon-operator reads it, and shell-operator's ObjectPatcher for the patch
-// collector's operations.
-func startOperator(t *testing.T, opts controlplane.Options) (*operator, *controlplane.ControlPlane) {
+// sharedControlPlane is the control plane (etcd and kube-apiserver with the
+// module's and cert-manager's CRDs) the cluster tests share: started on
+// first use, stopped by TestMain. A start costs about 3 CPU-seconds (2.4 of
+// them kube-apiserver's with the CRDs) and a control plane keeps using CPU
+// while it lives. The tests run one after another, each on a cluster reset
+// to its start (resetCluster): the hooks read the whole cluster.
+var sharedControlPlane struct {
+	once sync.Once
+	cp   *controlplane.ControlPlane
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cp := sharedControlPlane.cp; cp != nil {
+		cp.Stop()
+	}
+	os.Exit(code)
+}
+
+// startOperator resets the shared control plane and starts what plays
+// addon-operator against it (newOperator).
+func startOperator(t *testing.T) *operator {
+	t.Helper()
+	s := &sharedControlPlane
+	s.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		s.cp, s.err = controlplane.StartRetrying(ctx, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}}, t.Logf)
+	})
+	require.NoError(t, s.err, "start the shared control plane")
+	resetCluster(t, s.cp.RESTConfig())
+	return newOperator(t, s.cp)
+}
+
+// newOperator starts what plays addon-operator against cp: the built hooks
+// binary launched with the cluster's KUBECONFIG (its own writes go there),
+// its config as addon-operator reads it, and shell-operator's
+// ObjectPatcher for the patch collector's operations.
+func newOperator(t *testing.T, cp *controlplane.ControlPlane) *operator {
 	t.Helper()
 	bin := buildHooks(t)
-	cp := controlplane.StartForTest(t, opts)
 	launcher := launch(t, bin, cp.RESTConfig())
 	cfg, err := kind.GetBatchHookConfig("managed-starrocks", launcher)
 	require.NoError(t, err)
@@ -168,11 +209,91 @@ func startOperator(t *testing.T, opts controlplane.Options) (*operator, *control
 	// a prefix of its own per run keeps -count=N from registering twice.
 	client.WithMetricPrefix(fmt.Sprintf("hooks_cluster_test_%d_", clientRuns.Add(1)))
 	require.NoError(t, client.Init(), "kube client")
-	return &operator{t: t, bin: launcher, cfg: cfg, client: client, patcher: objectpatch.NewObjectPatcher(client, log.NewNop())}, cp
+	return &operator{t: t, bin: launcher, cfg: cfg, client: client, patcher: objectpatch.NewObjectPatcher(client, log.NewNop())}
+}
+
+// systemNamespaces are kube-apiserver's own: no test writes there.
+var systemNamespaces = map[string]bool{metav1.NamespaceDefault: true, metav1.NamespaceSystem: true, metav1.NamespacePublic: true, corev1.NamespaceNodeLease: true}
+
+// resetCluster takes a control plane back to what it was after its start,
+// as the namespace controller (not run there) would empty a namespace:
+// every object outside kube-apiserver's own namespaces goes, its
+// finalizers first (no controller removes them), then those namespaces,
+// and every StarrocksClass, the only cluster-scoped kind the tests make.
+func resetCluster(t *testing.T, cfg *rest.Config) {
+	t.Helper()
+	ctx := t.Context()
+	clientset, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	dyn, err := dynamic.NewForConfig(cfg)
+	require.NoError(t, err)
+	lists, err := clientset.Discovery().ServerPreferredNamespacedResources()
+	require.NoError(t, err)
+	resources := []schema.GroupVersionResource{v1alpha1.StarrocksClassGVR}
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		require.NoError(t, err)
+		for _, r := range l.APIResources {
+			if slices.Contains(r.Verbs, "list") && slices.Contains(r.Verbs, "deletecollection") {
+				resources = append(resources, gv.WithResource(r.Name))
+			}
+		}
+	}
+	now := int64(0)
+	for _, gvr := range resources {
+		list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
+		require.NoError(t, err, "list %s", gvr)
+		used := map[string]bool{} // namespaces ("" for cluster scope) with objects to delete
+		for _, o := range list.Items {
+			if systemNamespaces[o.GetNamespace()] {
+				continue
+			}
+			used[o.GetNamespace()] = true
+			if len(o.GetFinalizers()) > 0 {
+				_, err := dyn.Resource(gvr).Namespace(o.GetNamespace()).Patch(ctx, o.GetName(), types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+				require.NoError(t, err, "remove the finalizers of %s %s/%s", gvr.Resource, o.GetNamespace(), o.GetName())
+			}
+		}
+		for ns := range used {
+			require.NoError(t, dyn.Resource(gvr).Namespace(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &now}, metav1.ListOptions{}), "delete %s in %q", gvr, ns)
+		}
+	}
+	namespaces, err := clientset.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	for _, ns := range namespaces.Items {
+		if systemNamespaces[ns.Name] {
+			continue
+		}
+		// The first delete marks the namespace terminating; once its
+		// finalizers are gone, a delete removes it.
+		ns.Spec.Finalizers = nil
+		_, err := clientset.CoreV1().Namespaces().Finalize(ctx, &ns, metav1.UpdateOptions{})
+		require.NoError(t, err, "finalize namespace %s", ns.Name)
+		for range 2 {
+			if err := clientset.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); !apierrors.IsNotFound(err) {
+				require.NoError(t, err, "delete namespace %s", ns.Name)
+			}
+		}
+		_, err = clientset.CoreV1().Namespaces().Get(ctx, ns.Name, metav1.GetOptions{})
+		require.True(t, apierrors.IsNotFound(err), "namespace %s is gone: %v", ns.Name, err)
+	}
+	// kube-apiserver's admission refuses objects in a namespace its cache
+	// still holds as terminating: wait until the watch cache (a list at
+	// resourceVersion 0) no longer has the deleted ones.
+	require.Eventually(t, func() bool {
+		list, err := clientset.CoreV1().Namespaces().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		require.NoError(t, err)
+		for _, ns := range list.Items {
+			if !systemNamespaces[ns.Name] {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 20*time.Millisecond, "the deleted namespaces leave kube-apiserver's cache")
 }
 
 func TestHooksAgainstARealAPIServer(t *testing.T) {
-	op, _ := startOperator(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}})
+	op := startOperator(t)
 	client := op.client
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()

@@ -35,7 +35,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
-	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/hooks/internal/shared"
 )
 
@@ -58,7 +57,7 @@ func withImages(values utils.Values) utils.Values {
 // NetworkPolicy, a PVC retention policy, ConfigMap data, a decoy Service, a
 // stripped ownerReference) is restored on the next run.
 func TestInstanceObjectsAgainstARealAPIServer(t *testing.T) {
-	op, _ := startOperator(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}})
+	op := startOperator(t)
 	client := op.client
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
@@ -318,7 +317,7 @@ spec:
 // those. A tenant's look-alike (the same labels and ownerReference, in no
 // record) and the instance's StatefulSets and Secrets stay.
 func TestPruningAgainstARealAPIServer(t *testing.T) {
-	op, _ := startOperator(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}})
+	op := startOperator(t)
 	client := op.client
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()

@@ -48,7 +48,7 @@ import (
 // tenant's) and "gone" delete their namespaces. Tenant "good" gets its
 // values, status and Secrets in the same runs, and every run succeeds.
 func TestOneTenantNeverStallsTheOthers(t *testing.T) {
-	op, _ := startOperator(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}, ControllerManager: true})
+	op := newOperator(t, controlplane.StartForTest(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}, ControllerManager: true}))
 	client := op.client
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
