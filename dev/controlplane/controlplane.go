@@ -68,6 +68,8 @@ type Options struct {
 	Dir string
 	// APIServerArgs are extra kube-apiserver flags.
 	APIServerArgs []string
+	// ETCDArgs are extra etcd flags.
+	ETCDArgs []string
 	// ControllerManager also runs kube-controller-manager with the controllers
 	// that need no nodes or cloud: garbage collection (ownerReferences),
 	// StatefulSets (Pods and PVCs from volumeClaimTemplates, PVC retention),
@@ -139,7 +141,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	}
 	etcdClient, etcdPeer, apiPort := ports[0], ports[1], ports[2]
 
-	if cp.etcd, err = startETCD(cp.dir, etcdBin, etcdClient, etcdPeer); err != nil {
+	if cp.etcd, err = startETCD(cp.dir, etcdBin, etcdClient, etcdPeer, opts.ETCDArgs); err != nil {
 		return nil, err
 	}
 	if err := waitTCP(ctx, cp.etcd, fmt.Sprintf("127.0.0.1:%d", etcdClient), 30*time.Second); err != nil {
@@ -306,21 +308,22 @@ func (cp *ControlPlane) Stop() {
 	}
 }
 
-func startETCD(dir, bin string, clientPort, peerPort int) (*process, error) {
+func startETCD(dir, bin string, clientPort, peerPort int, extra []string) (*process, error) {
 	client := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
 	peer := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
-	return startProcess(dir, "etcd", bin,
+	args := []string{
 		"--name=default",
-		"--data-dir="+filepath.Join(dir, "etcd"),
-		"--listen-client-urls="+client,
-		"--advertise-client-urls="+client,
-		"--listen-peer-urls="+peer,
-		"--initial-advertise-peer-urls="+peer,
-		"--initial-cluster=default="+peer,
+		"--data-dir=" + filepath.Join(dir, "etcd"),
+		"--listen-client-urls=" + client,
+		"--advertise-client-urls=" + client,
+		"--listen-peer-urls=" + peer,
+		"--initial-advertise-peer-urls=" + peer,
+		"--initial-cluster=default=" + peer,
 		// Test data need not survive a power cut; fsync dominates start-up.
 		"--unsafe-no-fsync",
 		"--log-level=warn",
-	)
+	}
+	return startProcess(dir, "etcd", bin, append(args, extra...)...)
 }
 
 func startAPIServer(dir, bin string, pki *pki, etcdPort, port int, node *NodeOptions, extra []string) (*process, error) {
