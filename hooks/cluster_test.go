@@ -41,6 +41,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -170,6 +171,14 @@ var sharedControlPlane struct {
 	err  error
 }
 
+// etcdMaxRequestBytes is the largest request etcd takes on the shared
+// control plane: a third of its default (1.5 MiB), with room for the
+// largest CRD (cert-manager's Issuers, about 150 KB stored). The tenants
+// test fills a Starrocks to that edge with labels: to the default, a third
+// the labels and each write three times the size took about 10 of its 16
+// CPU-seconds. The edge is the same to the module: etcd refuses its write.
+const etcdMaxRequestBytes = 512 << 10
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if cp := sharedControlPlane.cp; cp != nil {
@@ -179,32 +188,29 @@ func TestMain(m *testing.M) {
 }
 
 // startOperator resets the shared control plane and starts what plays
-// addon-operator against it (newOperator).
+// addon-operator against it: the built hooks binary launched with the
+// cluster's KUBECONFIG (its own writes go there), its config as
+// addon-operator reads it, and shell-operator's ObjectPatcher for the patch
+// collector's operations.
 func startOperator(t *testing.T) *operator {
 	t.Helper()
 	s := &sharedControlPlane
 	s.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		s.cp, s.err = controlplane.StartRetrying(ctx, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}}, t.Logf)
+		s.cp, s.err = controlplane.StartRetrying(ctx, controlplane.Options{
+			CRDDirs:  []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()},
+			ETCDArgs: []string{fmt.Sprintf("--max-request-bytes=%d", etcdMaxRequestBytes)},
+		}, t.Logf)
 	})
 	require.NoError(t, s.err, "start the shared control plane")
 	resetCluster(t, s.cp.RESTConfig())
-	return newOperator(t, s.cp)
-}
-
-// newOperator starts what plays addon-operator against cp: the built hooks
-// binary launched with the cluster's KUBECONFIG (its own writes go there),
-// its config as addon-operator reads it, and shell-operator's
-// ObjectPatcher for the patch collector's operations.
-func newOperator(t *testing.T, cp *controlplane.ControlPlane) *operator {
-	t.Helper()
 	bin := buildHooks(t)
-	launcher := launch(t, bin, cp.RESTConfig())
+	launcher := launch(t, bin, s.cp.RESTConfig())
 	cfg, err := kind.GetBatchHookConfig("managed-starrocks", launcher)
 	require.NoError(t, err)
 	client := kubeclient.New()
-	client.WithRestConfig(cp.RESTConfig())
+	client.WithRestConfig(s.cp.RESTConfig())
 	// kube-client registers its metrics in the global Prometheus registry:
 	// a prefix of its own per run keeps -count=N from registering twice.
 	client.WithMetricPrefix(fmt.Sprintf("hooks_cluster_test_%d_", clientRuns.Add(1)))
@@ -219,7 +225,8 @@ var systemNamespaces = map[string]bool{metav1.NamespaceDefault: true, metav1.Nam
 // as the namespace controller (not run there) would empty a namespace:
 // every object outside kube-apiserver's own namespaces goes, its
 // finalizers first (no controller removes them), then those namespaces,
-// and every StarrocksClass, the only cluster-scoped kind the tests make.
+// and every StarrocksClass and StorageClass, the cluster-scoped kinds the
+// tests make.
 func resetCluster(t *testing.T, cfg *rest.Config) {
 	t.Helper()
 	ctx := t.Context()
@@ -229,7 +236,7 @@ func resetCluster(t *testing.T, cfg *rest.Config) {
 	require.NoError(t, err)
 	lists, err := clientset.Discovery().ServerPreferredNamespacedResources()
 	require.NoError(t, err)
-	resources := []schema.GroupVersionResource{v1alpha1.StarrocksClassGVR}
+	resources := []schema.GroupVersionResource{v1alpha1.StarrocksClassGVR, storagev1.SchemeGroupVersion.WithResource("storageclasses")}
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
 		require.NoError(t, err)

@@ -37,7 +37,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
-	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 )
 
 // One tenant never stalls the others, on a real kube-apiserver with
@@ -48,8 +47,13 @@ import (
 // tenant's) and "gone" delete their namespaces. Tenant "good" gets its
 // values, status and Secrets in the same runs, and every run succeeds.
 func TestOneTenantNeverStallsTheOthers(t *testing.T) {
-	op := newOperator(t, controlplane.StartForTest(t, controlplane.Options{CRDDirs: []string{controlplane.ModuleCRDDir(), controlplane.CertManagerCRDDir()}, ControllerManager: true,
-		ETCDArgs: []string{fmt.Sprintf("--max-request-bytes=%d", etcdMaxRequestBytes)}}))
+	op := startOperator(t)
+	// kube-controller-manager runs for this test only: the other tests
+	// make objects no controller may touch (a StatefulSet and its pod,
+	// a namespace left terminating).
+	cp := sharedControlPlane.cp
+	require.NoError(t, cp.StartControllerManager())
+	t.Cleanup(cp.StopControllerManager)
 	client := op.client
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
@@ -175,14 +179,6 @@ func TestOneTenantNeverStallsTheOthers(t *testing.T) {
 	_, err = srs.Namespace("held").Get(ctx, "db", metav1.GetOptions{})
 	assert.NoError(t, err, "the tenant's finalizer keeps its Starrocks; the module neither removes it nor fails on it")
 }
-
-// etcdMaxRequestBytes is the largest request etcd takes in the tenants
-// test: a third of its default (1.5 MiB), with room for the largest CRD
-// (cert-manager's Issuers, about 150 KB stored). Tenant fat reaches that
-// edge with a third of the labels, each write a third the size: inflating
-// to the default took about 10 of the test's 16 CPU-seconds. The edge is
-// the same to the module: etcd refuses the status patch.
-const etcdMaxRequestBytes = 512 << 10
 
 // inflate adds labels to a Starrocks until etcd refuses the object, then
 // backs off to the largest size it stores: any write that adds a few

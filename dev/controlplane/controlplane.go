@@ -174,17 +174,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 	if opts.ControllerManager {
-		bin, err := Tool("kube-controller-manager")
-		if err != nil {
-			return nil, err
-		}
-		controllerConfig := rest.CopyConfig(cp.restConfig)
-		controllerConfig.BearerToken = pki.controllerToken
-		kubeconfig, err := writeKubeconfig(cp.dir, "kube-controller-manager.kubeconfig", controllerConfig)
-		if err != nil {
-			return nil, err
-		}
-		if cp.controller, err = startControllerManager(cp.dir, bin, kubeconfig, pki, opts.Node != nil); err != nil {
+		if err := cp.StartControllerManager(); err != nil {
 			return nil, err
 		}
 	}
@@ -284,16 +274,43 @@ func (cp *ControlPlane) UserKubeconfig(user string) (string, error) {
 	return writeKubeconfig(cp.dir, "kubeconfig-"+strings.ReplaceAll(user, ":", "-"), cfg)
 }
 
+// StartControllerManager starts kube-controller-manager (see
+// Options.ControllerManager) on a running control plane: for a test that
+// needs it on a control plane shared with tests that must not have it.
+// StopControllerManager stops it again.
+func (cp *ControlPlane) StartControllerManager() error {
+	if cp.controller != nil {
+		return errors.New("kube-controller-manager runs already")
+	}
+	bin, err := Tool("kube-controller-manager")
+	if err != nil {
+		return err
+	}
+	controllerConfig := rest.CopyConfig(cp.restConfig)
+	controllerConfig.BearerToken = cp.pki.controllerToken
+	kubeconfig, err := writeKubeconfig(cp.dir, "kube-controller-manager.kubeconfig", controllerConfig)
+	if err != nil {
+		return err
+	}
+	cp.controller, err = startControllerManager(cp.dir, bin, kubeconfig, cp.pki, cp.node != nil)
+	return err
+}
+
+// StopControllerManager stops kube-controller-manager if it runs.
+func (cp *ControlPlane) StopControllerManager() {
+	if cp.controller != nil {
+		cp.controller.stop(10 * time.Second)
+		cp.controller = nil
+	}
+}
+
 // Dir is the directory with data, certificates and logs.
 func (cp *ControlPlane) Dir() string { return cp.dir }
 
 // Stop stops the apiserver, then etcd (the other order leaves the apiserver
 // retrying etcd for minutes), and removes the directory it created.
 func (cp *ControlPlane) Stop() {
-	if cp.controller != nil {
-		cp.controller.stop(10 * time.Second)
-		cp.controller = nil
-	}
+	cp.StopControllerManager()
 	if cp.apiserver != nil {
 		cp.apiserver.stop(20 * time.Second)
 		cp.apiserver = nil
