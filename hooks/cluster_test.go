@@ -231,6 +231,9 @@ var systemNamespaces = map[string]bool{metav1.NamespaceDefault: true, metav1.Nam
 func resetCluster(t *testing.T, cfg *rest.Config) {
 	t.Helper()
 	ctx := t.Context()
+	// Listing every kind lists deprecated ones too (v1 Endpoints): no
+	// warning about each.
+	cfg.WarningHandler = rest.NoWarnings{}
 	clientset, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
 	dyn, err := dynamic.NewForConfig(cfg)
