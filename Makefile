@@ -37,9 +37,11 @@ bin/localrun:
 # (dev/docs/BUILD.md), so that none of them starts last and runs on alone.
 # dev/node's whole-machine test takes the machine for about 20 s before
 # test/node's node starts; named later, it held one of the -p slots for
-# minutes, waiting for that node to stop. -p 6: most packages wait (for
+# minutes, waiting for that node to stop. -p 4: most packages wait (for
 # pods, real FEs and StarRocks' schedulers, addon-operator's passes) more
-# than they compute; with -p 4 the cores idled a fifth of a 490-s run.
+# than they compute, so four fit on 2 cores; six did not: every package
+# then lived longer, and what a real FE, an apiserver or a poll burns while
+# alive grew (a warm run 544 s and about 200 CPU-seconds more).
 LONGEST_TESTS := ./dev/node ./test/node ./test/e2e ./images/agent/internal/backup \
   ./images/agent/internal/agent ./hooks ./dev/realfe ./dev/images \
   ./images/agent/internal/shareddata ./images/webhook ./dev/chartrender ./dev/fakefe
@@ -54,7 +56,7 @@ test: tools
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
 	  if [ -n "$$unformatted" ]; then echo "gofmt -w needed on: $$unformatted"; exit 1; fi
 	go vet ./...
-	go run ./dev/cmd/testrun -dir $(TEST_BINARIES) -p 6 -parallel 4 -timeout 45m -ldflags='-s -w' $(LONGEST_TESTS) ./...
+	go run ./dev/cmd/testrun -dir $(TEST_BINARIES) -p 4 -parallel 4 -timeout 45m -ldflags='-s -w' $(LONGEST_TESTS) ./...
 
 ## tools: build the local control plane tools and the real StarRocks FE into the cache (once)
 # The FE is built from the source archive in ../shared/starrocks (see
