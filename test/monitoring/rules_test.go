@@ -69,8 +69,13 @@ var knownMetrics = map[string]string{
 	// be/src/util/starrocks_metrics.cpp _s_registry_name). The data cache's
 	// (be/src/cache/datacache_metrics.cpp DataCacheMetrics::install):
 	// disk quota and use (with the starlet cache's when StarOS has its own
-	// instance), and StarCache's hit and miss counts, registered since the
-	// metrics moved there: a CN without them shows no data in the panel.
+	// instance), and StarCache's hit and miss counts (update(): the
+	// engine's detail_l1, every lookup, cloud-native tables' included).
+	// Some versions of that file register only block_cache_hit_bytes and
+	// _miss_bytes, which DataCacheHitRateCounter feeds from
+	// exec/hdfs_scanner/hdfs_scanner.cpp alone (external tables): no ratio
+	// of a shared-data instance's reads, so the panel does not use them, and
+	// a CN without the counts shows no data in it.
 	"starrocks_be_datacache_disk_quota_bytes": "CN: data cache disk quota",
 	"starrocks_be_datacache_disk_used_bytes":  "CN: data cache disk used",
 	"starrocks_be_block_cache_hit_count":      "CN: StarCache hits (detail_l1 hit_count)",
