@@ -30,13 +30,11 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
-	"github.com/deckhouse/managed-starrocks/dev/node"
 )
 
 // The NetworkPolicy test runs on the Cluster of the cluster lane
@@ -337,26 +335,7 @@ func (e *env) startProbes(t *testing.T, namespaces ...string) []*peer {
 	t.Helper()
 	name := "netpol-probe"
 	for _, namespace := range namespaces {
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-			Spec: corev1.PodSpec{
-				RestartPolicy:                 corev1.RestartPolicyNever,
-				TerminationGracePeriodSeconds: new(int64),
-				Containers:                    []corev1.Container{{Name: "probe", Image: node.BusyboxImage, Command: []string{"sleep", "3600"}}},
-			},
-		}
-		// The default ServiceAccount comes from the controller-manager.
-		deadline := time.Now().Add(time.Minute)
-		for {
-			if _, err := e.kube.CoreV1().ServiceAccounts(namespace).Get(e.ctx, "default", metav1.GetOptions{}); err == nil || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(300 * time.Millisecond)
-		}
-		if _, err := e.kube.CoreV1().Pods(namespace).Create(e.ctx, pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = e.kube.CoreV1().Pods(namespace).Delete(e.ctx, name, metav1.DeleteOptions{}) })
+		e.createSleeper(t, namespace, name)
 	}
 	peers := make([]*peer, len(namespaces))
 	deadline := time.Now().Add(2 * time.Minute)

@@ -284,15 +284,18 @@ func servedSerial(ctx context.Context, podIP, serverName, user, password string,
 	return serial, nil
 }
 
-// startClientPod starts a pod that only sleeps, in namespace, and returns
-// its network: the test's client dials from there.
-func (e *env) startClientPod(t *testing.T, namespace, name string) podNetwork {
+// createSleeper creates a pod in namespace that only sleeps, its one
+// container named sleeperContainer, once the namespace's default
+// ServiceAccount exists (the controller-manager makes it), and deletes it
+// when the test ends.
+func (e *env) createSleeper(t *testing.T, namespace, name string) {
 	t.Helper()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers:    []corev1.Container{{Name: "client", Image: node.BusyboxImage, Command: []string{"sleep", "3600"}}},
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			TerminationGracePeriodSeconds: new(int64),
+			Containers:                    []corev1.Container{{Name: sleeperContainer, Image: node.BusyboxImage, Command: []string{"sleep", "3600"}}},
 		},
 	}
 	deadline := time.Now().Add(time.Minute)
@@ -306,10 +309,18 @@ func (e *env) startClientPod(t *testing.T, namespace, name string) podNetwork {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		zero := int64(0)
-		_ = e.kube.CoreV1().Pods(namespace).Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		_ = e.kube.CoreV1().Pods(namespace).Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
 	})
-	deadline = time.Now().Add(2 * time.Minute)
+}
+
+const sleeperContainer = "sleeper"
+
+// startClientPod starts a pod that only sleeps, in namespace, and returns
+// its network: the test's client dials from there.
+func (e *env) startClientPod(t *testing.T, namespace, name string) podNetwork {
+	t.Helper()
+	e.createSleeper(t, namespace, name)
+	deadline := time.Now().Add(2 * time.Minute)
 	var p *corev1.Pod
 	for {
 		var err error
@@ -322,7 +333,7 @@ func (e *env) startClientPod(t *testing.T, namespace, name string) podNetwork {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	pid := e.containerPID(p, "client")
+	pid := e.containerPID(p, sleeperContainer)
 	resolv, err := os.Open(fmt.Sprintf("/proc/%d/root/etc/resolv.conf", pid))
 	if err != nil {
 		t.Fatal(err)
