@@ -405,6 +405,25 @@ func (e *env) testClusterCertificateRotation(t *testing.T) {
 	beBefore := podOf(be)
 
 	pod := e.startClientPod(t, clusterNS, "rotation-client")
+	// A new pod reaches the FEs once the node's NetworkPolicy enforcer
+	// has its address in the instance namespace's set (kube-router
+	// refuses until then: "connection refused" through the Service); the
+	// client counts from there.
+	reached := time.Now()
+	for {
+		ctx, cancel := context.WithTimeout(e.ctx, 3*time.Second)
+		conn, err := pod.dialService(ctx, net.JoinHostPort(host, "9030"))
+		cancel()
+		if err == nil {
+			conn.Close()
+			break
+		}
+		if time.Since(reached) > time.Minute {
+			t.Fatalf("the client pod does not reach %s:9030 in 1m: %v", host, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("the client pod reached the Service %s after it was Ready", time.Since(reached).Round(100*time.Millisecond))
 	client := e.startRotationClient(t, pod, host, user, password, before.Data["ca.crt"])
 	stopped := false
 	defer func() {
