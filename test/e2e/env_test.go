@@ -163,7 +163,9 @@ type env struct {
 	// errorsSeen is the module's failed hook and module runs counted at
 	// the last drainPassErrors (addon-operator's metrics).
 	errorsSeen float64
-	settings   map[string]any
+	// settings are the module's settings addon-operator starts with
+	// (none at first; setMaxCount changes them).
+	settings map[string]any
 	// moduleConfig is the identity addon-operator and the hooks run as
 	// (Deckhouse's service account: moduleloop.Identities).
 	moduleConfig *rest.Config
@@ -179,7 +181,6 @@ type env struct {
 }
 
 type envOptions struct {
-	settings  map[string]any
 	noWebhook bool
 	// extra are other modules addon-operator runs beside this one.
 	extra []addonoperator.Module
@@ -330,7 +331,7 @@ func startEnv(owner envOwner, log io.Writer, opts envOptions) (*env, error) {
 	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
 		return nil, err
 	}
-	e := &env{owner: owner, cp: cp, settings: opts.settings, extra: opts.extra, moduleLogs: &lockedLog{}, log: log}
+	e := &env{owner: owner, cp: cp, extra: opts.extra, moduleLogs: &lockedLog{}, log: log}
 	if e.dyn, err = dynamic.NewForConfig(cp.RESTConfig()); err != nil {
 		return nil, err
 	}
