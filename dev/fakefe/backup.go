@@ -473,8 +473,9 @@ func (s *Server) createRepository(p *parser, readOnly bool) (*sqltypes.Result, b
 	}
 	b := s.backupState()
 	if b.repos[name] != nil {
-		// fe-core backup/RepositoryMgr.addAndInitRepoIfNotExist.
-		return nil, true, commonErr("Failed to create repository: Repository %s already exist", name)
+		// fe-core backup/RepositoryMgr.addAndInitRepoIfNotExist, prefixed
+		// by BackupHandler.createRepository.
+		return nil, true, commonErr("Failed to create repository: repository with same name already exist: %s", name)
 	}
 	rest, ok := strings.CutPrefix(loc, "s3://")
 	if !ok {

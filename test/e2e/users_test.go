@@ -226,12 +226,22 @@ stringData:
 
 // followConfigMap does the kubelet's part: it copies agent.json from the
 // instance's ConfigMap into the agent's configuration file whenever it
-// changes, pointing the FE addresses at the fake FE of this machine.
+// changes, pointing the FE addresses at the fake FE of this machine. It
+// watches the ConfigMap (a GET every 300 ms was a steady load on the
+// apiserver all the while an agent ran).
 func (s *sidecar) followConfigMap(ctx context.Context, e *env, namespace, configMap string) {
 	last := ""
+	byName := metav1.ListOptions{FieldSelector: "metadata.name=" + configMap}
 	for ctx.Err() == nil {
-		cm, err := e.kube.CoreV1().ConfigMaps(namespace).Get(ctx, configMap, metav1.GetOptions{})
-		if err == nil && cm.Data[agentconfig.FileName] != last {
+		list, err := e.kube.CoreV1().ConfigMaps(namespace).List(ctx, byName)
+		if err != nil {
+			time.Sleep(300 * time.Millisecond)
+			continue
+		}
+		for _, cm := range list.Items {
+			if cm.Data[agentconfig.FileName] == last {
+				continue
+			}
 			var cfg agentconfig.Config
 			if err := json.Unmarshal([]byte(cm.Data[agentconfig.FileName]), &cfg); err == nil {
 				cfg.QueryHost, cfg.Frontends, cfg.Backends = s.host, []string{s.self}, nil
@@ -244,10 +254,23 @@ func (s *sidecar) followConfigMap(ctx context.Context, e *env, namespace, config
 				}
 			}
 		}
+		byName.ResourceVersion = list.ResourceVersion
+		w, err := e.kube.CoreV1().ConfigMaps(namespace).Watch(ctx, byName)
+		byName.ResourceVersion = ""
+		if err != nil {
+			time.Sleep(300 * time.Millisecond)
+			continue
+		}
+		// Any event or 30 s: list again; a closed watch after a pause.
 		select {
 		case <-ctx.Done():
-		case <-time.After(300 * time.Millisecond):
+		case _, open := <-w.ResultChan():
+			if !open {
+				time.Sleep(300 * time.Millisecond)
+			}
+		case <-time.After(30 * time.Second):
 		}
+		w.Stop()
 	}
 }
 

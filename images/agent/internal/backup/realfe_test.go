@@ -37,9 +37,10 @@ import (
 // realRepo is the instance's repository on a versitygw the FE reaches from
 // its network namespace (the host's address on the FEs' bridge).
 // ensureInPasses runs EnsureRepository pass after pass, as the agent does,
-// while StarRocks does not answer in time: on a loaded machine a CREATE
+// while it says the next pass looks again: on a loaded machine a CREATE
 // REPOSITORY (StarRocks lists the storage first) has outlived the read
-// timeout, and the agent's next pass looks again. Any other error fails.
+// timeout, and the next pass's CREATE then found the repository that one
+// made. Any other error fails.
 func ensureInPasses(t *testing.T, ctx context.Context, db backup.Querier, r backup.Repository) {
 	t.Helper()
 	for {
@@ -47,7 +48,7 @@ func ensureInPasses(t *testing.T, ctx context.Context, db backup.Querier, r back
 		if err == nil {
 			return
 		}
-		if !strings.Contains(err.Error(), "did not answer in time") || ctx.Err() != nil {
+		if !strings.Contains(err.Error(), "the next pass looks again") || ctx.Err() != nil {
 			t.Fatalf("EnsureRepository of %s: %v", r.Name, err)
 		}
 		t.Logf("the next pass looks again: %v", err)

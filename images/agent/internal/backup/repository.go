@@ -291,6 +291,14 @@ func EnsureRepository(ctx context.Context, q Querier, r Repository, applied stri
 			// be retrying the storage, and SHOW REPOSITORIES tells next pass.
 			return Ensured{}, fmt.Errorf("create repository %s at %s: StarRocks did not answer in time (%s); it may still be trying the storage, the next pass looks again", r.Name, r.Storage.Location(), r.scrub(err.Error()))
 		}
+		if strings.Contains(err.Error(), "repository with same name already exist") {
+			// fe-core backup/RepositoryMgr.addAndInitRepoIfNotExist holds
+			// its lock while it lists the storage: this CREATE waited for
+			// an earlier pass's, which the agent stopped waiting for, and
+			// found the repository that one made. Its settings are that
+			// pass's: the next pass finds it and checks them.
+			return Ensured{}, fmt.Errorf("create repository %s at %s: the CREATE of an earlier pass, which StarRocks finished after the agent stopped waiting, made it meanwhile (%s); the next pass looks again", r.Name, r.Storage.Location(), r.scrub(err.Error()))
+		}
 		return Ensured{}, fmt.Errorf("create repository %s at %s: %s", r.Name, r.Storage.Location(), r.scrub(err.Error()))
 	}
 	return Ensured{
