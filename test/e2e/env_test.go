@@ -43,6 +43,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -80,6 +82,10 @@ type builtBinary struct {
 // module logs printed when a test failed: a private env's go to its test's
 // log instead) and removes the binaries the tests built (118 MB a run).
 func TestMain(m *testing.M) {
+	// This process (the fake FEs, the clients, the kubelet's part) is
+	// measured by no test: it collects as the control plane's servers do.
+	gogc, _ := strconv.Atoi(controlplane.ServerGOGC)
+	debug.SetGCPercent(gogc)
 	code := m.Run()
 	for _, s := range []*shared{withWebhook, withoutWebhook} {
 		if code != 0 && s.env != nil {
@@ -173,6 +179,8 @@ type env struct {
 	// release with other images: rollout_test.go).
 	globals map[string]any
 	extra   []addonoperator.Module
+	// gogc is addon-operator's (envOptions.measuresMemory).
+	gogc string
 	// moduleLogs keeps addon-operator's and the hooks' logs for tests that
 	// search them (no secret in any log: backups_test.go); log gets them
 	// too (the test's log of a private env), when set.
@@ -182,6 +190,10 @@ type env struct {
 
 type envOptions struct {
 	noWebhook bool
+	// measuresMemory keeps Go's default collector target for
+	// addon-operator and the hooks, as Deckhouse runs them; the other
+	// environments run them at controlplane.ServerGOGC.
+	measuresMemory bool
 	// extra are other modules addon-operator runs beside this one.
 	extra []addonoperator.Module
 }
@@ -331,7 +343,10 @@ func startEnv(owner envOwner, log io.Writer, opts envOptions) (*env, error) {
 	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
 		return nil, err
 	}
-	e := &env{owner: owner, cp: cp, extra: opts.extra, moduleLogs: &lockedLog{}, log: log}
+	e := &env{owner: owner, cp: cp, extra: opts.extra, gogc: controlplane.ServerGOGC, moduleLogs: &lockedLog{}, log: log}
+	if opts.measuresMemory {
+		e.gogc = ""
+	}
 	if e.dyn, err = dynamic.NewForConfig(cp.RESTConfig()); err != nil {
 		return nil, err
 	}
@@ -410,6 +425,7 @@ func (e *env) tryStartModule() error {
 		Globals:     e.globals,
 		Extra:       e.extra,
 		Log:         log,
+		GOGC:        e.gogc,
 	})
 	if err != nil {
 		return err

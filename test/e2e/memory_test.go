@@ -75,7 +75,7 @@ func TestATenantsFloodOfLabelledObjectsStaysWithinAddonOperatorsMemoryBound(t *t
 	const floodNS, otherNS = "team-flood", "team-other"
 	// Its own env, and not parallel: it measures addon-operator, whom no
 	// other test may load meanwhile.
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, envOptions{measuresMemory: true})
 	e.apply(testClass)
 	// One instance so the module's informers and hook runs are warm.
 	e.apply(instance("team-warm", "warm", "Standalone", ""))

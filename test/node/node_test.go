@@ -166,6 +166,8 @@ func startModuleOnNode(t *testing.T, realFEHome string) *env {
 	ao, err := addonoperator.Start(ctx, addonoperator.Options{
 		Identity: moduleConfig, AdminConfig: cp.RESTConfig(), HooksBinary: hooks,
 		Dir: filepath.Join(dir, "addon-operator"), Settings: map[string]any{}, Globals: globals, Log: &log,
+		// No test here measures addon-operator's memory (test/e2e does).
+		GOGC: controlplane.ServerGOGC,
 	})
 	if err != nil {
 		t.Fatal(err)
