@@ -133,8 +133,11 @@ func ValidatePassword(p string) error {
 // Changes says what Ensure did.
 type Changes struct {
 	RootPasswordSet bool
-	AgentRepaired   bool
-	AdminEnsured    bool
+	// AdminPasswordSet: on an FE restored from a cluster snapshot, the
+	// source's admin account got the new instance's password.
+	AdminPasswordSet bool
+	AgentRepaired    bool
+	AdminEnsured     bool
 }
 
 // Login opens a client for user and password to the same FE; Ensure closes it.
@@ -143,9 +146,11 @@ type Login func(user, password string) (*conn.Client, error)
 // Ensure makes the agent's client, which targets AgentUser, work with the
 // roles it needs. When it does not, it repairs through root: root's
 // password from the Secret, or on a fresh FE the empty one, or on an FE
-// restored from a cluster snapshot the source's, which it replaces at once. As root it makes sure the team's admin exists (created
-// once; its password is the team's from then on) and recreates the agent's
-// account last, so a working agent account means everything was done.
+// restored from a cluster snapshot the source's, which it replaces at
+// once, giving the source's admin the new instance's password first. As
+// root it makes sure the team's admin exists (created once; its password
+// is the team's from then on) and recreates the agent's account last, so a
+// working agent account means everything was done.
 func Ensure(ctx context.Context, agent *conn.Client, login Login, s Secrets) (Changes, error) {
 	var ch Changes
 	// A fresh login: sessions opened before the team changed the password
@@ -168,11 +173,24 @@ func Ensure(ctx context.Context, agent *conn.Client, login Login, s Secrets) (Ch
 		if conn.KindOf(err) != conn.KindAuth {
 			return ch, err
 		}
-		fresh, err := loginRootOnce(ctx, login, s)
+		fresh, restored, err := loginRootOnce(ctx, login, s)
 		if err != nil {
 			return ch, err
 		}
 		defer fresh.Close()
+		if restored {
+			// The snapshot brought the source's admin with the source's
+			// password; the new instance's Secret is the one the team
+			// reads. IF EXISTS (fe-core StarRocks.g4 alterUserStatement):
+			// an admin the source had dropped is created below. Before
+			// root's password: a pass that stops between the two does both
+			// again, as root still has the source's.
+			if err := exec(ctx, fresh, "give the restored admin account "+s.AdminUser+" the new instance's password",
+				"ALTER USER IF EXISTS ? IDENTIFIED BY ?", s.AdminUser, s.AdminPassword); err != nil {
+				return ch, err
+			}
+			ch.AdminPasswordSet = true
+		}
 		if err := exec(ctx, fresh, "set root's password", "SET PASSWORD = PASSWORD(?)", s.RootPassword); err != nil {
 			return ch, err
 		}
@@ -214,8 +232,8 @@ func Ensure(ctx context.Context, agent *conn.Client, login Login, s Secrets) (Ch
 
 // loginRootOnce logs in as root with a password root has before the agent
 // gave it its own: the empty one of a fresh FE, or on an FE restored from
-// a cluster snapshot the source's.
-func loginRootOnce(ctx context.Context, login Login, s Secrets) (*conn.Client, error) {
+// a cluster snapshot the source's (restored true).
+func loginRootOnce(ctx context.Context, login Login, s Secrets) (c *conn.Client, restored bool, err error) {
 	candidates := []string{""}
 	if s.SourceRootPassword != "" {
 		candidates = append(candidates, s.SourceRootPassword)
@@ -223,22 +241,22 @@ func loginRootOnce(ctx context.Context, login Login, s Secrets) (*conn.Client, e
 	for _, p := range candidates {
 		c, err := login(agentconfig.RootUser, p)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		err = c.Ping(ctx)
 		if err == nil {
-			return c, nil
+			return c, p != "", nil
 		}
 		_ = c.Close()
 		if conn.KindOf(err) != conn.KindAuth {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	why := "neither root's password from the agent's Secret nor the empty password of a fresh FE is accepted"
 	if s.SourceRootPassword != "" {
 		why = "neither root's password from the agent's Secret, the empty password of a fresh FE nor the restore source's root password is accepted"
 	}
-	return nil, &conn.Error{Kind: conn.KindAuth, Op: "log in as " + agentconfig.RootUser, Err: errors.New(why)}
+	return nil, false, &conn.Error{Kind: conn.KindAuth, Op: "log in as " + agentconfig.RootUser, Err: errors.New(why)}
 }
 
 // errMissingRoles marks an agent account that logs in but lacks roles.

@@ -602,6 +602,9 @@ func (a *Agent) ensureAccounts(ctx context.Context, cfg *agentconfig.Config, s a
 			ch, err = accounts.Ensure(ctx, c, login, s)
 			return err
 		})
+		if ch.AdminPasswordSet {
+			a.log.Info("the admin account restored from the cluster snapshot got the password of the instance's credentials Secret", "fe", addr, "adminUser", s.AdminUser)
+		}
 		if ch.RootPasswordSet {
 			a.log.Info("root password set from the agent's Secret", "fe", addr)
 		}

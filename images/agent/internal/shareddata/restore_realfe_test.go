@@ -48,6 +48,7 @@ import (
 func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 	t.Parallel()
 	const sourceUID = "0b5e7c1d-3333-4333-8444-955566667777"
+	const sourceAdminPassword = "ADMINPASSWORDOFTHESOURCE1"
 	src := realfe.Start(t, realfe.Options{SharedData: true, Name: "olap"})
 	dst := realfe.Start(t, realfe.Options{SharedData: true, Name: "olap2"})
 	// Each instance's FEs reach the host only on their own bridge: the
@@ -89,6 +90,8 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 	if _, err := shareddata.EnsureVolume(ctx, db, v, ""); err != nil {
 		t.Fatalf("EnsureVolume: %v\nFE:\n%s", err, fe.Tail())
 	}
+	// And the team's admin its password (the source's credentials Secret).
+	exec(db, "CREATE USER "+agentconfig.AdminUser+" IDENTIFIED BY '"+sourceAdminPassword+"' DEFAULT ROLE "+strings.Join(accounts.AdminRoles, ", "))
 	exec(db, "CREATE DATABASE shop", "CREATE VIEW shop.answers AS SELECT 42 AS answer",
 		`ALTER SYSTEM ADD COMPUTE NODE "d8ms-sr-olap-cn-0.d8ms-sr-olap-cn-headless.team-a.svc.cluster.local:9050"`)
 	st, _ := shareddata.EnsureSnapshots(ctx, db, v.Name, true, false)
@@ -228,10 +231,18 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 		}
 		s.SourceRootPassword = src.RootPassword
 		ch, err := accounts.Ensure(ctx, agent, login, s)
-		if err != nil || !ch.RootPasswordSet || !ch.AgentRepaired {
+		if err != nil || !ch.RootPasswordSet || !ch.AdminPasswordSet || !ch.AgentRepaired {
 			t.Fatalf("Ensure = %+v, %v\nFE:\n%s", ch, err, rfe.Tail())
 		}
-		for _, p := range []string{src.RootPassword, dst.RootPassword, s.AgentPassword} {
+		// The team reads the admin's password from the new instance's
+		// credentials Secret: that one works, the source's no more.
+		if err := dst.DB(t, rfe, s.AdminUser, s.AdminPassword, false).PingContext(ctx); err != nil {
+			t.Errorf("the admin with the new instance's password: %v", err)
+		}
+		if err := dst.DB(t, rfe, s.AdminUser, sourceAdminPassword, false).PingContext(ctx); err == nil {
+			t.Error("the admin still logs in with the source's password")
+		}
+		for _, p := range []string{src.RootPassword, dst.RootPassword, s.AgentPassword, s.AdminPassword, sourceAdminPassword} {
 			if strings.Contains(rfe.Output(), p) {
 				t.Error("a password in the FE's output")
 			}
