@@ -286,12 +286,71 @@ func TestFrontendStartWrapperRestoresAClusterSnapshot(t *testing.T) {
 		}
 	})
 
-	t.Run("a start with meta never restores and leaves no keys behind", func(t *testing.T) {
-		feHome, run, keys := newDirs(t)
-		_ = os.MkdirAll(filepath.Join(feHome, "meta", "image"), 0o755)
-		_ = os.MkdirAll(filepath.Join(feHome, "conf"), 0o755)
+	// What a download the FE did not finish leaves: VERSION, the first key
+	// S3 lists, without the image.
+	unfinished := func(t *testing.T, feHome string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(feHome, "meta", "image", "starmgr"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(feHome, "meta", "image", "VERSION"), []byte("1"), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(feHome, "meta", "image", "starmgr", "image.7"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("a download the FE did not finish is restored again, not started as an empty cluster", func(t *testing.T) {
+		feHome, run, keys := newDirs(t)
+		unfinished(t, feHome)
+		_ = os.WriteFile(filepath.Join(run, "fe-bootstrap"), []byte("bootstrap\n"), 0o644)
+		args, out, err := runStartWrapper(t, feHome, run, append(restoreEnv(keys), "POD_NAME=d8ms-sr-olap2-0"))
+		if err != nil || args != "--cluster_snapshot --host_type FQDN --logconsole" {
+			t.Fatalf("start_fe.sh %q, %v: %s", args, err, out)
+		}
+		if !strings.Contains(out, "did not finish") {
+			t.Errorf("output %q: want it to say why it restores again", out)
+		}
+	})
+	t.Run("a download the FE did not finish joins the leader once the instance has one", func(t *testing.T) {
+		feHome, run, keys := newDirs(t)
+		unfinished(t, feHome)
+		_ = os.WriteFile(filepath.Join(run, "fe-helper"), []byte("d8ms-sr-olap2-1.h.team-a.svc.cluster.local:9010"), 0o644)
+		args, out, err := runStartWrapper(t, feHome, run, append(restoreEnv(keys), "POD_NAME=d8ms-sr-olap2-0"))
+		if err != nil || args != "--helper d8ms-sr-olap2-1.h.team-a.svc.cluster.local:9010 --host_type FQDN --logconsole" {
+			t.Fatalf("start_fe.sh %q, %v: %s", args, err, out)
+		}
+	})
+	t.Run("VERSION without an image on another FE or instance starts as before", func(t *testing.T) {
+		for _, tc := range []struct {
+			what string
+			env  []string
+		}{
+			{"a follower of a restored instance", []string{"POD_NAME=d8ms-sr-olap2-1"}},
+			{"the first FE of an instance not restored", []string{"POD_NAME=d8ms-sr-olap-0"}},
+		} {
+			feHome, run, keys := newDirs(t)
+			unfinished(t, feHome)
+			_ = os.WriteFile(filepath.Join(run, "fe-bootstrap"), []byte("bootstrap\n"), 0o644)
+			env := tc.env
+			if tc.what == "a follower of a restored instance" {
+				env = append(restoreEnv(keys), env...)
+			}
+			args, out, err := runStartWrapper(t, feHome, run, env)
+			if err != nil || args != "--host_type FQDN --logconsole" {
+				t.Errorf("%s: start_fe.sh %q, %v: %s", tc.what, args, err, out)
+			}
+		}
+	})
+
+	t.Run("a start with meta never restores and leaves no keys behind", func(t *testing.T) {
+		feHome, run, keys := newDirs(t)
+		_ = os.MkdirAll(filepath.Join(feHome, "meta", "image", "v2"), 0o755)
+		_ = os.MkdirAll(filepath.Join(feHome, "conf"), 0o755)
+		for _, f := range []string{"VERSION", "v2/image.42"} {
+			if err := os.WriteFile(filepath.Join(feHome, "meta", "image", f), []byte("1"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := os.WriteFile(filepath.Join(feHome, "conf", "cluster_snapshot.yaml"), []byte("stale"), 0o600); err != nil {
 			t.Fatal(err)

@@ -255,12 +255,13 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 		}
 	})
 
+	var again *realfe.FE
 	t.Run("a restart with meta does not restore again", func(t *testing.T) {
 		exec(rdb, "CREATE DATABASE after_restore")
 		if err := dst.StopFE(rfe); err != nil {
 			t.Fatal(err)
 		}
-		again := dst.StartFE(t, 0)
+		again = dst.StartFE(t, 0)
 		again.WaitReady(t, realfe.StartTimeout)
 		if strings.Contains(again.Output(), "restore from a cluster snapshot") {
 			t.Errorf("the restart restored again:\n%s", again.Tail())
@@ -272,6 +273,41 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 		dbs := queryColumn(t, ctx, adb, "SHOW DATABASES", "Database")
 		if !strings.Contains(" "+strings.Join(dbs, " ")+" ", " after_restore ") || !strings.Contains(" "+strings.Join(dbs, " ")+" ", " shop ") {
 			t.Errorf("databases %v after the restart, want shop and after_restore", dbs)
+		}
+	})
+
+	t.Run("a restore whose download did not finish is done again", func(t *testing.T) {
+		if again == nil {
+			t.Skip("the restart above failed")
+		}
+		if err := dst.StopFE(again); err != nil {
+			t.Fatal(err)
+		}
+		// What StarRocks leaves when the FE stops during the download: it
+		// deleted image/ and bdb/, then copied VERSION (and StarMgr's
+		// folder) but not the image.
+		meta := filepath.Join(again.Home, "meta")
+		for _, d := range []string{filepath.Join(meta, "bdb"), filepath.Join(meta, "image", "v2")} {
+			if err := os.RemoveAll(d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if old, _ := filepath.Glob(filepath.Join(meta, "image", "image.*")); len(old) > 0 {
+			for _, f := range old {
+				_ = os.Remove(f)
+			}
+		}
+		fe := dst.StartFE(t, 0)
+		fe.Bootstrap(t)
+		fe.WaitReady(t, realfe.StartTimeout)
+		if !strings.Contains(fe.Output(), "did not finish") || !strings.Contains(fe.Output(), "restore from a cluster snapshot") {
+			t.Errorf("the FE did not restore again:\n%s", fe.Tail())
+		}
+		// The snapshot's state again (its accounts, without what came after).
+		db := dst.DB(t, fe, "root", src.RootPassword, false)
+		dbs := " " + strings.Join(queryColumn(t, ctx, db, "SHOW DATABASES", "Database"), " ") + " "
+		if !strings.Contains(dbs, " shop ") || strings.Contains(dbs, " after_restore ") {
+			t.Errorf("databases %s, want the snapshot's: shop, no after_restore", dbs)
 		}
 	})
 
