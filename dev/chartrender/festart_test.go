@@ -312,6 +312,18 @@ func TestFrontendStartWrapperRestoresAClusterSnapshot(t *testing.T) {
 			t.Errorf("output %q: want it to say why it restores again", out)
 		}
 	})
+	t.Run("an image without a journal is a download the FE did not finish", func(t *testing.T) {
+		// The image cut short: StarRocks opens the journal after the download.
+		feHome, run, keys := newDirs(t)
+		unfinished(t, feHome)
+		_ = os.MkdirAll(filepath.Join(feHome, "meta", "image", "v2"), 0o755)
+		_ = os.WriteFile(filepath.Join(feHome, "meta", "image", "v2", "image.42"), []byte("cut"), 0o644)
+		_ = os.WriteFile(filepath.Join(run, "fe-bootstrap"), []byte("bootstrap\n"), 0o644)
+		args, out, err := runStartWrapper(t, feHome, run, append(restoreEnv(keys), "POD_NAME=d8ms-sr-olap2-0"))
+		if err != nil || args != "--cluster_snapshot --host_type FQDN --logconsole" {
+			t.Fatalf("start_fe.sh %q, %v: %s", args, err, out)
+		}
+	})
 	t.Run("a download the FE did not finish joins the leader once the instance has one", func(t *testing.T) {
 		feHome, run, keys := newDirs(t)
 		unfinished(t, feHome)
@@ -346,9 +358,10 @@ func TestFrontendStartWrapperRestoresAClusterSnapshot(t *testing.T) {
 	t.Run("a start with meta never restores and leaves no keys behind", func(t *testing.T) {
 		feHome, run, keys := newDirs(t)
 		_ = os.MkdirAll(filepath.Join(feHome, "meta", "image", "v2"), 0o755)
+		_ = os.MkdirAll(filepath.Join(feHome, "meta", "bdb"), 0o755)
 		_ = os.MkdirAll(filepath.Join(feHome, "conf"), 0o755)
-		for _, f := range []string{"VERSION", "v2/image.42"} {
-			if err := os.WriteFile(filepath.Join(feHome, "meta", "image", f), []byte("1"), 0o644); err != nil {
+		for _, f := range []string{"image/VERSION", "image/v2/image.42", "bdb/00000000.jdb"} {
+			if err := os.WriteFile(filepath.Join(feHome, "meta", f), []byte("1"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}

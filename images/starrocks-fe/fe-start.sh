@@ -150,29 +150,38 @@ write_cluster_snapshot_yaml() {
 # A restore StarRocks did not finish: it deletes meta/image and meta/bdb,
 # then copies the snapshot's image folder in the order S3 lists its keys,
 # VERSION before v2/ (RestoreClusterSnapshotMgr.downloadSnapshot, Hadoop's
-# copyToLocal). An FE stopped in between leaves VERSION without an image,
-# and started on it would be an empty cluster ("image does not exist",
-# GlobalStateMgr.loadImage) that the agent would give the source's storage
-# volume and whose first automated snapshot would replace the source's
-# (StarRocks keeps the newest). A restored FE always has an image (a
-# checkpoint writes the next before it deletes the last), so the first FE
-# of a restored instance with VERSION and no image waits below as if it had
-# no meta: the agent lets it restore again (fe-bootstrap, only while the
-# instance has not bootstrapped; StarRocks starts the download by deleting
-# what is there) or join the leader (fe-helper).
+# copyToLocal), and opens the journal (meta/bdb) only after the download
+# (GlobalStateMgr.initialize, after RestoreClusterSnapshotMgr.init in
+# StarRocksFEServer). An FE stopped during the download leaves VERSION
+# with no image or a cut one, and no journal. Started on that it would be
+# an empty cluster ("image does not exist", GlobalStateMgr.loadImage) that
+# the agent would give the source's storage volume and whose first
+# automated snapshot would replace the source's (StarRocks keeps the
+# newest), or refuse the image ("checksum mismatch", ImageLoader) at every
+# start. A restored FE always has an image (a checkpoint writes the next
+# before it deletes the last) and a journal, so the first FE of a restored
+# instance without either waits below as if it had no meta: the agent lets
+# it restore again (fe-bootstrap, only while the instance has not
+# bootstrapped; StarRocks starts the download by deleting what is there)
+# or join the leader (fe-helper).
 restore_unfinished() {
   [ -n "${CLUSTER_SNAPSHOT_VOLUME_NAME:-}" ] && [ "$ordinal" = "0" ] && [ -f "$meta/image/VERSION" ] || return 1
+  image=""
   for f in "$meta"/image/image.* "$meta"/image/v2/image.*; do
-    [ -f "$f" ] && return 1
+    [ -f "$f" ] && image="$f"
   done
-  return 0
+  journal=""
+  for f in "$meta"/bdb/*.jdb; do
+    [ -f "$f" ] && journal="$f"
+  done
+  [ -z "$image" ] || [ -z "$journal" ]
 }
 # An FE with metadata already knows its peers and must not be given a helper again.
 if [ -f "$meta/image/VERSION" ]; then
   if ! restore_unfinished; then
     exec "$fe_home/bin/start_fe.sh" --host_type FQDN --logconsole
   fi
-  echo "meta/image has VERSION but no image: the download of the cluster snapshot did not finish"
+  echo "meta has VERSION but no image or no journal: the download of the cluster snapshot did not finish"
 fi
 echo "no meta: waiting for the agent to add this FE to the cluster ($helper_file) or, for the first FE of a new instance, to let it bootstrap ($bootstrap_file)"
 while [ ! -s "$helper_file" ]; do
