@@ -332,17 +332,18 @@ func TestFrontendStartWrapperRestoresAClusterSnapshot(t *testing.T) {
 	})
 	t.Run("VERSION without an image on another FE or instance starts as before", func(t *testing.T) {
 		for _, tc := range []struct {
-			what string
-			env  []string
+			what     string
+			pod      string
+			restored bool
 		}{
-			{"a follower of a restored instance", []string{"POD_NAME=d8ms-sr-olap2-1"}},
-			{"the first FE of an instance not restored", []string{"POD_NAME=d8ms-sr-olap-0"}},
+			{"a follower of a restored instance", "d8ms-sr-olap2-1", true},
+			{"the first FE of an instance not restored", "d8ms-sr-olap-0", false},
 		} {
 			feHome, run, keys := newDirs(t)
 			unfinished(t, feHome)
 			_ = os.WriteFile(filepath.Join(run, "fe-bootstrap"), []byte("bootstrap\n"), 0o644)
-			env := tc.env
-			if tc.what == "a follower of a restored instance" {
+			env := []string{"POD_NAME=" + tc.pod}
+			if tc.restored {
 				env = append(restoreEnv(keys), env...)
 			}
 			args, out, err := runStartWrapper(t, feHome, run, env)

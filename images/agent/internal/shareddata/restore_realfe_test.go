@@ -292,10 +292,9 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if old, _ := filepath.Glob(filepath.Join(meta, "image", "image.*")); len(old) > 0 {
-			for _, f := range old {
-				_ = os.Remove(f)
-			}
+		old, _ := filepath.Glob(filepath.Join(meta, "image", "image.*"))
+		for _, f := range old {
+			_ = os.Remove(f)
 		}
 		fe := dst.StartFE(t, 0)
 		fe.Bootstrap(t)
