@@ -570,6 +570,9 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		s.users[name] = a
 		return ok, true, nil
 	case p.kw("ALTER", "USER"):
+		// ALTER USER [IF EXISTS] user authOption (fe-grammar StarRocks.g4
+		// alterUserStatement).
+		ifExists := p.kw("IF", "EXISTS")
 		name, err := p.user()
 		if err != nil {
 			return nil, true, err
@@ -593,6 +596,9 @@ func (s *Server) execGrants(c *mysql.Conn, q string) (res *sqltypes.Result, hand
 		}
 		u := s.users[name]
 		if u == nil {
+			if ifExists {
+				return ok, true, nil
+			}
 			return nil, true, analyzing("cannot find user '%s'@'%%'!", name)
 		}
 		u.password, u.hash = a.password, a.hash
