@@ -69,8 +69,8 @@ type StorageSpec struct {
 	// the source: its tables stay where the source wrote them, so the
 	// source must be deleted first (an instance of the source's location
 	// that still exists refuses this one). Only when the instance is
-	// created; it cannot change or be removed.
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.storage.restoreFrom is immutable: restore into a new instance"
+	// created; the source cannot change and restoreFrom cannot be removed
+	// (rootPasswordSecretRef may be set or changed later).
 	// +optional
 	RestoreFrom *ClusterSnapshotSource `json:"restoreFrom,omitempty"`
 }
@@ -80,19 +80,33 @@ type StorageSpec struct {
 // <prefix>/<namespace>/<instanceName>/<instanceUID> of the bucket.
 type ClusterSnapshotSource struct {
 	// Namespace of the source instance.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.storage.restoreFrom.namespace is immutable: restore into a new instance"
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Namespace string `json:"namespace"`
 	// Name of the source instance.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.storage.restoreFrom.instanceName is immutable: restore into a new instance"
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=40
 	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
 	InstanceName string `json:"instanceName"`
 	// UID of the source instance (its metadata.uid), e.g.
 	// 0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.storage.restoreFrom.instanceUID is immutable: restore into a new instance"
+	// +kubebuilder:validation:MaxLength=36
 	// +kubebuilder:validation:Pattern=`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`
 	InstanceUID string `json:"instanceUID"`
+	// A Secret of this instance's namespace with the source's root
+	// password (key "password" unless key says otherwise). The restored
+	// FE has the source's accounts, and only root may change root's
+	// password: the agent logs in as root with it once and replaces it.
+	// Without it the agent reads root-password of the source's Secret
+	// d8ms-sr-<instanceName>-agent-credentials, which it can only where
+	// the source was in this namespace. It may be set or changed after
+	// the instance is created.
+	// +optional
+	RootPasswordSecretRef *PasswordSecretRef `json:"rootPasswordSecretRef,omitempty"`
 }
 
 // ComputeSpec sizes the compute nodes (CN) of an ObjectStorage instance:

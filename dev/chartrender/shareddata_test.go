@@ -17,19 +17,23 @@ limitations under the License.
 package chartrender_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/chartrender"
+	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
 func sharedDataClassForRender() *v1alpha1.StarrocksClass {
@@ -370,8 +374,43 @@ func TestRestoredInstanceRenders(t *testing.T) {
 		}
 	}
 	if src == nil || src.Secret == nil || src.Secret.SecretName != "d8ms-sr-olap-agent-credentials" || src.Secret.Optional == nil || !*src.Secret.Optional ||
-		len(src.Secret.Items) != 1 || src.Secret.Items[0].Key != "root-password" {
+		len(src.Secret.Items) != 1 || src.Secret.Items[0] != (corev1.KeyToPath{Key: "root-password", Path: "root-password"}) {
 		t.Errorf("source-credentials volume %+v", src)
+	}
+	// A source of another namespace, with the team's Secret of the root
+	// password: no pod mounts it (naming it later must not need a new
+	// pod), the agent may get it by name.
+	named := sr.DeepCopy()
+	named.Spec.Storage.RestoreFrom.Namespace = "team-z"
+	named.Spec.Storage.RestoreFrom.RootPasswordSecretRef = &v1alpha1.PasswordSecretRef{Name: "olap-root", Key: "root-pw"}
+	nobjs, rejectedBy, err := layers(t, sharedDataClassForRender(), named)
+	if err != nil || rejectedBy != "" {
+		t.Fatalf("%v %s", err, rejectedBy)
+	}
+	for _, v := range typed[appsv1.StatefulSet](t, chartrender.Find(nobjs, "StatefulSet", ns, base)).Spec.Template.Spec.Volumes {
+		if v.Name == "source-credentials" {
+			t.Errorf("a source of another namespace has its Secret mounted: %+v", v)
+		}
+	}
+	var role rbacv1.Role
+	for _, o := range nobjs {
+		if o.GetKind() == "Role" {
+			role = *typed[rbacv1.Role](t, o)
+		}
+	}
+	var canGet bool
+	for _, r := range role.Rules {
+		if slices.Contains(r.Resources, "secrets") && slices.Contains(r.ResourceNames, "olap-root") {
+			canGet = slices.Equal(r.Verbs, []string{"get"})
+		}
+	}
+	if !canGet {
+		t.Errorf("the agent's Role does not allow get on the team's Secret olap-root (only): %+v", role.Rules)
+	}
+	ncm := chartrender.Find(nobjs, "ConfigMap", ns, base+"-config")
+	ndata, _, _ := unstructured.NestedStringMap(ncm.Object, "data")
+	if !strings.Contains(ndata["agent.json"], `"sourceRootPassword":{"key":"root-pw","name":"olap-root"}`) {
+		t.Errorf("agent.json does not name the team's Secret: %s", ndata["agent.json"])
 	}
 	agent := chartrender.Find(objs, "ConfigMap", ns, base+"-config")
 	data, _, _ := unstructured.NestedStringMap(agent.Object, "data")
@@ -400,6 +439,12 @@ func TestRestoredInstanceRenders(t *testing.T) {
 			"namespace":    func(r *v1alpha1.ClusterSnapshotSource) { r.Namespace = p },
 			"instanceName": func(r *v1alpha1.ClusterSnapshotSource) { r.InstanceName = p },
 			"instanceUID":  func(r *v1alpha1.ClusterSnapshotSource) { r.InstanceUID = p },
+			"rootPasswordSecretRef.name": func(r *v1alpha1.ClusterSnapshotSource) {
+				r.RootPasswordSecretRef = &v1alpha1.PasswordSecretRef{Name: p}
+			},
+			"rootPasswordSecretRef.key": func(r *v1alpha1.ClusterSnapshotSource) {
+				r.RootPasswordSecretRef = &v1alpha1.PasswordSecretRef{Name: "olap-root", Key: p}
+			},
 		} {
 			h := sr.DeepCopy()
 			set(h.Spec.Storage.RestoreFrom)
@@ -411,6 +456,54 @@ func TestRestoredInstanceRenders(t *testing.T) {
 			if rejectedBy == "" && len(kindsAndNames(objs)) != len(kindsAndNames(plain)) {
 				t.Errorf("restoreFrom.%s = %q rendered other objects", field, p)
 			}
+		}
+	}
+}
+
+// TestRestoredRootPasswordValuesAreRejectedOrHarmless: the values schema
+// alone refuses a hostile Secret name or key for the restore source's root
+// password, or the chart renders it quoted into the objects a benign
+// entry has.
+func TestRestoredRootPasswordValuesAreRejectedOrHarmless(t *testing.T) {
+	sr := sharedDataInstanceForRender()
+	sr.Spec.Storage.RestoreFrom = &v1alpha1.ClusterSnapshotSource{Namespace: "team-z", InstanceName: "olap", InstanceUID: "11112222-3333-4444-5555-666677778888",
+		RootPasswordSecretRef: &v1alpha1.PasswordSecretRef{Name: "olap-root", Key: "root-pw"}}
+	out := desired.Compute(desired.Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{sharedDataClassForRender()}, ClusterDomain: "cluster.local"})
+	if len(out.Instances) != 1 {
+		t.Fatalf("benign instance invalid: %v", out.Results[0].Violations)
+	}
+	data, _ := json.Marshal(out.Instances[0])
+	var base map[string]any
+	if err := json.Unmarshal(data, &base); err != nil {
+		t.Fatal(err)
+	}
+	benign, rejected, err := renderEntries(t, []any{base})
+	if err != nil || rejected != "" {
+		t.Fatalf("the benign entry does not render: %v %s", err, rejected)
+	}
+	want := keysOf(benign)
+	var paths []entryPath
+	sd := base["agentConfig"].(map[string]any)["sharedData"].(map[string]any)
+	entryStrings(sd["sourceRootPassword"], entryPath{"agentConfig", "sharedData", "sourceRootPassword"}, &paths)
+	if len(paths) < 2 {
+		t.Fatalf("want the name and the key in agentConfig.sharedData.sourceRootPassword, found %v", paths)
+	}
+	for _, path := range paths {
+		for i, p := range valuesPayloads {
+			t.Run(fmt.Sprintf("%s/%d", path, i), func(t *testing.T) {
+				e := cloneEntry(t, base)
+				setEntryString(e, path, p)
+				objs, rejectedBy, err := renderEntries(t, []any{e})
+				switch {
+				case err != nil:
+					t.Fatalf("%s = %q passed the instance schema and broke the chart: %v", path, p, err)
+				case rejectedBy != "":
+					return
+				}
+				if err := harmless(keysOf(objs), want, e["namespace"].(string)); err != nil {
+					t.Fatalf("%s = %q passed the instance schema and changed the rendered objects: %v", path, p, err)
+				}
+			})
 		}
 	}
 }

@@ -379,3 +379,30 @@ func TestSharedDataSnapshotsMetrics(t *testing.T) {
 	_, ok := backupMetric(&v1alpha1.Starrocks{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "team"}}, v1alpha1.StarrocksStatus{}, Observed{})
 	assert.False(t, ok)
 }
+
+// TestRestoredInstanceRefusedRootNamesTheField: root of an instance restored
+// from a cluster snapshot keeps the source's password until the agent takes
+// it over; when root refuses every password the agent has, AccountsReady
+// says where the team gives the source's.
+func TestRestoredInstanceRefusedRootNamesTheField(t *testing.T) {
+	refused := Observed{Accounts: map[string]*AgentAccounts{"olap-fe-0": {Reason: agentconfig.ReasonRootPasswordRefused, Message: "root refuses the passwords"}}}
+	e := &desired.Instance{Generation: 1, Frontend: desired.Frontend{Replicas: 1}, Compute: &desired.ComputeNodes{Replicas: 1}}
+	for _, tt := range []struct {
+		name     string
+		restored bool
+	}{{"restored", true}, {"not restored", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			sr := &v1alpha1.Starrocks{ObjectMeta: metav1.ObjectMeta{Name: "olap", Namespace: "team", Generation: 1},
+				Spec: v1alpha1.StarrocksSpec{Storage: &v1alpha1.StorageSpec{Mode: v1alpha1.StorageObjectStorage}}}
+			if tt.restored {
+				sr.Spec.Storage.RestoreFrom = &v1alpha1.ClusterSnapshotSource{Namespace: "team-b", InstanceName: "olap", InstanceUID: "11112222-3333-4444-5555-666677778888"}
+			}
+			st := ComputeStatus(desired.Result{Object: sr, Entry: e, Current: true}, v1alpha1.StarrocksStatus{}, refused, "cluster.local", metav1.Now())
+			c := sdCond(st, ConditionAccountsReady)
+			assert.Equal(t, metav1.ConditionFalse, c.Status)
+			assert.Equal(t, agentconfig.ReasonRootPasswordRefused, c.Reason)
+			assert.Contains(t, c.Message, "root refuses the passwords")
+			assert.Equal(t, tt.restored, strings.Contains(c.Message, "spec.storage.restoreFrom.rootPasswordSecretRef"), c.Message)
+		})
+	}
+}

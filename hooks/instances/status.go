@@ -302,6 +302,9 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 	}
 
 	accounts := accountsReady(obs, prev)
+	if !accounts.OK && accounts.Reason == agentconfig.ReasonRootPasswordRefused && sr.Spec.Storage != nil && sr.Spec.Storage.RestoreFrom != nil {
+		accounts.Message += " The instance was restored from a cluster snapshot and root has the source's password: name a Secret of this namespace with it in spec.storage.restoreFrom.rootPasswordSecretRef."
+	}
 	set(ConditionAccountsReady, accounts.OK, accounts.Reason, accounts.Message)
 
 	// leftAlone sets the conditions of an instance whose objects the module

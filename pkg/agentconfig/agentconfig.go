@@ -300,6 +300,12 @@ type AccountsStatus struct {
 	Message string `json:"message,omitempty"`
 }
 
+// ReasonRootPasswordRefused is the AccountsStatus reason when the agent's
+// account does not work and root accepts none of the passwords the agent
+// has: the Secret's, the empty one of a fresh FE, and for an instance
+// restored from a cluster snapshot the source's.
+const ReasonRootPasswordRefused = "RootPasswordRefused"
+
 // MembershipStatus is the cluster membership as seen by the agent whose FE is
 // the leader (the one that changes it). Other agents leave it out.
 type MembershipStatus struct {

@@ -35,6 +35,13 @@ type SharedData struct {
 	// disaster recovery of a shared-data instance, which BACKUP does not
 	// support.
 	ClusterSnapshots bool `json:"clusterSnapshots"`
+	// SourceRootPassword is the team's Secret of this namespace with the
+	// root password of the instance this one was restored from
+	// (spec.storage.restoreFrom.rootPasswordSecretRef). The agent reads it
+	// by name on every pass, so naming it later needs no new pod. Nil
+	// otherwise: a source of this namespace has its own Secret mounted
+	// (Options.SourceCredentialsDir).
+	SourceRootPassword *SecretKeyRef `json:"sourceRootPassword,omitempty"`
 }
 
 // StorageVolume is a storage volume of type S3 at a location of the

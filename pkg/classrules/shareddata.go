@@ -257,7 +257,7 @@ func CheckStorageChange(spec, old *v1alpha1.StarrocksSpec) Violations {
 	}
 	n, o := spec.Storage.ObjectStorage, old.Storage.ObjectStorage
 	var vs Violations
-	if rn, ro := spec.Storage.RestoreFrom, old.Storage.RestoreFrom; !equality.Semantic.DeepEqual(rn, ro) {
+	if rn, ro := spec.Storage.RestoreFrom, old.Storage.RestoreFrom; !sameRestoreSource(rn, ro) {
 		vs = append(vs, Violation{Field: "spec.storage.restoreFrom", Value: restoreFromValue(rn), Rule: "immutable (" + restoreFromValue(ro) + ")",
 			Message: "spec.storage.restoreFrom is set only when the instance is created: the instance's tables are where the source wrote them; restore into a new instance"})
 	}
@@ -309,10 +309,32 @@ func StorageVolumeUID(sr *v1alpha1.Starrocks) string {
 	return string(sr.UID)
 }
 
+// sameRestoreSource tells whether two spec.storage.restoreFrom name the
+// same source (or are both unset). The Secret with the source's root
+// password may change: it only says where the agent reads it.
+func sameRestoreSource(a, b *v1alpha1.ClusterSnapshotSource) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Namespace == b.Namespace && a.InstanceName == b.InstanceName && a.InstanceUID == b.InstanceUID
+}
+
 // checkRestoreFrom checks the strings of spec.storage.restoreFrom, which
-// reach the location of the storage volume and the FE's start.
+// reach the location of the storage volume, the FE's start and the FE
+// pod's volumes.
 func checkRestoreFrom(rf *v1alpha1.ClusterSnapshotSource) Violations {
 	var vs Violations
+	if ref := rf.RootPasswordSecretRef; ref != nil {
+		const f = "spec.storage.restoreFrom.rootPasswordSecretRef"
+		if errs := validation.IsDNS1123Subdomain(ref.Name); len(errs) > 0 {
+			vs = append(vs, stringViolation(f+".name", ref.Name, ruleDNS1123Sub, errs))
+		}
+		if ref.Key != "" {
+			if errs := validation.IsConfigMapKey(ref.Key); len(errs) > 0 {
+				vs = append(vs, stringViolation(f+".key", ref.Key, ruleSecretKey, errs))
+			}
+		}
+	}
 	if errs := validateDNS1123Label(rf.Namespace); errs != "" {
 		vs = append(vs, stringViolation("spec.storage.restoreFrom.namespace", rf.Namespace, ruleDNS1123Label, nil))
 	}

@@ -257,6 +257,12 @@ func TestRestoreFromClusterSnapshot(t *testing.T) {
 		"name too long":     {func(r *v1alpha1.ClusterSnapshotSource) { r.InstanceName = strings.Repeat("a", 41) }, "spec.storage.restoreFrom.instanceName", "DNS-1035"},
 		"hostile uid":       {func(r *v1alpha1.ClusterSnapshotSource) { r.InstanceUID = "*/meta/../x" }, "spec.storage.restoreFrom.instanceUID", "a UID"},
 		"upper-case uid":    {func(r *v1alpha1.ClusterSnapshotSource) { r.InstanceUID = "11112222-3333-4444-5555-66667777888A" }, "spec.storage.restoreFrom.instanceUID", "a UID"},
+		"hostile root password Secret": {func(r *v1alpha1.ClusterSnapshotSource) {
+			r.RootPasswordSecretRef = &v1alpha1.PasswordSecretRef{Name: "x\"\n- name: y"}
+		}, "spec.storage.restoreFrom.rootPasswordSecretRef.name", "DNS-1123 subdomain"},
+		"hostile root password key": {func(r *v1alpha1.ClusterSnapshotSource) {
+			r.RootPasswordSecretRef = &v1alpha1.PasswordSecretRef{Name: "olap-root", Key: "../root"}
+		}, "spec.storage.restoreFrom.rootPasswordSecretRef.key", "Secret key"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			sr := restoredInstance()
@@ -279,6 +285,19 @@ func TestRestoreFromClusterSnapshot(t *testing.T) {
 		other := restoredInstance()
 		other.Spec.Storage.RestoreFrom.InstanceName = "olap2"
 		assertViolation(t, CheckStorageChange(&other.Spec, &restoredInstance().Spec), "spec.storage.restoreFrom", "immutable")
+	})
+
+	t.Run("the root password's Secret may be named or changed later", func(t *testing.T) {
+		named := restoredInstance()
+		named.Spec.Storage.RestoreFrom.RootPasswordSecretRef = &v1alpha1.PasswordSecretRef{Name: "olap-root"}
+		require.Empty(t, c.Validate(named))
+		assert.Empty(t, CheckStorageChange(&named.Spec, &restoredInstance().Spec))
+		renamed := named.DeepCopy()
+		renamed.Spec.Storage.RestoreFrom.RootPasswordSecretRef = &v1alpha1.PasswordSecretRef{Name: "olap-root-2", Key: "root-password"}
+		assert.Empty(t, CheckStorageChange(&renamed.Spec, &named.Spec))
+		assert.Empty(t, CheckStorageChange(&restoredInstance().Spec, &named.Spec))
+		renamed.Spec.Storage.RestoreFrom.InstanceUID = "11112222-3333-4444-5555-666677779999"
+		assertViolation(t, CheckStorageChange(&renamed.Spec, &named.Spec), "spec.storage.restoreFrom", "immutable")
 	})
 }
 

@@ -139,12 +139,6 @@ func buildSharedData(e *Instance, sr *v1alpha1.Starrocks, r *classrules.Resolved
 	if ca := s.CASecretRef; ca != nil {
 		vol.CA = &agentconfig.SecretKeyRef{Name: ca.Name, Key: orDefault(ca.Key, "ca.crt")}
 	}
-	if rf := sr.Spec.Storage.RestoreFrom; rf != nil {
-		e.Frontend.RestoreClusterSnapshot = true
-		if rf.Namespace == sr.Namespace {
-			e.Frontend.RestoreSourceCredentialsSecret = NamesFor(rf.InstanceName).AgentCredentialsSecret
-		}
-	}
 	names := e.Names
 	e.AgentConfig.SharedData = &agentconfig.SharedData{
 		StorageVolume: vol,
@@ -157,6 +151,19 @@ func buildSharedData(e *Instance, sr *v1alpha1.Starrocks, r *classrules.Resolved
 		},
 		// The disaster recovery of a shared-data instance: on by default.
 		ClusterSnapshots: true,
+	}
+	if rf := sr.Spec.Storage.RestoreFrom; rf != nil {
+		e.Frontend.RestoreClusterSnapshot = true
+		// Root's password of the source, for the agent to take root over:
+		// the team's Secret where it names one (read by name, so naming it
+		// later needs no new pod), else the source's own Secret mounted,
+		// which only a source of this namespace has.
+		if ref := rf.RootPasswordSecretRef; ref != nil {
+			e.AgentConfig.SharedData.SourceRootPassword = &agentconfig.SecretKeyRef{Name: ref.Name, Key: orDefault(ref.Key, "password")}
+		}
+		if rf.Namespace == sr.Namespace {
+			e.Frontend.RestoreSourceCredentialsSecret = NamesFor(rf.InstanceName).AgentCredentialsSecret
+		}
 	}
 }
 

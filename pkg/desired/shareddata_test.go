@@ -236,6 +236,23 @@ func TestRestoredInstanceTakesOverTheSourcesVolume(t *testing.T) {
 	require.Len(t, other.Instances, 1, "%v", other.Results[0].Violations)
 	assert.Empty(t, other.Instances[0].Frontend.RestoreSourceCredentialsSecret, "no pod mounts a Secret of another namespace")
 	assert.Equal(t, "s3://olap/teams/team-b/olap/"+uidA, other.Instances[0].AgentConfig.SharedData.StorageVolume.Location)
+	assert.Nil(t, e.AgentConfig.SharedData.SourceRootPassword, "no Secret of the team named")
+
+	// The team names a Secret of this namespace with the source's root
+	// password (the only way for a source of another namespace): the
+	// agent reads it by name.
+	named := elsewhere.DeepCopy()
+	named.Spec.Storage.RestoreFrom.RootPasswordSecretRef = &v1alpha1.PasswordSecretRef{Name: "olap-root"}
+	byName := Compute(Input{Instances: []*v1alpha1.Starrocks{named}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}})
+	require.Len(t, byName.Instances, 1, "%v", byName.Results[0].Violations)
+	assert.Equal(t, &agentconfig.SecretKeyRef{Name: "olap-root", Key: "password"}, byName.Instances[0].AgentConfig.SharedData.SourceRootPassword)
+	named.Spec.Storage.RestoreFrom.RootPasswordSecretRef.Key = "root-password"
+	byName = Compute(Input{Instances: []*v1alpha1.Starrocks{named}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}})
+	require.Len(t, byName.Instances, 1)
+	assert.Equal(t, &agentconfig.SecretKeyRef{Name: "olap-root", Key: "root-password"}, byName.Instances[0].AgentConfig.SharedData.SourceRootPassword)
+	data, err = json.Marshal(byName.Instances[0])
+	require.NoError(t, err)
+	require.NoError(t, ValidateEntry(data))
 
 	plain := Compute(Input{Instances: []*v1alpha1.Starrocks{source}, Classes: []*v1alpha1.StarrocksClass{sharedDataClass()}})
 	require.Len(t, plain.Instances, 1)

@@ -245,12 +245,35 @@ func TestSharedDataCRD(t *testing.T) {
 				set(t, o, "olap-other", "spec", "storage", "restoreFrom", "instanceName")
 			},
 			"removed": func(o *unstructured.Unstructured) { del(o, "spec", "storage", "restoreFrom") },
+			"the UID changed with the root password's Secret named": func(o *unstructured.Unstructured) {
+				set(t, o, map[string]any{"name": "olap-root"}, "spec", "storage", "restoreFrom", "rootPasswordSecretRef")
+				set(t, o, "11112222-3333-4444-5555-666677779999", "spec", "storage", "restoreFrom", "instanceUID")
+			},
 		} {
 			o := created.DeepCopy()
 			change(o)
 			if _, err := c.resource(o).Update(ctx, o, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "spec.storage.restoreFrom") {
 				t.Errorf("%s: got %v, want a refusal naming spec.storage.restoreFrom", name, err)
 			}
+		}
+		// Where the agent reads the source's root password is the team's
+		// to name once it finds the instance waiting with
+		// RootPasswordRefused, and to change.
+		for _, ref := range []map[string]any{{"name": "olap-root"}, {"name": "olap-root-2", "key": "root-password"}} {
+			set(t, created, ref, "spec", "storage", "restoreFrom", "rootPasswordSecretRef")
+			updated, err := c.resource(created).Update(ctx, created, metav1.UpdateOptions{})
+			if err != nil {
+				t.Fatalf("rootPasswordSecretRef %v refused: %v", ref, err)
+			}
+			created = updated
+		}
+		if key, _, _ := unstructured.NestedString(created.Object, "spec", "storage", "restoreFrom", "rootPasswordSecretRef", "key"); key != "root-password" {
+			t.Errorf("rootPasswordSecretRef.key = %q after the update", key)
+		}
+		hostile := created.DeepCopy()
+		set(t, hostile, map[string]any{"name": "olap-root", "key": "../root"}, "spec", "storage", "restoreFrom", "rootPasswordSecretRef")
+		if _, err := c.resource(hostile).Update(ctx, hostile, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "spec.storage.restoreFrom.rootPasswordSecretRef.key") {
+			t.Errorf("a hostile key: got %v", err)
 		}
 		plain, err := c.create(parse(t, sharedDataDoc("sd-restore-later")))
 		if err != nil {

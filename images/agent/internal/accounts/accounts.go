@@ -66,8 +66,9 @@ const (
 	// refused before anything is sent.
 	ReasonCredentialsInvalid = "CredentialsInvalid"
 	// ReasonRootPasswordRefused: the agent's account does not work and
-	// root accepts neither the Secret's password nor the empty one.
-	ReasonRootPasswordRefused = "RootPasswordRefused"
+	// root accepts none of the passwords the agent has (the hooks read it
+	// too, so it lives in agentconfig).
+	ReasonRootPasswordRefused = agentconfig.ReasonRootPasswordRefused
 	// ReasonEnsureFailed: a statement of the repair was refused.
 	ReasonEnsureFailed = "EnsureFailed"
 )

@@ -341,6 +341,38 @@ func (a *Agent) inputs() (*agentconfig.Config, accounts.Secrets, error) {
 	return cfg, s, nil
 }
 
+// readSourceRootPassword reads root's password of the instance this one
+// was restored from out of the team's Secret that spec.storage.restoreFrom.
+// rootPasswordSecretRef names (cfg.SharedData.SourceRootPassword): it
+// replaces the mounted one of a source of this namespace. By name on every
+// pass, so a Secret named after the instance was created counts without a
+// new pod. A Secret or key that is missing leaves s as it is: root then
+// refuses, and RootPasswordRefused says so.
+func (a *Agent) readSourceRootPassword(ctx context.Context, cfg *agentconfig.Config, s *accounts.Secrets) {
+	if cfg.SharedData == nil || cfg.SharedData.SourceRootPassword == nil || a.opts.Secrets == nil {
+		return
+	}
+	ref := cfg.SharedData.SourceRootPassword
+	data, err := a.opts.Secrets.Get(ctx, ref.Name)
+	if err != nil {
+		a.log.Warn("cannot read root's password of the restore source", "secret", ref.Name, "error", err)
+		return
+	}
+	v := strings.TrimRight(string(data[ref.Key]), "\r\n")
+	if v == "" {
+		a.log.Warn("the Secret with root's password of the restore source has no such key", "secret", ref.Name, "key", ref.Key)
+		return
+	}
+	if err := accounts.ValidatePassword(v); err != nil {
+		a.log.Warn("the restore source's root password in the Secret is refused", "secret", ref.Name, "key", ref.Key, "error", err)
+		return
+	}
+	s.SourceRootPassword = v
+	a.mu.Lock()
+	a.secrets = append(a.secrets, v)
+	a.mu.Unlock()
+}
+
 // scrub replaces any secret in a message: errors are built never to hold
 // one, this makes sure.
 func (a *Agent) scrub(msg string) string {
@@ -424,6 +456,9 @@ func (a *Agent) pass(ctx context.Context) (applied, pending []string, mst *agent
 	// Accounts come first, before anything else of the pass: until they
 	// are ready the agent has no account of its own to work with.
 	cfg, secrets, err := a.inputs()
+	if err == nil {
+		a.readSourceRootPassword(ctx, cfg, &secrets)
+	}
 	a.mu.Lock()
 	materialErr := a.materialErr
 	a.mu.Unlock()

@@ -18,7 +18,9 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"sync"
 	"testing"
 
@@ -26,6 +28,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/dev/fakefe"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/agent"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/conn"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
@@ -135,4 +138,53 @@ func nodesOf(st agentconfig.Status) map[string]string {
 		out[n.Host] = n.Version
 	}
 	return out
+}
+
+// TestRestoredRootTakenOverWithTheTeamsSecret: an FE restored from a cluster
+// snapshot of an instance of another namespace has that instance's root
+// password, which no pod here can mount. The agent reads it from the Secret
+// the team names (spec.storage.restoreFrom.rootPasswordSecretRef) on every
+// pass: until it exists root refuses, once it does the agent takes root
+// over, and the password is nowhere in the agent's output.
+func TestRestoredRootTakenOverWithTheTeamsSecret(t *testing.T) {
+	const sourceRoot = "SOURCEROOTPASSWORD2345"
+	ctx := ctxT(t)
+	e := newEnv(t, envOptions{serverPassword: sourceRoot})
+	e.cfg.SharedData = &agentconfig.SharedData{
+		StorageVolume: agentconfig.StorageVolume{Name: agentconfig.StorageVolumeName("0b5e7c1d-2222-4333-8444-955566667777"),
+			Location: "s3://bucket/sr/other/demo/0b5e7c1d-2222-4333-8444-955566667777", Endpoint: "http://s3.invalid",
+			Credentials: agentconfig.S3Credentials{SecretName: "keys", AccessKeyIDKey: "a", SecretAccessKeyKey: "s"}},
+		ComputeNodes:       agentconfig.ComputeNodes{StatefulSet: "d8ms-sr-demo-cn", HostFormat: cnFormat, HeartbeatPort: 9050, Min: 1, Max: 3},
+		SourceRootPassword: &agentconfig.SecretKeyRef{Name: "olap-root", Key: "root-pw"},
+	}
+	e.writeConfig(t)
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
+	secrets := newMemSecrets()
+	secrets.set("keys", map[string]string{"a": "AKIAEXAMPLE", "s": "secretexample"})
+	logs := &logBuffer{}
+	opts := e.options(fe0)
+	opts.Secrets, opts.StatefulSets = secrets, &scriptedReplicas{n: 1}
+	opts.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	a := agent.New(opts)
+	a.LoadCertificates()
+
+	a.Pass(ctx)
+	st := a.Status()
+	require.NotNil(t, st.Accounts)
+	require.Equal(t, agentconfig.ReasonRootPasswordRefused, st.Accounts.Reason, "%+v", st.Accounts)
+	require.Contains(t, logs.String(), "cannot read root's password of the restore source")
+
+	secrets.set("olap-root", map[string]string{"password": "not-this-key-1234"})
+	a.Pass(ctx)
+	require.Equal(t, agentconfig.ReasonRootPasswordRefused, a.Status().Accounts.Reason, "another key of the Secret is not root's password")
+
+	secrets.set("olap-root", map[string]string{"root-pw": sourceRoot + "\n"})
+	a.Pass(ctx)
+	st = a.Status()
+	require.True(t, st.Accounts.Ready, "%+v", st.Accounts)
+	require.NoError(t, e.login(t, "root", rootPass), "root has the new instance's password")
+	require.Equal(t, conn.KindAuth, conn.KindOf(e.login(t, "root", sourceRoot)), "the source's root password no longer works")
+	out, _ := json.Marshal(st)
+	requireNoSecrets(t, logs.String(), string(out))
+	require.NotContains(t, logs.String()+string(out), sourceRoot)
 }
