@@ -30,6 +30,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
 // feStartScript is where the FE start wrapper lives in the repository;
@@ -239,6 +240,9 @@ func TestFrontendStartWrapperRestoresAClusterSnapshot(t *testing.T) {
 		if strings.Contains(out, access) || strings.Contains(out, "s3cr3t") {
 			t.Errorf("a key in the output: %s", out)
 		}
+		if _, err := os.Stat(filepath.Join(feHome, "meta", agentconfig.RestoreMarkerName)); err != nil {
+			t.Errorf("no restore marker in meta: %v", err)
+		}
 		path := filepath.Join(feHome, "conf", "cluster_snapshot.yaml")
 		st, err := os.Stat(path)
 		if err != nil {
@@ -353,16 +357,52 @@ func TestFrontendStartWrapperRestoresAClusterSnapshot(t *testing.T) {
 		}
 	})
 
-	t.Run("a start with meta never restores and leaves no keys behind", func(t *testing.T) {
-		feHome, run, keys := newDirs(t)
+	// A restored FE's meta: an image and a journal.
+	complete := func(t *testing.T, feHome string) {
+		t.Helper()
 		_ = os.MkdirAll(filepath.Join(feHome, "meta", "image", "v2"), 0o755)
 		_ = os.MkdirAll(filepath.Join(feHome, "meta", "bdb"), 0o755)
-		_ = os.MkdirAll(filepath.Join(feHome, "conf"), 0o755)
 		for _, f := range []string{"image/VERSION", "image/v2/image.42", "bdb/00000000.jdb"} {
 			if err := os.WriteFile(filepath.Join(feHome, "meta", f), []byte("1"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
+	}
+	// A restore the FE may not have finished (StarRocks' finishRestoring
+	// runs after the journal opened): its marker in a complete meta. The
+	// agent's verdict decides.
+	t.Run("a restore started before the instance bootstrapped is done again", func(t *testing.T) {
+		feHome, run, keys := newDirs(t)
+		complete(t, feHome)
+		_ = os.WriteFile(filepath.Join(feHome, "meta", agentconfig.RestoreMarkerName), []byte("restore started\n"), 0o644)
+		_ = os.WriteFile(filepath.Join(run, agentconfig.BootstrapFileName), []byte("bootstrap\n"), 0o644)
+		args, out, err := runStartWrapper(t, feHome, run, append(restoreEnv(keys), "POD_NAME=d8ms-sr-olap2-0"))
+		if err != nil || args != "--cluster_snapshot --host_type FQDN --logconsole" {
+			t.Fatalf("start_fe.sh %q, %v: %s", args, err, out)
+		}
+		if !strings.Contains(out, "restoring again") {
+			t.Errorf("output %q: want it to say why it restores again", out)
+		}
+	})
+	t.Run("once the instance has bootstrapped the marker goes and the FE starts from its meta", func(t *testing.T) {
+		feHome, run, keys := newDirs(t)
+		complete(t, feHome)
+		marker := filepath.Join(feHome, "meta", agentconfig.RestoreMarkerName)
+		_ = os.WriteFile(marker, []byte("restore started\n"), 0o644)
+		_ = os.WriteFile(filepath.Join(run, agentconfig.RestoredFileName), []byte("restored\n"), 0o644)
+		args, out, err := runStartWrapper(t, feHome, run, append(restoreEnv(keys), "POD_NAME=d8ms-sr-olap2-0"))
+		if err != nil || args != "--host_type FQDN --logconsole" {
+			t.Fatalf("start_fe.sh %q, %v: %s", args, err, out)
+		}
+		if _, err := os.Stat(marker); !os.IsNotExist(err) {
+			t.Errorf("the restore marker is still there: %v", err)
+		}
+	})
+
+	t.Run("a start with meta never restores and leaves no keys behind", func(t *testing.T) {
+		feHome, run, keys := newDirs(t)
+		complete(t, feHome)
+		_ = os.MkdirAll(filepath.Join(feHome, "conf"), 0o755)
 		if err := os.WriteFile(filepath.Join(feHome, "conf", "cluster_snapshot.yaml"), []byte("stale"), 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -37,6 +37,7 @@ fe_home="${FE_HOME:-/opt/starrocks/fe}"
 meta="$fe_home/meta"
 helper_file="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}/fe-helper"
 bootstrap_file="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}/fe-bootstrap"
+restored_file="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}/cluster-snapshot-restored"
 ordinal="${POD_NAME##*-}"
 # conf/fe.conf must be a writable copy of the rendered one: 3.x's
 # start_fe.sh --logconsole appended "sys_log_to_console = true" to it
@@ -176,8 +177,47 @@ restore_unfinished() {
   done
   [ -z "$image" ] || [ -z "$journal" ]
 }
+# A restore from a cluster snapshot is finished once StarRocks has run
+# RestoreClusterSnapshotMgr.finishRestoring: after the journal is open and
+# the query port too (fe-core StarRocksFEServer), it drops the source's
+# nodes and gives the storage volume this instance's keys. An FE stopped
+# before that has an image and a journal, yet the source's frontends in
+# them, and started without --cluster_snapshot it may not start at all.
+# Nothing in meta says whether it ran, so the restore leaves a marker in
+# meta (on the volume, which outlives the pod) before it starts, and while
+# the marker is there the agent decides: the instance has bootstrapped since
+# (its accounts were made on the restored FE, which is after the restore):
+# cluster-snapshot-restored, the marker goes and the FE starts from its
+# meta; else fe-bootstrap: restore again (StarRocks deletes image/ and bdb/
+# first, RestoreClusterSnapshotMgr.downloadSnapshot). No client has used the
+# instance before it bootstrapped: its client ports open only then.
+restore_marker="$meta/cluster-snapshot-restore"
+restore() {
+  if ! write_cluster_snapshot_yaml; then
+    rm -f "$snapshot_yaml" "$snapshot_yaml.tmp"
+    exit 1
+  fi
+  echo "restore started" >"$restore_marker"
+  echo "starting a new cluster from the cluster snapshot under $CLUSTER_SNAPSHOT_VOLUME_LOCATION"
+  exec "$fe_home/bin/start_fe.sh" --cluster_snapshot --host_type FQDN --logconsole
+}
 # An FE with metadata already knows its peers and must not be given a helper again.
 if [ -f "$meta/image/VERSION" ]; then
+  if [ -n "${CLUSTER_SNAPSHOT_VOLUME_NAME:-}" ] && [ "$ordinal" = "0" ] && [ -f "$restore_marker" ]; then
+    echo "a restore from the cluster snapshot started on this meta: waiting for the agent to say whether the instance has bootstrapped since ($restored_file) or not ($bootstrap_file)"
+    while :; do
+      if [ -f "$restored_file" ]; then
+        rm -f "$restore_marker"
+        echo "the instance has bootstrapped since the restore: starting from the meta"
+        break
+      fi
+      if [ -f "$bootstrap_file" ]; then
+        echo "the instance has not bootstrapped since the restore started, which may not have finished: restoring again"
+        restore
+      fi
+      sleep 1
+    done
+  fi
   if ! restore_unfinished; then
     exec "$fe_home/bin/start_fe.sh" --host_type FQDN --logconsole
   fi
@@ -187,12 +227,7 @@ echo "no meta: waiting for the agent to add this FE to the cluster ($helper_file
 while [ ! -s "$helper_file" ]; do
   if [ "$ordinal" = "0" ] && [ -f "$bootstrap_file" ]; then
     if [ -n "${CLUSTER_SNAPSHOT_VOLUME_NAME:-}" ]; then
-      if ! write_cluster_snapshot_yaml; then
-        rm -f "$snapshot_yaml" "$snapshot_yaml.tmp"
-        exit 1
-      fi
-      echo "starting a new cluster from the cluster snapshot under $CLUSTER_SNAPSHOT_VOLUME_LOCATION"
-      exec "$fe_home/bin/start_fe.sh" --cluster_snapshot --host_type FQDN --logconsole
+      restore
     fi
     echo "starting a new cluster"
     exec "$fe_home/bin/start_fe.sh" --host_type FQDN --logconsole

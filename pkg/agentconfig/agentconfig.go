@@ -403,6 +403,14 @@ const (
 	// BootstrapFileName exists only while the instance has never
 	// bootstrapped and this is the first FE: start a new cluster.
 	BootstrapFileName = "fe-bootstrap"
+	// RestoredFileName tells the first FE of an instance restored from a
+	// cluster snapshot, whose meta still has the wrapper's restore marker
+	// (RestoreMarkerName), that the instance has bootstrapped since: the
+	// restore finished, start from the meta.
+	RestoredFileName = "cluster-snapshot-restored"
+	// RestoreMarkerName is the file the wrapper leaves in the FE's meta
+	// before it starts a restore from a cluster snapshot.
+	RestoreMarkerName = "cluster-snapshot-restore"
 )
 
 // BackendDrain is the progress of one decommissioned BE.

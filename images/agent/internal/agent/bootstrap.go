@@ -68,7 +68,9 @@ func (a *Agent) runFile(name string) string {
 
 // guardBootstrap runs first in every pass. It writes the bootstrap file for
 // the first FE of a new instance, removes it once the instance has
-// bootstrapped, and reports whether this FE must rejoin (meta empty on a
+// bootstrapped, answers the wrapper of an FE whose meta has a restore
+// marker (bootstrapped since: the restored file; else the bootstrap file,
+// restore again), and reports whether this FE must rejoin (meta empty on a
 // bootstrapped instance, and no helper file written for it yet: once
 // written, the FE is joining and must not be dropped again).
 func (a *Agent) guardBootstrap(cfg *agentconfig.Config) (bool, error) {
@@ -82,6 +84,21 @@ func (a *Agent) guardBootstrap(cfg *agentconfig.Config) (bool, error) {
 			return false, fmt.Errorf("remove %s: %w", bootstrap, err)
 		}
 	}
+	first := len(cfg.Frontends) > 0 && membership.SameHost(cfg.Frontends[0], a.opts.SelfHost)
+	if a.restoreStarted() {
+		// The wrapper waits on a restore it started for the verdict only
+		// the instance's record gives (fe-start.sh): bootstrapped since,
+		// or restore again.
+		if cfg.Bootstrapped {
+			if _, err := writeOnce(a.runFile(agentconfig.RestoredFileName), "restored\n"); err != nil {
+				return false, err
+			}
+		} else if first {
+			if err := a.writeBootstrap(bootstrap); err != nil {
+				return false, err
+			}
+		}
+	}
 	if !a.metaEmpty() {
 		a.setJoin("", "")
 		return false, nil
@@ -92,15 +109,41 @@ func (a *Agent) guardBootstrap(cfg *agentconfig.Config) (bool, error) {
 	if cfg.Bootstrapped {
 		return true, nil
 	}
-	if len(cfg.Frontends) > 0 && membership.SameHost(cfg.Frontends[0], a.opts.SelfHost) {
-		if _, err := os.Stat(bootstrap); errors.Is(err, os.ErrNotExist) {
-			if err := os.WriteFile(bootstrap, []byte("bootstrap\n"), 0o644); err != nil {
-				return false, fmt.Errorf("write %s: %w", bootstrap, err)
-			}
-			a.log.Info("first FE of a new instance: it starts the cluster", "file", bootstrap)
+	if first {
+		if err := a.writeBootstrap(bootstrap); err != nil {
+			return false, err
 		}
 	}
 	return false, nil
+}
+
+// restoreStarted says whether the FE's meta has the marker the start
+// wrapper leaves before a restore from a cluster snapshot
+// (agentconfig.RestoreMarkerName): the wrapper keeps it until the agent
+// says the instance has bootstrapped since.
+func (a *Agent) restoreStarted() bool {
+	_, err := os.Stat(filepath.Join(a.opts.MetaDir, agentconfig.RestoreMarkerName))
+	return err == nil
+}
+
+func (a *Agent) writeBootstrap(path string) error {
+	written, err := writeOnce(path, "bootstrap\n")
+	if written {
+		a.log.Info("first FE of a new instance: it starts the cluster", "file", path)
+	}
+	return err
+}
+
+// writeOnce writes a file of the run directory unless it exists, and says
+// whether it wrote it.
+func writeOnce(path, content string) (bool, error) {
+	if _, err := os.Stat(path); err == nil {
+		return false, nil
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		return false, fmt.Errorf("write %s: %w", path, err)
+	}
+	return true, nil
 }
 
 // rejoin adds this FE, whose meta is empty, to the existing cluster again.

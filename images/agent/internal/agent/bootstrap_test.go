@@ -143,6 +143,50 @@ func TestOnlyTheFirstFrontendOfANewInstanceBootstraps(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
 
+// TestRestoreMarkerGetsTheInstancesVerdict: the first FE of an instance
+// restored from a cluster snapshot whose meta has the wrapper's restore
+// marker waits until the agent says whether the instance has bootstrapped
+// since (the restore finished: start from the meta) or not (restore
+// again): the bootstrap file while it has not, the restored file once it
+// has. A follower answers nothing.
+func TestRestoreMarkerGetsTheInstancesVerdict(t *testing.T) {
+	ctx := ctxT(t)
+	e, opts, _ := guardEnv(t, false)
+	run := filepath.Dir(opts.HelperFile)
+	bootstrap, restored := filepath.Join(run, agentconfig.BootstrapFileName), filepath.Join(run, agentconfig.RestoredFileName)
+	require.NoError(t, os.MkdirAll(filepath.Join(opts.MetaDir, "image"), 0o755))
+	for _, f := range []string{"image/VERSION", agentconfig.RestoreMarkerName} {
+		require.NoError(t, os.WriteFile(filepath.Join(opts.MetaDir, f), []byte("x"), 0o644))
+	}
+	exists := func(path string) bool { _, err := os.Stat(path); return err == nil }
+
+	follower := opts
+	follower.SelfHost = fe1
+	a1 := agent.New(follower)
+	a1.LoadCertificates()
+	a1.Pass(ctx)
+	require.False(t, exists(bootstrap) || exists(restored), "a follower never restores")
+
+	a0 := agent.New(opts)
+	a0.LoadCertificates()
+	a0.Pass(ctx)
+	require.True(t, exists(bootstrap), "not bootstrapped: restore again")
+	require.False(t, exists(restored))
+
+	e.cfg.Bootstrapped = true
+	e.writeConfig(t)
+	a0.Pass(ctx)
+	require.False(t, exists(bootstrap), "bootstrapped: never restore again")
+	require.True(t, exists(restored), "bootstrapped: the restore finished")
+
+	// Without the marker (an instance not restored, or the wrapper has
+	// removed it) the restored file means nothing and nothing else changes.
+	require.NoError(t, os.Remove(filepath.Join(opts.MetaDir, agentconfig.RestoreMarkerName)))
+	require.NoError(t, os.Remove(restored))
+	a0.Pass(ctx)
+	require.False(t, exists(bootstrap) || exists(restored))
+}
+
 func TestLeaderReportsNodeVersions(t *testing.T) {
 	ctx := ctxT(t)
 	e := newEnv(t, envOptions{serverPassword: rootPass})

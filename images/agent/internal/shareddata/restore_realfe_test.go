@@ -261,8 +261,21 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 		if err := dst.StopFE(rfe); err != nil {
 			t.Fatal(err)
 		}
+		marker := filepath.Join(rfe.Home, "meta", agentconfig.RestoreMarkerName)
+		if _, err := os.Stat(marker); err != nil {
+			t.Fatalf("the restore left no marker in meta: %v", err)
+		}
+		// The agent of the instance, which has bootstrapped since (its
+		// accounts were made above): no bootstrap file, the restored one.
+		_ = os.Remove(filepath.Join(rfe.RunDir, agentconfig.BootstrapFileName))
+		if err := os.WriteFile(filepath.Join(rfe.RunDir, agentconfig.RestoredFileName), []byte("restored\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		again = dst.StartFE(t, 0)
 		again.WaitReady(t, realfe.StartTimeout)
+		if _, err := os.Stat(marker); !os.IsNotExist(err) {
+			t.Errorf("the restore marker is still in meta: %v", err)
+		}
 		if strings.Contains(again.Output(), "restore from a cluster snapshot") {
 			t.Errorf("the restart restored again:\n%s", again.Tail())
 		}
@@ -285,8 +298,15 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 		}
 		// What StarRocks leaves when the FE stops during the download: it
 		// deleted image/ and bdb/, then copied VERSION (and StarMgr's
-		// folder) but not the image.
+		// folder) but not the image. The wrapper's marker is there (it is
+		// written before the restore starts), and the instance has not
+		// bootstrapped: the agent writes the bootstrap file, not the
+		// restored one.
 		meta := filepath.Join(again.Home, "meta")
+		if err := os.WriteFile(filepath.Join(meta, agentconfig.RestoreMarkerName), []byte("restore started\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_ = os.Remove(filepath.Join(again.RunDir, agentconfig.RestoredFileName))
 		for _, d := range []string{filepath.Join(meta, "bdb"), filepath.Join(meta, "image", "v2")} {
 			if err := os.RemoveAll(d); err != nil {
 				t.Fatal(err)
@@ -299,7 +319,7 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 		fe := dst.StartFE(t, 0)
 		fe.Bootstrap(t)
 		fe.WaitReady(t, realfe.StartTimeout)
-		if !strings.Contains(fe.Output(), "did not finish") || !strings.Contains(fe.Output(), "restore from a cluster snapshot") {
+		if !strings.Contains(fe.Output(), "restoring again") || !strings.Contains(fe.Output(), "restore from a cluster snapshot") {
 			t.Errorf("the FE did not restore again:\n%s", fe.Tail())
 		}
 		// The snapshot's state again (its accounts, without what came after).
