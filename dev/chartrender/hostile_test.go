@@ -442,16 +442,24 @@ func cloneEntry(t testing.TB, m map[string]any) map[string]any {
 // refuse it or the chart must render the benign objects.
 func TestHostileValuesStringsAreRejectedOrHarmless(t *testing.T) {
 	base := benignEntry(t)
-	benign, rejected, err := renderEntries(t, []any{base})
-	if err != nil || rejected != "" {
-		t.Fatalf("the benign entry does not render: %v %s", err, rejected)
-	}
-	want := keysOf(benign)
 	var paths []entryPath
 	entryStrings(base, nil, &paths)
 	if len(paths) < 40 {
 		t.Fatalf("found only %d strings in the entry: %v", len(paths), paths)
 	}
+	valuesRejectedOrHarmless(t, base, paths)
+}
+
+// valuesRejectedOrHarmless puts each of valuesPayloads at each path of the
+// benign entry base in turn: the instance schema refuses it, or the chart
+// renders the objects base renders, in base's namespace.
+func valuesRejectedOrHarmless(t *testing.T, base map[string]any, paths []entryPath) {
+	t.Helper()
+	benign, rejected, err := renderEntries(t, []any{base})
+	if err != nil || rejected != "" {
+		t.Fatalf("the benign entry does not render: %v %s", err, rejected)
+	}
+	want := keysOf(benign)
 	for _, path := range paths {
 		for i, p := range valuesPayloads {
 			t.Run(fmt.Sprintf("%s/%d", path, i), func(t *testing.T) {
@@ -470,6 +478,22 @@ func TestHostileValuesStringsAreRejectedOrHarmless(t *testing.T) {
 			})
 		}
 	}
+}
+
+// entryOf is the values entry pkg/desired computes for a valid instance of
+// class, as JSON.
+func entryOf(t *testing.T, sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass) map[string]any {
+	t.Helper()
+	out := desired.Compute(desired.Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{class}, ClusterDomain: "cluster.local"})
+	if len(out.Instances) != 1 {
+		t.Fatalf("benign instance invalid: %v", out.Results[0].Violations)
+	}
+	data, _ := json.Marshal(out.Instances[0])
+	var e map[string]any
+	if err := json.Unmarshal(data, &e); err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 // FuzzValuesEntry is the values-level property with arbitrary strings: a

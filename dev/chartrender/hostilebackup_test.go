@@ -17,12 +17,10 @@ limitations under the License.
 package chartrender_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"testing"
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
-	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
 // Backups (issue 26): every tenant string of spec.backup and spec.restore
@@ -106,41 +104,11 @@ func TestHostileBackupStringsAreRejectedOrHarmless(t *testing.T) {
 // The backup part of an entry (the repository, sets, a restore): every
 // string there is refused by the instance schema or harmless.
 func TestHostileBackupValuesStringsAreRejectedOrHarmless(t *testing.T) {
-	out := desired.Compute(desired.Input{Instances: []*v1alpha1.Starrocks{backupInstance()}, Classes: []*v1alpha1.StarrocksClass{backupClass()}, ClusterDomain: "cluster.local"})
-	if len(out.Instances) != 1 {
-		t.Fatalf("benign instance invalid: %v", out.Results[0].Violations)
-	}
-	data, _ := json.Marshal(out.Instances[0])
-	var base map[string]any
-	if err := json.Unmarshal(data, &base); err != nil {
-		t.Fatal(err)
-	}
-	benign, rejected, err := renderEntries(t, []any{base})
-	if err != nil || rejected != "" {
-		t.Fatalf("the benign entry does not render: %v %s", err, rejected)
-	}
-	want := keysOf(benign)
+	base := entryOf(t, backupInstance(), backupClass())
 	var paths []entryPath
 	entryStrings(base["agentConfig"].(map[string]any)["backup"], entryPath{"agentConfig", "backup"}, &paths)
 	if len(paths) < 8 {
 		t.Fatalf("found only %d strings in agentConfig.backup: %v", len(paths), paths)
 	}
-	for _, path := range paths {
-		for i, p := range valuesPayloads {
-			t.Run(fmt.Sprintf("%s/%d", path, i), func(t *testing.T) {
-				e := cloneEntry(t, base)
-				setEntryString(e, path, p)
-				objs, rejectedBy, err := renderEntries(t, []any{e})
-				switch {
-				case err != nil:
-					t.Fatalf("%s = %q passed the instance schema and broke the chart: %v", path, p, err)
-				case rejectedBy != "":
-					return
-				}
-				if err := harmless(keysOf(objs), want, e["namespace"].(string)); err != nil {
-					t.Fatalf("%s = %q passed the instance schema and changed the rendered objects: %v", path, p, err)
-				}
-			})
-		}
-	}
+	valuesRejectedOrHarmless(t, base, paths)
 }

@@ -17,7 +17,6 @@ limitations under the License.
 package chartrender_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,7 +32,6 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/chartrender"
-	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
 func sharedDataClassForRender() *v1alpha1.StarrocksClass {
@@ -468,42 +466,12 @@ func TestRestoredRootPasswordValuesAreRejectedOrHarmless(t *testing.T) {
 	sr := sharedDataInstanceForRender()
 	sr.Spec.Storage.RestoreFrom = &v1alpha1.ClusterSnapshotSource{Namespace: "team-z", InstanceName: "olap", InstanceUID: "11112222-3333-4444-5555-666677778888",
 		RootPasswordSecretRef: &v1alpha1.PasswordSecretRef{Name: "olap-root", Key: "root-pw"}}
-	out := desired.Compute(desired.Input{Instances: []*v1alpha1.Starrocks{sr}, Classes: []*v1alpha1.StarrocksClass{sharedDataClassForRender()}, ClusterDomain: "cluster.local"})
-	if len(out.Instances) != 1 {
-		t.Fatalf("benign instance invalid: %v", out.Results[0].Violations)
-	}
-	data, _ := json.Marshal(out.Instances[0])
-	var base map[string]any
-	if err := json.Unmarshal(data, &base); err != nil {
-		t.Fatal(err)
-	}
-	benign, rejected, err := renderEntries(t, []any{base})
-	if err != nil || rejected != "" {
-		t.Fatalf("the benign entry does not render: %v %s", err, rejected)
-	}
-	want := keysOf(benign)
+	base := entryOf(t, sr, sharedDataClassForRender())
 	var paths []entryPath
 	sd := base["agentConfig"].(map[string]any)["sharedData"].(map[string]any)
 	entryStrings(sd["sourceRootPassword"], entryPath{"agentConfig", "sharedData", "sourceRootPassword"}, &paths)
 	if len(paths) < 2 {
 		t.Fatalf("want the name and the key in agentConfig.sharedData.sourceRootPassword, found %v", paths)
 	}
-	for _, path := range paths {
-		for i, p := range valuesPayloads {
-			t.Run(fmt.Sprintf("%s/%d", path, i), func(t *testing.T) {
-				e := cloneEntry(t, base)
-				setEntryString(e, path, p)
-				objs, rejectedBy, err := renderEntries(t, []any{e})
-				switch {
-				case err != nil:
-					t.Fatalf("%s = %q passed the instance schema and broke the chart: %v", path, p, err)
-				case rejectedBy != "":
-					return
-				}
-				if err := harmless(keysOf(objs), want, e["namespace"].(string)); err != nil {
-					t.Fatalf("%s = %q passed the instance schema and changed the rendered objects: %v", path, p, err)
-				}
-			})
-		}
-	}
+	valuesRejectedOrHarmless(t, base, paths)
 }

@@ -59,6 +59,17 @@ func cnHost(i int) string {
 		"d8ms-sr-demo-cn-2.d8ms-sr-demo-cn.ns.svc.cluster.local"}[i]
 }
 
+// sharedDataConfig is the agent's part of a shared-data instance demo of
+// namespace ns, keys in the Secret keys (a, s), one to three CNs.
+func sharedDataConfig() *agentconfig.SharedData {
+	return &agentconfig.SharedData{
+		StorageVolume: agentconfig.StorageVolume{Name: agentconfig.StorageVolumeName("0b5e7c1d-2222-4333-8444-955566667777"),
+			Location: "s3://bucket/sr/ns/demo/0b5e7c1d-2222-4333-8444-955566667777", Endpoint: "http://s3.invalid",
+			Credentials: agentconfig.S3Credentials{SecretName: "keys", AccessKeyIDKey: "a", SecretAccessKeyKey: "s"}},
+		ComputeNodes: agentconfig.ComputeNodes{StatefulSet: "d8ms-sr-demo-cn", HostFormat: cnFormat, HeartbeatPort: 9050, Min: 1, Max: 3},
+	}
+}
+
 func cnHosts(cns []fakefe.ComputeNode) []string {
 	var out []string
 	for _, cn := range cns {
@@ -76,12 +87,7 @@ func cnHosts(cns []fakefe.ComputeNode) []string {
 func TestComputeNodesFollowTheStatefulSet(t *testing.T) {
 	ctx := ctxT(t)
 	e := newEnv(t, envOptions{serverPassword: rootPass})
-	e.cfg.SharedData = &agentconfig.SharedData{
-		StorageVolume: agentconfig.StorageVolume{Name: agentconfig.StorageVolumeName("0b5e7c1d-2222-4333-8444-955566667777"),
-			Location: "s3://bucket/sr/ns/demo/0b5e7c1d-2222-4333-8444-955566667777", Endpoint: "http://s3.invalid",
-			Credentials: agentconfig.S3Credentials{SecretName: "keys", AccessKeyIDKey: "a", SecretAccessKeyKey: "s"}},
-		ComputeNodes: agentconfig.ComputeNodes{StatefulSet: "d8ms-sr-demo-cn", HostFormat: cnFormat, HeartbeatPort: 9050, Min: 1, Max: 3},
-	}
+	e.cfg.SharedData = sharedDataConfig()
 	e.writeConfig(t)
 	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
 	secrets := newMemSecrets()
@@ -150,13 +156,8 @@ func TestRestoredRootTakenOverWithTheTeamsSecret(t *testing.T) {
 	const sourceRoot = "SOURCEROOTPASSWORD2345"
 	ctx := ctxT(t)
 	e := newEnv(t, envOptions{serverPassword: sourceRoot})
-	e.cfg.SharedData = &agentconfig.SharedData{
-		StorageVolume: agentconfig.StorageVolume{Name: agentconfig.StorageVolumeName("0b5e7c1d-2222-4333-8444-955566667777"),
-			Location: "s3://bucket/sr/other/demo/0b5e7c1d-2222-4333-8444-955566667777", Endpoint: "http://s3.invalid",
-			Credentials: agentconfig.S3Credentials{SecretName: "keys", AccessKeyIDKey: "a", SecretAccessKeyKey: "s"}},
-		ComputeNodes:       agentconfig.ComputeNodes{StatefulSet: "d8ms-sr-demo-cn", HostFormat: cnFormat, HeartbeatPort: 9050, Min: 1, Max: 3},
-		SourceRootPassword: &agentconfig.SecretKeyRef{Name: "olap-root", Key: "root-pw"},
-	}
+	e.cfg.SharedData = sharedDataConfig()
+	e.cfg.SharedData.SourceRootPassword = &agentconfig.SecretKeyRef{Name: "olap-root", Key: "root-pw"}
 	e.writeConfig(t)
 	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
 	secrets := newMemSecrets()
