@@ -320,8 +320,8 @@ func sameRestoreSource(a, b *v1alpha1.ClusterSnapshotSource) bool {
 }
 
 // checkRestoreFrom checks the strings of spec.storage.restoreFrom, which
-// reach the location of the storage volume, the FE's start and the FE
-// pod's volumes.
+// reach the location of the storage volume, the FE's start, and the
+// agent's configuration and Role.
 func checkRestoreFrom(rf *v1alpha1.ClusterSnapshotSource) Violations {
 	var vs Violations
 	if ref := rf.RootPasswordSecretRef; ref != nil {
