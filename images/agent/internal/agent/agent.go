@@ -346,10 +346,12 @@ func (a *Agent) inputs() (*agentconfig.Config, accounts.Secrets, error) {
 // rootPasswordSecretRef names (cfg.SharedData.SourceRootPassword): it
 // replaces the mounted one of a source of this namespace. By name on every
 // pass, so a Secret named after the instance was created counts without a
-// new pod. A Secret or key that is missing leaves s as it is: root then
-// refuses, and RootPasswordRefused says so.
+// new pod; only until the instance has bootstrapped (root has the module's
+// password from then on), so the team may delete it then. A Secret or key
+// that is missing leaves s as it is: root then refuses, and
+// RootPasswordRefused says so.
 func (a *Agent) readSourceRootPassword(ctx context.Context, cfg *agentconfig.Config, s *accounts.Secrets) {
-	if cfg.SharedData == nil || cfg.SharedData.SourceRootPassword == nil || a.opts.Secrets == nil {
+	if cfg.Bootstrapped || cfg.SharedData == nil || cfg.SharedData.SourceRootPassword == nil || a.opts.Secrets == nil {
 		return
 	}
 	ref := cfg.SharedData.SourceRootPassword

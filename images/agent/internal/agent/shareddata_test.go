@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 
@@ -188,4 +189,14 @@ func TestRestoredRootTakenOverWithTheTeamsSecret(t *testing.T) {
 	out, _ := json.Marshal(st)
 	requireNoSecrets(t, logs.String(), string(out))
 	require.NotContains(t, logs.String()+string(out), sourceRoot)
+
+	// Once the instance has bootstrapped the Secret is no longer read:
+	// the team may delete it.
+	e.cfg.Bootstrapped = true
+	e.writeConfig(t)
+	delete(secrets.data, "olap-root")
+	before := strings.Count(logs.String(), "cannot read root's password of the restore source")
+	a.Pass(ctx)
+	require.True(t, a.Status().Accounts.Ready)
+	require.Equal(t, before, strings.Count(logs.String(), "cannot read root's password of the restore source"), "the Secret was read after the bootstrap")
 }
