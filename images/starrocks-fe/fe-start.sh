@@ -165,8 +165,13 @@ write_cluster_snapshot_yaml() {
 # it restore again (fe-bootstrap, only while the instance has not
 # bootstrapped; StarRocks starts the download by deleting what is there)
 # or join the leader (fe-helper).
+# restored_first_fe: this is the first FE of an instance restored from a
+# cluster snapshot, the only one that ever restores.
+restored_first_fe() {
+  [ -n "${CLUSTER_SNAPSHOT_VOLUME_NAME:-}" ] && [ "$ordinal" = "0" ]
+}
 restore_unfinished() {
-  [ -n "${CLUSTER_SNAPSHOT_VOLUME_NAME:-}" ] && [ "$ordinal" = "0" ] && [ -f "$meta/image/VERSION" ] || return 1
+  restored_first_fe && [ -f "$meta/image/VERSION" ] || return 1
   image=""
   for f in "$meta"/image/image.* "$meta"/image/v2/image.*; do
     [ -f "$f" ] && image="$f"
@@ -203,7 +208,7 @@ restore() {
 }
 # An FE with metadata already knows its peers and must not be given a helper again.
 if [ -f "$meta/image/VERSION" ]; then
-  if [ -n "${CLUSTER_SNAPSHOT_VOLUME_NAME:-}" ] && [ "$ordinal" = "0" ] && [ -f "$restore_marker" ]; then
+  if restored_first_fe && [ -f "$restore_marker" ]; then
     echo "a restore from the cluster snapshot started on this meta: waiting for the agent to say whether the instance has bootstrapped since ($restored_file) or not ($bootstrap_file)"
     while :; do
       if [ -f "$restored_file" ]; then
