@@ -61,6 +61,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
 	"github.com/deckhouse/managed-starrocks/dev/machinelock"
+	"github.com/deckhouse/managed-starrocks/dev/netnsdir"
 )
 
 // The node's fixed addresses and names. One node per machine makes fixed
@@ -157,6 +158,10 @@ type Node struct {
 	cp     *controlplane.ControlPlane
 	lock   *os.File
 	before *machineState
+	// releaseNetns gives back /run/netns's mount when this node was its
+	// last user (dev/netnsdir): containerd mounts it for the pods' network
+	// namespaces.
+	releaseNetns func() error
 
 	procs     []*process // in start order; stopped in reverse
 	forwarder net.Listener
@@ -205,6 +210,9 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, opts Options) (_ 
 		return nil, err
 	}
 	if err := n.recordInLock(); err != nil {
+		return nil, err
+	}
+	if n.releaseNetns, err = netnsdir.Use(); err != nil {
 		return nil, err
 	}
 	bins, err := tools()
@@ -451,6 +459,10 @@ func (n *Node) Stop() {
 		n.forwarder = nil
 	}
 	errs = append(errs, n.cleanMachine())
+	if n.releaseNetns != nil {
+		errs = append(errs, n.releaseNetns())
+		n.releaseNetns = nil
+	}
 	if n.ownDir {
 		if err := os.RemoveAll(n.dir); err != nil {
 			errs = append(errs, err)

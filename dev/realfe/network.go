@@ -27,6 +27,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/deckhouse/managed-starrocks/dev/netnsdir"
 )
 
 // The network of one cluster of real FEs. An FE binds every address and
@@ -59,6 +61,9 @@ const maxFrontends = 13
 type network struct {
 	slot int
 	lock *os.File
+	// releaseNetns gives back /run/netns's mount when this slot was its
+	// last user (dev/netnsdir): `ip netns add` mounts it.
+	releaseNetns func() error
 }
 
 func (n *network) hub() string          { return fmt.Sprintf("msr-fe%d", n.slot) }
@@ -103,6 +108,10 @@ func takeSlot() (*network, error) {
 			return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
 		}
 		n := &network{slot: slot, lock: f}
+		if n.releaseNetns, err = netnsdir.Use(); err != nil {
+			n.release()
+			return nil, err
+		}
 		if err := n.remove(); err != nil {
 			n.release()
 			return nil, fmt.Errorf("remove what an earlier test left in slot %d: %w", slot, err)
@@ -112,9 +121,16 @@ func takeSlot() (*network, error) {
 	return nil, fmt.Errorf("all %d slots of real FE networks are taken (lock files %s)", maxSlots, lockPath(0))
 }
 
-func (n *network) release() {
+// release gives up the slot, after its namespaces are removed.
+func (n *network) release() error {
+	var err error
+	if n.releaseNetns != nil {
+		err = n.releaseNetns()
+		n.releaseNetns = nil
+	}
 	_ = syscall.Flock(int(n.lock.Fd()), syscall.LOCK_UN)
 	n.lock.Close()
+	return err
 }
 
 // namespaces lists this slot's network namespaces that exist.

@@ -316,12 +316,14 @@ func Start(t testing.TB, opts Options) *Cluster {
 	}
 	c.net, c.HostIP = n, n.HostIP()
 	t.Cleanup(func() {
-		defer n.release()
 		if err := n.remove(); err != nil {
 			t.Errorf("realfe: remove the FEs' network: %v", err)
 		}
 		if left := n.leftovers(); len(left) > 0 {
 			t.Errorf("realfe: left on the machine: %s", strings.Join(left, ", "))
+		}
+		if err := n.release(); err != nil {
+			t.Errorf("realfe: %v", err)
 		}
 	})
 	if err := n.create(); err != nil {
