@@ -115,12 +115,15 @@ func noteMount() error {
 
 // releaseMount gives back the mount when the caller is the last user.
 func releaseMount(users *os.File) error {
-	defer users.Close()
 	unlock, err := lockMutex()
 	if err != nil {
+		users.Close()
 		return err
 	}
 	defer unlock()
+	// Closed before the mutex is unlocked: a Use that takes the mutex next
+	// finds no exclusive holder of the users' file.
+	defer users.Close()
 	if err := syscall.Flock(int(users.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil // another user goes on; the last one gives it back
