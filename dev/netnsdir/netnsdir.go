@@ -33,13 +33,15 @@ limitations under the License.
 package netnsdir
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/deckhouse/managed-starrocks/dev/machinelock"
 )
 
 const (
@@ -81,18 +83,7 @@ func Use() (release func() error, err error) {
 }
 
 func lockMutex() (unlock func(), err error) {
-	if err := os.MkdirAll(filepath.Dir(mutexFile), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(mutexFile, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", mutexFile, err)
-	}
-	return func() { f.Close() }, nil
+	return machinelock.Exclusive(context.Background(), mutexFile)
 }
 
 // noteMount writes the marker when /run/netns is not a mount point yet and
