@@ -619,8 +619,8 @@ func orphanBackupWrites(all []BackupSnap, instances []*v1alpha1.Starrocks) []Bac
 }
 
 // unrunnableBackupWrites fail the StarrocksBackups that never started and
-// cannot: their instance does not exist in their namespace or has no
-// spec.backup (admission refuses both; this catches what got past it). A
+// cannot (classrules.BackupTargetProblem: admission refuses them; this
+// catches what got past it). A
 // backup that ran keeps its status: backups outlive their instance.
 func unrunnableBackupWrites(all []BackupSnap, instances []*v1alpha1.Starrocks) []BackupWrite {
 	byKey := map[string]*v1alpha1.Starrocks{}
@@ -634,16 +634,11 @@ func unrunnableBackupWrites(all []BackupSnap, instances []*v1alpha1.Starrocks) [
 		if b.Unreadable != "" || b.Deleting || b.Phase != "" || perInstance[key] >= backupplan.MaxObjectWrites {
 			continue
 		}
-		sr := byKey[key]
-		var msg string
-		switch {
-		case sr == nil:
-			msg = fmt.Sprintf("There is no Starrocks %q in namespace %s, so nothing was backed up.", b.Instance, b.Namespace)
-		case sr.Spec.Backup == nil:
-			msg = fmt.Sprintf("Starrocks %q has no spec.backup, so there is no storage to back it up to.", b.Instance)
-		default:
+		_, problem := classrules.BackupTargetProblem(b.Namespace, b.Instance, byKey[key])
+		if problem == "" {
 			continue
 		}
+		msg := "Not run: " + problem + "."
 		perInstance[key]++
 		data, _ := json.Marshal(map[string]any{"status": v1alpha1.StarrocksBackupStatus{Phase: v1alpha1.BackupPhaseFailed, Message: truncate(msg)}})
 		out = append(out, BackupWrite{Instance: key, Namespace: b.Namespace, Name: b.Name, What: "refuse", Patch: data})

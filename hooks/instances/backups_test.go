@@ -421,22 +421,27 @@ func TestARunningJobHoldsTheRolloutForABoundedTime(t *testing.T) {
 func TestABackupThatCannotRunIsFailedAndOneThatRanIsKept(t *testing.T) {
 	plain := backedUpInstance()
 	plain.Name, plain.Spec.Backup = "plain", nil
+	shared := backedUpInstance()
+	shared.Name, shared.Spec.Backup = "shared", nil
+	shared.Spec.Storage = &v1alpha1.StorageSpec{Mode: v1alpha1.StorageObjectStorage}
 	snaps := []BackupSnap{
 		{Namespace: "team", Name: "of-nobody", Instance: "nobody"},
 		{Namespace: "team", Name: "of-plain", Instance: "plain"},
+		{Namespace: "team", Name: "of-shared", Instance: "shared"},
 		{Namespace: "team", Name: "of-olap", Instance: "olap"},
 		{Namespace: "team", Name: "old", Instance: "nobody", Phase: "Completed"},
 		{Namespace: "evil", Name: "elsewhere", Instance: "olap"},
 	}
-	writes := unrunnableBackupWrites(snaps, []*v1alpha1.Starrocks{backedUpInstance(), plain})
+	writes := unrunnableBackupWrites(snaps, []*v1alpha1.Starrocks{backedUpInstance(), plain, shared})
 	got := map[string]string{}
 	for _, w := range writes {
 		got[w.Namespace+"/"+w.Name] = string(w.Patch)
 	}
-	assert.Len(t, got, 3)
-	assert.Contains(t, got["team/of-nobody"], `There is no Starrocks \"nobody\" in namespace team`)
+	assert.Len(t, got, 4)
+	assert.Contains(t, got["team/of-nobody"], `Not run: there is no Starrocks \"nobody\" in namespace team.`)
 	assert.Contains(t, got["team/of-plain"], "has no spec.backup")
-	assert.Contains(t, got["evil/elsewhere"], `There is no Starrocks \"olap\" in namespace evil`, "an instance of another namespace does not count")
+	assert.Contains(t, got["team/of-shared"], "StarRocks takes no cluster snapshot on demand", "a shared-data instance is told what protects it")
+	assert.Contains(t, got["evil/elsewhere"], `there is no Starrocks \"olap\" in namespace evil`, "an instance of another namespace does not count")
 	assert.Contains(t, got["team/of-nobody"], `"phase":"Failed"`)
 }
 

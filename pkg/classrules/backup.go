@@ -438,15 +438,30 @@ func CheckBackupObject(b *v1alpha1.StarrocksBackup, instance *v1alpha1.Starrocks
 		return vs
 	}
 	vs = append(vs, checkDatabaseList("spec.databases", b.Spec.Databases)...)
-	switch {
-	case instance == nil:
-		vs = append(vs, Violation{Field: "spec.instanceName", Value: quoteValue(name), Rule: "a Starrocks of the namespace",
-			Message: fmt.Sprintf("there is no Starrocks %q in namespace %s", name, b.Namespace)})
-	case instance.Spec.Backup == nil:
-		vs = append(vs, Violation{Field: "spec.instanceName", Value: quoteValue(name), Rule: "a Starrocks with spec.backup",
-			Message: fmt.Sprintf("Starrocks %q has no spec.backup, so there is no storage to back it up to", name)})
+	if rule, message := BackupTargetProblem(b.Namespace, name, instance); rule != "" {
+		vs = append(vs, Violation{Field: "spec.instanceName", Value: quoteValue(name), Rule: rule, Message: message})
 	}
 	return vs
+}
+
+// BackupTargetProblem says why a StarrocksBackup naming instance (nil when
+// there is none in the namespace) can never run, and the rule it breaks;
+// both empty when it can. The webhook refuses such a StarrocksBackup; the
+// module fails one made while the webhook was down with the same message.
+func BackupTargetProblem(namespace, name string, instance *v1alpha1.Starrocks) (rule, message string) {
+	switch {
+	case instance == nil:
+		return "a Starrocks of the namespace", fmt.Sprintf("there is no Starrocks %q in namespace %s", name, namespace)
+	case instance.Spec.IsSharedData():
+		// StarRocks' BACKUP needs tablets on BEs; 4.1's grammar has no
+		// cluster snapshot on demand, only the automated one (fe-core
+		// StarRocks.g4: ADMIN SET|ALTER|SHOW AUTOMATED CLUSTER SNAPSHOT).
+		return "a shared-nothing Starrocks", fmt.Sprintf("Starrocks %q keeps its tables in object storage, which StarRocks' BACKUP does not support, "+
+			"and StarRocks takes no cluster snapshot on demand; the module keeps its automated cluster snapshot on (status.backup)", name)
+	case instance.Spec.Backup == nil:
+		return "a Starrocks with spec.backup", fmt.Sprintf("Starrocks %q has no spec.backup, so there is no storage to back it up to", name)
+	}
+	return "", ""
 }
 
 // backupActivation is the `backup` variable of the class's CEL rules.

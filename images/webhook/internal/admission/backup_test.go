@@ -149,7 +149,9 @@ func TestValidateBackup(t *testing.T) {
 	h := newHandler(backupClass())
 	plain := testInstance()
 	plain.Name = "plain"
-	h.Objects = objects{instances: map[string]*v1alpha1.Starrocks{"analytics/sales": backedInstance(), "analytics/plain": plain}}
+	shared := sharedDataInstance()
+	shared.Name, shared.Namespace = "shared", "analytics"
+	h.Objects = objects{instances: map[string]*v1alpha1.Starrocks{"analytics/sales": backedInstance(), "analytics/plain": plain, "analytics/shared": shared}}
 	backup := func(instance string) *v1alpha1.StarrocksBackup {
 		return &v1alpha1.StarrocksBackup{
 			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.BackupKind},
@@ -163,6 +165,7 @@ func TestValidateBackup(t *testing.T) {
 	for _, tc := range []struct{ instance, want string }{
 		{"missing", "there is no Starrocks \"missing\" in namespace analytics"},
 		{"plain", "Starrocks \"plain\" has no spec.backup"},
+		{"shared", "Starrocks \"shared\" keeps its tables in object storage, which StarRocks' BACKUP does not support"},
 		{"sales\nkind: Secret", "spec.instanceName: must be a DNS-1035 label"},
 	} {
 		resp, err := h.ValidateBackup(context.Background(), request(t, admissionv1.Create, backup(tc.instance), nil))
