@@ -39,6 +39,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -151,6 +152,9 @@ func (s *Server) run(t testing.TB, bin, certFile, keyFile string) error {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"ROOT_ACCESS_KEY=" + s.AccessKey, "ROOT_SECRET_KEY=" + s.SecretKey}
 	cmd.Stdout, cmd.Stderr = &out, &out
+	// Pdeathsig: a test binary that is killed takes its S3 server with it
+	// (one outlived a killed test/e2e, holding its port and folder).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", bin, err)
 	}

@@ -17,11 +17,19 @@ limitations under the License.
 package s3server
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
+	"fmt"
+	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -69,4 +77,73 @@ func TestServerChecksSignaturesOverTLS(t *testing.T) {
 			t.Fatalf("err = %v, want NoSuchBucket", err)
 		}
 	})
+}
+
+const killedHelperEnv = "MANAGED_STARROCKS_S3SERVER_KILLED_HELPER"
+
+// A test binary that is killed (a timeout, a developer's Ctrl-C twice) runs
+// no cleanup: its versitygw must not go on holding the port and the folder.
+func TestAKilledTestTakesItsServerWithIt(t *testing.T) {
+	if os.Getenv(killedHelperEnv) != "" {
+		s := Start(t)
+		// s.Dir is <t.TempDir's root>/001/data: the root goes with the kill.
+		fmt.Printf("endpoint=%s dir=%s\n", s.Endpoint, filepath.Dir(filepath.Dir(s.Dir)))
+		time.Sleep(time.Hour) // killed by the test that started this one
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestAKilledTestTakesItsServerWithIt$")
+	cmd.Env = append(os.Environ(), killedHelperEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "endpoint=") {
+				lines <- sc.Text()
+			}
+		}
+		close(lines)
+	}()
+	var endpoint, dir string
+	select {
+	case line, ok := <-lines:
+		if !ok {
+			_ = cmd.Wait()
+			t.Fatal("the helper ended before its server served")
+		}
+		if _, err := fmt.Sscanf(line, "endpoint=%s dir=%s", &endpoint, &dir); err != nil {
+			t.Fatalf("helper said %q: %v", line, err)
+		}
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatal("the helper's server did not serve in a minute")
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) }) // the killed helper's t.TempDir root
+	if conn, err := net.DialTimeout("tcp", endpoint, 2*time.Second); err != nil {
+		t.Fatalf("the helper's server does not answer before the kill: %v", err)
+	} else {
+		conn.Close()
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", endpoint, time.Second)
+		if err != nil {
+			return
+		}
+		conn.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("versitygw still serves %s 10 s after its test binary was killed", endpoint)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
