@@ -106,7 +106,8 @@ func startProcess(t *testing.T, env []string, name string, args ...string) *proc
 	p := &process{cmd: exec.Command(name, args...), done: make(chan error, 1), out: &bytes.Buffer{}}
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: a killed test binary takes its stand-ins with it.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
