@@ -620,8 +620,8 @@ func orphanBackupWrites(all []BackupSnap, instances []*v1alpha1.Starrocks) []Bac
 
 // unrunnableBackupWrites fail the StarrocksBackups that never started and
 // cannot (classrules.BackupTargetProblem: admission refuses them; this
-// catches what got past it). A
-// backup that ran keeps its status: backups outlive their instance.
+// catches what got past it). A backup that ran keeps its status: backups
+// outlive their instance.
 func unrunnableBackupWrites(all []BackupSnap, instances []*v1alpha1.Starrocks) []BackupWrite {
 	byKey := map[string]*v1alpha1.Starrocks{}
 	for _, sr := range instances {

@@ -453,9 +453,10 @@ func BackupTargetProblem(namespace, name string, instance *v1alpha1.Starrocks) (
 	case instance == nil:
 		return "a Starrocks of the namespace", fmt.Sprintf("there is no Starrocks %q in namespace %s", name, namespace)
 	case instance.Spec.IsSharedData():
-		// StarRocks' BACKUP needs tablets on BEs; 4.1's grammar has no
-		// cluster snapshot on demand, only the automated one (fe-core
-		// StarRocks.g4: ADMIN SET|ALTER|SHOW AUTOMATED CLUSTER SNAPSHOT).
+		// BACKUP does not support shared-data (the spec.backup rule in
+		// shareddata.go), and 4.1's grammar has no cluster snapshot on
+		// demand, only the automated one (fe-core StarRocks.g4: ADMIN
+		// SET|ALTER|SHOW AUTOMATED CLUSTER SNAPSHOT).
 		return "a shared-nothing Starrocks", fmt.Sprintf("Starrocks %q keeps its tables in object storage, which StarRocks' BACKUP does not support, "+
 			"and StarRocks takes no cluster snapshot on demand; the module keeps its automated cluster snapshot on (status.backup)", name)
 	case instance.Spec.Backup == nil:
