@@ -17,6 +17,7 @@ limitations under the License.
 package netnsdir
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,6 +56,13 @@ func TestTheLastUserGivesTheMountBack(t *testing.T) {
 			t.Fatalf("child: %v", err)
 		}
 		return
+	}
+	// Never the machine's /run: only in a mount namespace other than the
+	// parent's (unshare execs this binary, so the parent is the test).
+	own, err1 := os.Readlink("/proc/self/ns/mnt")
+	parent, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", os.Getppid()))
+	if err1 != nil || err2 != nil || own == parent {
+		t.Fatalf("%s is set outside a mount namespace of the test's own (%s, parent %s: %v %v)", childEnv, own, parent, err1, err2)
 	}
 	if err := unix.Mount("tmpfs", "/run", "tmpfs", 0, "size=1m"); err != nil {
 		t.Fatalf("mount a tmpfs on /run: %v", err)
