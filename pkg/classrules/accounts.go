@@ -213,16 +213,7 @@ func CheckAccounts(sr *v1alpha1.Starrocks, class *v1alpha1.StarrocksClass) Viola
 			seen[u.Name] = true
 		}
 		vs = append(vs, checkGrantedRoles(f+".roles", u.Roles, declared, "", limits.forbidden, class.Name)...)
-		if ref := u.PasswordSecretRef; ref != nil {
-			if errs := validation.IsDNS1123Subdomain(ref.Name); len(errs) > 0 {
-				vs = append(vs, stringViolation(f+".passwordSecretRef.name", ref.Name, ruleDNS1123Sub, errs))
-			}
-			if ref.Key != "" {
-				if errs := validation.IsConfigMapKey(ref.Key); len(errs) > 0 {
-					vs = append(vs, stringViolation(f+".passwordSecretRef.key", ref.Key, ruleSecretKey, errs))
-				}
-			}
-		}
+		vs = append(vs, checkPasswordSecretRef(f+".passwordSecretRef", u.PasswordSecretRef)...)
 	}
 	if n := declarationBytes(spec); n > maxDeclarationBytes {
 		vs = append(vs, Violation{Field: "spec.databases, spec.roles, spec.users", Value: fmt.Sprintf("%d bytes", n),
@@ -465,4 +456,23 @@ func nonNil(ss []string) []string {
 		return []string{}
 	}
 	return ss
+}
+
+// checkPasswordSecretRef checks a reference to a team's Secret with a
+// password (nil: none): its name reaches the agent's Role and configuration,
+// its key (empty: the CRD's default) the agent's configuration.
+func checkPasswordSecretRef(field string, ref *v1alpha1.PasswordSecretRef) Violations {
+	if ref == nil {
+		return nil
+	}
+	var vs Violations
+	if errs := validation.IsDNS1123Subdomain(ref.Name); len(errs) > 0 {
+		vs = append(vs, stringViolation(field+".name", ref.Name, ruleDNS1123Sub, errs))
+	}
+	if ref.Key != "" {
+		if errs := validation.IsConfigMapKey(ref.Key); len(errs) > 0 {
+			vs = append(vs, stringViolation(field+".key", ref.Key, ruleSecretKey, errs))
+		}
+	}
+	return vs
 }

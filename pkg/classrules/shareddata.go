@@ -323,18 +323,7 @@ func sameRestoreSource(a, b *v1alpha1.ClusterSnapshotSource) bool {
 // reach the location of the storage volume, the FE's start, and the
 // agent's configuration and Role.
 func checkRestoreFrom(rf *v1alpha1.ClusterSnapshotSource) Violations {
-	var vs Violations
-	if ref := rf.RootPasswordSecretRef; ref != nil {
-		const f = "spec.storage.restoreFrom.rootPasswordSecretRef"
-		if errs := validation.IsDNS1123Subdomain(ref.Name); len(errs) > 0 {
-			vs = append(vs, stringViolation(f+".name", ref.Name, ruleDNS1123Sub, errs))
-		}
-		if ref.Key != "" {
-			if errs := validation.IsConfigMapKey(ref.Key); len(errs) > 0 {
-				vs = append(vs, stringViolation(f+".key", ref.Key, ruleSecretKey, errs))
-			}
-		}
-	}
+	vs := checkPasswordSecretRef("spec.storage.restoreFrom.rootPasswordSecretRef", rf.RootPasswordSecretRef)
 	if errs := validateDNS1123Label(rf.Namespace); errs != "" {
 		vs = append(vs, stringViolation("spec.storage.restoreFrom.namespace", rf.Namespace, ruleDNS1123Label, nil))
 	}
