@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -101,6 +102,10 @@ func TestAKilledTestTakesItsServerWithIt(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// The helper goes whichever way the test ends (once: Wait may run once).
+	var killOnce sync.Once
+	kill := func() { killOnce.Do(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) }
+	t.Cleanup(kill)
 	lines := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -115,15 +120,12 @@ func TestAKilledTestTakesItsServerWithIt(t *testing.T) {
 	select {
 	case line, ok := <-lines:
 		if !ok {
-			_ = cmd.Wait()
 			t.Fatal("the helper ended before its server served")
 		}
 		if _, err := fmt.Sscanf(line, "endpoint=%s dir=%s", &endpoint, &dir); err != nil {
 			t.Fatalf("helper said %q: %v", line, err)
 		}
 	case <-time.After(time.Minute):
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
 		t.Fatal("the helper's server did not serve in a minute")
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) }) // the killed helper's t.TempDir root
@@ -132,8 +134,7 @@ func TestAKilledTestTakesItsServerWithIt(t *testing.T) {
 	} else {
 		conn.Close()
 	}
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
+	kill()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		conn, err := net.DialTimeout("tcp", endpoint, time.Second)
