@@ -93,7 +93,7 @@ func noteMount() error {
 	if _, err := os.Stat(marker); err == nil {
 		return nil
 	}
-	mounted, err := MountPoint()
+	mounted, err := mountPoint()
 	if err != nil || mounted {
 		return err
 	}
@@ -138,7 +138,7 @@ func releaseMount(users *os.File) error {
 		// marker, so a later release gives it back once they are gone.
 		return nil
 	}
-	mounted, err := MountPoint()
+	mounted, err := mountPoint()
 	if err != nil {
 		return err
 	}
@@ -155,11 +155,11 @@ func releaseMount(users *os.File) error {
 	return os.Remove(marker)
 }
 
-// MountPoint says whether /run/netns is a mount point where this process
+// mountPoint says whether /run/netns is a mount point where this process
 // sees it: the root of a mount (statx's STATX_ATTR_MOUNT_ROOT), not only a
 // path in /proc/self/mountinfo, which also lists mounts hidden under a
 // later one (a test's own tmpfs on /run).
-func MountPoint() (bool, error) {
+func mountPoint() (bool, error) {
 	var st unix.Statx_t
 	err := unix.Statx(unix.AT_FDCWD, Dir, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BASIC_STATS, &st)
 	if errors.Is(err, unix.ENOENT) {

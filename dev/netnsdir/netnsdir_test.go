@@ -209,7 +209,7 @@ func mountLikeIPNetnsAdd(t *testing.T) {
 
 func wantMounted(t *testing.T, want bool, when string) {
 	t.Helper()
-	got, err := MountPoint()
+	got, err := mountPoint()
 	if err != nil {
 		t.Fatal(err)
 	}

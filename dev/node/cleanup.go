@@ -27,6 +27,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/deckhouse/managed-starrocks/dev/netnsdir"
 )
 
 // sysctls the node's components change: the kubelet sets kernel tunables
@@ -101,7 +103,7 @@ func exists(path string) bool {
 }
 
 func netnsNames() []string {
-	entries, _ := os.ReadDir("/run/netns")
+	entries, _ := os.ReadDir(netnsdir.Dir)
 	var names []string
 	for _, e := range entries {
 		names = append(names, e.Name())

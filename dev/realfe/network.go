@@ -135,7 +135,7 @@ func (n *network) release() error {
 
 // namespaces lists this slot's network namespaces that exist.
 func (n *network) namespaces() []string {
-	entries, _ := os.ReadDir("/run/netns")
+	entries, _ := os.ReadDir(netnsdir.Dir)
 	var out []string
 	for _, e := range entries {
 		if e.Name() == n.hub() || strings.HasPrefix(e.Name(), n.hub()+"-") {

@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/deckhouse/managed-starrocks/dev/netnsdir"
 )
 
 // listenIn opens a TCP listener on every address of a network namespace,
@@ -41,7 +43,7 @@ func listenIn(t *testing.T, ns string) net.Listener {
 		t.Fatal(err)
 	}
 	defer own.Close()
-	f, err := os.Open(filepath.Join("/run/netns", ns))
+	f, err := os.Open(filepath.Join(netnsdir.Dir, ns))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,6 +70,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/controlplane"
+	"github.com/deckhouse/managed-starrocks/dev/netnsdir"
 	"github.com/deckhouse/managed-starrocks/dev/testpki"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
@@ -463,7 +464,7 @@ func (c *Cluster) StartFE(t testing.TB, ordinal int) *FE {
 	if err := os.WriteFile(confSource, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join("/run/netns", c.net.ns(ordinal))); err != nil {
+	if _, err := os.Stat(filepath.Join(netnsdir.Dir, c.net.ns(ordinal))); err != nil {
 		if err := c.net.addFrontend(ordinal); err != nil {
 			t.Fatalf("realfe: %v", err)
 		}
