@@ -166,6 +166,8 @@ type env struct {
 	// redirect points the module's webhook configurations at webhook.
 	redirect *addonoperator.Redirector
 	ao       *addonoperator.Operator
+	// aoDir holds a folder for each start of addon-operator.
+	aoDir string
 	// errorsSeen is the module's failed hook and module runs counted at
 	// the last drainPassErrors (addon-operator's metrics).
 	errorsSeen float64
@@ -343,7 +345,12 @@ func startEnv(owner envOwner, log io.Writer, opts envOptions) (*env, error) {
 	if err := moduleloop.PrepareCluster(ctx, cp.RESTConfig()); err != nil {
 		return nil, err
 	}
-	e := &env{owner: owner, cp: cp, extra: opts.extra, gogc: controlplane.ServerGOGC, moduleLogs: &lockedLog{}, log: log}
+	// addon-operator's folders (one a start) are made in aoDir, which the
+	// owner removes only after the stop registered below has run (cleanups
+	// run last-in first-out): a folder made at a start and removed before
+	// the stop raced addon-operator's hooks writing into it.
+	e := &env{owner: owner, cp: cp, extra: opts.extra, gogc: controlplane.ServerGOGC, moduleLogs: &lockedLog{}, log: log,
+		aoDir: owner.TempDir()}
 	if opts.measuresMemory {
 		e.gogc = ""
 	}
@@ -410,6 +417,10 @@ func (e *env) tryStartModule() error {
 	if err != nil {
 		return err
 	}
+	dir, err := os.MkdirTemp(e.aoDir, "addon-operator-")
+	if err != nil {
+		return err
+	}
 	ctx := context.Background()
 	started := time.Now()
 	var log io.Writer = e.moduleLogs
@@ -420,7 +431,7 @@ func (e *env) tryStartModule() error {
 		Identity:    rest.CopyConfig(e.moduleConfig),
 		AdminConfig: e.cp.RESTConfig(),
 		HooksBinary: hooksBin,
-		Dir:         e.owner.TempDir(),
+		Dir:         dir,
 		Settings:    e.settings,
 		Globals:     e.globals,
 		Extra:       e.extra,
