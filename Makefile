@@ -41,11 +41,7 @@ bin/localrun:
 # pods, real FEs and StarRocks' schedulers, addon-operator's passes) more
 # than they compute, so four fit on 2 cores; six did not: every package
 # then lived longer, and what a real FE, an apiserver or a poll burns while
-# alive grew (a warm run 544 s and about 200 CPU-seconds more). -pidle 6:
-# when the four running happen to wait at the same time (a third of the
-# cores idle over 5 s), one more starts, up to six; in a warm run with -p 4
-# alone the cores idled about 140 core-seconds, most of it in the second
-# half, where waiting packages (webhook, shareddata) ran with short ones.
+# alive grew (a warm run 544 s and about 200 CPU-seconds more).
 LONGEST_TESTS := ./dev/node ./test/node ./test/e2e ./images/agent/internal/backup \
   ./images/agent/internal/agent ./hooks ./dev/realfe ./dev/images \
   ./images/agent/internal/shareddata ./images/webhook ./dev/chartrender ./dev/fakefe
@@ -60,7 +56,7 @@ test: tools
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
 	  if [ -n "$$unformatted" ]; then echo "gofmt -w needed on: $$unformatted"; exit 1; fi
 	go vet ./...
-	go run ./dev/cmd/testrun -dir $(TEST_BINARIES) -p 4 -pidle 6 -parallel 4 -timeout 45m -ldflags='-s -w' $(LONGEST_TESTS) ./...
+	go run ./dev/cmd/testrun -dir $(TEST_BINARIES) -p 4 -parallel 4 -timeout 45m -ldflags='-s -w' $(LONGEST_TESTS) ./...
 
 ## tools: build the local control plane tools and the real StarRocks FE into the cache (once)
 # The FE is built from the source archive in ../shared/starrocks (see

@@ -45,7 +45,6 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -54,7 +53,6 @@ import (
 func main() {
 	dir := flag.String("dir", "", "folder that keeps the test binaries between runs (required)")
 	procs := flag.Int("p", 4, "packages tested at a time")
-	idleProcs := flag.Int("pidle", 0, "packages tested at a time while the cores idle (at most; 0: -p)")
 	parallel := flag.Int("parallel", 4, "passed to each test binary as -test.parallel")
 	timeout := flag.Duration("timeout", 45*time.Minute, "passed to each test binary as -test.timeout")
 	ldflags := flag.String("ldflags", "", "passed to go test -c")
@@ -65,7 +63,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if *dir == "" || flag.NArg() == 0 || *procs < 1 || (*idleProcs != 0 && *idleProcs < *procs) {
+	if *dir == "" || flag.NArg() == 0 || *procs < 1 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -96,8 +94,7 @@ func main() {
 	// and starts no other package. A SIGTERM for testrun alone is passed on.
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	sched := schedule{procs: *procs, idleProcs: *idleProcs, every: 5 * time.Second, idle: cpuIdle()}
-	if failed := runAll(pkgs, args, *timeout, sched, *verbose, os.Stdout, signals); failed > 0 {
+	if failed := runAll(pkgs, args, *timeout, *procs, *verbose, os.Stdout, signals); failed > 0 {
 		fmt.Printf("testrun: %d of %d packages failed\n", failed, len(pkgs))
 		os.Exit(1)
 	}
@@ -210,139 +207,62 @@ func removeOthers(dir string, pkgs []testPackage) error {
 	})
 }
 
-// schedule says how many packages run at a time: procs, and up to
-// idleProcs while the cores idle. Most packages wait (for pods, real FEs,
-// StarRocks' schedulers, addon-operator's passes) more than they compute;
-// when the running ones happen to wait at the same time, one more starts,
-// and a busy machine starts none beyond procs.
-type schedule struct {
-	procs, idleProcs int
-	// every is how often idle is read; idle returns the share of the
-	// cores' time that was idle since it was last called.
-	every time.Duration
-	idle  func() float64
-}
-
-// idleShare is the share of idle core time, over one schedule.every, at
-// which one more package starts.
-const idleShare = 0.35
-
-// runAll runs the test binaries in the order of pkgs as sched allows, and
+// runAll runs the test binaries, procs at a time in the order of pkgs, and
 // writes each package's result as go test does; it returns how many failed.
-func runAll(pkgs []testPackage, args []string, timeout time.Duration, sched schedule, verbose bool, stdout io.Writer, signals <-chan os.Signal) int {
-	type result struct {
-		p       testPackage
-		output  []byte
-		elapsed time.Duration
-		cpu     time.Duration
-		err     error
-	}
+func runAll(pkgs []testPackage, args []string, timeout time.Duration, procs int, verbose bool, stdout io.Writer, signals <-chan os.Signal) int {
 	var (
-		failed      int
-		started     int
-		active      int
-		interrupted os.Signal
-		results     = make(chan result)
-		running     = &processes{set: map[*os.Process]bool{}}
+		mu      sync.Mutex
+		failed  int
+		wg      sync.WaitGroup
+		next    = make(chan testPackage)
+		running = &processes{set: map[*os.Process]bool{}}
 	)
-	start := func() {
-		p := pkgs[started]
-		started++
-		active++
+	for range procs {
+		wg.Add(1)
 		go func() {
-			output, elapsed, cpu, err := runOne(p, args, timeout, running)
-			results <- result{p, output, elapsed, cpu, err}
+			defer wg.Done()
+			for p := range next {
+				output, elapsed, cpu, err := runOne(p, args, timeout, running)
+				mu.Lock()
+				if err != nil || verbose {
+					stdout.Write(output)
+				}
+				status := "ok  "
+				if err != nil {
+					failed++
+					status = "FAIL"
+				}
+				fmt.Fprintf(stdout, "%s\t%s\t%.3fs\tcpu %.1fs\n", status, p.ImportPath, elapsed.Seconds(), cpu.Seconds())
+				mu.Unlock()
+			}
 		}()
 	}
-	fill := func() {
-		for interrupted == nil && started < len(pkgs) && active < sched.procs {
-			start()
+	var interrupted os.Signal
+feed:
+	for _, p := range pkgs {
+		select {
+		case next <- p:
+		case interrupted = <-signals:
+			running.signal(interrupted)
+			break feed
 		}
 	}
-	var tick <-chan time.Time
-	if sched.idleProcs > sched.procs && sched.idle != nil {
-		ticker := time.NewTicker(sched.every)
-		defer ticker.Stop()
-		tick = ticker.C
-		sched.idle() // the first window starts now
-	}
-	fill()
-	for active > 0 {
+	close(next)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	for {
 		select {
-		case r := <-results:
-			active--
-			if r.err != nil || verbose {
-				stdout.Write(r.output)
-			}
-			status := "ok  "
-			if r.err != nil {
-				failed++
-				status = "FAIL"
-			}
-			fmt.Fprintf(stdout, "%s\t%s\t%.3fs\tcpu %.1fs\n", status, r.p.ImportPath, r.elapsed.Seconds(), r.cpu.Seconds())
-			fill()
-		case <-tick:
-			if idle := sched.idle(); interrupted == nil && started < len(pkgs) && active < sched.idleProcs && idle >= idleShare {
-				start()
-			}
 		case sig := <-signals:
 			running.signal(sig)
 			interrupted = sig
+		case <-done:
+			if interrupted != nil {
+				fmt.Fprintf(stdout, "testrun: %v: packages not started\n", interrupted)
+				failed++
+			}
+			return failed
 		}
 	}
-	if interrupted != nil {
-		fmt.Fprintf(stdout, "testrun: %v: packages not started\n", interrupted)
-		failed++
-	}
-	return failed
-}
-
-// cpuIdle returns a function that returns the share of the cores' time
-// that was idle (not I/O wait: more I/O would not go faster) since it was
-// last called, from /proc/stat; 0 when it cannot read it.
-func cpuIdle() func() float64 {
-	var lastIdle, lastTotal uint64
-	return func() float64 {
-		idle, total, err := readCPUTimes()
-		if err != nil {
-			return 0
-		}
-		dIdle, dTotal := idle-lastIdle, total-lastTotal
-		lastIdle, lastTotal = idle, total
-		if dTotal == 0 {
-			return 0
-		}
-		return float64(dIdle) / float64(dTotal)
-	}
-}
-
-// readCPUTimes reads the idle and the total time of all cores (the first
-// line of /proc/stat: user nice system idle iowait irq softirq steal ...).
-func readCPUTimes() (idle, total uint64, err error) {
-	data, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, 0, err
-	}
-	line, _, _ := bytes.Cut(data, []byte("\n"))
-	fields := strings.Fields(string(line))
-	if len(fields) < 5 || fields[0] != "cpu" {
-		return 0, 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
-	}
-	for i, f := range fields[1:] {
-		v, err := strconv.ParseUint(f, 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("/proc/stat: %w", err)
-		}
-		// guest and guest_nice (the 9th and 10th) are already in user
-		// and nice.
-		if i < 8 {
-			total += v
-		}
-		if i == 3 {
-			idle = v
-		}
-	}
-	return idle, total, nil
 }
 
 // processes are the test binaries running now.

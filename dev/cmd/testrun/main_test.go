@@ -63,7 +63,7 @@ func TestFailedPackagesAreReportedWithTheirOutput(t *testing.T) {
 		{ImportPath: "m/killed", Dir: pkgDir, Binary: script("killed", "kill -9 $$")},
 	}
 	var out bytes.Buffer
-	if failed := runAll(pkgs, nil, time.Minute, schedule{procs: 2}, false, &out, nil); failed != 2 {
+	if failed := runAll(pkgs, nil, time.Minute, 2, false, &out, nil); failed != 2 {
 		t.Errorf("%d failed, want 2; output:\n%s", failed, out.String())
 	}
 	for _, want := range []string{
@@ -98,7 +98,7 @@ wait`)},
 		signals <- os.Interrupt
 	}()
 	var out bytes.Buffer
-	failed := runAll(pkgs, nil, time.Minute, schedule{procs: 1}, false, &out, signals)
+	failed := runAll(pkgs, nil, time.Minute, 1, false, &out, signals)
 	if failed != 2 {
 		t.Errorf("%d failed, want 2 (the interrupted package and the run)", failed)
 	}
@@ -109,42 +109,6 @@ wait`)},
 	}
 	if strings.Contains(out.String(), "next-ran") {
 		t.Errorf("a package started after the interrupt:\n%s", out.String())
-	}
-}
-
-// Beyond -p, one more package starts only while the cores idle: the first
-// package waits up to 2 s for the second to start beside it.
-func TestOneMorePackageStartsOnlyWhileTheCoresIdle(t *testing.T) {
-	for _, c := range []struct {
-		idle       float64
-		wantFailed int
-	}{{idle: 1, wantFailed: 0}, {idle: idleShare - 0.01, wantFailed: 1}} {
-		dir := t.TempDir()
-		waiter := writeScript(t, dir, "waiter", `touch waiter.started
-i=0; while [ ! -e other.started ] && [ $i -lt 40 ]; do sleep 0.05; i=$((i+1)); done
-test -e other.started`)
-		other := writeScript(t, dir, "other", "touch other.started")
-		pkgs := []testPackage{{ImportPath: "m/waiter", Dir: dir, Binary: waiter}, {ImportPath: "m/other", Dir: dir, Binary: other}}
-		sched := schedule{procs: 1, idleProcs: 2, every: 10 * time.Millisecond, idle: func() float64 { return c.idle }}
-		var out bytes.Buffer
-		if failed := runAll(pkgs, nil, time.Minute, sched, false, &out, nil); failed != c.wantFailed {
-			t.Errorf("cores %.0f%% idle: %d packages failed, want %d; output:\n%s", c.idle*100, failed, c.wantFailed, out.String())
-		}
-	}
-}
-
-// The idle share comes from /proc/stat and stays between 0 and 1.
-func TestCPUIdleReadsTheCores(t *testing.T) {
-	idle := cpuIdle()
-	idle()
-	busyUntil := time.Now().Add(200 * time.Millisecond)
-	for time.Now().Before(busyUntil) {
-	}
-	if got := idle(); got < 0 || got > 1 {
-		t.Errorf("idle share %v, want within [0, 1]", got)
-	}
-	if _, total, err := readCPUTimes(); err != nil || total == 0 {
-		t.Errorf("readCPUTimes: total %d, %v", total, err)
 	}
 }
 
