@@ -85,13 +85,21 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(base) })
 	datadir := filepath.Join(base, "data")
+	// MariaDB's temporary tables go into base too, not the machine's /tmp:
+	// a bootstrap in a full make test failed on one it found deleted under
+	// it ("Error on delete of '/tmp/#sql-temptable-...'"), and nothing of
+	// the test's server belongs outside its own folder.
+	tmpdir := filepath.Join(base, "tmp")
+	if err := os.Mkdir(tmpdir, 0o700); err != nil {
+		t.Fatalf("create MariaDB tmpdir: %v", err)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	install := exec.CommandContext(ctx, installDB,
 		"--no-defaults", "--datadir="+datadir, "--user=root",
 		"--auth-root-authentication-method=normal", "--skip-test-db",
-		"--skip-name-resolve")
+		"--skip-name-resolve", "--tmpdir="+tmpdir)
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
 	}
@@ -108,6 +116,7 @@ func Start(t testing.TB, opts Options) *Server {
 			"--no-defaults",
 			"--user=root", // MariaDB refuses to run as root otherwise; tests run as root in CI.
 			"--datadir="+datadir,
+			"--tmpdir="+tmpdir,
 			"--socket="+s.Socket,
 			"--pid-file="+filepath.Join(base, "pid"),
 			"--port="+strconv.Itoa(s.Port),

@@ -353,6 +353,42 @@ func TestWritesEveryObjectOnceThenNothingUntilSomethingChanges(t *testing.T) {
 	})
 }
 
+// A rewrite of an instance replaces the objects the snapshots have without
+// trying to create them first (a create the API server would admit in full
+// before finding the name taken); one deleted after the snapshot is created
+// again in the same run.
+func TestARewriteReplacesLiveObjectsWithoutACreate(t *testing.T) {
+	instances := exampleInstances(t)
+	c := newCluster(t, instances)
+	c.run(t)
+	name := instances[1]["name"].(string)
+	gone := "d8ms-sr-" + name
+	deleted := false
+	c.fake.PrependReactor("get", "services", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if g := a.(clienttesting.GetAction); g.GetName() == gone && !deleted {
+			deleted = true
+			require.NoError(t, c.fake.Tracker().Delete(a.GetResource(), g.GetNamespace(), g.GetName()))
+		}
+		return false, nil, nil
+	})
+	changed := cloneInstances(t, instances)
+	changed[1]["configuration"].(map[string]any)["catalogTrashExpireSecond"] = float64(7200)
+	setEntries(t, c.fake, changed)
+	c.fake.ClearActions()
+	written := c.run(t)
+	require.NotEmpty(t, written)
+	require.True(t, deleted, "the Service %s was read before its update", gone)
+	var creates []string
+	for _, a := range c.fake.Actions() {
+		if a.GetVerb() == "create" && a.GetNamespace() == "team-a" {
+			creates = append(creates, a.GetResource().Resource+" "+a.(clienttesting.CreateAction).GetObject().(*unstructured.Unstructured).GetName())
+		}
+	}
+	assert.Equal(t, []string{"services " + gone}, creates, "only the object deleted after the snapshot is created")
+	c.get(t, "Service", "team-a", gone)
+	assert.Nil(t, record(t, c, changed[1]["uid"].(string)).Refused)
+}
+
 // record reads the record of the Starrocks with uid from the fake cluster.
 func record(t *testing.T, c *cluster, uid string) *appliedRecord {
 	t.Helper()

@@ -159,6 +159,24 @@ func (w *Writer) CreateOrUpdate(ctx context.Context, o *unstructured.Unstructure
 	if !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("create %s: %w", RefOf(o), err)
 	}
+	return w.replace(ctx, ri, o)
+}
+
+// Replace replaces the live object of that name with o (a get, then an
+// update at the live resourceVersion) and returns what the API server
+// stored; NotFound when there is none. For an object the caller saw live:
+// CreateOrUpdate would try a create first, which the API server admits in
+// full (mutation, validation, the admission policies) before it finds the
+// name taken.
+func (w *Writer) Replace(ctx context.Context, o *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	ri, err := w.resource(RefOf(o))
+	if err != nil {
+		return nil, err
+	}
+	return w.replace(ctx, ri, o)
+}
+
+func (w *Writer) replace(ctx context.Context, ri dynamic.ResourceInterface, o *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	live, err := ri.Get(ctx, o.GetName(), metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", RefOf(o), err)
