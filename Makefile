@@ -37,13 +37,17 @@ bin/localrun:
 # (dev/docs/BUILD.md), so that none of them starts last and runs on alone.
 # dev/node's whole-machine test takes the machine for about 20 s before
 # test/node's node starts; named later, it held one of the -p slots for
-# minutes, waiting for that node to stop. -p 4: most packages wait (for
-# pods, real FEs and StarRocks' schedulers, addon-operator's passes) more
-# than they compute, so four fit on 2 cores; six did not: every package
+# minutes, waiting for that node to stop. test/node comes after the first
+# four, in dev/node's slot: started beside it, test/node took the node lock
+# whenever dev/node let it go between nodes (its killed-node test lets it
+# go for its helper process), and dev/node then held its slot idle for four
+# minutes (298 s for 9 CPU-seconds in one warm run). -p 4: most packages
+# wait (for pods, real FEs and StarRocks' schedulers, addon-operator's
+# passes) more than they compute, so four fit on 2 cores; six did not: every package
 # then lived longer, and what a real FE, an apiserver or a poll burns while
 # alive grew (a warm run 544 s and about 200 CPU-seconds more).
-LONGEST_TESTS := ./dev/node ./test/node ./test/e2e ./images/agent/internal/backup \
-  ./images/agent/internal/agent ./hooks ./dev/realfe ./dev/images \
+LONGEST_TESTS := ./dev/node ./test/e2e ./images/agent/internal/backup \
+  ./images/agent/internal/agent ./test/node ./hooks ./dev/realfe ./dev/images \
   ./images/agent/internal/shareddata ./images/webhook ./dev/chartrender ./dev/fakefe
 # -ldflags: as go test links the binaries it runs, without the symbol table
 # and DWARF (stack traces come from the pclntab), which no test reads.
