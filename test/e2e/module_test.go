@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -156,6 +157,13 @@ func TestModuleEndToEnd(t *testing.T) {
 		reason, _ := e.waitCondition("team-a", "small", "Available", "False")
 		if reason == "" {
 			t.Error("Available=False without a reason")
+		}
+		// The hooks wrote the instances' objects with their own client,
+		// whose discovery-cache folders (flant/kube-client's
+		// os.MkdirTemp, never removed) belong in the run's folder, not
+		// the machine's /tmp.
+		if caches, _ := filepath.Glob(filepath.Join(filepath.Dir(e.ao.LogPath), "tmp", "kube-cache-discovery-*")); len(caches) == 0 {
+			t.Errorf("no kube-cache-discovery folder in addon-operator's %s: the clients' folders went elsewhere (the machine's /tmp)", filepath.Join(filepath.Dir(e.ao.LogPath), "tmp"))
 		}
 	})
 
