@@ -181,10 +181,21 @@ var sharedControlPlane struct {
 const etcdMaxRequestBytes = 512 << 10
 
 func TestMain(m *testing.M) {
+	// kube-client makes two folders for every client's discovery cache
+	// (os.MkdirTemp) and never removes them: the tests' own clients
+	// (startOperator) keep them in a folder of this run, removed at its
+	// end (the hooks' clients: kubeutil.HooksLauncher).
+	tmp, err := os.MkdirTemp("", "managed-starrocks-hooks-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("TMPDIR", tmp)
 	code := m.Run()
 	if cp := sharedControlPlane.cp; cp != nil {
 		cp.Stop()
 	}
+	os.RemoveAll(tmp)
 	os.Exit(code)
 }
 
