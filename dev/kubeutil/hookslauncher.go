@@ -43,14 +43,8 @@ func HooksLauncher(dir, binary string, cfg *rest.Config) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// The hooks' Kubernetes client (flant/kube-client) leaves two
-	// os.MkdirTemp folders behind a run; TMPDIR keeps them in dir.
-	tmp := filepath.Join(dir, "tmp")
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
-		return "", err
-	}
 	launcher := filepath.Join(dir, "hooks")
-	script := "#!/bin/sh\nKUBECONFIG=" + strconv.Quote(kubeconfig) + " TMPDIR=" + strconv.Quote(tmp) + " exec " + strconv.Quote(abs) + " \"$@\"\n"
+	script := "#!/bin/sh\nKUBECONFIG=" + strconv.Quote(kubeconfig) + " exec " + strconv.Quote(abs) + " \"$@\"\n"
 	if err := os.WriteFile(launcher, []byte(script), 0o755); err != nil {
 		return "", fmt.Errorf("write the hooks launcher: %w", err)
 	}
