@@ -162,8 +162,9 @@ func TestModuleEndToEnd(t *testing.T) {
 		// whose discovery-cache folders (flant/kube-client's
 		// os.MkdirTemp, never removed) belong in the run's folder, not
 		// the machine's /tmp.
-		if caches, _ := filepath.Glob(filepath.Join(filepath.Dir(e.ao.LogPath), "tmp", "kube-cache-discovery-*")); len(caches) == 0 {
-			t.Errorf("no kube-cache-discovery folder in addon-operator's %s: the clients' folders went elsewhere (the machine's /tmp)", filepath.Join(filepath.Dir(e.ao.LogPath), "tmp"))
+		tmp := filepath.Join(filepath.Dir(e.ao.LogPath), "tmp")
+		if caches, _ := filepath.Glob(filepath.Join(tmp, "kube-cache-discovery-*")); len(caches) == 0 {
+			t.Errorf("no kube-cache-discovery folder in addon-operator's %s: the clients' folders went elsewhere (the machine's /tmp)", tmp)
 		}
 	})
 
