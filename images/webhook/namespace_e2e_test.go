@@ -90,5 +90,5 @@ func TestEndToEndNamespaceRules(t *testing.T) {
 	}
 	refused(in(team, "held-be", func(*v1alpha1.Starrocks) {}), `Starrocks "team-a/held-be" cannot be created: Starrocks "held" of this namespace already uses the name of StatefulSet d8ms-sr-held-be, `+
 		`which this instance would use too (two instances of a namespace never share an object name); choose another name.`)
-	create(ctx, t, dyn, v1alpha1.StarrocksGVR, team, in(team, "third", func(*v1alpha1.Starrocks) {}))
+	createOnceDeletionShown(ctx, t, dyn, team, in(team, "third", func(*v1alpha1.Starrocks) {}))
 }
