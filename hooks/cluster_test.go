@@ -183,8 +183,7 @@ const etcdMaxRequestBytes = 512 << 10
 func TestMain(m *testing.M) {
 	// kube-client makes two folders for every client's discovery cache
 	// (os.MkdirTemp) and never removes them: the tests' own clients
-	// (startOperator) and those of the hooks they launch (which inherit
-	// this environment) keep them in a folder of this run, removed at its
+	// (startOperator) keep them in a folder of this run, removed at its
 	// end.
 	tmp, err := os.MkdirTemp("", "managed-starrocks-hooks-test-")
 	if err != nil {

@@ -468,11 +468,11 @@ func (o *Operator) start(ctx context.Context) error {
 	// The hooks inherit addon-operator's environment: KUBECONFIG is how
 	// hooks/internal/kubewrite finds the cluster outside a pod, LOG_LEVEL the
 	// level of module-sdk's logger (FATAL when unset). TMPDIR: every
-	// Kubernetes client of flant/kube-client (addon-operator's, and the one
-	// a hook run makes to write) makes two folders for its discovery cache
-	// with os.MkdirTemp and never removes them; in the run's own folder
-	// they go with it, instead of piling up in the machine's /tmp (about
-	// 1,400 pairs here after a day of test runs).
+	// Kubernetes client of flant/kube-client (addon-operator makes several
+	// at each start) makes two folders for its discovery cache with
+	// os.MkdirTemp and never removes them; in the run's own folder they go
+	// with it, instead of piling up in the machine's /tmp (about 1,400
+	// pairs here after a day of test runs).
 	cmd.Env = append(os.Environ(),
 		"KUBECONFIG="+o.kubeconfigPath(),
 		"LOG_LEVEL="+o.opts.LogLevel,

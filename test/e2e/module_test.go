@@ -158,10 +158,9 @@ func TestModuleEndToEnd(t *testing.T) {
 		if reason == "" {
 			t.Error("Available=False without a reason")
 		}
-		// The hooks wrote the instances' objects with their own client,
-		// whose discovery-cache folders (flant/kube-client's
-		// os.MkdirTemp, never removed) belong in the run's folder, not
-		// the machine's /tmp.
+		// addon-operator's clients' discovery-cache folders
+		// (flant/kube-client's os.MkdirTemp, never removed) belong in the
+		// run's folder, not the machine's /tmp.
 		tmp := filepath.Join(filepath.Dir(e.ao.LogPath), "tmp")
 		if caches, _ := filepath.Glob(filepath.Join(tmp, "kube-cache-discovery-*")); len(caches) == 0 {
 			t.Errorf("no kube-cache-discovery folder in addon-operator's %s: the clients' folders went elsewhere (the machine's /tmp)", tmp)
