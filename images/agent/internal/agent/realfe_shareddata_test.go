@@ -49,6 +49,7 @@ func (f *fixedReplicas) Replicas(context.Context, string) (int32, error) { retur
 // created on the volume. A second pass logs nothing new, and neither key
 // is in a log line or the status.
 func TestAgentOnASharedDataFrontend(t *testing.T) {
+	t.Parallel() // beside the other real-FE tests (TestAgentOnARealFrontend)
 	c := realfe.Start(t, realfe.Options{SharedData: true, Name: "sdagent"})
 	s3 := s3server.StartWith(t, s3server.Options{Host: c.HostIP, PlainHTTP: true})
 	const bucket = "team-data"

@@ -44,6 +44,10 @@ import (
 // out of the agent's configuration: the tests run no BE, and StarRocks
 // answers anything that needs one with "Backend node not found".
 func TestAgentOnARealFrontend(t *testing.T) {
+	// The real-FE tests mostly wait for StarRocks (its start, the
+	// checkpoint daemon's minute): side by side, the package takes the
+	// longest one's time instead of their sum.
+	t.Parallel()
 	c := realfe.Start(t, realfe.Options{RequireSecureTransport: true})
 	fe := c.StartFE(t, 0)
 
@@ -142,6 +146,7 @@ func TestAgentOnARealFrontend(t *testing.T) {
 // lets it bootstrap and adds FE-1 (ALTER SYSTEM ADD FOLLOWER), FE-1's agent
 // finds it listed and writes the helper it starts with.
 func TestAgentsJoinAFollowerOnRealFrontends(t *testing.T) {
+	t.Parallel() // beside the other real-FE tests (TestAgentOnARealFrontend)
 	c := realfe.Start(t, realfe.Options{Type: v1alpha1.TypeCluster, RequireSecureTransport: true})
 	cfg := realFEAgentConfig(c)
 	require.Len(t, cfg.Frontends, 3)

@@ -107,7 +107,7 @@ func TestRepositoryOnARealFrontend(t *testing.T) {
 	}
 	db := c.DB(t, fe, "root", "", false)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel) // the parallel subtests below run after this function returns
 
 	t.Run("creates the repository on a plain HTTP endpoint", func(t *testing.T) {
 		got, err := backup.EnsureRepository(ctx, db, realRepo(plain, "d8ms_plain"), "")
@@ -126,7 +126,12 @@ func TestRepositoryOnARealFrontend(t *testing.T) {
 		}
 	})
 
+	// The subtests below touch repositories of their own, and each mostly
+	// waits for StarRocks (its S3 client's retries before the PKIX error,
+	// the backup job's steps, a second FE's start): side by side, the test
+	// takes the restore's time instead of the sum.
 	t.Run("an endpoint of a CA the FE was not given fails with StarRocks' PKIX error", func(t *testing.T) {
+		t.Parallel()
 		_, err := backup.EnsureRepository(ctx, db, realRepo(stranger, "d8ms_stranger"), "")
 		if err == nil || !strings.Contains(err.Error(), "PKIX") {
 			t.Fatalf("EnsureRepository: %v, want StarRocks' PKIX error", err)
@@ -137,6 +142,7 @@ func TestRepositoryOnARealFrontend(t *testing.T) {
 	})
 
 	t.Run("new settings replace the repository; settings StarRocks refuses leave it in place", func(t *testing.T) {
+		t.Parallel()
 		r := realRepo(plain, "d8ms_plain")
 		applied := r.Fingerprint()
 		// Another prefix: DROP + CREATE, as for new keys (versitygw has
@@ -171,6 +177,7 @@ func TestRepositoryOnARealFrontend(t *testing.T) {
 	})
 
 	t.Run("a database of views backed up here is restored on another FE", func(t *testing.T) {
+		t.Parallel()
 		viewsBackupAndRestore(t, c, fe, db)
 	})
 }
@@ -217,6 +224,9 @@ func viewsBackupAndRestore(t *testing.T, src *realfe.Cluster, fe *realfe.FE, db 
 	// .RepositoryName of the source instance's UID).
 	const sourceRepo = "d8ms_0b5e7c1d222243338444955566667777"
 	dst := realfe.Start(t, realfe.Options{})
+	// The new FE starts while the backup runs (WaitReady below).
+	fe2 := dst.StartFE(t, 0)
+	fe2.Bootstrap(t)
 	// Each instance's FEs reach the host only on their own bridge: the
 	// server listens on every host address, and each repository names
 	// the one its FE reaches (the same bucket and location).
@@ -285,7 +295,7 @@ func viewsBackupAndRestore(t *testing.T, src *realfe.Cluster, fe *realfe.FE, db 
 		return backup.BackupStep(ctx, db, r, d, false, time.Now().Add(time.Hour), lim)
 	}, backup.Database{Name: "shop", Label: dbs[0].Label})
 
-	fe2 := dst.StartLeader(t)
+	fe2.WaitReady(t, realfe.StartTimeout)
 	db2 := dst.DB(t, fe2, "root", "", false)
 
 	t.Run("a READ ONLY repository is not created where no backup was", func(t *testing.T) {
