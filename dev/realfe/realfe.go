@@ -29,7 +29,9 @@ limitations under the License.
 //   - Each FE runs images/starrocks-fe/fe-start.sh, the FE container's
 //     command, in a network, UTS and mount namespace of its own: the pod's
 //     hostname and an /etc/hosts like the kubelet's, so StarRocks'
-//     --host_type FQDN finds the name the module gives the FE. Like the
+//     --host_type FQDN finds the name the module gives the FE, and its
+//     home at one path for every FE (homeMountPoint), so that all map one
+//     archive of the FE's class data (classArchive). Like the
 //     pod, an FE without meta waits for the agent's files: Bootstrap lets
 //     the first FE start a new cluster, Join adds a follower as the agent
 //     does (ALTER SYSTEM ADD FOLLOWER on the leader, then --helper).
@@ -417,6 +419,17 @@ func (c *Cluster) hostsFile() string { return filepath.Join(c.dir, "hosts") }
 
 func podName(host string) string { return strings.SplitN(host, ".", 2)[0] }
 
+// homeMountPoint is where every test FE finds its home (FE_HOME, and
+// start_fe.sh's STARROCKS_HOME): its own folder (FE.Home), bind-mounted
+// there in the FE's mount namespace. One path for every FE gives every FE
+// the same class path, which lets them share one archive of class data
+// (classArchive): the JVM maps an archive only for the class path it was
+// written with. The folder beside the built FE stays empty on the host.
+func homeMountPoint(built string) (string, error) {
+	p := filepath.Join(filepath.Dir(built), "fe-home")
+	return p, os.MkdirAll(p, 0o755)
+}
+
 // podConf is the rendered fe.conf with the pod's folders mapped to the
 // FE's: its home (meta/, log/) and the TLS Secret volume. A pod path left
 // over (a new one in the template) fails rather than reaching into the
@@ -456,7 +469,11 @@ func (c *Cluster) StartFE(t testing.TB, ordinal int) *FE {
 	if err := c.layOut(fe); err != nil {
 		t.Fatalf("realfe: %v", err)
 	}
-	conf, err := c.podConf(fe.Home)
+	mountPoint, err := homeMountPoint(c.home)
+	if err != nil {
+		t.Fatalf("realfe: %v", err)
+	}
+	conf, err := c.podConf(mountPoint)
 	if err != nil {
 		t.Fatalf("realfe: %v", err)
 	}
@@ -473,14 +490,18 @@ func (c *Cluster) StartFE(t testing.TB, ordinal int) *FE {
 	if err != nil {
 		t.Fatal(err)
 	}
+	archiveOpts, archiveWritten := "", func(bool) {}
+	if a, err := archiveFor(c.home); err == nil {
+		archiveOpts, archiveWritten = a.options()
+	}
 	// ip netns exec, unshare, both shells and start_fe.sh each exec the
 	// next (start_fe.sh without --daemon: "exec $LIMIT $JAVA ...
 	// com.starrocks.StarRocksFE", bin/start_fe.sh), so the process started
 	// here ends up being the JVM, and its parent-death signal stays set.
-	inner := `hostname "$1" && mount --bind "$2" /etc/hosts && shift 2 && exec /bin/sh "$@"`
+	inner := `hostname "$1" && mount --bind "$2" /etc/hosts && mount --bind "$3" "$4" && shift 4 && exec /bin/sh "$@"`
 	fe.cmd = exec.Command("ip", "netns", "exec", c.net.ns(ordinal),
 		"unshare", "--uts", "--mount", "--propagation", "private",
-		"/bin/sh", "-c", inner, "sh", fe.PodName, c.hostsFile(),
+		"/bin/sh", "-c", inner, "sh", fe.PodName, c.hostsFile(), fe.Home, mountPoint,
 		filepath.Join(controlplane.RepoRoot(), startScript))
 	fe.cmd.Env = []string{
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -489,11 +510,12 @@ func (c *Cluster) StartFE(t testing.TB, ordinal int) *FE {
 		"POD_NAME=" + fe.PodName,
 		"STARROCKS_KEYSTORE_PASSWORD=" + c.KeystorePassword,
 		// The start script's folders, which it lets tests move.
-		"FE_HOME=" + fe.Home,
+		"FE_HOME=" + mountPoint,
 		"AGENT_RUN_DIR=" + fe.RunDir,
 		"FE_CONF_SOURCE=" + confSource,
 		"TRUSTED_CAS_DIR=" + c.trustedCAs,
-		// The test harness's only JVM option, beside the rendered
+		// The test harness's JVM options (testJVMOptions, and the
+		// class archive's: classArchive), beside the rendered
 		// JAVA_OPTS (fe.conf stays the module's): the JVM reads
 		// JAVA_TOOL_OPTIONS itself, before the command line, so
 		// start_fe.sh and fe.conf are untouched. A test FE lives for
@@ -501,7 +523,7 @@ func (c *Cluster) StartFE(t testing.TB, ordinal int) *FE {
 		// than it wins back: with C1 alone an FE's start to its first
 		// query took about 5 CPU-seconds instead of 9-12 on this
 		// 2-core machine, and tests start many FEs side by side.
-		"JAVA_TOOL_OPTIONS=" + testJVMOptions,
+		"JAVA_TOOL_OPTIONS=" + strings.TrimSpace(testJVMOptions+" "+archiveOpts),
 	}
 	if jh := os.Getenv("JAVA_HOME"); jh != "" {
 		fe.cmd.Env = append(fe.cmd.Env, "JAVA_HOME="+jh)
@@ -518,11 +540,13 @@ func (c *Cluster) StartFE(t testing.TB, ordinal int) *FE {
 	fe.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := fe.cmd.Start(); err != nil {
 		logFile.Close()
+		archiveWritten(false)
 		t.Fatalf("realfe: start FE %d: %v", ordinal, err)
 	}
 	go func() {
 		fe.err = fe.cmd.Wait()
 		logFile.Close()
+		archiveWritten(fe.cmd.ProcessState.Exited())
 		close(fe.exited)
 	}()
 	c.mu.Lock()
