@@ -47,9 +47,10 @@ bin/localrun:
 # then lived longer, and what a real FE, an apiserver or a poll burns while
 # alive grew (a warm run 544 s and about 200 CPU-seconds more).
 LONGEST_TESTS := ./dev/node ./test/e2e ./images/agent/internal/backup \
-  ./images/agent/internal/agent ./test/node ./images/agent/internal/shareddata \
+  ./images/agent/internal/shareddata ./test/node ./images/agent/internal/agent \
   ./images/webhook ./hooks ./dev/chartrender ./dev/images ./dev/fakefe \
-  ./dev/cmd/localrun ./test/clients ./dev/realfe
+  ./dev/cmd/localrun ./test/clients ./dev/realfe ./test/rbac ./test/crd \
+  ./hooks/instanceobjects
 # -ldflags: as go test links the binaries it runs, without the symbol table
 # and DWARF (stack traces come from the pclntab), which no test reads.
 # dev/cmd/testrun runs the tests as go test -count=1 does, but keeps the

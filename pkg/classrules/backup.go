@@ -52,6 +52,8 @@ var (
 	// 168h (the CRD declares the same pattern).
 	jobTimeout  = regexp.MustCompile(`^([1-9]|[1-9][0-9]|1[0-5][0-9]|16[0-8])h$`)
 	allowedHost = regexp.MustCompile(`^([*][.])?[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	// dns1123LabelRE: a namespace name (validateDNS1123Label).
+	dns1123LabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 )
 
 // databaseNameRule says backupDBRE (StarRocks' FeNameFormat.DB_NAME_REGEX).
@@ -168,7 +170,7 @@ func (c *Compiled) checkBackup(sr *v1alpha1.Starrocks) Violations {
 			if errs := validateDNS1123Label(s.Namespace); errs != "" {
 				vs = append(vs, stringViolation("spec.restore.source.namespace", s.Namespace, ruleDNS1123Label, nil))
 			}
-			if len(s.InstanceName) > MaxNameLength || !regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`).MatchString(s.InstanceName) {
+			if len(s.InstanceName) > MaxNameLength || !instanceNameRE.MatchString(s.InstanceName) {
 				vs = append(vs, stringViolation("spec.restore.source.instanceName", s.InstanceName, fmt.Sprintf(ruleDNS1035Label, MaxNameLength), nil))
 			}
 			for _, f := range []struct{ field, v string }{{"spec.restore.source.instanceUID", s.InstanceUID}, {"spec.restore.source.backupId", s.BackupID}} {
@@ -195,7 +197,7 @@ func (c *Compiled) checkBackup(sr *v1alpha1.Starrocks) Violations {
 }
 
 func validateDNS1123Label(s string) string {
-	if len(s) == 0 || len(s) > 63 || !regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`).MatchString(s) {
+	if len(s) == 0 || len(s) > 63 || !dns1123LabelRE.MatchString(s) {
 		return "invalid"
 	}
 	return ""
@@ -433,7 +435,7 @@ func CheckRestoreSource(sr *v1alpha1.Starrocks, f BackupFacts) Violations {
 func CheckBackupObject(b *v1alpha1.StarrocksBackup, instance *v1alpha1.Starrocks) Violations {
 	var vs Violations
 	name := b.Spec.InstanceName
-	if len(name) > MaxNameLength || !regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`).MatchString(name) {
+	if len(name) > MaxNameLength || !instanceNameRE.MatchString(name) {
 		vs = append(vs, stringViolation("spec.instanceName", name, fmt.Sprintf(ruleDNS1035Label, MaxNameLength), nil))
 		return vs
 	}
