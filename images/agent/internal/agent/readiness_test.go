@@ -18,14 +18,17 @@ package agent_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/deckhouse/managed-starrocks/dev/testpki"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/agent"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/certwatch"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/server"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/status"
@@ -86,4 +89,54 @@ func get(t *testing.T, url string) int {
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	return resp.StatusCode
+}
+
+// TestNotReadyUntilTheFirstPassEnds: ready means a first pass ran, so its
+// status is there to read; while the first pass still waits for the FE the
+// agent is not ready. The first connection (the handshake that proves newly
+// loaded certificates, before the first pass) goes through; the next ones,
+// the pass's, wait for release.
+func TestNotReadyUntilTheFirstPassEnds(t *testing.T) {
+	e := newEnv(t, envOptions{serverPassword: rootPass})
+	opts := e.options(fe0)
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	dial := opts.DialFunc
+	var dials atomic.Int32
+	opts.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if dials.Add(1) == 1 {
+			return dial(ctx, network, addr)
+		}
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return dial(ctx, network, addr)
+	}
+	a := agent.New(opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("agent run: %v", err)
+		}
+	})
+
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first pass never dialled the FE")
+	}
+	require.Error(t, a.Ready(), "ready while the first pass still runs")
+	require.Empty(t, a.Status().UpdatedAt)
+
+	close(release)
+	require.Eventually(t, func() bool { return a.Ready() == nil }, 10*time.Second, 10*time.Millisecond, "not ready after the first pass")
+	require.NotEmpty(t, a.Status().UpdatedAt, "ready without the first pass's status")
 }
