@@ -30,8 +30,8 @@ import (
 // classArchive is HotSpot's class data sharing for the test FEs: an
 // archive of the FE's classes, parsed and laid out once, which every later
 // FE maps instead of loading its jars class by class. An FE's start to its
-// first query took about 2.7 CPU-seconds with it instead of 3.8 (a quiet
-// machine; more where many FEs start side by side).
+// first query took 2.5 to 3.2 CPU-seconds with it instead of 3.6 to 4.0 (a
+// quiet machine, dev/docs/BUILD.md).
 //
 // The first FE that finds no archive writes it when it exits
 // (-XX:ArchiveClassesAtExit, about 7 CPU-seconds more, once per built FE
