@@ -490,6 +490,13 @@ func (c *Cluster) StartFE(t testing.TB, ordinal int) *FE {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Hadoop's S3A client, which CREATE REPOSITORY and the backups use,
+	// keeps its upload buffers in hadoop.tmp.dir, /tmp/hadoop-<user> by
+	// default: an FE stopped mid-upload left its block files in the
+	// machine's /tmp. Each test FE gets a folder of its own, removed with
+	// the test (a system property: Hadoop's Configuration expands
+	// ${hadoop.tmp.dir} from the JVM's properties first).
+	hadoopTmp := "-Dhadoop.tmp.dir=" + filepath.Join(base, "hadoop-tmp")
 	archiveOpts, archiveWritten := "", func(bool) {}
 	if a, err := archiveFor(c.home); err == nil {
 		archiveOpts, archiveWritten = a.options()
@@ -523,7 +530,7 @@ func (c *Cluster) StartFE(t testing.TB, ordinal int) *FE {
 		// than it wins back: with C1 alone an FE's start to its first
 		// query took about 5 CPU-seconds instead of 9-12 on this
 		// 2-core machine, and tests start many FEs side by side.
-		"JAVA_TOOL_OPTIONS=" + strings.TrimSpace(testJVMOptions+" "+archiveOpts),
+		"JAVA_TOOL_OPTIONS=" + strings.TrimSpace(testJVMOptions+" "+hadoopTmp+" "+archiveOpts),
 	}
 	if jh := os.Getenv("JAVA_HOME"); jh != "" {
 		fe.cmd.Env = append(fe.cmd.Env, "JAVA_HOME="+jh)
