@@ -208,7 +208,7 @@ func hasEmptyName(users []agentconfig.GrantsUser) bool {
 }
 
 // The agent reads the team's S3 keys and the endpoint's CA for backups and
-// a restore (issue 26): get on exactly those Secrets, by name, once each.
+// a restore: get on exactly those Secrets, by name, once each.
 func TestAgentRoleNamesTheBackupSecrets(t *testing.T) {
 	e := entryWithUsers(t, nil)
 	repo := func(keys, ca string) map[string]any {

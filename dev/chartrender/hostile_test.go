@@ -39,8 +39,8 @@ import (
 // chart renders exactly the objects a benign instance has: no extra object,
 // nothing outside the instance's namespace but the module's own.
 
-// clusterRoleBindingPayload is the storageClassName that made the chart of
-// issue 12 render a ClusterRoleBinding of system:authenticated to
+// clusterRoleBindingPayload is the storageClassName that once made the chart
+// render a ClusterRoleBinding of system:authenticated to
 // cluster-admin: a second YAML document in an unquoted scalar.
 const clusterRoleBindingPayload = "fast\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: x}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: Group, name: \"system:authenticated\"}]\nx:"
 

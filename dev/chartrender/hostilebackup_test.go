@@ -23,7 +23,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 )
 
-// Backups (issue 26): every tenant string of spec.backup and spec.restore
+// Backups: every tenant string of spec.backup and spec.restore
 // is refused by a layer or changes nothing but its own instance's objects,
 // and so is every string of the backup part of an entry.
 

@@ -408,7 +408,7 @@ func TestConfigMap(t *testing.T) {
 				"ssl_keystore_password":       "${STARROCKS_KEYSTORE_PASSWORD}",
 				"ssl_key_password":            "${STARROCKS_KEYSTORE_PASSWORD}",
 				"ssl_force_secure_transport":  map[bool]string{true: "true", false: "false"}[e.TLS.RequireSecureTransport],
-				// The FE HTTP API over HTTPS with the same keystore (issue 25 item 3).
+				// The FE HTTP API over HTTPS with the same keystore.
 				"enable_https": "true",
 				"https_port":   "8443",
 			}

@@ -253,8 +253,8 @@ func TestNoSharedCAIssuer(t *testing.T) {
 // NetworkPolicy does: the ports it gives to clients (a row naming
 // AccountsReady, or the same as 9030) are the ports a pod of an allowed namespace
 // reaches, and the ports it gives to Deckhouse's Prometheus are the ones
-// d8-monitoring reaches. Issue 25 found the docs promising clients ports the
-// policy closed.
+// d8-monitoring reaches: docs that promise clients a port the policy closes
+// fail it.
 func TestAdminGuidePortTableIsTheNetworkPolicy(t *testing.T) {
 	sr := starrocks("team-n", "olap", v1alpha1.TypeCluster)
 	e := entries(t, sr)[0]

@@ -40,7 +40,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
-// Backups (issue 26), the instances hook's part: which StarrocksBackup sets
+// Backups, the instances hook's part: which StarrocksBackup sets
 // and deletions the agent is told about (agentConfig.backup, bounded by
 // backupplan.Plan), whether jobs wait for a rollout or a scale-in
 // (backupHold), the restore of spec.restore and the client ports closed

@@ -57,7 +57,7 @@ func (d benchDC) GetClock() clockwork.Clock { return d.clock }
 //
 // With backups > 0 every instance has spec.backup (a daily schedule whose
 // slot is not due, keepLast 30) and that many Completed StarrocksBackup
-// objects (issue 26), so the run plans, bounds and reports them and still
+// objects, so the run plans, bounds and reports them and still
 // writes nothing.
 //
 // With sharedData > 0 that many of the instances (every n/sharedData-th)

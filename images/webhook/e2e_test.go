@@ -307,8 +307,8 @@ func TestEndToEnd(t *testing.T) {
 		}))
 	})
 
-	// A StarrocksBackup names an instance of its namespace with spec.backup
-	// (issue 26): the webhook reads the instance live and says which rule.
+	// A StarrocksBackup names an instance of its namespace with spec.backup:
+	// the webhook reads the instance live and says which rule.
 	t.Run("a StarrocksBackup of a missing instance or one without spec.backup is rejected", func(t *testing.T) {
 		for _, tc := range []struct{ instance, want string }{
 			{"nowhere", `spec.instanceName: there is no Starrocks "nowhere" in namespace analytics`},

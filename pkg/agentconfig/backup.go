@@ -16,7 +16,7 @@ limitations under the License.
 
 package agentconfig
 
-// The backup contract (issue 26). The hooks decide WHAT is backed up,
+// The backup contract. The hooks decide WHAT is backed up,
 // restored and deleted, and WHEN (Config.Backup, Config.Restore,
 // Config.BackupHold); the agent of the FE leader does the SQL (CREATE
 // REPOSITORY, BACKUP, SHOW BACKUP, RESTORE, SHOW RESTORE) and the

@@ -30,7 +30,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/backupplan"
 )
 
-// The backup rules (issue 26): spec.backup and spec.restore against the
+// The backup rules: spec.backup and spec.restore against the
 // class's spec.backup policy. The strings are checked once more here with
 // the CRD's patterns: a Starrocks stored before a CRD upgrade (or written
 // with validation off) must not bring a hostile endpoint into a

@@ -25,7 +25,8 @@ import (
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 )
 
-// The storage class name of issue 12: a second YAML document.
+// A storage class name that once made the chart render a second YAML
+// document.
 const yamlDocument = "fast\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\n"
 
 func TestInstanceStrings(t *testing.T) {

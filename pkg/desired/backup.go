@@ -27,7 +27,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/classrules"
 )
 
-// The backup part of an instance entry (issue 26). Build puts the
+// The backup part of an instance entry. Build puts the
 // instance's repository into agentConfig.backup from spec.backup; what runs
 // on it (sets, deletions), whether jobs wait (backupHold) and the restore
 // come from the cluster (StarrocksBackup objects, the rollout, the restore

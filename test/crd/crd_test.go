@@ -175,7 +175,7 @@ spec:
     include: [sales]
 `
 
-// withBackup adds a valid spec.backup (issue 26).
+// withBackup adds a valid spec.backup.
 func withBackup(t *testing.T, obj *unstructured.Unstructured) *unstructured.Unstructured {
 	return set(t, obj, map[string]any{
 		"storage": map[string]any{"endpoint": "https://s3.example.com", "bucket": "team-backups", "prefix": "starrocks/prod",
@@ -436,7 +436,7 @@ func TestCRDs(t *testing.T) {
 			{"class: empty validation rule", set(t, cl(), []any{map[string]any{"rule": "", "message": "m"}}, "spec", "validations"), "spec.validations[0].rule in body should be at least 1 chars long"},
 			{"class: unknown overridable key", set(t, cl(), []any{"maxConnections"}, "spec", "overridableConfiguration"), `spec.overridableConfiguration[0]: Unsupported value: "maxConnections"`},
 			{"class: no sizing policies", set(t, cl(), []any{}, "spec", "sizingPolicies"), "spec.sizingPolicies in body should have at least 1 items"},
-			// Tenant strings that once reached the chart raw (issue 12).
+			// Tenant strings that once reached the chart raw.
 			{"storage class name holding a ClusterRoleBinding", set(t, sr("scn-doc"), hostileStorageClass, "spec", "backend", "persistentVolumeClaim", "storageClassName"), "spec.backend.persistentVolumeClaim.storageClassName in body should match"},
 			{"storage class name with ': '", set(t, sr("scn-colon"), "a: b: c", "spec", "frontend", "persistentVolumeClaim", "storageClassName"), "spec.frontend.persistentVolumeClaim.storageClassName in body should match"},
 			{"storage class name with '{{'", set(t, sr("scn-tpl"), "{{ .Values }}", "spec", "frontend", "persistentVolumeClaim", "storageClassName"), "spec.frontend.persistentVolumeClaim.storageClassName in body should match"},
@@ -454,7 +454,7 @@ func TestCRDs(t *testing.T) {
 			{"class: priority class holding a YAML document", set(t, cl(), "production-high\nkind: Secret", "spec", "priorityClassName"), "spec.priorityClassName in body should match"},
 			{"class: a system- priority class", set(t, cl(), "system-node-critical", "spec", "priorityClassName"), "spec.priorityClassName: a system- PriorityClass is for the cluster's own components"},
 			{"class: forbidding a role that is not built in", set(t, cl(), []any{"root"}, "spec", "accounts", "forbiddenBuiltinRoles"), `spec.accounts.forbiddenBuiltinRoles[0]: Invalid value: "root"`},
-			// Backups (issue 26).
+			// Backups.
 			{"backup: retention with neither keepLast nor keepWithin", set(t, withBackup(t, sr("bk-ret")), map[string]any{}, "spec", "backup", "retention"), "retention needs keepLast, keepWithin or both"},
 			{"backup: keepLast zero", set(t, withBackup(t, sr("bk-ret0")), map[string]any{"keepLast": int64(0)}, "spec", "backup", "retention"), "spec.backup.retention.keepLast in body should be greater than or equal to 1"},
 			{"backup: keepWithin in days", set(t, withBackup(t, sr("bk-days")), map[string]any{"keepWithin": "7d"}, "spec", "backup", "retention"), "spec.backup.retention.keepWithin in body should match"},
@@ -468,7 +468,7 @@ func TestCRDs(t *testing.T) {
 			{"class: backup interval in days", set(t, cl(), map[string]any{"allowed": true, "minScheduleInterval": "1d"}, "spec", "backup"), "spec.backup.minScheduleInterval in body should match"},
 		}
 		// Every tenant string of spec.backup and spec.restore is refused by
-		// the schema when hostile (issue 26): nothing raw reaches a
+		// the schema when hostile: nothing raw reaches a
 		// template, a NetworkPolicy or an SQL statement.
 		backupHostile := []string{"a\"b", "a b", "x`; DROP", "{{ .Values }}", "a\n---", "caf\u00e9", "https://user:pw@h", "h/p?q"}
 		backupFields := []struct {
@@ -879,8 +879,8 @@ func documentedExamples(t *testing.T) []example {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// hostileStorageClass is a storageClassName like the 238-character one of
-// issue 12 that made the chart render a ClusterRoleBinding of
+// hostileStorageClass is a storageClassName like the 238-character one that
+// once made the chart render a ClusterRoleBinding of
 // system:authenticated to cluster-admin: a second YAML document whose last
 // key absorbs the rest of the template.
 const hostileStorageClass = "fast\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: x}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: Group, name: \"system:authenticated\"}]\nx:"

@@ -55,7 +55,7 @@ spec:
     maxRetention: {keepLast: 3}
 `
 
-// TestBackupAndRestore is issue 26's acceptance at the Kubernetes level:
+// TestBackupAndRestore runs backups and restore at the Kubernetes level:
 // the module under the real addon-operator, the real webhook, versitygw, and the real agent binary
 // (as the agent's service account) against the FE-dialect server. Rows
 // are backed up by a StarrocksBackup the team creates, the snapshot is in

@@ -28,7 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Data is never removed by accident (issue 12, finding 8): while a
+// Data is never removed by accident: while a
 // Starrocks exists nothing removes its StatefulSets, PVCs or credentials;
 // disabling the module leaves the instances in place; deleting and
 // re-creating an instance on retained volumes keeps its passwords.

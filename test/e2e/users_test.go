@@ -39,7 +39,7 @@ import (
 	"github.com/deckhouse/managed-starrocks/pkg/desired"
 )
 
-// TestUsersAndDatabasesAsCode is issue 15's acceptance on addon-operator,
+// TestUsersAndDatabasesAsCode runs users and databases as code on addon-operator,
 // the real agent binary and the FE-dialect server: two databases, a
 // read-only role, a writer whose password the module generates and a
 // reader whose password is the team's. Each user's Secret lets a client

@@ -572,7 +572,7 @@ func (a *Agent) pass(ctx context.Context) (applied, pending []string, mst *agent
 			a.setUsersStatus(&agentconfig.UsersStatus{Applied: agentconfig.GrantsToken(cfg.Grants), Reason: ReasonStorageVolumePending,
 				Message: "the declared databases, roles and users are applied once the instance's storage volume is ready"}, nil)
 		} else if why := a.restorePending(cfg); why != "" {
-			// Restore first (issue 26): the declared databases, roles and
+			// Restore first: the declared databases, roles and
 			// users are applied once the restore Completed, onto the
 			// restored data, never into a database being restored.
 			a.setUsersStatus(&agentconfig.UsersStatus{Applied: agentconfig.GrantsToken(cfg.Grants), Reason: ReasonRestorePending, Message: why}, nil)

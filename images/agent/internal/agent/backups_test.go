@@ -150,7 +150,7 @@ func TestBackupThroughTheAgent(t *testing.T) {
 
 // TestRestoreComesBeforeTheDeclaredAccounts: an instance made from a
 // backup restores first; its declared databases, roles and users are
-// applied once the restore Completed (issue 26), so nothing the team
+// applied once the restore Completed, so nothing the team
 // declared is created in a database StarRocks is still restoring into,
 // and UsersReady says why it waits.
 func TestRestoreComesBeforeTheDeclaredAccounts(t *testing.T) {
