@@ -40,15 +40,16 @@ const realFENodeEnv = "MANAGED_STARROCKS_REAL_FE_NODE"
 // release's start_fe.sh in the pod, the agent bootstraps the FE over TLS
 // and reports it, and the instance becomes Available. The BE stays the
 // stand-in, which does not answer the FE's heartbeat: the agent reports it
-// listed and not alive, as the FE sees it.
+// listed and not alive, as the FE sees it. Then a shared-data instance
+// runs on the same node (testSharedDataOnRealFE).
 //
 // It needs a node of its own (the module gives every instance the same FE
 // image), and one node runs on a machine at a time, so it would run after
-// TestOnNode: about three minutes more, past make test's budget. It runs
-// when asked for.
+// TestOnNode: about eight minutes more (five of them the HPA's scale-down
+// window), past make test's budget. It runs when asked for.
 func TestRealFEOnNode(t *testing.T) {
 	if os.Getenv(realFENodeEnv) != "1" {
-		t.Skipf("the real FE on the node needs a second node after TestOnNode (about 3 minutes): %s=1 runs it", realFENodeEnv)
+		t.Skipf("the real FE on the node needs a second node after TestOnNode (about 8 minutes): %s=1 runs it", realFENodeEnv)
 	}
 	e := startModuleOnNode(t, realfe.Built(t))
 	fePod, bePod := "d8ms-sr-db-0", "d8ms-sr-db-be-0"
@@ -108,4 +109,5 @@ func TestRealFEOnNode(t *testing.T) {
 			t.Errorf("AccountsReady is %v on the real FE: %v", m["status"], m["message"])
 		}
 	}
+	t.Run("a shared-data instance autoscales its CNs", e.testSharedDataOnRealFE)
 }
