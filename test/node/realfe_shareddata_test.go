@@ -96,10 +96,10 @@ spec:
 // module's HorizontalPodAutoscaler, and versitygw on the host at the
 // bridge's address with a private CA. The FE leader's agent creates the
 // storage volume on the real FE (StorageReady), turns the automated
-// cluster snapshot on, adds the CN the StatefulSet starts, and follows the HPA out to two CNs under load and
-// back in to one after it (the HPA's default scale-down window of 5
-// minutes: the module sets no behavior). StarRocks lists the stand-in CNs
-// not alive: they answer no heartbeat.
+// cluster snapshot on, adds the CN the StatefulSet starts, and follows the
+// HPA out to two CNs under load and back in to one after it (the HPA's
+// default scale-down window of 5 minutes: the module sets no behavior).
+// StarRocks lists the stand-in CNs not alive: they answer no heartbeat.
 func (e *env) testSharedDataOnRealFE(t *testing.T) {
 	ctx, cancel := context.WithTimeout(e.ctx, 15*time.Minute)
 	defer cancel()
@@ -175,27 +175,30 @@ func (e *env) testSharedDataOnRealFE(t *testing.T) {
 	cn0 := waitPodReady(ctx, t, e.kube, lakeNS, cnSet+"-0", 2*time.Minute)
 	inCN := podNetwork{netns: fmt.Sprintf("/proc/%d/ns/net", e.containerPID(cn0, "starrocks"))}
 	burner := &http.Client{Transport: &http.Transport{DialContext: inCN.dial}}
-	scaledOut, burnDone := make(chan struct{}), make(chan struct{})
+	burnCtx, stopBurn := context.WithCancel(ctx)
+	burnDone := make(chan struct{})
 	go func() {
 		defer close(burnDone)
-		for {
-			resp, err := burner.Post("http://127.0.0.1:8040/standin/burn?seconds=10&threads=1&percent=10", "", nil)
+		for burnCtx.Err() == nil {
+			req, _ := http.NewRequestWithContext(burnCtx, http.MethodPost, "http://127.0.0.1:8040/standin/burn?seconds=10&threads=1&percent=10", nil)
+			resp, err := burner.Do(req)
 			if err != nil {
-				t.Errorf("burn: %v", err)
+				if burnCtx.Err() == nil {
+					t.Errorf("burn: %v", err)
+				}
 				return
 			}
 			resp.Body.Close()
 			select {
-			case <-scaledOut:
-				return
-			case <-ctx.Done():
-				return
+			case <-burnCtx.Done():
 			case <-time.After(10 * time.Second):
 			}
 		}
 	}()
+	// Also when a wait below ends the test: no burn outlives it.
+	defer func() { stopBurn(); <-burnDone }()
 	waitFor(ctx, t, "the module's HPA scales the CNs out to 2 and the agent adds the second", 5*time.Minute, compute(2))
-	close(scaledOut)
+	stopBurn()
 	<-burnDone
 	scaledOutAt := time.Now()
 	// Back to one CN only by the HPA's word: the module leaves the
