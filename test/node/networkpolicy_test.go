@@ -31,9 +31,7 @@ import (
 
 	"golang.org/x/sys/unix"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 )
 
@@ -392,17 +390,8 @@ func (e *env) taskPID(t *testing.T, id string) int {
 }
 
 func (e *env) accountsReady(namespace, name string) bool {
-	sr, err := e.client.Dynamic.Resource(v1alpha1.StarrocksGVR).Namespace(namespace).Get(e.ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return false
-	}
-	conds, _, _ := unstructured.NestedSlice(sr.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, _ := c.(map[string]any); m["type"] == "AccountsReady" {
-			return m["status"] == "True"
-		}
-	}
-	return false
+	status, _ := e.conditionOf(namespace, name, "AccountsReady")
+	return status == "True"
 }
 
 func sortedPorts(m map[int]bool) []int {

@@ -215,19 +215,7 @@ func startModuleOnNode(t *testing.T, realFEHome string) *env {
 	return e
 }
 
-func (e *env) available() (bool, string) {
-	sr, err := e.client.Dynamic.Resource(v1alpha1.StarrocksGVR).Namespace(ns).Get(e.ctx, "db", metav1.GetOptions{})
-	if err != nil {
-		return false, err.Error()
-	}
-	conds, _, _ := unstructured.NestedSlice(sr.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, _ := c.(map[string]any); m["type"] == "Available" {
-			return m["status"] == "True", m["reason"].(string) + ": " + m["message"].(string)
-		}
-	}
-	return false, "no Available condition"
-}
+func (e *env) available() (bool, string) { return e.availableOf(ns, "db") }
 
 func (e *env) waitAvailable(timeout time.Duration) {
 	e.t.Helper()

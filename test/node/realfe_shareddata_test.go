@@ -29,7 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/dev/kubeutil"
 	"github.com/deckhouse/managed-starrocks/dev/node"
 	"github.com/deckhouse/managed-starrocks/dev/s3server"
@@ -221,20 +220,4 @@ func (e *env) testSharedDataOnRealFE(t *testing.T) {
 	t.Logf("shared-data instance on the real FE: StorageReady %s after apply, first CN added %s later, scaled out to 2 CNs %s after that, back to 1 %s later",
 		storageAt.Sub(started).Round(time.Second), joinedAt.Sub(storageAt).Round(time.Second),
 		scaledOutAt.Sub(joinedAt).Round(time.Second), time.Since(scaledOutAt).Round(time.Second))
-}
-
-// conditionOf is the status and "reason: message" of condition typ of a
-// Starrocks.
-func (e *env) conditionOf(namespace, name, typ string) (string, string) {
-	sr, err := e.client.Dynamic.Resource(v1alpha1.StarrocksGVR).Namespace(namespace).Get(e.ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return "", err.Error()
-	}
-	conds, _, _ := unstructured.NestedSlice(sr.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, _ := c.(map[string]any); m["type"] == typ {
-			return fmt.Sprint(m["status"]), fmt.Sprint(m["reason"], ": ", m["message"])
-		}
-	}
-	return "", "no " + typ + " condition"
 }

@@ -99,17 +99,24 @@ type podEvent struct {
 }
 
 func (e *env) availableOf(namespace, name string) (bool, string) {
+	status, message := e.conditionOf(namespace, name, "Available")
+	return status == "True", message
+}
+
+// conditionOf is the status and "reason: message" of condition typ of a
+// Starrocks.
+func (e *env) conditionOf(namespace, name, typ string) (string, string) {
 	sr, err := e.client.Dynamic.Resource(v1alpha1.StarrocksGVR).Namespace(namespace).Get(e.ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return false, err.Error()
+		return "", err.Error()
 	}
 	conds, _, _ := unstructured.NestedSlice(sr.Object, "status", "conditions")
 	for _, c := range conds {
-		if m, _ := c.(map[string]any); m["type"] == "Available" {
-			return m["status"] == "True", fmt.Sprint(m["reason"], ": ", m["message"])
+		if m, _ := c.(map[string]any); m["type"] == typ {
+			return fmt.Sprint(m["status"]), fmt.Sprint(m["reason"], ": ", m["message"])
 		}
 	}
-	return false, "no Available condition"
+	return "", "no " + typ + " condition"
 }
 
 func (e *env) waitAvailableOf(t *testing.T, namespace, name string, timeout time.Duration) {
