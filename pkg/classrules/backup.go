@@ -25,6 +25,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/deckhouse/managed-starrocks/api/v1alpha1"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 	"github.com/deckhouse/managed-starrocks/pkg/backupplan"
@@ -52,8 +54,6 @@ var (
 	// 168h (the CRD declares the same pattern).
 	jobTimeout  = regexp.MustCompile(`^([1-9]|[1-9][0-9]|1[0-5][0-9]|16[0-8])h$`)
 	allowedHost = regexp.MustCompile(`^([*][.])?[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	// dns1123LabelRE: a namespace name (validateDNS1123Label).
-	dns1123LabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 )
 
 // databaseNameRule says backupDBRE (StarRocks' FeNameFormat.DB_NAME_REGEX).
@@ -167,10 +167,10 @@ func (c *Compiled) checkBackup(sr *v1alpha1.Starrocks) Violations {
 		vs = append(vs, checkDatabaseNames("spec.restore.databases", r.Databases)...)
 		if s := r.Source; s != nil {
 			vs = append(vs, checkStorage("spec.restore.source.storage", s.Storage, policy, rule)...)
-			if errs := validateDNS1123Label(s.Namespace); errs != "" {
+			if len(validation.IsDNS1123Label(s.Namespace)) > 0 {
 				vs = append(vs, stringViolation("spec.restore.source.namespace", s.Namespace, ruleDNS1123Label, nil))
 			}
-			if len(s.InstanceName) > MaxNameLength || !instanceNameRE.MatchString(s.InstanceName) {
+			if !isInstanceName(s.InstanceName) {
 				vs = append(vs, stringViolation("spec.restore.source.instanceName", s.InstanceName, fmt.Sprintf(ruleDNS1035Label, MaxNameLength), nil))
 			}
 			for _, f := range []struct{ field, v string }{{"spec.restore.source.instanceUID", s.InstanceUID}, {"spec.restore.source.backupId", s.BackupID}} {
@@ -194,13 +194,6 @@ func (c *Compiled) checkBackup(sr *v1alpha1.Starrocks) Violations {
 		}
 	}
 	return vs
-}
-
-func validateDNS1123Label(s string) string {
-	if len(s) == 0 || len(s) > 63 || !dns1123LabelRE.MatchString(s) {
-		return "invalid"
-	}
-	return ""
 }
 
 func checkStorage(field string, s v1alpha1.BackupStorage, policy *v1alpha1.ClassBackupPolicy, rule string) Violations {
@@ -435,7 +428,7 @@ func CheckRestoreSource(sr *v1alpha1.Starrocks, f BackupFacts) Violations {
 func CheckBackupObject(b *v1alpha1.StarrocksBackup, instance *v1alpha1.Starrocks) Violations {
 	var vs Violations
 	name := b.Spec.InstanceName
-	if len(name) > MaxNameLength || !instanceNameRE.MatchString(name) {
+	if !isInstanceName(name) {
 		vs = append(vs, stringViolation("spec.instanceName", name, fmt.Sprintf(ruleDNS1035Label, MaxNameLength), nil))
 		return vs
 	}

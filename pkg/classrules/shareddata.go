@@ -324,10 +324,10 @@ func sameRestoreSource(a, b *v1alpha1.ClusterSnapshotSource) bool {
 // agent's configuration and Role.
 func checkRestoreFrom(rf *v1alpha1.ClusterSnapshotSource) Violations {
 	vs := checkPasswordSecretRef("spec.storage.restoreFrom.rootPasswordSecretRef", rf.RootPasswordSecretRef)
-	if errs := validateDNS1123Label(rf.Namespace); errs != "" {
+	if len(validation.IsDNS1123Label(rf.Namespace)) > 0 {
 		vs = append(vs, stringViolation("spec.storage.restoreFrom.namespace", rf.Namespace, ruleDNS1123Label, nil))
 	}
-	if len(rf.InstanceName) > MaxNameLength || !instanceNameRE.MatchString(rf.InstanceName) {
+	if !isInstanceName(rf.InstanceName) {
 		vs = append(vs, stringViolation("spec.storage.restoreFrom.instanceName", rf.InstanceName, fmt.Sprintf(ruleDNS1035Label, MaxNameLength), nil))
 	}
 	if !uidRE.MatchString(rf.InstanceUID) {
@@ -335,8 +335,6 @@ func checkRestoreFrom(rf *v1alpha1.ClusterSnapshotSource) Violations {
 	}
 	return vs
 }
-
-var instanceNameRE = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 
 func restoreFromValue(rf *v1alpha1.ClusterSnapshotSource) string {
 	if rf == nil {

@@ -75,6 +75,13 @@ func stringViolation(field, value, rule string, errs []string) Violation {
 	return Violation{Field: field, Value: quoteValue(value), Rule: rule, Message: msg}
 }
 
+// isInstanceName says whether s may name a Starrocks (metadata.name, and
+// the names of other instances a spec refers to): a DNS-1035 label of at
+// most MaxNameLength characters.
+func isInstanceName(s string) bool {
+	return len(s) <= MaxNameLength && len(validation.IsDNS1035Label(s)) == 0
+}
+
 // CheckInstanceStrings checks the syntax of every string of a Starrocks that
 // reaches values: its name and namespace, the class name, the storage class
 // names and the namespace selectors of spec.network.
