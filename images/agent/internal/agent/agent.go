@@ -125,9 +125,8 @@ type Agent struct {
 	secrets       []string  // for scrubbing messages; never logged
 	tlsOK         bool
 	tlsErr        string
-	lastLoop      time.Time // when the latest pass of Run started (Live)
-	passed        bool      // a pass has computed st (Ready)
-	st            agentconfig.Status
+	lastLoop      time.Time          // when the latest pass of Run started (Live)
+	st            agentconfig.Status // written by publish only, which stamps UpdatedAt
 	published     string
 	publishedAt   time.Time
 	helperContent string
@@ -776,7 +775,7 @@ func (a *Agent) publish(ctx context.Context, last agentconfig.ApplyStatus, mst *
 	key := fmt.Sprintf("%+v|%v|%v|%v|%s|%+v|%s|%s|%d|%s|%s|%s", st.TLS, last.Succeeded, last.Error, last.Pending, mj, st.Accounts, jj, uj, st.ImageJournalID, bj, rj, sj)
 	due := key != a.published || time.Since(a.publishedAt) > a.opts.RepublishEvery || len(last.Applied) > 0
 	st.UpdatedAt = time.Now().UTC().Format(time.RFC3339)
-	a.st, a.passed = st, true
+	a.st = st
 	a.mu.Unlock()
 
 	notAfter := time.Time{}
@@ -817,9 +816,9 @@ func (a *Agent) Ready() error {
 	switch {
 	case a.material == nil && a.materialErr == nil:
 		return errors.New("certificates not read yet")
-	case !a.passed:
+	case a.st.UpdatedAt == "":
 		// Not lastLoop, which is set when a pass starts: ready only once
-		// the status says what the first pass found.
+		// a pass has published what it found (publish stamps UpdatedAt).
 		return errors.New("no pass yet")
 	}
 	return nil
