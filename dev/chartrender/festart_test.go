@@ -21,7 +21,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -452,4 +454,186 @@ func TestFrontendStartWrapperRestoresAClusterSnapshot(t *testing.T) {
 			}
 		})
 	}
+}
+
+// restoringWrapper starts fe-start.sh for the first FE of a restored
+// instance that has never bootstrapped, with a start_fe.sh that records its
+// arguments, whether fe.conf turns authentication off, and its pid, then
+// runs like an FE until it is stopped (the exec keeps the pid, as
+// start_fe.sh's exec of the JVM does).
+type restoringWrapper struct {
+	feHome, run, starts, pids, log string
+	cmd                            *exec.Cmd
+	exited                         chan error
+}
+
+func startRestoringWrapper(t *testing.T) *restoringWrapper {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), feStartScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	w := &restoringWrapper{feHome: filepath.Join(dir, "fe"), run: filepath.Join(dir, "agent-run"),
+		starts: filepath.Join(dir, "starts"), pids: filepath.Join(dir, "pids"), log: filepath.Join(dir, "log"), exited: make(chan error, 1)}
+	keys := filepath.Join(dir, "keys")
+	for _, d := range []string{filepath.Join(w.feHome, "bin"), filepath.Join(w.feHome, "conf"), filepath.Join(w.feHome, "meta"), w.run, keys} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for f, v := range map[string]string{"access-key": "AKIARESET000001", "secret-key": "resetsecret"} {
+		if err := os.WriteFile(filepath.Join(keys, f), []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fake := "#!/bin/sh\n" +
+		"echo \"$* auth_off=$(grep -c '^enable_auth_check = false$' \"$FE_HOME/conf/fe.conf\")\" >> " + w.starts + "\n" +
+		"echo $$ >> " + w.pids + "\n" +
+		"exec sleep 600\n"
+	if err := os.WriteFile(filepath.Join(w.feHome, "bin", "start_fe.sh"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "fe-start.sh")
+	if err := os.WriteFile(script, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.write(t, agentconfig.BootstrapFileName)
+	w.cmd = exec.Command("/bin/sh", script)
+	w.cmd.Env = append([]string{"PATH=/usr/bin:/bin", "FE_HOME=" + w.feHome, "AGENT_RUN_DIR=" + w.run,
+		"FE_CONF_SOURCE=" + writeConfSource(t, dir), "POD_NAME=d8ms-sr-olap2-0"}, restoreEnv(keys)...)
+	log, err := os.Create(w.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	w.cmd.Stdout, w.cmd.Stderr = log, log
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.exited <- w.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = w.cmd.Process.Kill()
+		for i := range lines(w.pids) {
+			_ = syscall.Kill(w.pid(i), syscall.SIGKILL)
+		}
+	})
+	return w
+}
+
+// output is what the wrapper and its FEs printed so far.
+func (w *restoringWrapper) output() string {
+	data, _ := os.ReadFile(w.log)
+	return string(data)
+}
+
+// write writes a file of the agent's run directory.
+func (w *restoringWrapper) write(t *testing.T, name string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(w.run, name), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitStarts waits for the n-th start of start_fe.sh and returns them all.
+func (w *restoringWrapper) waitStarts(t *testing.T, n int) []string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(lines(w.starts)) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d starts, want %d: %v\n%s", len(lines(w.starts)), n, lines(w.starts), w.output())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return lines(w.starts)
+}
+
+func (w *restoringWrapper) pid(i int) int {
+	pid, _ := strconv.Atoi(lines(w.pids)[i])
+	return pid
+}
+
+func (w *restoringWrapper) running(i int) bool { return syscall.Kill(w.pid(i), 0) == nil }
+
+// stop sends the kubelet's SIGTERM and returns the wrapper's exit.
+func (w *restoringWrapper) stop(t *testing.T) error {
+	t.Helper()
+	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-w.exited:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the wrapper did not stop on SIGTERM")
+		return nil
+	}
+}
+
+// Root's password reset on a restored FE: the wrapper stays the parent of
+// the FE it restores. When the agent asks (root accepts no password it
+// has) it stops the FE and restores again with enable_auth_check = false;
+// when the agent says root has its password it stops the FE, removes the
+// restore's marker and starts from the meta with authentication on.
+func TestFrontendStartWrapperRestartsARestoreToResetRoot(t *testing.T) {
+	w := startRestoringWrapper(t)
+	got := w.waitStarts(t, 1)
+	if got[0] != "--cluster_snapshot --host_type FQDN --logconsole auth_off=0" {
+		t.Fatalf("first start %q, want a restore with authentication on", got[0])
+	}
+	w.write(t, agentconfig.RootResetFileName)
+	got = w.waitStarts(t, 2)
+	if got[1] != "--cluster_snapshot --host_type FQDN --logconsole auth_off=1" {
+		t.Fatalf("second start %q, want a restore with authentication off", got[1])
+	}
+	if w.running(0) {
+		t.Error("the first FE still runs beside the second")
+	}
+	w.write(t, agentconfig.RootResetDoneFileName)
+	got = w.waitStarts(t, 3)
+	if got[2] != "--host_type FQDN --logconsole auth_off=0" {
+		t.Fatalf("third start %q, want a start from the meta with authentication on", got[2])
+	}
+	if w.running(1) {
+		t.Error("the FE with authentication off still runs")
+	}
+	for _, f := range []string{filepath.Join(w.feHome, "meta", agentconfig.RestoreMarkerName), filepath.Join(w.run, agentconfig.RootResetFileName),
+		filepath.Join(w.run, agentconfig.RootResetDoneFileName), filepath.Join(w.feHome, "conf", "cluster_snapshot.yaml")} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("%s is still there: %v", f, err)
+		}
+	}
+	if strings.Contains(w.output(), "resetsecret") {
+		t.Errorf("a key in the output: %s", w.output())
+	}
+	// The last start is the wrapper's exec: SIGTERM reaches the FE itself.
+	_ = w.stop(t)
+	if w.running(2) {
+		t.Error("the FE still runs after SIGTERM")
+	}
+}
+
+// The wrapper passes the kubelet's SIGTERM on to an FE it restores and
+// exits with the FE's status.
+func TestFrontendStartWrapperStopsTheFEItRestores(t *testing.T) {
+	w := startRestoringWrapper(t)
+	w.waitStarts(t, 1)
+	if err := w.stop(t); err == nil {
+		t.Error("the wrapper exited 0 after SIGTERM stopped its FE: want the FE's status")
+	}
+	if w.running(0) {
+		t.Error("the FE still runs after the wrapper stopped")
+	}
+}
+
+// lines is a file's non-empty lines (none when it does not exist).
+func lines(path string) []string {
+	data, _ := os.ReadFile(path)
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }

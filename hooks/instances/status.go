@@ -303,7 +303,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 
 	accounts := accountsReady(obs, prev)
 	if !accounts.OK && accounts.Reason == agentconfig.ReasonRootPasswordRefused && sr.Spec.Storage != nil && sr.Spec.Storage.RestoreFrom != nil {
-		accounts.Message += " The instance was restored from a cluster snapshot and root has the source's password: name a Secret of this namespace with it in spec.storage.restoreFrom.rootPasswordSecretRef."
+		accounts.Message += " The instance was restored from a cluster snapshot and root has the source's password, which the agent does not have: the agent resets it, restoring the first FE again with authentication off while the client ports stay closed, unless a Secret of this namespace named in spec.storage.restoreFrom.rootPasswordSecretRef holds it."
 	}
 	set(ConditionAccountsReady, accounts.OK, accounts.Reason, accounts.Message)
 

@@ -38,6 +38,8 @@ meta="$fe_home/meta"
 helper_file="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}/fe-helper"
 bootstrap_file="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}/fe-bootstrap"
 restored_file="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}/cluster-snapshot-restored"
+reset_file="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}/root-password-reset"
+reset_done_file="${AGENT_RUN_DIR:-/opt/starrocks/agent-run}/root-password-reset-done"
 ordinal="${POD_NAME##*-}"
 # conf/fe.conf must be a writable copy of the rendered one: 3.x's
 # start_fe.sh --logconsole appended "sys_log_to_console = true" to it
@@ -48,7 +50,8 @@ ordinal="${POD_NAME##*-}"
 # update_conf_from_configmap; the operator mounts the ConfigMap at
 # /etc/starrocks/fe/conf); a fresh copy at every start does the same on
 # every version, and a restart never piles up appended lines.
-cp "${FE_CONF_SOURCE:-/etc/starrocks/fe/conf/fe.conf}" "$fe_home/conf/fe.conf"
+fresh_conf() { cp "${FE_CONF_SOURCE:-/etc/starrocks/fe/conf/fe.conf}" "$fe_home/conf/fe.conf"; }
+fresh_conf
 # The backup and restore endpoints' CA bundles (the pod's trusted-cas volume,
 # rendered only when the instance names one): StarRocks reaches S3 through
 # Hadoop S3A with the JVM's default trust store (fe-core
@@ -197,14 +200,61 @@ restore_unfinished() {
 # first, RestoreClusterSnapshotMgr.downloadSnapshot). No client has used the
 # instance before it bootstrapped: its client ports open only then.
 restore_marker="$meta/cluster-snapshot-restore"
+# Root's password on a restored FE. The snapshot brings the source's
+# accounts, and only root may change root's password; when root accepts no
+# password the agent has (the source's is nowhere), the agent asks
+# ($reset_file) for StarRocks' own way out: enable_auth_check = false,
+# read once at the start (fe-core common/Config, not mutable), with which
+# authentication/AuthenticationHandler lets any existing user in with any
+# password. The FE is restored again with it (a restore cut short by the
+# stop is then no concern), the agent gives root and the team's admin the
+# new instance's passwords, and once it writes $reset_done_file (StarRocks
+# has finished the restore too) the FE starts from its meta with
+# authentication on, without the marker. No client reaches the FE
+# meanwhile: its client ports open only once the agent reports the
+# accounts ready, which it never does while the reset is asked for.
+# So the wrapper stays the parent of an FE it restores, to stop and start
+# it when the agent asks; the kubelet's SIGTERM is passed on to it.
 restore() {
   if ! write_cluster_snapshot_yaml; then
     rm -f "$snapshot_yaml" "$snapshot_yaml.tmp"
     exit 1
   fi
   echo "restore started" >"$restore_marker"
+  auth_off=false
+  if [ -f "$reset_file" ]; then
+    echo "enable_auth_check = false" >>"$fe_home/conf/fe.conf"
+    auth_off=true
+    echo "root accepts no password the agent has: restoring with authentication off (enable_auth_check = false) for the agent to reset it"
+  fi
   echo "starting a new cluster from the cluster snapshot under $CLUSTER_SNAPSHOT_VOLUME_LOCATION"
-  exec "$fe_home/bin/start_fe.sh" --cluster_snapshot --host_type FQDN --logconsole
+  "$fe_home/bin/start_fe.sh" --cluster_snapshot --host_type FQDN --logconsole &
+  fe_pid=$!
+  trap 'kill -TERM "$fe_pid" 2>/dev/null || true' TERM INT
+  while kill -0 "$fe_pid" 2>/dev/null; do
+    if ! $auth_off && [ -f "$reset_file" ]; then
+      stop_fe
+      fresh_conf
+      restore
+    fi
+    if $auth_off && [ -f "$reset_done_file" ]; then
+      stop_fe
+      fresh_conf
+      rm -f "$restore_marker" "$snapshot_yaml"
+      rm -f "$reset_file" "$reset_done_file"
+      echo "root has the agent's password and the restore has finished: starting from the meta with authentication on"
+      trap - TERM INT
+      exec "$fe_home/bin/start_fe.sh" --host_type FQDN --logconsole
+    fi
+    sleep 1
+  done
+  trap - TERM INT
+  wait "$fe_pid"
+  exit
+}
+stop_fe() {
+  kill -TERM "$fe_pid" 2>/dev/null || true
+  wait "$fe_pid" || true
 }
 # An FE with metadata already knows its peers and must not be given a helper again.
 if [ -f "$meta/image/VERSION" ]; then

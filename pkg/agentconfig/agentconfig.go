@@ -411,6 +411,15 @@ const (
 	// RestoreMarkerName is the file the wrapper leaves in the FE's meta
 	// before it starts a restore from a cluster snapshot.
 	RestoreMarkerName = "cluster-snapshot-restore"
+	// RootResetFileName asks the wrapper of the first FE of a restored
+	// instance, whose root accepts no password the agent has, to restore
+	// again with StarRocks' enable_auth_check = false so that the agent
+	// can give root its password.
+	RootResetFileName = "root-password-reset"
+	// RootResetDoneFileName tells that wrapper that root has the agent's
+	// password and StarRocks has finished the restore: start from the meta
+	// with authentication on.
+	RootResetDoneFileName = "root-password-reset-done"
 )
 
 // BackendDrain is the progress of one decommissioned BE.

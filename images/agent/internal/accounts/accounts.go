@@ -39,7 +39,9 @@ package accounts
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/base32"
 	"errors"
 	"fmt"
 	"regexp"
@@ -180,19 +182,11 @@ func Ensure(ctx context.Context, agent *conn.Client, login Login, s Secrets) (Ch
 		}
 		defer fresh.Close()
 		if restored {
-			// The snapshot brought the source's admin with the source's
-			// password; the new instance's Secret is the one the team
-			// reads. IF EXISTS (fe-core StarRocks.g4 alterUserStatement):
-			// an admin the source had dropped is created below. Before
-			// root's password: a pass that stops between the two does both
-			// again, as root still has the source's.
-			if err := exec(ctx, fresh, "give the restored admin account "+s.AdminUser+" the new instance's password",
-				"ALTER USER IF EXISTS ? IDENTIFIED BY ?", s.AdminUser, s.AdminPassword); err != nil {
+			if err := TakeRestoredRootOver(ctx, fresh, s); err != nil {
 				return ch, err
 			}
 			ch.AdminPasswordSet = true
-		}
-		if err := exec(ctx, fresh, "set root's password", "SET PASSWORD = PASSWORD(?)", s.RootPassword); err != nil {
+		} else if err := exec(ctx, fresh, "set root's password", "SET PASSWORD = PASSWORD(?)", s.RootPassword); err != nil {
 			return ch, err
 		}
 		ch.RootPasswordSet = true
@@ -229,6 +223,45 @@ func Ensure(ctx context.Context, agent *conn.Client, login Login, s Secrets) (Ch
 		return ch, fmt.Errorf("after repair: %w", err)
 	}
 	return ch, nil
+}
+
+// TakeRestoredRootOver gives root, logged in on an FE restored from a
+// cluster snapshot, and the team's admin the new instance's passwords. The
+// snapshot brought the source's admin with the source's password; the new
+// instance's Secret is the one the team reads. IF EXISTS (fe-core
+// StarRocks.g4 alterUserStatement): an admin the source had dropped is
+// created by Ensure. Before root's password: a pass that stops between the
+// two does both again, as root still has the source's.
+func TakeRestoredRootOver(ctx context.Context, root *conn.Client, s Secrets) error {
+	if err := exec(ctx, root, "give the restored admin account "+s.AdminUser+" the new instance's password",
+		"ALTER USER IF EXISTS ? IDENTIFIED BY ?", s.AdminUser, s.AdminPassword); err != nil {
+		return err
+	}
+	return exec(ctx, root, "set root's password", "SET PASSWORD = PASSWORD(?)", s.RootPassword)
+}
+
+// AcceptsAnyPassword says whether the FE lets root in with a password
+// nobody has, which it does only with enable_auth_check = false (fe-core
+// authentication/AuthenticationHandler.authenticateWithNative skips the
+// provider's check then). login is closed before it returns.
+func AcceptsAnyPassword(ctx context.Context, login Login) (bool, error) {
+	b := make([]byte, 20)
+	if _, err := rand.Read(b); err != nil {
+		return false, err
+	}
+	c, err := login(agentconfig.RootUser, base32.StdEncoding.EncodeToString(b))
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	switch err := c.Ping(ctx); {
+	case err == nil:
+		return true, nil
+	case conn.KindOf(err) == conn.KindAuth:
+		return false, nil
+	default:
+		return false, err
+	}
 }
 
 // loginRootOnce logs in as root with a password root has before the agent

@@ -477,7 +477,10 @@ func (a *Agent) pass(ctx context.Context) (applied, pending []string, mst *agent
 		joining, err = a.guardBootstrap(cfg)
 	}
 	if err == nil {
-		err = a.ensureAccounts(ctx, cfg, secrets)
+		var resetting bool
+		if resetting, err = a.resetRoot(ctx, cfg, secrets); !resetting {
+			err = a.askRootReset(cfg, a.ensureAccounts(ctx, cfg, secrets))
+		}
 	}
 	if st, known := accounts.Status(err); known {
 		st.Message = a.scrub(st.Message)
@@ -625,14 +628,7 @@ func (a *Agent) ensureAccounts(ctx context.Context, cfg *agentconfig.Config, s a
 	var err error
 	for _, c := range []*conn.Client{a.self, a.service} {
 		addr := c.Addr()
-		login := func(user, password string) (*conn.Client, error) {
-			a.mu.Lock()
-			m := a.material
-			a.mu.Unlock()
-			lc := conn.New(a.copts)
-			err := lc.SetTarget(conn.Target{Addr: addr, ServerName: cfg.QueryHost, Roots: m.Roots, RootsID: m.ID, User: user, Password: password})
-			return lc, err
-		}
+		login := a.loginAt(cfg, addr)
 		var ch accounts.Changes
 		err = conn.Retry(ctx, 2, 300*time.Millisecond, func(ctx context.Context) error {
 			var err error
@@ -656,6 +652,18 @@ func (a *Agent) ensureAccounts(ctx context.Context, cfg *agentconfig.Config, s a
 		}
 	}
 	return err
+}
+
+// loginAt opens clients of any account to the FE at addr.
+func (a *Agent) loginAt(cfg *agentconfig.Config, addr string) accounts.Login {
+	return func(user, password string) (*conn.Client, error) {
+		a.mu.Lock()
+		m := a.material
+		a.mu.Unlock()
+		lc := conn.New(a.copts)
+		err := lc.SetTarget(conn.Target{Addr: addr, ServerName: cfg.QueryHost, Roots: m.Roots, RootsID: m.ID, User: user, Password: password})
+		return lc, err
+	}
 }
 
 // renewSessions closes the sessions the agent's other pool opened before a

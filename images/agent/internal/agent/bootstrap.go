@@ -84,7 +84,7 @@ func (a *Agent) guardBootstrap(cfg *agentconfig.Config) (bool, error) {
 			return false, fmt.Errorf("remove %s: %w", bootstrap, err)
 		}
 	}
-	first := len(cfg.Frontends) > 0 && membership.SameHost(cfg.Frontends[0], a.opts.SelfHost)
+	first := a.isFirstFE(cfg)
 	if a.restoreStarted() {
 		// The wrapper waits on a restore it started for the verdict only
 		// the instance's record gives (fe-start.sh): bootstrapped since,
@@ -117,11 +117,20 @@ func (a *Agent) guardBootstrap(cfg *agentconfig.Config) (bool, error) {
 	return false, nil
 }
 
+// isFirstFE says whether this is the instance's first FE, the one that
+// starts a new cluster or restores a cluster snapshot.
+func (a *Agent) isFirstFE(cfg *agentconfig.Config) bool {
+	return len(cfg.Frontends) > 0 && membership.SameHost(cfg.Frontends[0], a.opts.SelfHost)
+}
+
 // restoreStarted says whether the FE's meta has the marker the start
 // wrapper leaves before a restore from a cluster snapshot
 // (agentconfig.RestoreMarkerName): the wrapper keeps it until the agent
 // says the instance has bootstrapped since.
 func (a *Agent) restoreStarted() bool {
+	if a.opts.MetaDir == "" || a.opts.HelperFile == "" {
+		return false
+	}
 	_, err := os.Stat(filepath.Join(a.opts.MetaDir, agentconfig.RestoreMarkerName))
 	return err == nil
 }

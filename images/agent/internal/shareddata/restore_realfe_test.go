@@ -211,14 +211,19 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 		}
 	})
 
-	t.Run("the agent takes root over with the source's password and makes its own account", func(t *testing.T) {
-		login := func(user, password string) (*conn.Client, error) {
+	// The agent's logins to an FE of the new instance, and its Secrets.
+	loginTo := func(fe *realfe.FE) accounts.Login {
+		return func(user, password string) (*conn.Client, error) {
 			c := conn.New(conn.Options{DialFunc: dst.Dial})
-			return c, c.SetTarget(conn.Target{Addr: net.JoinHostPort(rfe.Host, strconv.Itoa(realfe.QueryPort)), ServerName: rfe.Host,
+			return c, c.SetTarget(conn.Target{Addr: net.JoinHostPort(fe.Host, strconv.Itoa(realfe.QueryPort)), ServerName: fe.Host,
 				Roots: dst.RootCAs(), RootsID: "1", User: user, Password: password})
 		}
-		s := accounts.Secrets{AgentUser: agentconfig.AgentUser, AgentPassword: "AGENTPASSWORDOFTHENEWONE2",
-			RootPassword: dst.RootPassword, AdminUser: agentconfig.AdminUser, AdminPassword: "ADMINPASSWORDOFTHENEWONE3"}
+	}
+	secrets := accounts.Secrets{AgentUser: agentconfig.AgentUser, AgentPassword: "AGENTPASSWORDOFTHENEWONE2",
+		RootPassword: dst.RootPassword, AdminUser: agentconfig.AdminUser, AdminPassword: "ADMINPASSWORDOFTHENEWONE3"}
+
+	t.Run("the agent takes root over with the source's password and makes its own account", func(t *testing.T) {
+		login, s := loginTo(rfe), secrets
 		agent, err := login(s.AgentUser, s.AgentPassword)
 		if err != nil {
 			t.Fatal(err)
@@ -289,6 +294,8 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 		}
 	})
 
+	parent := t
+	var restoredAgain *realfe.FE
 	t.Run("a restore whose download did not finish is done again", func(t *testing.T) {
 		if again == nil {
 			t.Skip("the restart above failed")
@@ -316,9 +323,11 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 		for _, f := range old {
 			_ = os.Remove(f)
 		}
-		fe := dst.StartFE(t, 0)
+		// The next subtest goes on with this FE.
+		fe := dst.StartFE(parent, 0)
 		fe.Bootstrap(t)
 		fe.WaitReady(t, realfe.StartTimeout)
+		restoredAgain = fe
 		if !strings.Contains(fe.Output(), "restoring again") || !strings.Contains(fe.Output(), "restore from a cluster snapshot") {
 			t.Errorf("the FE did not restore again:\n%s", fe.Tail())
 		}
@@ -327,6 +336,101 @@ func TestRestoreAClusterSnapshotIntoANewInstance(t *testing.T) {
 		dbs := " " + strings.Join(queryColumn(t, ctx, db, "SHOW DATABASES", "Database"), " ") + " "
 		if !strings.Contains(dbs, " shop ") || strings.Contains(dbs, " after_restore ") {
 			t.Errorf("databases %s, want the snapshot's: shop, no after_restore", dbs)
+		}
+	})
+
+	// The source's root password is nowhere: the agent asks for the
+	// restore with authentication off (enable_auth_check = false), gives
+	// root its password, and the FE starts from its meta with
+	// authentication on (fe-start.sh; images/agent/internal/agent
+	// rootreset.go plays the same steps on the FE-dialect server).
+	t.Run("without the source's root password root is reset through a restore with authentication off", func(t *testing.T) {
+		if restoredAgain == nil {
+			t.Skip("the restore above failed")
+		}
+		fe, login, s := restoredAgain, loginTo(restoredAgain), secrets
+		acceptsAny := func() bool {
+			off, err := accounts.AcceptsAnyPassword(ctx, login)
+			return err == nil && off
+		}
+		if acceptsAny() {
+			t.Fatal("the FE lets any password in before the reset: the test proves nothing")
+		}
+		if err := os.WriteFile(filepath.Join(fe.RunDir, agentconfig.RootResetFileName), []byte("reset\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(realfe.StartTimeout); !acceptsAny(); time.Sleep(time.Second) {
+			if time.Now().After(deadline) || fe.Exited() {
+				t.Fatalf("the FE does not let any password in:\n%s", fe.Tail())
+			}
+		}
+		root, err := login("root", "NOTROOTSPASSWORD1234")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer root.Close()
+		// StarRocks finishes the restore after the query port opens: the
+		// source's FE goes then.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+			var hosts []string
+			_ = root.Do(ctx, "show frontends", func(ctx context.Context, db *sql.DB) error {
+				hosts = queryColumn(t, ctx, db, "SHOW FRONTENDS", "IP")
+				return nil
+			})
+			if len(hosts) == 1 && hosts[0] == fe.Host {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("frontends %v after a minute, want only %s", hosts, fe.Host)
+			}
+		}
+		if err := accounts.TakeRestoredRootOver(ctx, root, s); err != nil {
+			t.Fatalf("TakeRestoredRootOver: %v\n%s", err, fe.Tail())
+		}
+		if err := os.WriteFile(filepath.Join(fe.RunDir, agentconfig.RootResetDoneFileName), []byte("reset\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rootWorks := func() bool {
+			c, err := login("root", s.RootPassword)
+			if err != nil {
+				return false
+			}
+			defer c.Close()
+			return c.Ping(ctx) == nil
+		}
+		for deadline := time.Now().Add(realfe.StartTimeout); acceptsAny() || !rootWorks(); time.Sleep(time.Second) {
+			if time.Now().After(deadline) || fe.Exited() {
+				t.Fatalf("the FE does not run with authentication on and root's new password:\n%s", fe.Tail())
+			}
+		}
+		for _, f := range []string{filepath.Join(fe.Home, "meta", agentconfig.RestoreMarkerName),
+			filepath.Join(fe.RunDir, agentconfig.RootResetFileName), filepath.Join(fe.RunDir, agentconfig.RootResetDoneFileName)} {
+			if _, err := os.Stat(f); !os.IsNotExist(err) {
+				t.Errorf("%s is still there: %v", f, err)
+			}
+		}
+		agent, err := login(s.AgentUser, s.AgentPassword)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer agent.Close()
+		if ch, err := accounts.Ensure(ctx, agent, login, s); err != nil || !ch.AgentRepaired {
+			t.Fatalf("Ensure = %+v, %v\nFE:\n%s", ch, err, fe.Tail())
+		}
+		if err := dst.DB(t, fe, s.AdminUser, s.AdminPassword, false).PingContext(ctx); err != nil {
+			t.Errorf("the admin with the new instance's password: %v", err)
+		}
+		if err := dst.DB(t, fe, "root", src.RootPassword, false).PingContext(ctx); err == nil {
+			t.Error("root still logs in with the source's password")
+		}
+		out := fe.Output()
+		if !strings.Contains(out, "restoring with authentication off") || !strings.Contains(out, "starting from the meta with authentication on") {
+			t.Errorf("the wrapper did not say what it did:\n%s", fe.Tail())
+		}
+		for _, p := range []string{src.RootPassword, dst.RootPassword, s.AgentPassword, s.AdminPassword} {
+			if strings.Contains(out, p) {
+				t.Error("a password in the FE's output")
+			}
 		}
 	})
 
