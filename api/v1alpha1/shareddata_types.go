@@ -103,8 +103,10 @@ type ClusterSnapshotSource struct {
 	// password: the agent logs in as root with it once and replaces it.
 	// Without it the agent reads root-password of the source's Secret
 	// d8ms-sr-<instanceName>-agent-credentials, which it can only where
-	// the source was in this namespace. It may be set or changed after
-	// the instance is created.
+	// the source was in this namespace. With neither, the agent resets
+	// root's password through one more restore of the first FE with
+	// authentication off (its client ports closed meanwhile). It may be
+	// set or changed after the instance is created.
 	// +optional
 	RootPasswordSecretRef *PasswordSecretRef `json:"rootPasswordSecretRef,omitempty"`
 }
