@@ -106,7 +106,10 @@ const (
 // about 3.9 CPU-seconds instead of 4.8. It is a diagnostic option, so it
 // needs -XX:+UnlockDiagnosticVMOptions before it (without that the JVM
 // refuses to start, and start_fe.sh's `java -version` check with it).
-const testJVMOptions = "-XX:TieredStopAtLevel=1 -XX:+UnlockDiagnosticVMOptions -XX:-BytecodeVerificationRemote"
+// -XX:-UsePerfData: no hsperfdata file, which HotSpot keeps in a folder of
+// the machine's /tmp (hsperfdata_<user>) that it never removes; only jps
+// and jstat read it.
+const testJVMOptions = "-XX:TieredStopAtLevel=1 -XX:+UnlockDiagnosticVMOptions -XX:-BytecodeVerificationRemote -XX:-UsePerfData"
 
 // Options shape the instance the cluster is rendered for.
 type Options struct {

@@ -37,7 +37,8 @@ install() {
     echo "clients: fetching MySQL Connector/J $CONNECTOR_J_VERSION with Maven" >&2
     # Maven's own plugins go to a local repository in the cache too, so a
     # second run asks Maven Central for nothing.
-    mvn -q -B -Dmaven.repo.local="$cache/clients/m2" dependency:copy \
+    # -XX:-UsePerfData: no hsperfdata folder in the machine's /tmp.
+    MAVEN_OPTS="-XX:-UsePerfData" mvn -q -B -Dmaven.repo.local="$cache/clients/m2" dependency:copy \
       -Dartifact="com.mysql:mysql-connector-j:$CONNECTOR_J_VERSION" -DoutputDirectory="$java_dir" >&2
   fi
   if [[ ! -d "$python_dir/pymysql" ]]; then

@@ -270,8 +270,9 @@ func testJavaRecipe(t *testing.T, f *fixture) {
 // lives about a second, too short for the optimizing compiler and the
 // parallel collectors to pay for the CPU they take (about a third of it;
 // dev/realfe's FE stops at C1 too). They change no behaviour the recipe
-// relies on.
-var clientJVMOptions = []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"}
+// relies on. -XX:-UsePerfData: no hsperfdata folder left in the machine's
+// /tmp (dev/realfe's testJVMOptions).
+var clientJVMOptions = []string{"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData"}
 
 // testPythonRecipe runs the page's PyMySQL script.
 func testPythonRecipe(t *testing.T, f *fixture) {
