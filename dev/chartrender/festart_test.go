@@ -467,7 +467,7 @@ type restoringWrapper struct {
 	exited                         chan error
 }
 
-func startRestoringWrapper(t *testing.T) *restoringWrapper {
+func startRestoringWrapper(t *testing.T, runFiles ...string) *restoringWrapper {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(controlplane.RepoRoot(), feStartScript))
 	if err != nil {
@@ -498,7 +498,9 @@ func startRestoringWrapper(t *testing.T) *restoringWrapper {
 	if err := os.WriteFile(script, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w.write(t, agentconfig.BootstrapFileName)
+	for _, f := range append([]string{agentconfig.BootstrapFileName}, runFiles...) {
+		w.write(t, f)
+	}
 	w.cmd = exec.Command("/bin/sh", script)
 	w.cmd.Env = append([]string{"PATH=/usr/bin:/bin", "FE_HOME=" + w.feHome, "AGENT_RUN_DIR=" + w.run,
 		"FE_CONF_SOURCE=" + writeConfSource(t, dir), "POD_NAME=d8ms-sr-olap2-0"}, restoreEnv(keys)...)
@@ -611,6 +613,26 @@ func TestFrontendStartWrapperRestartsARestoreToResetRoot(t *testing.T) {
 	if w.running(2) {
 		t.Error("the FE still runs after SIGTERM")
 	}
+}
+
+// A container that restarts after the agent said root has its password
+// but before the wrapper acted on it restores again with authentication
+// off: the done file was of the FE before, and this restore has not
+// finished (starting from its meta would start from a cut download).
+func TestFrontendStartWrapperIgnoresTheDoneFileOfAnEarlierFE(t *testing.T) {
+	w := startRestoringWrapper(t, agentconfig.RootResetFileName, agentconfig.RootResetDoneFileName)
+	got := w.waitStarts(t, 1)
+	if got[0] != "--cluster_snapshot --host_type FQDN --logconsole auth_off=1" {
+		t.Fatalf("first start %q, want a restore with authentication off", got[0])
+	}
+	time.Sleep(2500 * time.Millisecond) // the wrapper looks every second
+	if got := lines(w.starts); len(got) != 1 {
+		t.Fatalf("starts %v: the done file of the FE before restarted this one", got)
+	}
+	if _, err := os.Stat(filepath.Join(w.run, agentconfig.RootResetDoneFileName)); !os.IsNotExist(err) {
+		t.Errorf("the earlier FE's done file is still there: %v", err)
+	}
+	_ = w.stop(t)
 }
 
 // The wrapper passes the kubelet's SIGTERM on to an FE it restores and

@@ -211,8 +211,8 @@ restore_marker="$meta/cluster-snapshot-restore"
 # new instance's passwords, and once it writes $reset_done_file (StarRocks
 # has finished the restore too) the FE starts from its meta with
 # authentication on, without the marker. No client reaches the FE
-# meanwhile: its client ports open only once the agent reports the
-# accounts ready, which it never does while the reset is asked for.
+# meanwhile: its client ports open only once an agent reports the
+# accounts ready, which no agent does while an FE lets any password in.
 # So the wrapper stays the parent of an FE it restores, to stop and start
 # it when the agent asks; the kubelet's SIGTERM is passed on to it.
 restore() {
@@ -221,6 +221,8 @@ restore() {
     exit 1
   fi
   echo "restore started" >"$restore_marker"
+  # A done file is of an FE that ran before this restore, not of this one.
+  rm -f "$reset_done_file"
   auth_off=false
   if [ -f "$reset_file" ]; then
     echo "enable_auth_check = false" >>"$fe_home/conf/fe.conf"

@@ -630,11 +630,17 @@ func (a *Agent) ensureAccounts(ctx context.Context, cfg *agentconfig.Config, s a
 		addr := c.Addr()
 		login := a.loginAt(cfg, addr)
 		var ch accounts.Changes
-		err = conn.Retry(ctx, 2, 300*time.Millisecond, func(ctx context.Context) error {
-			var err error
-			ch, err = accounts.Ensure(ctx, c, login, s)
-			return err
-		})
+		err = nil
+		if !cfg.Bootstrapped {
+			err = refuseAnyPassword(ctx, addr, login)
+		}
+		if err == nil {
+			err = conn.Retry(ctx, 2, 300*time.Millisecond, func(ctx context.Context) error {
+				var err error
+				ch, err = accounts.Ensure(ctx, c, login, s)
+				return err
+			})
+		}
 		if ch.AdminPasswordSet {
 			a.log.Info("the admin account restored from the cluster snapshot got the password of the instance's credentials Secret", "fe", addr, "adminUser", s.AdminUser)
 		}
@@ -652,6 +658,22 @@ func (a *Agent) ensureAccounts(ctx context.Context, cfg *agentconfig.Config, s a
 		}
 	}
 	return err
+}
+
+// refuseAnyPassword fails when the FE at addr lets root in with any
+// password: enable_auth_check is off while the first FE of a restored
+// instance has root's password reset (rootreset.go), and every account
+// check passes then, through the client Service too. Until the instance has
+// bootstrapped the first ready report opens the client ports for good, so
+// no agent touches the accounts through such an FE, let alone reports them
+// ready.
+func refuseAnyPassword(ctx context.Context, addr string, login accounts.Login) error {
+	off, err := accounts.AcceptsAnyPassword(ctx, login)
+	if err != nil || !off {
+		return err
+	}
+	return &conn.Error{Kind: conn.KindAuth, Op: "check that the FE at " + addr + " checks passwords",
+		Err: errors.New("it lets any password in (enable_auth_check = false: root's password of the restored first FE is being reset)")}
 }
 
 // loginAt opens clients of any account to the FE at addr.

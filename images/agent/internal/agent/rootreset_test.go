@@ -50,8 +50,10 @@ func TestRestoredRootResetWithAuthenticationOff(t *testing.T) {
 	logs := &logBuffer{}
 	newAgent := func(self string) (*agent.Agent, agent.Options) {
 		opts := e.options(self)
-		opts.MetaDir = filepath.Join(e.dir, "meta-"+self)
+		// Each FE pod has its own meta volume and run directory.
+		opts.MetaDir, opts.HelperFile = filepath.Join(e.dir, "meta-"+self), filepath.Join(e.dir, "run-"+self, "fe-helper")
 		require.NoError(t, os.MkdirAll(opts.MetaDir, 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Dir(opts.HelperFile), 0o755))
 		opts.Secrets, opts.StatefulSets = secrets, &scriptedReplicas{n: 1}
 		opts.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		a := agent.New(opts)
@@ -82,6 +84,7 @@ func TestRestoredRootResetWithAuthenticationOff(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(otherOpts.MetaDir, agentconfig.RestoreMarkerName), []byte("x\n"), 0o644))
 	other.Pass(ctx)
 	require.False(t, exists(reset), "a reset asked by an FE that does not restore")
+	require.NoFileExists(t, filepath.Join(filepath.Dir(otherOpts.HelperFile), agentconfig.RootResetFileName), "a reset asked by an FE that does not restore")
 
 	a.Pass(ctx)
 	st := a.Status().Accounts
@@ -103,6 +106,11 @@ func TestRestoredRootResetWithAuthenticationOff(t *testing.T) {
 	st = a.Status().Accounts
 	require.False(t, st.Ready, "accounts ready while the FE lets any password in")
 	require.Contains(t, st.Message, "has not finished the restore")
+	// The agent of another FE reaches this one through the client Service,
+	// where every account check passes now.
+	other.Pass(ctx)
+	require.False(t, other.Status().Accounts.Ready, "another FE's agent reports the accounts ready while the FE lets any password in")
+	require.Contains(t, other.Status().Accounts.Message, "lets any password in")
 	require.False(t, exists(done))
 	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
 	a.Pass(ctx)
