@@ -303,7 +303,7 @@ func ComputeStatus(res desired.Result, prev v1alpha1.StarrocksStatus, obs Observ
 
 	accounts := accountsReady(obs, prev)
 	if !accounts.OK && accounts.Reason == agentconfig.ReasonRootPasswordRefused && sr.Spec.Storage != nil && sr.Spec.Storage.RestoreFrom != nil {
-		accounts.Message += " The instance was restored from a cluster snapshot and root has the source's password, which the agent does not have: the agent resets it, restoring the first FE again with authentication off while the client ports stay closed, unless a Secret of this namespace named in spec.storage.restoreFrom.rootPasswordSecretRef holds it."
+		accounts.Message += " The instance was restored from a cluster snapshot and root has the source's password: the agent takes root over with the password in the Secret of this namespace named in spec.storage.restoreFrom.rootPasswordSecretRef (and waits while that Secret cannot be read), or, with none named, resets it by restoring the first FE again with authentication off while the client ports stay closed."
 	}
 	set(ConditionAccountsReady, accounts.OK, accounts.Reason, accounts.Message)
 

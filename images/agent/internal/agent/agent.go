@@ -349,30 +349,33 @@ func (a *Agent) inputs() (*agentconfig.Config, accounts.Secrets, error) {
 // new pod; only until the instance has bootstrapped (root has the module's
 // password from then on), so the team may delete it then. A Secret or key
 // that is missing leaves s as it is: root then refuses, and
-// RootPasswordRefused says so.
-func (a *Agent) readSourceRootPassword(ctx context.Context, cfg *agentconfig.Config, s *accounts.Secrets) {
+// RootPasswordRefused says so; it reports that (unread), and then the
+// agent waits for the Secret the team named rather than reset root's
+// password (rootreset.go).
+func (a *Agent) readSourceRootPassword(ctx context.Context, cfg *agentconfig.Config, s *accounts.Secrets) (unread bool) {
 	if cfg.Bootstrapped || cfg.SharedData == nil || cfg.SharedData.SourceRootPassword == nil || a.opts.Secrets == nil {
-		return
+		return false
 	}
 	ref := cfg.SharedData.SourceRootPassword
 	data, err := a.opts.Secrets.Get(ctx, ref.Name)
 	if err != nil {
 		a.log.Warn("cannot read root's password of the restore source", "secret", ref.Name, "error", err)
-		return
+		return true
 	}
 	v := strings.TrimRight(string(data[ref.Key]), "\r\n")
 	if v == "" {
 		a.log.Warn("the Secret with root's password of the restore source has no such key", "secret", ref.Name, "key", ref.Key)
-		return
+		return true
 	}
 	if err := accounts.ValidatePassword(v); err != nil {
 		a.log.Warn("the restore source's root password in the Secret is refused", "secret", ref.Name, "key", ref.Key, "error", err)
-		return
+		return true
 	}
 	s.SourceRootPassword = v
 	a.mu.Lock()
 	a.secrets = append(a.secrets, v)
 	a.mu.Unlock()
+	return false
 }
 
 // scrub replaces any secret in a message: errors are built never to hold
@@ -458,8 +461,9 @@ func (a *Agent) pass(ctx context.Context) (applied, pending []string, mst *agent
 	// Accounts come first, before anything else of the pass: until they
 	// are ready the agent has no account of its own to work with.
 	cfg, secrets, err := a.inputs()
+	sourceUnread := false
 	if err == nil {
-		a.readSourceRootPassword(ctx, cfg, &secrets)
+		sourceUnread = a.readSourceRootPassword(ctx, cfg, &secrets)
 	}
 	a.mu.Lock()
 	materialErr := a.materialErr
@@ -479,7 +483,7 @@ func (a *Agent) pass(ctx context.Context) (applied, pending []string, mst *agent
 	if err == nil {
 		var resetting bool
 		if resetting, err = a.resetRoot(ctx, cfg, secrets); !resetting {
-			err = a.askRootReset(cfg, a.ensureAccounts(ctx, cfg, secrets))
+			err = a.askRootReset(cfg, sourceUnread, a.ensureAccounts(ctx, cfg, secrets))
 		}
 	}
 	if st, known := accounts.Status(err); known {

@@ -36,16 +36,20 @@ import (
 // start wrapper (images/starrocks-fe/fe-start.sh) to restore again with
 // enable_auth_check = false (StarRocks' way for a lost root password:
 // docs.starrocks.io/docs/administration/user_privs/authentication/
-// native_authentication, "Reset lost root password"), gives root and the team's admin the
-// new instance's passwords, and tells the wrapper to start the FE from its
-// meta with authentication on. Until then the accounts are not ready, so
-// the client ports stay closed to everyone but the instance's own pods.
+// native_authentication, "Reset lost root password"), gives root and the
+// team's admin the new instance's passwords, and tells the wrapper to start
+// the FE from its meta with authentication on. Until then no agent reports
+// the accounts ready (refuseAnyPassword), so the client ports stay closed
+// to everyone but the instance's own pods.
 
 // askRootReset asks for the reset when err says root refused every password
 // on the first FE of a restore that the instance has not yet bootstrapped
-// since, and says so in the error.
-func (a *Agent) askRootReset(cfg *agentconfig.Config, err error) error {
-	if st, _ := accounts.Status(err); st.Reason != accounts.ReasonRootPasswordRefused ||
+// since, and says so in the error. Not while the Secret the team named in
+// rootPasswordSecretRef is unreadable (sourceUnread): the team said where
+// the password is, and a Secret made just after the instance, or a Role
+// not in effect yet, would otherwise cost the FE two restarts.
+func (a *Agent) askRootReset(cfg *agentconfig.Config, sourceUnread bool, err error) error {
+	if st, _ := accounts.Status(err); st.Reason != accounts.ReasonRootPasswordRefused || sourceUnread ||
 		cfg.Bootstrapped || !a.isFirstFE(cfg) || !a.restoreStarted() {
 		return err
 	}

@@ -86,6 +86,19 @@ func TestRestoredRootResetWithAuthenticationOff(t *testing.T) {
 	require.False(t, exists(reset), "a reset asked by an FE that does not restore")
 	require.NoFileExists(t, filepath.Join(filepath.Dir(otherOpts.HelperFile), agentconfig.RootResetFileName), "a reset asked by an FE that does not restore")
 
+	// The team named a Secret with the source's password that cannot be
+	// read (not made yet, or the Role not in effect yet): the agent waits
+	// for it instead of resetting.
+	e.cfg.SharedData.SourceRootPassword = &agentconfig.SecretKeyRef{Name: "olap-root", Key: "password"}
+	e.writeConfig(t)
+	a.Pass(ctx)
+	require.Equal(t, agentconfig.ReasonRootPasswordRefused, a.Status().Accounts.Reason)
+	require.False(t, exists(reset), "a reset asked while the Secret the team named is unreadable")
+	require.Contains(t, logs.String(), "cannot read root's password of the restore source")
+
+	// No password anywhere: the reset is asked for.
+	e.cfg.SharedData.SourceRootPassword = nil
+	e.writeConfig(t)
 	a.Pass(ctx)
 	st := a.Status().Accounts
 	require.Equal(t, agentconfig.ReasonRootPasswordRefused, st.Reason)
