@@ -55,6 +55,8 @@ const (
 	QueryPort     = 9030
 	EditLogPort   = 9010
 	HeartbeatPort = 9050
+	// ComputeHTTPPort is a CN's be_http_port (webserver_port in cn.conf).
+	ComputeHTTPPort = 8040
 )
 
 // Config is everything the agent needs to know about the desired instance.

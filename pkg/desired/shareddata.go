@@ -71,7 +71,7 @@ const (
 	ComputeThriftPort    = 9060
 	ComputeHeartbeatPort = 9050
 	ComputeBRPCPort      = 8060
-	ComputeHTTPPort      = 8040
+	ComputeHTTPPort      = agentconfig.ComputeHTTPPort
 	ComputeStarletPort   = 9070
 )
 

@@ -69,17 +69,13 @@ var knownMetrics = map[string]string{
 	// be/src/util/starrocks_metrics.cpp _s_registry_name). The data cache's
 	// (be/src/cache/datacache_metrics.cpp DataCacheMetrics::install):
 	// disk quota and use (with the starlet cache's when StarOS has its own
-	// instance), and StarCache's hit and miss counts (update(): the
-	// engine's detail_l1, every lookup, cloud-native tables' included).
-	// Some versions of that file register only block_cache_hit_bytes and
-	// _miss_bytes, which DataCacheHitRateCounter feeds from
-	// exec/hdfs_scanner/hdfs_scanner.cpp alone (external tables): no ratio
-	// of a shared-data instance's reads, so the panel does not use them, and
-	// a CN without the counts shows no data in it.
+	// instance). Its hit and miss counts reached /metrics only in July 2026
+	// (StarRocks/starrocks#58204), and block_cache_hit_bytes and _miss_bytes
+	// count external tables' reads alone (DataCacheHitRateCounter, fed by
+	// the scanners of external files): the hit ratio comes from the agent,
+	// which reads the counts from each CN's /api/datacache/stat.
 	"starrocks_be_datacache_disk_quota_bytes": "CN: data cache disk quota",
 	"starrocks_be_datacache_disk_used_bytes":  "CN: data cache disk used",
-	"starrocks_be_block_cache_hit_count":      "CN: StarCache hits (detail_l1 hit_count)",
-	"starrocks_be_block_cache_miss_count":     "CN: StarCache misses (detail_l1 miss_count)",
 	// bRPC variables on a CN's /metrics (http/action/metrics_action.cpp dumps
 	// the exposed bvars while dump_metrics_with_bvar, default true), names
 	// as exposed: LatencyRecorder("lake", "put_tablet_metadata") exposes
@@ -106,6 +102,8 @@ var knownMetrics = map[string]string{
 	"d8_starrocks_agent_last_apply_success_timestamp_seconds":    "agent",
 	"d8_starrocks_agent_apply_total":                             "agent",
 	"d8_starrocks_agent_errors_total":                            "agent",
+	"d8_starrocks_agent_compute_node_cache_hits_total":           "agent: a CN's StarCache hits (its /api/datacache/stat hit_count)",
+	"d8_starrocks_agent_compute_node_cache_misses_total":         "agent: a CN's StarCache misses (its /api/datacache/stat miss_count)",
 	// The module's hooks (hooks/).
 	"d8_managed_starrocks_instances":                             "hooks",
 	"d8_managed_starrocks_instance_configuration_valid":          "hooks",

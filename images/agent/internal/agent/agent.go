@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -106,6 +107,7 @@ type Agent struct {
 	log     *slog.Logger
 	service *conn.Client // through the client Service: cluster-wide statements
 	self    *conn.Client // to this pod's FE: per-FE configuration
+	http    *http.Client // to the CNs' HTTP API (shareddata.go)
 
 	trigger chan struct{}
 	// firstLoad is closed after the first certificate load, so the first
@@ -166,12 +168,17 @@ func New(opts Options) *Agent {
 		opts.Metrics = status.NewMetrics()
 	}
 	copts := conn.Options{DialFunc: opts.DialFunc, OnHandshake: opts.OnHandshake}
+	transport := &http.Transport{MaxIdleConnsPerHost: 1, IdleConnTimeout: time.Minute}
+	if opts.DialFunc != nil {
+		transport.DialContext = opts.DialFunc
+	}
 	return &Agent{
 		opts:      opts,
 		copts:     copts,
 		log:       opts.Logger,
 		service:   conn.New(copts),
 		self:      conn.New(copts),
+		http:      &http.Client{Transport: transport, Timeout: 5 * time.Second},
 		trigger:   make(chan struct{}, 1),
 		firstLoad: make(chan struct{}),
 	}
@@ -568,6 +575,7 @@ func (a *Agent) pass(ctx context.Context) (applied, pending []string, mst *agent
 			}
 		} else {
 			a.setSharedDataStatus(nil)
+			a.opts.Metrics.SetComputeCache(nil)
 		}
 		if err := a.runBackups(ctx, cfg, leader.Version); err != nil {
 			errs = append(errs, err)
@@ -601,6 +609,7 @@ func (a *Agent) pass(ctx context.Context) (applied, pending []string, mst *agent
 			}
 		}
 	} else {
+		a.opts.Metrics.SetComputeCache(nil)
 		// Only the leader's agent reports users and backups.
 		a.setUsersStatus(nil, nil)
 		a.setBackupStatus(nil, nil)

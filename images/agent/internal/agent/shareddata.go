@@ -21,6 +21,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/backup"
 	"github.com/deckhouse/managed-starrocks/images/agent/internal/shareddata"
+	"github.com/deckhouse/managed-starrocks/images/agent/internal/status"
 	"github.com/deckhouse/managed-starrocks/pkg/agentconfig"
 )
 
@@ -89,6 +91,7 @@ func (a *Agent) runSharedData(ctx context.Context, cfg *agentconfig.Config, mst 
 	if err != nil {
 		errs = append(errs, err)
 	}
+	a.readComputeCache(ctx, shareddata.OwnComputeNodes(sd.ComputeNodes, cns))
 	mst.ComputeNodes = cnSt
 	anyCNAlive := false
 	for _, cn := range cns {
@@ -248,6 +251,33 @@ func (a *Agent) ensureComputeNodes(ctx context.Context, c agentconfig.ComputeNod
 		}
 	}
 	return st, cns, err
+}
+
+// readComputeCache reads the block cache lookups of the CNs at hosts for
+// the metrics, all at once and within a few seconds: a CN that does not
+// answer has no series until it does.
+func (a *Agent) readComputeCache(ctx context.Context, hosts []string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	out := map[string]status.CacheLookups{}
+	for _, h := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, err := shareddata.ReadCacheStats(ctx, a.http, h, agentconfig.ComputeHTTPPort)
+			if err != nil {
+				a.log.Debug("the compute node's cache statistics are not readable", "host", h, "error", err)
+				return
+			}
+			mu.Lock()
+			out[h] = status.CacheLookups{Hits: st.Hits, Misses: st.Misses}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	a.opts.Metrics.SetComputeCache(out)
 }
 
 func (a *Agent) setSharedDataStatus(st *agentconfig.SharedDataStatus) {

@@ -19,6 +19,7 @@ limitations under the License.
 package status
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,6 +34,10 @@ const (
 	MetricApplyTotal          = "d8_starrocks_agent_apply_total"
 	MetricErrorsTotal         = "d8_starrocks_agent_errors_total"
 	MetricAccountsReady       = "d8_starrocks_agent_accounts_ready"
+	// The block cache lookups of each CN of a shared-data instance, which
+	// the FE leader's agent reads from the CNs' HTTP API.
+	MetricComputeCacheHits   = "d8_starrocks_agent_compute_node_cache_hits_total"
+	MetricComputeCacheMisses = "d8_starrocks_agent_compute_node_cache_misses_total"
 )
 
 // Metrics is the agent's registry. Not global, so tests can have several.
@@ -45,6 +50,7 @@ type Metrics struct {
 	applyTotal   *prometheus.CounterVec
 	errorsTotal  *prometheus.CounterVec
 	accounts     prometheus.Gauge
+	computeCache *computeCacheCollector
 }
 
 // NewMetrics registers every metric with its label values pre-created, so
@@ -64,6 +70,7 @@ func NewMetrics() *Metrics {
 			Help: "Errors talking to StarRocks by kind: tls, auth, connection, query."}, []string{"kind"}),
 		accounts: prometheus.NewGauge(prometheus.GaugeOpts{Name: MetricAccountsReady,
 			Help: "1 when root has the module's password and the agent's and the team's accounts exist."}),
+		computeCache: newComputeCacheCollector(),
 	}
 	for _, r := range []string{"success", "failure"} {
 		m.applyTotal.WithLabelValues(r)
@@ -71,7 +78,7 @@ func NewMetrics() *Metrics {
 	for _, k := range []string{"tls", "auth", "connection", "query"} {
 		m.errorsTotal.WithLabelValues(k)
 	}
-	m.Registry.MustRegister(m.certNotAfter, m.certReady, m.lastApply, m.applyTotal, m.errorsTotal, m.accounts,
+	m.Registry.MustRegister(m.certNotAfter, m.certReady, m.lastApply, m.applyTotal, m.errorsTotal, m.accounts, m.computeCache,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -112,4 +119,52 @@ func (m *Metrics) SetAccountsReady(ready bool) {
 		return
 	}
 	m.accounts.Set(0)
+}
+
+// CacheLookups are a CN's block cache lookups since it started.
+type CacheLookups struct{ Hits, Misses int64 }
+
+// SetComputeCache replaces the CNs' block cache lookups by CN host; nil
+// when this agent reads none (not the shared-data FE leader's), so a former
+// leader's series end.
+func (m *Metrics) SetComputeCache(byHost map[string]CacheLookups) {
+	m.computeCache.set(byHost)
+}
+
+// computeCacheCollector exports the CNs' own counts as counters: each is
+// what the CN has counted since it started, so a CN's restart is a counter
+// reset to Prometheus, as for any process.
+type computeCacheCollector struct {
+	hits, misses *prometheus.Desc
+	mu           sync.Mutex
+	byHost       map[string]CacheLookups
+}
+
+func newComputeCacheCollector() *computeCacheCollector {
+	return &computeCacheCollector{
+		hits: prometheus.NewDesc(MetricComputeCacheHits,
+			"Block cache lookups a compute node answered from its cache since it started (its /api/datacache/stat).", []string{"compute_node"}, nil),
+		misses: prometheus.NewDesc(MetricComputeCacheMisses,
+			"Block cache lookups of a compute node that went to the object storage since it started (its /api/datacache/stat).", []string{"compute_node"}, nil),
+	}
+}
+
+func (c *computeCacheCollector) set(byHost map[string]CacheLookups) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.byHost = byHost
+}
+
+func (c *computeCacheCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.hits
+	ch <- c.misses
+}
+
+func (c *computeCacheCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for host, v := range c.byHost {
+		ch <- prometheus.MustNewConstMetric(c.hits, prometheus.CounterValue, float64(v.Hits), host)
+		ch <- prometheus.MustNewConstMetric(c.misses, prometheus.CounterValue, float64(v.Misses), host)
+	}
 }
