@@ -118,8 +118,11 @@ build() {
   # -T1: one module at a time; the machines have 2 cores shared by the tests,
   #   and javac already uses both for fe-core.
   # -Dmaven.repo.local: the downloads stay in the cache, beside the FE.
-  # MAVEN_OPTS=-XX:-UsePerfData: no hsperfdata folder in the machine's /tmp.
-  (cd "$work/fe" && MAVEN_OPTS="-XX:-UsePerfData" THRIFT=/usr/bin/thrift PYTHON=python3 STARROCKS_VERSION="$STARROCKS_VERSION" \
+  # JAVA_TOOL_OPTIONS=-XX:-UsePerfData: no hsperfdata folder in the
+  #   machine's /tmp, from Maven's JVM nor from those fe-core's antrun forks
+  #   (java -jar jprotobuf-starrocks for the proto sources), which do not
+  #   read MAVEN_OPTS; each JVM says "Picked up JAVA_TOOL_OPTIONS" once.
+  (cd "$work/fe" && JAVA_TOOL_OPTIONS="-XX:-UsePerfData" THRIFT=/usr/bin/thrift PYTHON=python3 STARROCKS_VERSION="$STARROCKS_VERSION" \
     STARROCKS_COMMIT_HASH="$commit" mvn -B -q -Dstyle.color=never -T1 -s "$settings" -Dmaven.repo.local="$cache/starrocks/m2" \
     package -pl fe-server -am -Dmaven.test.skip=true -Dcheckstyle.skip=true) >&2
 
