@@ -95,6 +95,13 @@ type Options struct {
 	// StatefulSets reads the CN StatefulSet's replicas of a shared-data
 	// instance (shareddata.go); nil follows ComputeNodes.Min.
 	StatefulSets StatefulSetReader
+	// ComputeCacheReadEvery spaces the leader's reads of the CNs' cache
+	// statistics (shareddata.go); default a minute: for each the CN
+	// gathers the StarCache instance's detailed metrics
+	// (datacache_action.cpp: starcache_metrics(2)), which StarRocks keeps
+	// off its own /metrics for their cost (StarRocks/starrocks#58204 reads
+	// only level 1), and a minute still gives Grafana's rate() its points.
+	ComputeCacheReadEvery time.Duration
 	// PasswordCheckEvery: see DefaultPasswordCheckEvery.
 	PasswordCheckEvery time.Duration
 	Logger             *slog.Logger
@@ -157,6 +164,9 @@ func New(opts Options) *Agent {
 	}
 	if opts.RepublishEvery == 0 {
 		opts.RepublishEvery = 5 * time.Minute
+	}
+	if opts.ComputeCacheReadEvery == 0 {
+		opts.ComputeCacheReadEvery = time.Minute
 	}
 	if opts.PasswordCheckEvery == 0 {
 		opts.PasswordCheckEvery = DefaultPasswordCheckEvery
@@ -575,7 +585,7 @@ func (a *Agent) pass(ctx context.Context) (applied, pending []string, mst *agent
 			}
 		} else {
 			a.setSharedDataStatus(nil)
-			a.opts.Metrics.SetComputeCache(nil)
+			a.clearComputeCache()
 		}
 		if err := a.runBackups(ctx, cfg, leader.Version); err != nil {
 			errs = append(errs, err)
@@ -609,7 +619,7 @@ func (a *Agent) pass(ctx context.Context) (applied, pending []string, mst *agent
 			}
 		}
 	} else {
-		a.opts.Metrics.SetComputeCache(nil)
+		a.clearComputeCache()
 		// Only the leader's agent reports users and backups.
 		a.setUsersStatus(nil, nil)
 		a.setBackupStatus(nil, nil)

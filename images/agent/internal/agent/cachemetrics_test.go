@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -69,6 +70,7 @@ func TestComputeNodeCacheLookupsAreExported(t *testing.T) {
 	opts := e.options(fe0)
 	opts.Secrets, opts.StatefulSets = secrets, &scriptedReplicas{n: 3}
 	opts.Metrics = status.NewMetrics()
+	opts.ComputeCacheReadEvery = time.Nanosecond // every pass
 	opts.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if _, port, _ := net.SplitHostPort(addr); port == fmt.Sprint(agentconfig.ComputeHTTPPort) {
 			var d net.Dialer
@@ -102,6 +104,28 @@ func TestComputeNodeCacheLookupsAreExported(t *testing.T) {
 		fakefe.Frontend{Host: fe1, EditLogPort: 9010, Role: "LEADER", Alive: true})
 	a.Pass(ctx)
 	require.Empty(t, cacheSeries(t, opts.Metrics))
+
+	// By default a CN is asked once a minute, not on every pass.
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
+	opts.ComputeCacheReadEvery, opts.Metrics = 0, status.NewMetrics()
+	b := agent.New(opts)
+	b.LoadCertificates()
+	askedCN0 := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, q := range asked {
+			if strings.Contains(q, " "+cnHost(0)+" ") {
+				n++
+			}
+		}
+		return n
+	}
+	before := askedCN0()
+	b.Pass(ctx)
+	b.Pass(ctx)
+	require.Equal(t, before+1, askedCN0(), "CN 0 asked on every pass")
+	require.Equal(t, "90", cacheSeries(t, opts.Metrics)["hits "+cnHost(0)])
 }
 
 // cacheSeries are the agent's CN cache series: "hits <host>" -> value.

@@ -77,6 +77,7 @@ type sharedDataRun struct {
 	volumeApplied string // shareddata.Volume.Fingerprint, memory only
 	createdAt     string
 	alteredAt     string
+	cacheReadAt   time.Time // readComputeCache
 }
 
 // runSharedData keeps the storage volume, the compute nodes and the
@@ -254,9 +255,15 @@ func (a *Agent) ensureComputeNodes(ctx context.Context, c agentconfig.ComputeNod
 }
 
 // readComputeCache reads the block cache lookups of the CNs at hosts for
-// the metrics, all at once and within a few seconds: a CN that does not
-// answer has no series until it does.
+// the metrics, all at once and within a few seconds, at most once every
+// Options.ComputeCacheReadEvery: a CN that does not answer has no series
+// until it does.
 func (a *Agent) readComputeCache(ctx context.Context, hosts []string) {
+	now := time.Now()
+	if now.Sub(a.sharedRun.cacheReadAt) < a.opts.ComputeCacheReadEvery {
+		return
+	}
+	a.sharedRun.cacheReadAt = now
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var mu sync.Mutex
@@ -278,6 +285,14 @@ func (a *Agent) readComputeCache(ctx context.Context, hosts []string) {
 	}
 	wg.Wait()
 	a.opts.Metrics.SetComputeCache(out)
+}
+
+// clearComputeCache ends the CN cache series of an agent that reads them
+// no more (not the shared-data FE leader's); should it lead again, it
+// reads at once.
+func (a *Agent) clearComputeCache() {
+	a.sharedRun.cacheReadAt = time.Time{}
+	a.opts.Metrics.SetComputeCache(nil)
 }
 
 func (a *Agent) setSharedDataStatus(st *agentconfig.SharedDataStatus) {
