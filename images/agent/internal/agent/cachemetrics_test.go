@@ -41,12 +41,7 @@ import (
 // exports none (its series end when it loses the leadership).
 func TestComputeNodeCacheLookupsAreExported(t *testing.T) {
 	ctx := ctxT(t)
-	e := newEnv(t, envOptions{serverPassword: rootPass})
-	e.cfg.SharedData = sharedDataConfig()
-	e.writeConfig(t)
-	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
-	secrets := newMemSecrets()
-	secrets.set("keys", map[string]string{"a": "AKIAEXAMPLE", "s": "secretexample"})
+	e, secrets := newSharedDataEnv(t, rootPass)
 
 	// The CNs' HTTP port: each answers with counts of its own, CN 2 with
 	// an error as a CN whose cache is not initialised does.

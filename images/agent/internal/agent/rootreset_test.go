@@ -41,12 +41,7 @@ import (
 func TestRestoredRootResetWithAuthenticationOff(t *testing.T) {
 	const sourceRoot = "SOURCEROOTPASSWORD2345"
 	ctx := ctxT(t)
-	e := newEnv(t, envOptions{serverPassword: sourceRoot})
-	e.cfg.SharedData = sharedDataConfig()
-	e.writeConfig(t)
-	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
-	secrets := newMemSecrets()
-	secrets.set("keys", map[string]string{"a": "AKIAEXAMPLE", "s": "secretexample"})
+	e, secrets := newSharedDataEnv(t, sourceRoot)
 	logs := &logBuffer{}
 	newAgent := func(self string) (*agent.Agent, agent.Options) {
 		opts := e.options(self)

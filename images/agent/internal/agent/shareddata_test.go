@@ -71,6 +71,20 @@ func sharedDataConfig() *agentconfig.SharedData {
 	}
 }
 
+// newSharedDataEnv is a fake FE, leader fe0, of the shared-data instance
+// of sharedDataConfig whose root has serverPassword, and the Secrets the
+// agent reads: the storage keys in keys.
+func newSharedDataEnv(t *testing.T, serverPassword string) (*env, *memSecrets) {
+	t.Helper()
+	e := newEnv(t, envOptions{serverPassword: serverPassword})
+	e.cfg.SharedData = sharedDataConfig()
+	e.writeConfig(t)
+	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
+	secrets := newMemSecrets()
+	secrets.set("keys", map[string]string{"a": "AKIAEXAMPLE", "s": "secretexample"})
+	return e, secrets
+}
+
 func cnHosts(cns []fakefe.ComputeNode) []string {
 	var out []string
 	for _, cn := range cns {
@@ -87,12 +101,7 @@ func cnHosts(cns []fakefe.ComputeNode) []string {
 // FE's answers to both: realfe_shareddata_test.go, internal/shareddata).
 func TestComputeNodesFollowTheStatefulSet(t *testing.T) {
 	ctx := ctxT(t)
-	e := newEnv(t, envOptions{serverPassword: rootPass})
-	e.cfg.SharedData = sharedDataConfig()
-	e.writeConfig(t)
-	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
-	secrets := newMemSecrets()
-	secrets.set("keys", map[string]string{"a": "AKIAEXAMPLE", "s": "secretexample"})
+	e, secrets := newSharedDataEnv(t, rootPass)
 	sts := &scriptedReplicas{n: 3}
 	opts := e.options(fe0)
 	opts.Secrets, opts.StatefulSets = secrets, sts
@@ -156,13 +165,9 @@ func nodesOf(st agentconfig.Status) map[string]string {
 func TestRestoredRootTakenOverWithTheTeamsSecret(t *testing.T) {
 	const sourceRoot = "SOURCEROOTPASSWORD2345"
 	ctx := ctxT(t)
-	e := newEnv(t, envOptions{serverPassword: sourceRoot})
-	e.cfg.SharedData = sharedDataConfig()
+	e, secrets := newSharedDataEnv(t, sourceRoot)
 	e.cfg.SharedData.SourceRootPassword = &agentconfig.SecretKeyRef{Name: "olap-root", Key: "root-pw"}
 	e.writeConfig(t)
-	e.fe.SetFrontends(fakefe.Frontend{Host: fe0, EditLogPort: 9010, Role: "LEADER", Alive: true})
-	secrets := newMemSecrets()
-	secrets.set("keys", map[string]string{"a": "AKIAEXAMPLE", "s": "secretexample"})
 	logs := &logBuffer{}
 	opts := e.options(fe0)
 	opts.Secrets, opts.StatefulSets = secrets, &scriptedReplicas{n: 1}
