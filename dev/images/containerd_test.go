@@ -35,6 +35,12 @@ import (
 // root, state and socket under a temporary directory, no CRI plugin, and
 // stops it when the test ends. Images are unpacked with the native
 // snapshotter, which copies instead of mounting, so nothing stays mounted.
+// containerd 1.6 puts its shims' sockets in /run/containerd/s whatever its
+// state folder, and the runc shim of a container ctr runs keeps runc's
+// state in /run/containerd/runc/<namespace>: containerd runs in a mount
+// namespace of its own with a tmpfs on /run, so they go with it and not
+// into the machine's /run. ctr, outside it, is given a FIFO folder both
+// see (ctr's default is /run/containerd/fifo).
 // While it runs (its process, the mounts and cgroups of ctr run) it holds
 // the machine lock shared: a test comparing the whole machine before and
 // after (dev/node's) waits for it, and it waits for such a test.
@@ -55,6 +61,9 @@ func startContainerd(t *testing.T) (sock string, ctr func(args ...string) (strin
 	}
 	if _, err := exec.LookPath("ctr"); err != nil {
 		t.Fatalf("ctr not found (Debian package containerd): %v", err)
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Fatalf("unshare not found (Debian package util-linux): %v", err)
 	}
 	// A short directory: the socket path must fit a sockaddr_un (108 bytes).
 	dir, err := os.MkdirTemp("", "ctrd")
@@ -80,7 +89,8 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.b
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	cmd := exec.Command(bin, "--config", filepath.Join(dir, "config.toml"))
+	cmd := exec.Command("unshare", "--mount", "--propagation", "private", "--",
+		"sh", "-c", `mount -t tmpfs -o mode=0755 tmpfs /run && exec "$0" "$@"`, bin, "--config", filepath.Join(dir, "config.toml"))
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	// Pdeathsig: a killed test binary takes its containerd with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -104,6 +114,9 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.b
 	ctr = func(args ...string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
+		if len(args) > 0 && args[0] == "run" {
+			args = append([]string{"run", "--fifo-dir", filepath.Join(dir, "fifo")}, args[1:]...)
+		}
 		out, err := exec.CommandContext(ctx, "ctr", append([]string{"--address", sock, "--namespace", "k8s.io"}, args...)...).CombinedOutput()
 		return string(out), err
 	}
@@ -172,10 +185,22 @@ func TestSetImportsIntoContainerdUnderTheCRINames(t *testing.T) {
 	// removed afterwards.
 	parent := fmt.Sprintf("managed-starrocks-images-test-%d", os.Getpid())
 	t.Cleanup(func() { removeCgroups(t, parent) })
+	// What a run would leave in the machine's /run/containerd, where the
+	// node's containerd (dev/node) keeps only its shims' sockets (s).
+	machineRun := []string{"/run/containerd/fifo", "/run/containerd/runc/k8s.io"}
+	var before []bool
+	for _, p := range machineRun {
+		before = append(before, fileExists(p))
+	}
 	out, err = ctr("run", "--rm", "--snapshotter", "native", "--cgroup", "/"+parent+"/standin-check", s.StarrocksFE.DigestRef, "standin-check",
 		"/bin/bash", "-c", "test -x /opt/starrocks/fe/bin/stop_fe.sh && stat -c %u /opt/starrocks/fe/meta && echo runs")
 	if err != nil || !strings.Contains(out, "1000") || !strings.Contains(out, "runs") {
 		t.Errorf("ctr run the FE image: %v\n%s", err, out)
+	}
+	for i, p := range machineRun {
+		if !before[i] && fileExists(p) {
+			t.Errorf("the test's containerd made %s on the machine", p)
+		}
 	}
 }
 
