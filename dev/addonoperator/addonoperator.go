@@ -472,12 +472,16 @@ func (o *Operator) start(ctx context.Context) error {
 	// at each start) makes two folders for its discovery cache with
 	// os.MkdirTemp and never removes them; in the run's own folder they go
 	// with it, instead of piling up in the machine's /tmp (about 1,400
-	// pairs here after a day of test runs).
+	// pairs here after a day of test runs). KUBECACHEDIR: its Helm client
+	// (helm3lib and nelm build cli-runtime's ConfigFlags) keeps a discovery
+	// and HTTP cache there, by default in $HOME/.kube/cache, a folder per
+	// apiserver address that no one removes.
 	cmd.Env = append(os.Environ(),
 		"KUBECONFIG="+o.kubeconfigPath(),
 		"LOG_LEVEL="+o.opts.LogLevel,
 		"ADDON_OPERATOR_NAMESPACE="+Namespace,
 		"TMPDIR="+tmp,
+		"KUBECACHEDIR="+filepath.Join(tmp, "kube-cache"),
 	)
 	if o.opts.GOGC != "" {
 		cmd.Env = append(cmd.Env, "GOGC="+o.opts.GOGC)

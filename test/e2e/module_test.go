@@ -165,6 +165,11 @@ func TestModuleEndToEnd(t *testing.T) {
 		if caches, _ := filepath.Glob(filepath.Join(tmp, "kube-cache-discovery-*")); len(caches) == 0 {
 			t.Errorf("no kube-cache-discovery folder in addon-operator's %s: the clients' folders went elsewhere (the machine's /tmp)", tmp)
 		}
+		// Its Helm client's discovery cache too (cli-runtime's ConfigFlags:
+		// $HOME/.kube/cache unless KUBECACHEDIR says otherwise).
+		if caches, _ := filepath.Glob(filepath.Join(tmp, "kube-cache", "discovery", "*")); len(caches) == 0 {
+			t.Errorf("no Helm discovery cache in addon-operator's %s: it went elsewhere (the machine's $HOME/.kube/cache)", tmp)
+		}
 	})
 
 	run("a runtime-mutable change updates the configuration, not the pod templates", func(t *testing.T) {
