@@ -54,14 +54,38 @@ type machineState struct {
 	ipsets       map[string]bool
 	cgroups      map[string]bool // kubepods folders present before
 	sysctl       map[string]string
-	// /run/containerd (containerd 1.6 puts shim sockets in /run/containerd/s
-	// whatever its state folder) and the kubelet's /var/log/containers.
-	runContainerd    bool
-	varLogContainers bool
+	folders      map[string]bool // of machineFolders, those there before
+	cniResults   map[string]bool // files in libcni's cache before
 }
 
+// machineFolders are the folders outside its run directory that the node's
+// programs make, each with what is the node's in it: /run/containerd
+// (containerd 1.6 puts shim sockets in /run/containerd/s whatever its state
+// folder), the kubelet's /var/log/containers, /var/lib/kubelet (the
+// kubelet's device manager serves kubelet.sock in
+// /var/lib/kubelet/device-plugins, fixed in its code: v1beta1
+// DevicePluginPath, not under --root-dir) and libcni's cache. Stop removes
+// one that was not there before, and the subfolders listed with it, once
+// they hold nothing else.
+var machineFolders = map[string][]string{
+	"/run/containerd":     {"s"},
+	"/var/log/containers": nil,
+	"/var/lib/kubelet":    {"device-plugins"},
+	cniCacheDir:           {"results"},
+}
+
+// cniNetwork names the node's CNI network (its conflist).
+const cniNetwork = "managed-starrocks"
+
+// cniCacheDir is libcni's cache (libcni.CacheDir, as containerd 1.6's CRI
+// sets none of its own): results/<network>-<sandbox ID>-<interface> keeps
+// what each ADD returned until the DEL, which a sandbox removePods deletes
+// never gets.
+const cniCacheDir = "/var/lib/cni"
+
 func captureMachineState() (*machineState, error) {
-	s := &machineState{netns: map[string]bool{}, nftTables: map[string]bool{}, ipsets: map[string]bool{}, cgroups: map[string]bool{}, sysctl: map[string]string{}}
+	s := &machineState{netns: map[string]bool{}, nftTables: map[string]bool{}, ipsets: map[string]bool{}, cgroups: map[string]bool{}, sysctl: map[string]string{},
+		folders: map[string]bool{}, cniResults: map[string]bool{}}
 	routes, err := output("ip", "route", "show", "type", "blackhole")
 	if err != nil {
 		return nil, err
@@ -92,8 +116,13 @@ func captureMachineState() (*machineState, error) {
 			s.sysctl[k] = strings.TrimSpace(string(v))
 		}
 	}
-	s.runContainerd = exists("/run/containerd")
-	s.varLogContainers = exists("/var/log/containers")
+	for f := range machineFolders {
+		s.folders[f] = exists(f)
+	}
+	results, _ := filepath.Glob(filepath.Join(cniCacheDir, "results", "*"))
+	for _, f := range results {
+		s.cniResults[f] = true
+	}
 	return s, nil
 }
 
@@ -208,8 +237,8 @@ func (n *Node) removePods() error {
 // namespaces), iptables chains and rules (KUBE-*, CNI-*, the egress guard;
 // kube-router's KUBE-ROUTER-*, KUBE-NWPLCY-*, KUBE-POD-FW-* among them), then
 // kube-router's ipsets that did not exist before, nftables tables that did not exist before, kubepods cgroups, the
-// blackhole route, changed sysctls, the kubelet's /var/log/containers and
-// containerd 1.6's shim socket folder (/run/containerd/s, fixed in its code).
+// blackhole route, changed sysctls, the node's cached CNI results and the
+// machineFolders it made.
 func (n *Node) cleanMachine() error {
 	b := n.before
 	if b == nil {
@@ -265,15 +294,45 @@ func (n *Node) cleanMachine() error {
 			}
 		}
 	}
-	// Another containerd on the machine may use these folders too: only
-	// what is the node's goes, and a folder only when it is empty.
-	if !b.runContainerd {
-		_ = unix.Rmdir("/run/containerd/s")
-		_ = unix.Rmdir("/run/containerd")
+	// Another containerd or kubelet on the machine may use these folders
+	// too: only what is the node's goes, and a folder only when it is
+	// empty; the kubelet's socket only from a folder the node made.
+	errs = append(errs, n.removeContainerLogLinks(), removeCNIResults(b.cniResults))
+	if !b.folders["/var/lib/kubelet"] {
+		if err := os.Remove("/var/lib/kubelet/device-plugins/kubelet.sock"); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
-	errs = append(errs, n.removeContainerLogLinks())
-	if !b.varLogContainers {
-		_ = unix.Rmdir("/var/log/containers")
+	for f, subs := range machineFolders {
+		if b.folders[f] {
+			continue
+		}
+		for _, sub := range subs {
+			_ = unix.Rmdir(filepath.Join(f, sub))
+		}
+		_ = unix.Rmdir(f)
+	}
+	return errors.Join(errs...)
+}
+
+// removeCNIResults removes the cached results of the node's network that
+// were not there before, and the loopback's (containerd's cni-loopback) of
+// the same sandboxes.
+func removeCNIResults(before map[string]bool) error {
+	results := filepath.Join(cniCacheDir, "results")
+	files, _ := filepath.Glob(filepath.Join(results, cniNetwork+"-*"))
+	var errs []error
+	for _, f := range files {
+		if before[f] {
+			continue
+		}
+		// A sandbox ID is hex: the name is <network>-<ID>-<interface>.
+		id, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(f), cniNetwork+"-"), "-")
+		for _, g := range []string{f, filepath.Join(results, "cni-loopback-"+id+"-lo")} {
+			if err := os.Remove(g); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -474,17 +533,19 @@ func removeCgroups(before map[string]bool) error {
 }
 
 // nftTableLine starts a lock file line naming a table ("family name") that
-// existed before the node, ipsetLine one naming an ipset that did; sysctl
-// lines are key=value (a key has no space).
+// existed before the node, ipsetLine one naming an ipset that did,
+// folderLine one naming a folder of machineFolders that did; sysctl lines
+// are key=value (a key has no space).
 const (
 	nftTableLine = "nft "
 	ipsetLine    = "ipset "
+	folderLine   = "folder "
 )
 
 // recordInLock writes the node's run directory, the sysctls as they were
-// before it and the nftables tables and ipsets that existed before it (an
-// empty table of the machine's own is not the node's to delete) into the lock file,
-// for recoverDeadNode; Stop empties the file.
+// before it and the nftables tables, ipsets and machineFolders that existed
+// before it (an empty table of the machine's own is not the node's to
+// delete) into the lock file, for recoverDeadNode; Stop empties the file.
 func (n *Node) recordInLock() error {
 	var b strings.Builder
 	b.WriteString(n.dir + "\n")
@@ -496,6 +557,11 @@ func (n *Node) recordInLock() error {
 	}
 	for name := range n.before.ipsets {
 		fmt.Fprintf(&b, "%s%s\n", ipsetLine, name)
+	}
+	for f, there := range n.before.folders {
+		if there {
+			fmt.Fprintf(&b, "%s%s\n", folderLine, f)
+		}
 	}
 	if err := n.lock.Truncate(0); err != nil {
 		return err
@@ -511,20 +577,23 @@ func (n *Node) recordInLock() error {
 // its shims and containers, mounts under its run directory, the bridge, pod
 // network namespaces, the node's iptables chains, kube-router's ipsets and
 // empty nftables tables that were not there before it (both listed in the
-// lock file), kubepods cgroups and the blackhole route go, and the sysctls
-// go back.
+// lock file), kubepods cgroups, the blackhole route, the cached CNI results
+// of the node's network and the machineFolders it made (the lock file lists
+// those that were there) go, and the sysctls go back.
 func recoverDeadNode(lock *os.File) error {
 	data := make([]byte, 64*1024)
 	k, _ := lock.ReadAt(data, 0)
 	lines := strings.Split(strings.TrimSpace(string(data[:k])), "\n")
 	if prev := lines[0]; prev != "" {
 		sysctl := map[string]string{}
-		tables, sets := map[string]bool{}, map[string]bool{}
+		tables, sets, folders := map[string]bool{}, map[string]bool{}, map[string]bool{}
 		for _, l := range lines[1:] {
 			if t, ok := strings.CutPrefix(l, nftTableLine); ok {
 				tables[t] = true
 			} else if name, ok := strings.CutPrefix(l, ipsetLine); ok {
 				sets[name] = true
+			} else if f, ok := strings.CutPrefix(l, folderLine); ok {
+				folders[f] = true
 			} else if key, v, ok := strings.Cut(l, "="); ok && slices.Contains(sysctls, key) {
 				sysctl[key] = v
 			}
@@ -534,7 +603,8 @@ func recoverDeadNode(lock *os.File) error {
 			dir:            prev,
 			containerdSock: filepath.Join(prev, "containerd", "containerd.sock"),
 			bridgeMade:     exists("/sys/class/net/" + Bridge),
-			before:         &machineState{netns: map[string]bool{}, nftTables: tables, ipsets: sets, cgroups: map[string]bool{}, sysctl: sysctl},
+			before: &machineState{netns: map[string]bool{}, nftTables: tables, ipsets: sets, cgroups: map[string]bool{}, sysctl: sysctl,
+				folders: folders, cniResults: map[string]bool{}},
 		}
 		if routes, err := output("ip", "route", "show", "type", "blackhole"); err == nil {
 			dead.routeMade = strings.Contains(routes, BenchmarkRange)

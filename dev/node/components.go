@@ -45,7 +45,7 @@ func (n *Node) startContainerd(ctx context.Context) error {
 	// even address the world. portmap serves hostPort.
 	conflist := fmt.Sprintf(`{
   "cniVersion": "1.0.0",
-  "name": "managed-starrocks",
+  "name": %q,
   "plugins": [
     {"type": "bridge", "bridge": %q, "isGateway": true, "hairpinMode": true,
      "ipam": {"type": "host-local", "dataDir": %q, "ranges": [[{"subnet": %q, "gateway": %q}]],
@@ -53,7 +53,7 @@ func (n *Node) startContainerd(ctx context.Context) error {
     {"type": "portmap", "capabilities": {"portMappings": true}}
   ]
 }
-`, Bridge, filepath.Join(n.dir, "cni", "ipam"), PodCIDR, Gateway, BenchmarkRange)
+`, cniNetwork, Bridge, filepath.Join(n.dir, "cni", "ipam"), PodCIDR, Gateway, BenchmarkRange)
 	if err := os.WriteFile(filepath.Join(cniConf, "10-managed-starrocks.conflist"), []byte(conflist), 0o600); err != nil {
 		return err
 	}

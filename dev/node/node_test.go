@@ -284,20 +284,27 @@ func snapshot(t *testing.T) map[string][]string {
 	s["mounts"] = sortedLines(strings.Join(points, "\n"))
 	cgroups, _ := filepath.Glob("/sys/fs/cgroup/*/kubepods*")
 	s["kubepods cgroups"] = cgroups
-	for _, p := range []string{"/run/containerd", "/var/log/containers", "/var/log/pods", "/var/lib/kubelet", "/var/lib/containerd", "/etc/cni/net.d"} {
+	for _, p := range []string{"/run/containerd", "/var/log/containers", "/var/log/pods", "/var/lib/kubelet", "/var/lib/kubelet/device-plugins",
+		"/var/lib/containerd", "/etc/cni/net.d", "/var/lib/cni", "/var/lib/cni/results"} {
 		if _, err := os.Lstat(p); err == nil {
 			s["folders"] = append(s["folders"], p)
 		}
 	}
-	// Processes of the node's programs (other helpers' processes come and go).
-	ps, err := exec.Command("ps", "-eo", "comm=").Output()
+	// libcni's cache of what each ADD returned, one file per network and
+	// sandbox (containerd 1.6's CRI sets no cache folder of its own).
+	cniResults, _ := filepath.Glob("/var/lib/cni/results/*")
+	s["CNI results"] = cniResults
+	// Processes of the node's programs (other helpers' processes come and go),
+	// but not zombies: a shim the node killed was reparented to init (it
+	// double-forks), which reaps it when it gets round to it.
+	ps, err := exec.Command("ps", "-eo", "stat=,comm=").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	own := regexp.MustCompile(`^(containerd|containerd-shim|kubelet|kube-proxy|kube-scheduler|coredns|kube-router|runc|pause)`)
-	for _, c := range strings.Fields(string(ps)) {
-		if own.MatchString(c) {
-			s["processes"] = append(s["processes"], c)
+	for _, line := range strings.Split(string(ps), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && !strings.HasPrefix(f[0], "Z") && own.MatchString(f[1]) {
+			s["processes"] = append(s["processes"], f[1])
 		}
 	}
 	sort.Strings(s["processes"])
@@ -331,9 +338,17 @@ func sortedLines(s string) []string {
 	return lines
 }
 
-func sortedKeys(m map[string][]string) []string {
-	var keys []string
-	for k := range m {
+// sortedKeys lists the aspects either snapshot has: an aspect with no line
+// before (a folder list when none of the folders was there) still counts.
+func sortedKeys(snapshots ...map[string][]string) []string {
+	seen := map[string]bool{}
+	for _, m := range snapshots {
+		for k := range m {
+			seen[k] = true
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -472,7 +487,7 @@ func TestNodeCleansUpAfterANodeThatWasKilled(t *testing.T) {
 	})
 
 	after := snapshot(t)
-	for _, what := range sortedKeys(before) {
+	for _, what := range sortedKeys(before, after) {
 		if d := leftDiff(what, before[what], after[what]); d != "" {
 			t.Errorf("after a killed node and the next one, %s changed:\n%s", what, d)
 		}
